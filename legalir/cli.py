@@ -1,0 +1,160 @@
+"""The `legalir` command line. Thin: every command parses options and calls one layer.
+
+Bad input (a malformed file, a missing file, an unknown dataset or partition)
+ends with exit status 2 and a one-line message naming the file and line.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from legalir import __version__
+
+
+def friendly_errors(fn):
+    """Turn the package's input errors into `error: ...` and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from legalir.collections import CollectionError
+        from legalir.datasets.base import DatasetError
+        from legalir.search.base import SearchError
+        from legalir.trec import FormatError
+
+        try:
+            return fn(*args, **kwargs)
+        except (FormatError, DatasetError, CollectionError, SearchError, FileNotFoundError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="legalir")
+def main():
+    """legalir: legal IR benchmarks from published files to scored TREC runs.
+
+    \b
+    Typical pipeline (what the Makefile targets run):
+      legalir convert acord --data-dir data       # published files -> collections/acord
+      legalir index collections/acord indexes/acord/bm25
+      legalir search indexes/acord/bm25 collections/acord/topics/test.jsonl runs/acord/bm25.test.trec
+      legalir eval -J -m ndcg_cut.5,10 collections/acord/qrels/test.txt runs/acord/bm25.test.trec
+    """
+
+
+# ------------------------------------------------------------------ convert
+@main.command()
+@click.argument("dataset")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding <dataset>/ in its published layout.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Collection folder to write [default: collections/<dataset>].")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Dataset-specific option (repeatable), e.g. --option text=citation+path+text.")
+@click.option("--strict", is_flag=True, help="Fail on duplicate ids, empty texts or dangling qrels documents.")
+@click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
+@friendly_errors
+def convert(dataset, data_dir, out_dir, options, strict, quiet):
+    """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
+    from legalir import collections, datasets
+
+    opts = {}
+    for o in options:
+        if "=" not in o:
+            raise click.BadParameter(f"expected KEY=VALUE, got {o!r}", param_hint="--option")
+        key, value = o.split("=", 1)
+        opts[key] = value
+    ds = datasets.get(dataset, data_dir, **opts)
+    out = Path(out_dir or f"collections/{dataset}")
+    m = collections.write(ds, out, quiet=quiet, strict=strict)
+    d = m["documents"]
+    click.echo(f"{out}: {d['written']} documents written of {d['read']} read "
+               f"({d['duplicate_ids']} duplicate ids, {d['empty_text']} empty); "
+               f"topic sets: {', '.join(f'{k} ({v})' for k, v in m['topics'].items())}", err=True)
+
+
+# ------------------------------------------------------------------ index
+@main.command()
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("index_dir", type=click.Path(file_okay=False))
+@click.option("--threads", default=2, show_default=True, help="Indexing threads.")
+@click.option("--partition", "partitions", multiple=True,
+              help="Build only these partitions of a partitioned collection (repeatable).")
+@friendly_errors
+def index(collection, index_dir, threads, partitions):
+    """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
+    from legalir.index import sparse
+
+    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None)
+    click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
+
+
+# ------------------------------------------------------------------ search
+@main.command()
+@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("-k", "--depth", "k", default=1000, show_default=True, help="Documents retrieved per topic.")
+@click.option("--k1", type=float, default=None, help="BM25 k1 [default: Pyserini's 0.9].")
+@click.option("--b", type=float, default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("--rm3", is_flag=True, help="Add RM3 pseudo-relevance feedback.")
+@click.option("--fb-terms", default=10, show_default=True, help="RM3 feedback terms.")
+@click.option("--fb-docs", default=10, show_default=True, help="RM3 feedback documents.")
+@click.option("--original-query-weight", default=0.5, show_default=True, help="RM3 original query weight.")
+@click.option("--partition-field", default=None,
+              help="Topic field naming each topic's partition; INDEX_DIR then holds one index per partition "
+                   "[default: detected from INDEX_DIR].")
+@click.option("--threads", default=2, show_default=True, help="Search threads.")
+@click.option("--tag", default="bm25", show_default=True, help="Run tag (last column).")
+@friendly_errors
+def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
+           threads, tag):
+    """BM25 search of TOPICS (.tsv or .jsonl) over INDEX_DIR, written to RUN in TREC format."""
+    from legalir import trec
+    from legalir.index import sparse
+    from legalir.search import lucene
+    from legalir.search.base import Partitioned, SearchError, report_empty_results
+
+    rm3_cfg = lucene.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
+    k1 = lucene.DEFAULT_K1 if k1 is None else k1
+    b = lucene.DEFAULT_B if b is None else b
+
+    def make(path):
+        return lucene.BM25(path, k1=k1, b=b, rm3=rm3_cfg, threads=threads)
+
+    tops = trec.read_topics(topics)
+    parts = sparse.partitions(index_dir)
+    if parts:
+        field = partition_field or _partition_field_of(index_dir)
+        if not field:
+            raise SearchError(f"{index_dir} holds one index per partition: name the topic field with "
+                              f"--partition-field")
+        retriever = Partitioned(index_dir, field, make, parts)
+    else:
+        retriever = make(index_dir)
+    result = retriever.search(tops, k)
+    report_empty_results(result, tops)
+    n = trec.write_run(run, result, tag=tag, depth=k)
+    click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
+
+
+def _partition_field_of(index_dir) -> str | None:
+    """The partition field recorded by the collection that an index was built from."""
+    from legalir.index import sparse
+
+    for key in sparse.partitions(index_dir):
+        meta = json.loads((Path(index_dir) / key / sparse.META).read_text())
+        manifest = Path(meta["input"]).parent.parent / "manifest.json"
+        if manifest.exists():
+            return json.loads(manifest.read_text()).get("partition_field")
+    return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

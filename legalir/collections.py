@@ -1,0 +1,253 @@
+"""Write a dataset as a collection on disk: Pyserini JsonCollection, topics, qrels.
+
+Layout of ``collections/<name>/``::
+
+    corpus/docs.jsonl                {"id", "contents", ...metadata}   (one partition)
+    corpus/<partition>/docs.jsonl    same, one folder per partition value
+    topics/<set>.tsv                 qid<TAB>text        (Pyserini topics)
+    topics/<set>.jsonl               {"qid", "text", ...metadata}
+    qrels/<set>.txt                  qid 0 docid rel     (TREC qrels)
+    manifest.json                    counts and everything reported
+
+Conversion streams documents (memory grows only with the set of ids kept to
+detect duplicates), checks that documents in = documents written + reported
+rejects, and reports duplicate ids, empty texts and qrels documents missing
+from the corpus. The whole folder is written under a temporary name and
+renamed when complete.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from tqdm import tqdm
+
+from legalir import trec
+from legalir.datasets.base import Dataset, Judgement
+from legalir.trec import Topic
+
+RESERVED = ("id", "contents")
+SHOW = 10  # ids listed per problem in messages
+
+
+class CollectionError(ValueError):
+    pass
+
+
+def partition_key(value: Any) -> str:
+    """Folder-safe, case-insensitive name of a partition value (``"New York"`` -> ``new_york``)."""
+    key = re.sub(r"[^a-z0-9]+", "_", str(value).strip().lower()).strip("_")
+    if not key:
+        raise CollectionError(f"partition value {value!r} has no letters or digits")
+    return key
+
+
+def base_set(name: str) -> str:
+    """Qrels set that a topic set uses: ``test.long`` -> ``test``."""
+    return name.split(".", 1)[0]
+
+
+def _report(lines: list[str], quiet: bool) -> None:
+    if not quiet:
+        for line in lines:
+            print(line, file=sys.stderr)
+
+
+def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False) -> dict:
+    """Convert ``dataset`` into ``out_dir``; returns the manifest.
+
+    ``strict`` turns every reported problem (duplicates, empty texts, dangling
+    qrels documents) into an error.
+    """
+    out = Path(out_dir)
+    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "corpus").mkdir(parents=True)
+    (tmp / "topics").mkdir()
+    (tmp / "qrels").mkdir()
+    try:
+        manifest = _write(dataset, tmp, quiet=quiet, strict=strict)
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
+            f.write("\n")
+        if out.exists():
+            old = out.with_name(out.name + f".old-{os.getpid()}")
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
+    part_field = dataset.partition_field
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    empty: list[str] = []
+    docs_in = 0
+    per_partition: Counter[str] = Counter()
+    handles: dict[str, Any] = {}
+
+    def handle(key: str | None):
+        k = key or ""
+        if k not in handles:
+            folder = tmp / "corpus" / key if key else tmp / "corpus"
+            folder.mkdir(parents=True, exist_ok=True)
+            handles[k] = open(folder / "docs.jsonl", "w", encoding="utf-8")
+        return handles[k]
+
+    try:
+        for doc in tqdm(dataset.documents(), desc=f"{dataset.name}: documents", unit=" docs",
+                        disable=quiet, mininterval=1.0, file=sys.stderr):
+            docs_in += 1
+            if doc.id in seen:
+                duplicates.append(doc.id)
+                continue
+            seen.add(doc.id)
+            if not str(doc.contents).strip():
+                empty.append(doc.id)
+                continue
+            clash = [k for k in doc.fields if k in RESERVED]
+            if clash:
+                raise CollectionError(f"{dataset.name}: document {doc.id!r} has metadata field(s) {clash} "
+                                      f"that clash with the collection's own fields")
+            key = None
+            if part_field:
+                if doc.fields.get(part_field) in (None, ""):
+                    raise CollectionError(f"{dataset.name}: document {doc.id!r} has no {part_field!r} "
+                                          f"to partition on")
+                key = partition_key(doc.fields[part_field])
+            rec = {"id": doc.id, "contents": doc.contents, **dict(doc.fields)}
+            handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
+            per_partition[key or ""] += 1
+    finally:
+        for h in handles.values():
+            h.close()
+
+    written = sum(per_partition.values())
+    if written + len(duplicates) + len(empty) != docs_in:  # pragma: no cover - invariant
+        raise CollectionError(f"{dataset.name}: read {docs_in} documents but accounted for "
+                              f"{written + len(duplicates) + len(empty)}")
+    if written == 0:
+        raise CollectionError(f"{dataset.name}: no documents written (read {docs_in})")
+
+    problems: list[str] = []
+    if duplicates:
+        problems.append(f"{dataset.name}: {len(duplicates)} duplicate document id(s), first copy kept: "
+                        + ", ".join(duplicates[:SHOW]) + (" ..." if len(duplicates) > SHOW else ""))
+    if empty:
+        problems.append(f"{dataset.name}: {len(empty)} document(s) with empty text, not indexed: "
+                        + ", ".join(empty[:SHOW]) + (" ..." if len(empty) > SHOW else ""))
+
+    topic_counts = {}
+    for set_name, topics in dataset.topic_sets().items():
+        topics = list(topics)
+        ids = Counter(t.qid for t in topics)
+        dup = [q for q, c in ids.items() if c > 1]
+        if dup:
+            raise CollectionError(f"{dataset.name}: topic set {set_name!r} repeats topic id(s) {dup[:SHOW]}")
+        blank = [t.qid for t in topics if not t.text.strip()]
+        if blank:
+            raise CollectionError(f"{dataset.name}: topic set {set_name!r} has empty query text for {blank[:SHOW]}")
+        trec.write_topics(tmp / "topics" / f"{set_name}.tsv", topics)
+        trec.write_topics_jsonl(tmp / "topics" / f"{set_name}.jsonl", topics)
+        topic_counts[set_name] = len(topics)
+
+    qrels_counts, missing_docs = {}, {}
+    for set_name, judgements in dataset.qrels_sets().items():
+        qrels: dict[str, dict[str, int]] = {}
+        for j in judgements:
+            docs = qrels.setdefault(j.qid, {})
+            if j.docid in docs and docs[j.docid] != j.relevance:
+                raise CollectionError(f"{dataset.name}: qrels {set_name!r} judge topic {j.qid!r}, "
+                                      f"document {j.docid!r} twice with different grades")
+            docs[j.docid] = int(j.relevance)
+        n = trec.write_qrels(tmp / "qrels" / f"{set_name}.txt", qrels)
+        qrels_counts[set_name] = {"topics": len(qrels), "judgements": n,
+                                  "relevant": sum(1 for d in qrels.values() for r in d.values() if r > 0)}
+        missing = sorted({d for docs in qrels.values() for d in docs if d not in seen})
+        if missing:
+            missing_docs[set_name] = missing
+            problems.append(f"{dataset.name}: qrels {set_name!r} name {len(missing)} document(s) missing from "
+                            f"the corpus (kept in the qrels, they can never be retrieved): "
+                            + ", ".join(missing[:SHOW]) + (" ..." if len(missing) > SHOW else ""))
+
+    _report(problems, quiet)
+    if strict and problems:
+        raise CollectionError("; ".join(problems))
+
+    return {
+        "dataset": dataset.name,
+        "source": str(dataset.root),
+        "options": {k: str(v) for k, v in dataset.options.items()},
+        "partition_field": part_field,
+        "documents": {
+            "read": docs_in,
+            "written": written,
+            "duplicate_ids": len(duplicates),
+            "empty_text": len(empty),
+            "duplicate_ids_first": duplicates[:100],
+            "empty_text_first": empty[:100],
+        },
+        "partitions": dict(sorted(per_partition.items())) if part_field else None,
+        "topics": topic_counts,
+        "qrels": qrels_counts,
+        "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},
+        "problems": problems,
+    }
+
+
+def read_manifest(collection_dir: str | os.PathLike) -> dict:
+    path = Path(collection_dir) / "manifest.json"
+    if not path.exists():
+        raise CollectionError(f"{path}: not found; convert the dataset first (legalir convert)")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def corpus_dirs(collection_dir: str | os.PathLike) -> dict[str, Path]:
+    """Corpus folders by partition key (``{"": corpus/}`` when not partitioned)."""
+    manifest = read_manifest(collection_dir)
+    corpus = Path(collection_dir) / "corpus"
+    if manifest.get("partition_field"):
+        return {k: corpus / k for k in manifest["partitions"]}
+    return {"": corpus}
+
+
+def iter_documents(collection_dir: str | os.PathLike, partition: str | None = None) -> Iterable[dict]:
+    """Stream the collection's JSONL records (optionally one partition)."""
+    dirs = corpus_dirs(collection_dir)
+    keys = [partition] if partition is not None else sorted(dirs)
+    for key in keys:
+        if key not in dirs:
+            raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
+        with open(dirs[key] / "docs.jsonl", encoding="utf-8") as f:
+            for line in f:
+                yield json.loads(line)
+
+
+def topics_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
+    p = Path(collection_dir) / "topics" / f"{topic_set}.jsonl"
+    if not p.exists():
+        sets = sorted(x.stem for x in (Path(collection_dir) / "topics").glob("*.jsonl"))
+        raise CollectionError(f"{p}: no topic set {topic_set!r}; known: {', '.join(sets) or 'none'}")
+    return p
+
+
+def qrels_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
+    p = Path(collection_dir) / "qrels" / f"{base_set(topic_set)}.txt"
+    if not p.exists():
+        raise CollectionError(f"{p}: no qrels for topic set {topic_set!r}")
+    return p

@@ -1,0 +1,9 @@
+"""Dataset modules: each turns one benchmark's published files into documents, topics and qrels.
+
+Importing this package registers every dataset module listed here.
+"""
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, get, names, register
+
+from legalir.datasets import acord  # noqa: E402,F401  (registration)
+
+__all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Reference", "Topic", "get", "names", "register"]

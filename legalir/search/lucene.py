@@ -1,0 +1,46 @@
+"""BM25 (optionally + RM3) over a Lucene index, through Pyserini's LuceneSearcher."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from legalir import jvm
+from legalir.search.base import check_topics
+from legalir.trec import Run, Topic, clean_text
+
+#: Pyserini's LuceneSearcher defaults
+DEFAULT_K1 = 0.9
+DEFAULT_B = 0.4
+
+
+@dataclass
+class RM3:
+    fb_terms: int = 10
+    fb_docs: int = 10
+    original_query_weight: float = 0.5
+
+
+class BM25:
+    """BM25 over one Lucene index. ``search`` is a multi-threaded batch search."""
+
+    def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
+                 rm3: RM3 | None = None, threads: int = 1):
+        if not os.path.isdir(index_dir):
+            raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
+        self.index_dir = str(index_dir)
+        self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
+        self.searcher = jvm.lucene_searcher(self.index_dir)
+        self.searcher.set_bm25(k1, b)
+        if rm3 is not None:
+            self.searcher.set_rm3(rm3.fb_terms, rm3.fb_docs, rm3.original_query_weight)
+
+    def search(self, topics: Mapping[str, Topic], k: int) -> Run:
+        check_topics(topics)
+        qids = list(topics)
+        texts = [clean_text(topics[q].text) for q in qids]
+        hits = self.searcher.batch_search(texts, qids, k=k, threads=self.threads)
+        return {q: {h.docid: float(h.score) for h in hits.get(q, [])} for q in qids}
+
+    def close(self) -> None:
+        self.searcher.close()
