@@ -144,6 +144,71 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
     click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
 
 
+@main.command()
+@click.argument("dataset")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False),
+              help="Qrels to score runs against (not needed when INPUTS are results .json files).")
+@click.option("--results-dir", type=click.Path(file_okay=False),
+              help="Save each run's scores as <results-dir>/<run name>.json (legalir eval --json -q shape).")
+@click.option("--label", "labels", multiple=True, help="Row label per input, in order [default: file name].")
+@click.option("--title", default=None, help="Title line above the table.")
+@friendly_errors
+def report(dataset, inputs, qrels, results_dir, labels, title):
+    """Score runs with DATASET's own protocol and print them beside the papers' rows.
+
+    INPUTS are TREC runs (scored against --qrels with the dataset's measures, e.g.
+    judged-only for ACORD) or results .json files saved earlier.
+    """
+    from legalir import datasets, report as rep
+
+    cls = type(datasets.get(dataset, "."))
+    if labels and len(labels) != len(inputs):
+        raise click.BadParameter(f"{len(labels)} labels for {len(inputs)} inputs", param_hint="--label")
+    rows = []
+    for i, path in enumerate(inputs):
+        name = Path(path).name.removesuffix(".trec").removesuffix(".json")
+        if path.endswith(".json"):
+            result = json.loads(Path(path).read_text())
+        else:
+            if not qrels:
+                raise click.UsageError("--qrels is needed to score a run")
+            out = Path(results_dir) / f"{name}.json" if results_dir else None
+            result = rep.score_run(cls, qrels, path, out)
+        rows.append((labels[i] if labels else name, result["all"]))
+    click.echo(rep.table(cls, rows, title=title))
+
+
+@main.command("tune-bm25")
+@click.argument("dataset")
+@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--collection", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Collection folder holding topics/ and qrels/.")
+@click.option("--topics", "topic_sets", multiple=True, required=True,
+              help="Topic set(s) to tune on, e.g. --topics train --topics valid. Test sets are refused.")
+@click.option("--measure", default="ndcg_cut_10", show_default=True, help="Output measure name to maximise.")
+@click.option("-k", "--depth", "k", default=100, show_default=True)
+@click.option("--threads", default=2, show_default=True)
+@friendly_errors
+def tune_bm25(dataset, index_dir, collection, topic_sets, measure, k, threads):
+    """Grid-search BM25 k1/b for DATASET on training topic sets; prints the grid, best first."""
+    from legalir import collections, datasets, trec
+    from legalir.search.tuning import grid_search_bm25
+
+    if any(collections.base_set(t) == "test" for t in topic_sets):
+        raise click.BadParameter("tuning on test topics is not allowed", param_hint="--topics")
+    cls = type(datasets.get(dataset, "."))
+    topics, qrels = {}, {}
+    for t in topic_sets:
+        topics.update(trec.read_topics(collections.topics_path(collection, t)))
+        qrels.update(trec.read_qrels(collections.qrels_path(collection, t)))
+    grid = grid_search_bm25(index_dir, topics, qrels, measure, bool(getattr(cls, "judged_only", False)),
+                            k=k, threads=threads)
+    click.echo(f"# {dataset}: {measure} on {'+'.join(topic_sets)} ({len(topics)} topics), best first")
+    for k1, b, v in grid:
+        click.echo(f"k1={k1:<4} b={b:<5} {measure}={v:.4f}")
+
+
 def _partition_field_of(index_dir) -> str | None:
     """The partition field recorded by the collection that an index was built from."""
     from legalir.index import sparse

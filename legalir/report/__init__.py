@@ -1,0 +1,118 @@
+"""Benchmark reports: score runs with a dataset's own protocol and print them beside the papers' rows.
+
+A dataset module declares its protocol as class attributes:
+
+* ``measures``: trec_eval-style measure specs, e.g. ``("ndcg_cut.5", "recall.100,1000")``
+* ``judged_only``: drop unjudged documents before scoring (ACORD)
+* ``references``: published rows (:class:`legalir.datasets.base.Reference`)
+* ``report_scale``: 100 when the paper prints percentages (default), 1 for fractions
+
+Results are saved in ``legalir eval --json -q``'s shape:
+``{"all": {measure: value}, "per_topic": {qid: {measure: value}}}``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from legalir import trec
+
+_NAMES = [
+    (r"ndcg_cut_(\d+)", r"nDCG@\1"),
+    (r"recall_all_(\d+)", r"R@\1 (all)"),
+    (r"recall_(\d+)", r"R@\1"),
+    (r"success_(\d+)", r"R@\1 (any)"),
+    (r"recip_rank_cut_(\d+)", r"MRR@\1"),
+    (r"star(\d)_P_(\d+)", r"\1-star P@\2"),
+    (r"P_(\d+)", r"P@\1"),
+    (r"recip_rank", "MRR"),
+    (r"map", "MAP"),
+]
+
+
+def display_name(measure: str) -> str:
+    """Short column header for a trec_eval output measure name (``ndcg_cut_10`` -> ``nDCG@10``)."""
+    for pattern, repl in _NAMES:
+        if re.fullmatch(pattern, measure):
+            return re.sub(pattern, repl, measure)
+    return measure
+
+
+def protocol(dataset_cls) -> dict:
+    return {
+        "measures": list(getattr(dataset_cls, "measures", ())),
+        "judged_only": bool(getattr(dataset_cls, "judged_only", False)),
+        "scale": float(getattr(dataset_cls, "report_scale", 100)),
+        "references": list(getattr(dataset_cls, "references", ())),
+    }
+
+
+def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
+              out_json: str | os.PathLike | None = None) -> dict:
+    """Evaluate one run with the dataset's measures (per topic kept) and optionally save the JSON."""
+    from legalir.evaluate import evaluate, parse_measures
+
+    p = protocol(dataset_cls)
+    if not p["measures"]:
+        raise ValueError(f"dataset {dataset_cls.name!r} declares no measures")
+    qrels = trec.read_qrels(qrels_path)
+    run = trec.read_run(run_path)
+    result = evaluate(qrels, run, parse_measures(p["measures"]), judged_only=p["judged_only"])
+    if out_json:
+        save_json(result, out_json)
+    return result
+
+
+def save_json(result: Mapping, path: str | os.PathLike) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, p)
+
+
+def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns: Sequence[str] | None = None,
+          title: str | None = None) -> str:
+    """A plain-text table: the papers' rows, then ours (scaled as the papers print them)."""
+    p = protocol(dataset_cls)
+    scale = p["scale"]
+    if columns is None:
+        columns = []
+        for _, values in rows:
+            for m in values:
+                if m not in columns:
+                    columns.append(m)
+    fmt = "{:.1f}" if scale == 100 else "{:.3f}"
+    body: list[list[str]] = []
+    for ref in p["references"]:
+        if any(m in ref.values for m in columns):
+            body.append([f"{ref.system} (paper)"] + [fmt.format(ref.values[m]) if m in ref.values else "-"
+                                                     for m in columns])
+    for label, values in rows:
+        body.append([f"{label} (legalir)"] + [fmt.format(values[m] * scale) if m in values else "-"
+                                              for m in columns])
+    header = ["system"] + [display_name(m) for m in columns]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
+    out = []
+    if title:
+        out.append(title)
+    out.append(line(header))
+    out.append("  ".join("-" * w for w in widths))
+    out.extend(line(r) for r in body)
+    if p["judged_only"]:
+        out.append("(judged-only: unjudged documents removed before scoring)")
+    return "\n".join(out)
+
+
+def load_results(paths: Iterable[str | os.PathLike]) -> list[tuple[str, dict]]:
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            out.append((Path(path).stem, json.load(f)))
+    return out
