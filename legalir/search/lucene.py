@@ -1,4 +1,11 @@
-"""BM25 (optionally + RM3) over a Lucene index, through Pyserini's LuceneSearcher."""
+"""BM25 (optionally + RM3) over a Lucene index.
+
+This drives the same Java object that Pyserini's ``LuceneSearcher`` wraps
+(``io.anserini.search.SimpleSearcher`` from Pyserini's Anserini jar), with the
+same ``set_bm25`` / ``set_rm3`` / ``batch_search`` calls. Going to it directly
+skips the Python import of ``pyserini.search.lucene``, which pulls in torch and
+the encoders and costs ~13 s per command; results are identical.
+"""
 from __future__ import annotations
 
 import os
@@ -30,16 +37,26 @@ class BM25:
             raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
         self.index_dir = str(index_dir)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
-        self.searcher = jvm.lucene_searcher(self.index_dir)
-        self.searcher.set_bm25(k1, b)
+        self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(self.index_dir)
+        self.set_bm25(k1, b)
         if rm3 is not None:
-            self.searcher.set_rm3(rm3.fb_terms, rm3.fb_docs, rm3.original_query_weight)
+            self.searcher.set_rm3(int(rm3.fb_terms), int(rm3.fb_docs), float(rm3.original_query_weight))
+
+    def set_bm25(self, k1: float, b: float) -> None:
+        self.k1, self.b = k1, b
+        self.searcher.set_bm25(float(k1), float(b))
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         check_topics(topics)
         qids = list(topics)
         texts = [clean_text(topics[q].text) for q in qids]
-        hits = self.searcher.batch_search(texts, qids, k=k, threads=self.threads)
+        jlist = jvm.autoclass("java.util.ArrayList")
+        jtexts, jqids = jlist(), jlist()
+        for q, t in zip(qids, texts):
+            jqids.add(q)
+            jtexts.add(t)
+        results = self.searcher.batch_search(jtexts, jqids, int(k), int(self.threads))
+        hits = {e.getKey(): e.getValue() for e in results.entrySet().toArray()}
         return {q: {h.docid: float(h.score) for h in hits.get(q, [])} for q in qids}
 
     def close(self) -> None:

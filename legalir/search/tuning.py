@@ -21,7 +21,7 @@ def grid_search_bm25(index_dir, topics: Mapping[str, Topic], qrels: Qrels, measu
     bm25 = BM25(index_dir, threads=threads)
     results = []
     for k1, b in itertools.product(k1s, bs):
-        bm25.searcher.set_bm25(k1, b)
+        bm25.set_bm25(k1, b)
         run = bm25.search(topics, k)
         scores = evaluate(qrels, run, spec, judged_only=judged_only)["all"]
         value = scores[measure] if measure in scores else next(iter(scores.values()))

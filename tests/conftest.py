@@ -1,0 +1,43 @@
+"""Shared fixtures. Every test runs offline (no Hugging Face Hub)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def sample_collection(tmp_path_factory):
+    """The embedded sample (ACORD layout) converted to a collection."""
+    from legalir import collections, datasets
+
+    out = tmp_path_factory.mktemp("sample") / "collection"
+    collections.write(datasets.get("sample", "/nonexistent"), out, quiet=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_index(sample_collection, tmp_path_factory):
+    """A real Lucene index over the sample collection."""
+    from legalir.index import sparse
+
+    out = tmp_path_factory.mktemp("sample-index") / "bm25"
+    sparse.build(sample_collection, out, threads=1, quiet=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def acord_dir():
+    path = SHARED_DATA / "acord"
+    if not (path / "corpus.jsonl").exists():
+        pytest.skip(f"the real ACORD release is not at {path} (CI provides ../shared/data/acord)")
+    return path

