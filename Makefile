@@ -42,8 +42,8 @@ RUN_DEPTH ?= 1000
 
 # ---- ACORD (real release in $(DATA_DIR)/acord). BM25 parameters were chosen on
 # train+valid only (`make tune-acord`); the test split is never used to choose them.
-ACORD_K1 ?= 0.9
-ACORD_B  ?= 0.4
+ACORD_K1 ?= 1.0
+ACORD_B  ?= 0.5
 ACORD_SRC = $(wildcard $(DATA_DIR)/acord/*.jsonl $(DATA_DIR)/acord/*.tsv $(DATA_DIR)/acord/qrels/*.tsv)
 ACORD_TOPICS = test test.medium test.long
 
@@ -70,6 +70,115 @@ results/acord/bm25.%.json: runs/acord/bm25.%.trec
 
 tune-acord: indexes/acord/bm25/legalir-index.json ## ACORD: grid-search BM25 k1/b on train+valid (never test)
 	$(LEGALIR) tune-bm25 acord indexes/acord/bm25 --collection collections/acord --topics train --topics valid --measure ndcg_cut_10
+
+# ---- CRUMB (snapshot of the Hub dataset jfkback/crumb in $(DATA_DIR)/crumb; `legalir download crumb`).
+# `make run-crumb TASK=legal_qa` one task, `make run-crumb` every task present. Per task: passage
+# collection -> BM25 index -> 2,000 passages per evaluation query -> MaxP for the topics whose
+# use_max_p is set (clinical_trial, tip_of_the_tongue, set_operation_entity_retrieval) ->
+# nDCG@10, R@100, R@1000 on qrels `test`; where the task publishes binary qrels (paper_retrieval)
+# a second row scores them on `test.binary`, whose R@k is CRUMB's.
+CRUMB_ALL   := clinical_trial code_retrieval legal_qa paper_retrieval set_operation_entity_retrieval stack_exchange theorem_retrieval tip_of_the_tongue
+CRUMB_DEPTH ?= 2000
+crumb_folder = $(if $(filter paper_retrieval,$(1)),scientific_paper,$(1))
+CRUMB_TASKS = $(or $(TASK),$(foreach t,$(CRUMB_ALL),$(if $(wildcard $(DATA_DIR)/crumb/$(call crumb_folder,$(t)) $(DATA_DIR)/crumb/evaluation_queries/$(t)),$(t))))
+crumb_results = results/crumb/$(1)/bm25.json $(wildcard results/crumb/$(1)/binary/bm25.json)
+crumb_labels = --label "BM25 $(1)" $(if $(wildcard results/crumb/$(1)/binary/bm25.json),--label "BM25 $(1), binary qrels (its R@k)")
+
+.PRECIOUS: collections/crumb/%/passage/manifest.json indexes/crumb/%/passage/bm25/legalir-index.json \
+  runs/crumb/%/bm25.passages.trec runs/crumb/%/bm25.trec
+.PHONY: run-crumb
+run-crumb: $(foreach t,$(CRUMB_TASKS),results/crumb/$(t)/bm25.json) ## CRUMB: BM25 (+MaxP) per task (TASK=<task> or all present), beside the paper's
+	@test -n "$(CRUMB_TASKS)" || { echo "error: no CRUMB snapshot in $(DATA_DIR)/crumb (set DATA_DIR, or run: legalir download crumb --data-dir $(DATA_DIR))" >&2; exit 2; }
+	$(LEGALIR) report crumb $(foreach t,$(CRUMB_TASKS),$(call crumb_results,$(t))) $(foreach t,$(CRUMB_TASKS),$(call crumb_labels,$(t))) \
+	  --title "CRUMB passage collection, evaluation queries: BM25 (k1=0.9 b=0.4), $(CRUMB_DEPTH) passages, MaxP where the task uses it"
+
+collections/crumb/%/passage/manifest.json: $$(wildcard $(DATA_DIR)/crumb/README.md $(DATA_DIR)/crumb/$$(call crumb_folder,$$*)/* $(DATA_DIR)/crumb/$$(call crumb_folder,$$*)/*/*) | $(STAMP)
+	@test -d $(DATA_DIR)/crumb || { echo "error: no CRUMB snapshot in $(DATA_DIR)/crumb (set DATA_DIR, or run: legalir download crumb --data-dir $(DATA_DIR))" >&2; exit 2; }
+	$(LEGALIR) convert crumb --data-dir $(DATA_DIR) --option task=$* --option corpus=passage --out collections/crumb/$*/passage
+
+indexes/crumb/%/passage/bm25/legalir-index.json: collections/crumb/%/passage/manifest.json
+	$(LEGALIR) index collections/crumb/$*/passage indexes/crumb/$*/passage/bm25 --threads $(THREADS)
+
+runs/crumb/%/bm25.passages.trec: indexes/crumb/%/passage/bm25/legalir-index.json
+	$(LEGALIR) search indexes/crumb/$*/passage/bm25 collections/crumb/$*/passage/topics/test.jsonl $@ -k $(CRUMB_DEPTH) --threads $(THREADS)
+
+runs/crumb/%/bm25.trec: runs/crumb/%/bm25.passages.trec
+	$(LEGALIR) maxp $< $@ --auto --collection collections/crumb/$*/passage --tag bm25
+
+results/crumb/%/bm25.json: runs/crumb/%/bm25.trec
+	$(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.txt --results-dir results/crumb/$* > /dev/null
+	@if test -f collections/crumb/$*/passage/qrels/test.binary.txt; then \
+	  echo "$(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.binary.txt --results-dir results/crumb/$*/binary"; \
+	  $(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.binary.txt --results-dir results/crumb/$*/binary > /dev/null; fi
+
+# ---- Bar Exam QA: published files in $(DATA_DIR)/barexam_qa (`legalir download barexam_qa` when online).
+# BM25 over the paper's full pool (union of the train/validation/test passage files), test questions.
+BAREXAM_SRC = $(wildcard $(DATA_DIR)/barexam_qa/data/qa/*.csv* $(DATA_DIR)/barexam_qa/data/passages/*.tsv*)
+
+.PHONY: convert-barexam index-barexam run-barexam
+convert-barexam: collections/barexam_qa/manifest.json ## Bar Exam QA: published files -> collections/barexam_qa
+index-barexam: indexes/barexam/bm25/legalir-index.json ## Bar Exam QA: Lucene index of the full passage pool
+run-barexam: runs/barexam/bm25.test.trec ## Bar Exam QA: BM25 run (test) scored beside the paper's rows
+	$(LEGALIR) report barexam_qa $< --qrels collections/barexam_qa/qrels/test.txt --results-dir results/barexam \
+	  --label BM25 --title "Bar Exam QA test, full passage pool (BM25 k1=0.9 b=0.4)"
+
+collections/barexam_qa/manifest.json: $(BAREXAM_SRC) | $(STAMP)
+	@test -n "$(BAREXAM_SRC)" || { echo "error: no Bar Exam QA files in $(DATA_DIR)/barexam_qa/data (run: legalir download barexam_qa --data-dir $(DATA_DIR))" >&2; exit 2; }
+	$(LEGALIR) convert barexam_qa --data-dir $(DATA_DIR)
+
+indexes/barexam/bm25/legalir-index.json: collections/barexam_qa/manifest.json
+	$(LEGALIR) index collections/barexam_qa indexes/barexam/bm25 --threads $(THREADS)
+
+runs/barexam/bm25.%.trec: indexes/barexam/bm25/legalir-index.json
+	$(LEGALIR) search indexes/barexam/bm25 collections/barexam_qa/topics/$*.jsonl $@ -k $(RUN_DEPTH) --threads $(THREADS)
+
+# ---- Housing Statute QA: published files in $(DATA_DIR)/housing_qa; one Lucene index per jurisdiction,
+# each question searched only in its own jurisdiction's index. HOUSING_TEXT: what is indexed
+# (citation, path, text, '+'-joined); after changing it, remove collections/housing_qa.
+HOUSING_SRC  = $(wildcard $(DATA_DIR)/housing_qa/data/*.zip $(DATA_DIR)/housing_qa/data/*.tsv $(DATA_DIR)/housing_qa/data/*.json)
+HOUSING_TEXT ?= citation+path+text
+
+.PHONY: convert-housing index-housing run-housing
+convert-housing: collections/housing_qa/manifest.json ## Housing Statute QA: published files -> one corpus per jurisdiction
+index-housing: indexes/housing/bm25/.complete ## Housing Statute QA: one Lucene index per jurisdiction
+run-housing: runs/housing/bm25.trec ## Housing Statute QA: BM25 within each jurisdiction, scored beside the paper's rows
+	$(LEGALIR) report housing_qa $< --qrels collections/housing_qa/qrels/test.txt --results-dir results/housing \
+	  --label BM25 --title "Housing Statute QA, per-jurisdiction BM25 (k1=0.9 b=0.4; text=$(HOUSING_TEXT)); R@k (any) = upper bound, R@k (all) = lower bound"
+
+collections/housing_qa/manifest.json: $(HOUSING_SRC) | $(STAMP)
+	@test -n "$(HOUSING_SRC)" || { echo "error: no Housing Statute QA files in $(DATA_DIR)/housing_qa/data (run: legalir download housing_qa --data-dir $(DATA_DIR))" >&2; exit 2; }
+	$(LEGALIR) convert housing_qa --data-dir $(DATA_DIR) --option text=$(HOUSING_TEXT)
+
+indexes/housing/bm25/.complete: collections/housing_qa/manifest.json
+	$(LEGALIR) index collections/housing_qa indexes/housing/bm25 --threads $(THREADS)
+	@touch $@
+
+runs/housing/bm25.trec: indexes/housing/bm25/.complete
+	$(LEGALIR) search indexes/housing/bm25 collections/housing_qa/topics/test.jsonl $@ -k $(RUN_DEPTH) --threads $(THREADS)
+
+# ---- SCALR (LegalBench task scalr): published files in $(DATA_DIR)/scalr. Each question's five
+# holdings are its candidate pool, ranked by BM25 (Lucene) and by TF-IDF cosine (the task's baseline).
+SCALR_SRC = $(wildcard $(DATA_DIR)/scalr/data/scalr/* $(DATA_DIR)/scalr/scalr/* $(DATA_DIR)/scalr/*.tsv)
+
+.PHONY: convert-scalr index-scalr run-scalr
+convert-scalr: collections/scalr/manifest.json ## SCALR: published files -> collections/scalr
+index-scalr: indexes/scalr/bm25/legalir-index.json ## SCALR: Lucene index of all choices
+run-scalr: runs/scalr/bm25.test.trec runs/scalr/tfidf.test.trec ## SCALR: rank each question's 5 choices; accuracy (P@1) beside the paper's
+	$(LEGALIR) report scalr $^ --qrels collections/scalr/qrels/test.txt --results-dir results/scalr \
+	  --label "BM25 over the 5 choices" --label "TF-IDF cosine over the 5 choices" --title "SCALR (LegalBench test, all questions): P@1 = accuracy"
+
+collections/scalr/manifest.json: $(SCALR_SRC) | $(STAMP)
+	@test -n "$(SCALR_SRC)" || { echo "error: no SCALR files in $(DATA_DIR)/scalr (run: legalir download scalr --data-dir $(DATA_DIR))" >&2; exit 2; }
+	$(LEGALIR) convert scalr --data-dir $(DATA_DIR)
+
+indexes/scalr/bm25/legalir-index.json: collections/scalr/manifest.json
+	$(LEGALIR) index collections/scalr indexes/scalr/bm25 --threads $(THREADS)
+
+runs/scalr/bm25.%.trec: indexes/scalr/bm25/legalir-index.json
+	$(LEGALIR) rank-pool collections/scalr/topics/$*.jsonl $@ --ranker bm25 --index indexes/scalr/bm25
+
+runs/scalr/tfidf.%.trec: collections/scalr/manifest.json
+	$(LEGALIR) rank-pool collections/scalr/topics/$*.jsonl $@ --ranker tfidf --collection collections/scalr
 
 # ---- the embedded sample (ACORD layout, shipped in legalir/resources/sample)
 .PHONY: demo
