@@ -221,5 +221,57 @@ def _partition_field_of(index_dir) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------ download
+@main.command()
+@click.argument("dataset")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Files land in <data-dir>/<dataset>/ in the published layout.")
+@click.option("--revision", default=None, help="Hub revision (branch, tag or commit) to fetch [default: main].")
+@click.option("--timeout", default=10.0, show_default=True, help="Seconds to wait for the Hub before giving up.")
+@click.option("--force", is_flag=True, help="Fetch even when the files are already there.")
+@friendly_errors
+def download(dataset, data_dir, revision, timeout, force):
+    """Fetch DATASET's published files from the Hugging Face Hub (fails at once when offline)."""
+    from legalir import download as dl
+
+    written = dl.fetch(dataset, data_dir, timeout=timeout, force=force, revision=revision)
+    for path in written:
+        click.echo(str(path))
+
+
+# ------------------------------------------------------------------ rank-pool
+@main.command("rank-pool")
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--ranker", type=click.Choice(["bm25", "tfidf"]), default="bm25", show_default=True,
+              help="bm25: Lucene BM25 from --index; tfidf: TF-IDF cosine fit on --collection.")
+@click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
+              help="Lucene index of the collection (for --ranker bm25).")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="Collection folder (for --ranker tfidf).")
+@click.option("--k1", type=float, default=None, help="BM25 k1 [default: Pyserini's 0.9].")
+@click.option("--b", type=float, default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("--tag", default=None, help="Run tag (last column) [default: the ranker's name].")
+@friendly_errors
+def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
+    """Rank each topic's own candidates (its `candidates` field, e.g. SCALR's five holdings) into RUN."""
+    from legalir import trec
+    from legalir.search import pool
+    from legalir.search.lucene import DEFAULT_B, DEFAULT_K1
+
+    if ranker == "bm25" and not index_dir:
+        raise click.UsageError("--ranker bm25 needs --index")
+    if ranker == "tfidf" and not collection:
+        raise click.UsageError("--ranker tfidf needs --collection")
+    tops = trec.read_topics(topics)
+    if ranker == "bm25":
+        r = pool.PoolBM25(index_dir, k1=DEFAULT_K1 if k1 is None else k1, b=DEFAULT_B if b is None else b)
+    else:
+        r = pool.PoolTfidf.from_collection(collection)
+    result = r.search(tops, k=max(len(v) for v in pool.candidate_pools(tops).values()))
+    n = trec.write_run(run, result, tag=tag or ranker)
+    click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -5,5 +5,6 @@ Importing this package registers every dataset module listed here.
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, get, names, register
 
 from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)
+from legalir.datasets import barexam, housing, scalr  # noqa: E402,F401  (registration)
 
 __all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Reference", "Topic", "get", "names", "register"]
