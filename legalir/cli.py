@@ -273,5 +273,92 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
     click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
 
 
+# ------------------------------------------------------------------ chunk, maxp, convert-run (passages, CRUMB runs)
+@main.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.argument("out", type=click.Path())
+@click.option("--max-tokens", default=512, show_default=True, help="Chunk size limit in tokenizer tokens.")
+@click.option("--tokenizer", default=None,
+              help="Tokenizer folder, tokenizer.json or Hub name [default: the bundled MiniLM (BERT uncased) one].")
+@click.option("--id-field", default="id", show_default=True, help="Document id field of a JSONL SOURCE.")
+@click.option("--text-field", default="contents", show_default=True, help="Markdown text field of a JSONL SOURCE.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@friendly_errors
+def chunk(source, out, max_tokens, tokenizer, id_field, text_field, quiet):
+    """Split markdown documents into contextualised passages (CRUMB's chunking).
+
+    SOURCE is a JSONL corpus or a collection folder. OUT ending in .jsonl gets
+    the passages as JSONL; otherwise OUT becomes a collection folder (passages
+    and the source's topics) ready for `legalir index`. Passage ids are
+    <docid>:<n> with parent_id; score passage runs after `legalir maxp`.
+    """
+    from legalir.chunking import Chunker, chunk_corpus
+
+    stats = chunk_corpus(source, out, Chunker(max_tokens, tokenizer), id_field=id_field, text_field=text_field,
+                         quiet=quiet)
+    click.echo(f"{out}: {stats['passages']} passages from {stats['documents']} documents "
+               f"({stats['over_limit']} single blocks over {max_tokens} tokens kept whole; "
+               f"{stats['empty_documents']} documents without text"
+               + (f": {', '.join(stats['empty_first'])}" if stats['empty_documents'] else "") + ")", err=True)
+
+
+@main.command()
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="Passage collection whose parent_id fields map passages to documents "
+                   "[default: the text before the last ':' of each id].")
+@click.option("--auto", is_flag=True,
+              help="Apply MaxP only to topics whose `use_max_p` field is true in the collection's topics "
+                   "(CRUMB's flag); copy the others unchanged. Needs --collection.")
+@click.option("-k", "--depth", default=None, type=int, help="Documents kept per topic [default: all].")
+@click.option("--tag", default="maxp", show_default=True, help="Run tag of a TREC output.")
+@friendly_errors
+def maxp(run, out, collection, auto, depth, tag):
+    """Turn a passage RUN into a document run: each document scores as its best passage (MaxP).
+
+    RUN may be TREC or CRUMB JSONL; OUT is TREC (.jsonl: CRUMB JSONL).
+    """
+    from legalir import runformats, trec
+    from legalir.search import maxp as mp
+
+    passages = runformats.read_any_run(run)
+    if auto and not collection:
+        raise click.UsageError("--auto needs --collection (its topics carry use_max_p)")
+    chosen = set(passages)
+    if auto:
+        topics = {}
+        for path in sorted((Path(collection) / "topics").glob("*.jsonl")):
+            topics.update(trec.read_topics(path))
+        chosen = mp.topics_using_maxp(topics) & set(passages)
+    parents = None
+    if collection and chosen:
+        needed = {d for q in chosen for d in passages[q]}
+        parents = mp.parents_from_collection(collection, only=needed)
+    docs = mp.maxp({q: passages[q] for q in chosen}, parents)
+    result = {q: (docs[q] if q in chosen else passages[q]) for q in passages}
+    if str(out).endswith(".jsonl"):
+        runformats.write_crumb_run(out, result, depth=depth)
+    else:
+        trec.write_run(out, result, tag=tag, depth=depth)
+    click.echo(f"{out}: MaxP on {len(chosen)} of {len(passages)} topics "
+               f"({sum(map(len, passages.values()))} passages -> {sum(map(len, result.values()))} entries)", err=True)
+
+
+@main.command("convert-run")
+@click.argument("src", type=click.Path(exists=True, dir_okay=False))
+@click.argument("dst", type=click.Path(dir_okay=False))
+@click.option("--to", "to", type=click.Choice(["trec", "crumb"]), required=True, help="Output format.")
+@click.option("--tag", default="legalir", show_default=True, help="Run tag of a TREC output.")
+@click.option("-k", "--depth", default=None, type=int, help="Entries kept per topic [default: all].")
+@friendly_errors
+def convert_run(src, dst, to, tag, depth):
+    """Convert a run between TREC and CRUMB's JSONL format (the input format is detected)."""
+    from legalir import runformats
+
+    n = runformats.convert_run(src, dst, to, tag=tag, depth=depth)
+    click.echo(f"{dst}: {n} entries ({to})", err=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

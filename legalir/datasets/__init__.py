@@ -6,5 +6,6 @@ from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Re
 
 from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)
 from legalir.datasets import barexam, housing, scalr  # noqa: E402,F401  (registration)
+from legalir.datasets import crumb  # noqa: E402,F401  (registration)
 
 __all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Reference", "Topic", "get", "names", "register"]
