@@ -80,9 +80,10 @@ tune-acord: indexes/acord/bm25/legalir-index.json ## ACORD: grid-search BM25 k1/
 CRUMB_ALL   := clinical_trial code_retrieval legal_qa paper_retrieval set_operation_entity_retrieval stack_exchange theorem_retrieval tip_of_the_tongue
 CRUMB_DEPTH ?= 2000
 crumb_folder = $(if $(filter paper_retrieval,$(1)),scientific_paper,$(1))
-CRUMB_TASKS = $(or $(TASK),$(foreach t,$(CRUMB_ALL),$(if $(wildcard $(DATA_DIR)/crumb/$(call crumb_folder,$(t)) $(DATA_DIR)/crumb/evaluation_queries/$(t)),$(t))))
+CRUMB_TASKS = $(strip $(or $(TASK),$(foreach t,$(CRUMB_ALL),$(if $(wildcard $(DATA_DIR)/crumb/$(call crumb_folder,$(t)) $(DATA_DIR)/crumb/evaluation_queries/$(t)),$(t)))))
 crumb_results = results/crumb/$(1)/bm25.json $(wildcard results/crumb/$(1)/binary/bm25.json)
-crumb_labels = --label "BM25 $(1)" $(if $(wildcard results/crumb/$(1)/binary/bm25.json),--label "BM25 $(1), binary qrels (its R@k)")
+crumb_comma := ,
+crumb_labels = --label "BM25 $(1)" $(if $(wildcard results/crumb/$(1)/binary/bm25.json),--label "BM25 $(1)$(crumb_comma) binary qrels (its R@k)")
 
 .PRECIOUS: collections/crumb/%/passage/manifest.json indexes/crumb/%/passage/bm25/legalir-index.json \
   runs/crumb/%/bm25.passages.trec runs/crumb/%/bm25.trec
@@ -180,46 +181,6 @@ runs/scalr/bm25.%.trec: indexes/scalr/bm25/legalir-index.json
 runs/scalr/tfidf.%.trec: collections/scalr/manifest.json
 	$(LEGALIR) rank-pool collections/scalr/topics/$*.jsonl $@ --ranker tfidf --collection collections/scalr
 
-# ---- CRUMB (snapshot of the Hub dataset jfkback/crumb in $(DATA_DIR)/crumb; `legalir download crumb`).
-# `make run-crumb TASK=legal_qa` one task, `make run-crumb` every task present. Per task: passage
-# collection -> BM25 index -> 2,000 passages per evaluation query -> MaxP for the topics whose
-# use_max_p is set (clinical_trial, tip_of_the_tongue, set_operation_entity_retrieval) ->
-# nDCG@10, R@100, R@1000 on qrels `test`; where the task publishes binary qrels (paper_retrieval)
-# a second row scores them on `test.binary`, whose R@k is CRUMB's.
-CRUMB_ALL   := clinical_trial code_retrieval legal_qa paper_retrieval set_operation_entity_retrieval stack_exchange theorem_retrieval tip_of_the_tongue
-CRUMB_DEPTH ?= 2000
-crumb_folder = $(if $(filter paper_retrieval,$(1)),scientific_paper,$(1))
-CRUMB_TASKS = $(strip $(or $(TASK),$(foreach t,$(CRUMB_ALL),$(if $(wildcard $(DATA_DIR)/crumb/$(call crumb_folder,$(t)) $(DATA_DIR)/crumb/evaluation_queries/$(t)),$(t)))))
-crumb_results = results/crumb/$(1)/bm25.json $(wildcard results/crumb/$(1)/binary/bm25.json)
-crumb_comma := ,
-crumb_labels = --label "BM25 $(1)" $(if $(wildcard results/crumb/$(1)/binary/bm25.json),--label "BM25 $(1)$(crumb_comma) binary qrels (its R@k)")
-
-.PRECIOUS: collections/crumb/%/passage/manifest.json indexes/crumb/%/passage/bm25/legalir-index.json \
-  runs/crumb/%/bm25.passages.trec runs/crumb/%/bm25.trec
-.PHONY: run-crumb
-run-crumb: $(foreach t,$(CRUMB_TASKS),results/crumb/$(t)/bm25.json) ## CRUMB: BM25 (+MaxP) per task (TASK=<task> or all present), beside the paper's
-	@test -n "$(CRUMB_TASKS)" || { echo "error: no CRUMB snapshot in $(DATA_DIR)/crumb (set DATA_DIR, or run: legalir download crumb --data-dir $(DATA_DIR))" >&2; exit 2; }
-	$(LEGALIR) report crumb $(foreach t,$(CRUMB_TASKS),$(call crumb_results,$(t))) $(foreach t,$(CRUMB_TASKS),$(call crumb_labels,$(t))) \
-	  --title "CRUMB passage collection, evaluation queries: BM25 (k1=0.9 b=0.4), $(CRUMB_DEPTH) passages, MaxP where the task uses it"
-
-collections/crumb/%/passage/manifest.json: $$(wildcard $(DATA_DIR)/crumb/README.md $(DATA_DIR)/crumb/$$(call crumb_folder,$$*)/* $(DATA_DIR)/crumb/$$(call crumb_folder,$$*)/*/*) | $(STAMP)
-	@test -d $(DATA_DIR)/crumb || { echo "error: no CRUMB snapshot in $(DATA_DIR)/crumb (set DATA_DIR, or run: legalir download crumb --data-dir $(DATA_DIR))" >&2; exit 2; }
-	$(LEGALIR) convert crumb --data-dir $(DATA_DIR) --option task=$* --option corpus=passage --out collections/crumb/$*/passage
-
-indexes/crumb/%/passage/bm25/legalir-index.json: collections/crumb/%/passage/manifest.json
-	$(LEGALIR) index collections/crumb/$*/passage indexes/crumb/$*/passage/bm25 --threads $(THREADS)
-
-runs/crumb/%/bm25.passages.trec: indexes/crumb/%/passage/bm25/legalir-index.json
-	$(LEGALIR) search indexes/crumb/$*/passage/bm25 collections/crumb/$*/passage/topics/test.jsonl $@ -k $(CRUMB_DEPTH) --threads $(THREADS)
-
-runs/crumb/%/bm25.trec: runs/crumb/%/bm25.passages.trec
-	$(LEGALIR) maxp $< $@ --auto --collection collections/crumb/$*/passage --tag bm25
-
-results/crumb/%/bm25.json: runs/crumb/%/bm25.trec
-	$(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.txt --results-dir results/crumb/$* > /dev/null
-	@if test -f collections/crumb/$*/passage/qrels/test.binary.txt; then \
-	  echo "$(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.binary.txt --results-dir results/crumb/$*/binary"; \
-	  $(LEGALIR) report crumb $< --qrels collections/crumb/$*/passage/qrels/test.binary.txt --results-dir results/crumb/$*/binary > /dev/null; fi
 # ---- the embedded sample (ACORD layout, shipped in legalir/resources/sample)
 .PHONY: demo
 demo: $(STAMP) ## set up, then convert -> index -> search -> eval on the embedded sample and print the scores
