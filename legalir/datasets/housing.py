@@ -105,6 +105,7 @@ class HousingQA(Dataset):
         super().__init__(root, **options)
         self._questions: list[dict] | None = None
         self.text_parts = parse_text_option(options.get("text", TEXT_DEFAULT))
+        self.options["text"] = "+".join(self.text_parts)  # recorded in the collection's manifest
         self.dangling = str(options.get("dangling", "error")).lower()
         if self.dangling not in ("error", "warn"):
             raise DatasetError(f"{self.name}: option dangling={self.dangling!r}: expected error or warn")
