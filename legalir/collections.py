@@ -62,6 +62,9 @@ def _report(lines: list[str], quiet: bool) -> None:
 def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False) -> dict:
     """Convert ``dataset`` into ``out_dir``; returns the manifest.
 
+    A qrels document counts as present when it is a document of the corpus or
+    the ``parent_id`` of one of its passages (document-level qrels scored after MaxP).
+
     ``strict`` turns every reported problem (duplicates, empty texts, dangling
     qrels documents) into an error.
     """
@@ -94,6 +97,7 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
     part_field = dataset.partition_field
     seen: set[str] = set()
+    parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
     duplicates: list[str] = []
     empty: list[str] = []
     docs_in = 0
@@ -129,6 +133,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
                     raise CollectionError(f"{dataset.name}: document {doc.id!r} has no {part_field!r} "
                                           f"to partition on")
                 key = partition_key(doc.fields[part_field])
+            if doc.fields.get("parent_id"):
+                parents.add(str(doc.fields["parent_id"]))
             rec = {"id": doc.id, "contents": doc.contents, **dict(doc.fields)}
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
@@ -177,7 +183,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         n = trec.write_qrels(tmp / "qrels" / f"{set_name}.txt", qrels)
         qrels_counts[set_name] = {"topics": len(qrels), "judgements": n,
                                   "relevant": sum(1 for d in qrels.values() for r in d.values() if r > 0)}
-        missing = sorted({d for docs in qrels.values() for d in docs if d not in seen})
+        missing = sorted({d for docs in qrels.values() for d in docs if d not in seen and d not in parents})
         if missing:
             missing_docs[set_name] = missing
             problems.append(f"{dataset.name}: qrels {set_name!r} name {len(missing)} document(s) missing from "
