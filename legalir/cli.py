@@ -273,6 +273,262 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
     click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
 
 
+# ------------------------------------------------------------------ dense retrieval and fusion
+def _dense_errors(fn):
+    """Exit status 2 and a one-line message for the dense layers' input errors."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from legalir.index.dense import DenseIndexError
+        from legalir.index.encoders import EncoderError
+        from legalir.search.fusion import FusionError
+
+        try:
+            return fn(*args, **kwargs)
+        except (EncoderError, DenseIndexError, FusionError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def _unescape(text):
+    """Command-line formats may write a newline as \\n."""
+    return None if text is None else text.replace("\\n", "\n")
+
+
+def _encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend):
+    return {"pooling": pooling, "max_length": max_length, "query_format": _unescape(query_format),
+            "doc_format": _unescape(doc_format), "instruction": instruction, "normalize": normalize,
+            "dtype": dtype, "backend": backend}
+
+
+def _encoder_options(fn):
+    opts = [
+        click.option("--pooling", type=click.Choice(["mean", "cls", "last"]), default=None,
+                     help="Pooling of token vectors [default: the model's own, else its family's preset, else mean]."),
+        click.option("--max-length", type=int, default=None, help="Maximum tokens per text [default: model/preset]."),
+        click.option("--query-format", default=None,
+                     help="Query text format with {text} and optionally {instruction}, e.g. 'query: {text}' "
+                          "[default: the family's preset]."),
+        click.option("--doc-format", default=None, help="Document text format with {text}, e.g. 'passage: {text}'."),
+        click.option("--instruction", default=None,
+                     help="Task instruction for {instruction} (overrides the topics' 'instruction' field)."),
+        click.option("--normalize/--no-normalize", default=None, help="L2-normalise vectors [default: model/preset]."),
+        click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
+                     help="Model precision [default: float16 on CUDA, float32 on CPU]."),
+        click.option("--backend", type=click.Choice(["transformers", "sentence-transformers"]), default=None,
+                     help="Run the model through transformers (pooling done by legalir) or sentence-transformers "
+                          "[default: transformers unless the model has modules legalir does not reproduce]."),
+        click.option("--device", default=None, help="torch device, e.g. cpu, cuda, cuda:1 [default: cuda if present]."),
+        click.option("--batch-size", default=32, show_default=True, help="Texts per forward pass."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+@main.command()
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--encoder", "model", required=True, help="Hugging Face model name or local model folder.")
+@click.option("--revision", default=None, help="Hub revision (branch, tag or commit) of a named model.")
+@_encoder_options
+@click.option("--shard-size", default=100_000, show_default=True, help="Documents per shard (unit of resuming).")
+@click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
+@click.option("--overwrite", is_flag=True, help="Discard embeddings already in OUT_DIR and start again.")
+@click.option("--stop-after-shards", type=int, default=None,
+              help="Stop after writing this many new shards (split a long job; run again to resume).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@friendly_errors
+@_dense_errors
+def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
+           normalize, dtype, backend, device, batch_size, shard_size, partitions, overwrite, stop_after_shards, quiet):
+    """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
+    from legalir.index import encoders
+
+    enc = encoders.Encoder.load(model, revision=revision, device=device, **_encoder_overrides(
+        pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend))
+    results = encoders.encode_collection(enc, collection, out_dir, partitions=list(partitions) or None, quiet=quiet,
+                                         shard_size=shard_size, batch_size=batch_size, overwrite=overwrite,
+                                         stop_after_shards=stop_after_shards)
+    done = all(r.complete for r in results.values())
+    click.echo(f"{out_dir}: {sum(r.documents for r in results.values())} documents in {len(results)} folder(s), "
+               f"{'complete' if done else 'NOT complete: run the same command again to resume'}", err=True)
+
+
+@main.command("index-dense")
+@click.argument("embeddings", type=click.Path(exists=True, file_okay=False))
+@click.argument("index_dir", type=click.Path(file_okay=False))
+@click.option("--type", "kind", type=click.Choice(["flat", "hnsw", "ivfpq"]), default="flat", show_default=True,
+              help="flat: exact inner product; hnsw: graph; ivfpq: inverted lists + product quantisation.")
+@click.option("--hnsw-m", default=32, show_default=True, help="HNSW neighbours per node.")
+@click.option("--ef-construction", default=200, show_default=True, help="HNSW build-time search width.")
+@click.option("--nlist", type=int, default=None, help="IVF lists [default: about 4*sqrt(documents)].")
+@click.option("--pq-m", type=int, default=None, help="PQ sub-vectors (must divide the dimension) [default: dim/4].")
+@click.option("--pq-bits", default=8, show_default=True, help="Bits per PQ code.")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Check the embeddings' document ids against this collection [default: the one encoded].")
+@click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
+@click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
+@friendly_errors
+@_dense_errors
+def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
+                threads):
+    """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
+    from legalir.index import dense
+
+    spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
+                           pq_bits=pq_bits)
+    counts = dense.build(embeddings, index_dir, spec, collection_dir=collection,
+                         partitions=list(partitions) or None, threads=threads)
+    click.echo(f"{index_dir}: {sum(counts.values())} vectors in {len(counts)} index(es)", err=True)
+
+
+@main.command("search-dense")
+@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("-k", "--depth", "k", default=1000, show_default=True, help="Documents retrieved per topic.")
+@click.option("--encoder", "model", default=None,
+              help="Where the index's encoder is now, if moved [default: the path recorded in the index].")
+@_encoder_options
+@click.option("--gpu/--cpu", "gpu", default=None, help="Search on the GPU [default: when FAISS sees one].")
+@click.option("--ef-search", type=int, default=None, help="HNSW search width.")
+@click.option("--nprobe", type=int, default=None, help="IVF lists visited per query.")
+@click.option("--partition-field", default=None,
+              help="Topic field naming each topic's partition [default: recorded in the index].")
+@click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
+@click.option("--tag", default="dense", show_default=True, help="Run tag (last column).")
+@friendly_errors
+@_dense_errors
+def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
+                 normalize, dtype, backend, device, batch_size, gpu, ef_search, nprobe, partition_field, threads, tag):
+    """Dense search of TOPICS (.tsv or .jsonl) over INDEX_DIR (FAISS), written to RUN in TREC format."""
+    from legalir import trec
+    from legalir.search import dense as dense_search
+    from legalir.search.base import report_empty_results
+
+    tops = trec.read_topics(topics)
+    overrides = _encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend)
+    enc = dense_search.load_encoder(index_dir, model=model, device=device, **overrides)
+    retriever = dense_search.retriever(index_dir, enc, partition_field, instruction=instruction,
+                                       batch_size=batch_size, gpu=gpu, ef_search=ef_search, nprobe=nprobe,
+                                       threads=threads)
+    result = retriever.search(tops, k)
+    report_empty_results(result, tops)
+    n = trec.write_run(run, result, tag=tag, depth=k)
+    click.echo(f"{run}: {n} lines for {len(result)} topics", err=True)
+
+
+def _fusion_params(params_file, method, weights, rrf_k, norm):
+    """Fusion settings: --params (a tune-fusion result) first, then the options given explicitly."""
+    chosen = {}
+    if params_file:
+        data = json.loads(Path(params_file).read_text())
+        chosen = dict(data.get("best", data))
+    if method is not None:
+        chosen["method"] = method
+    if weights is not None:
+        try:
+            chosen["weights"] = [float(x) for x in weights.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"expected comma-separated numbers, got {weights!r}", param_hint="--weights")
+    if rrf_k is not None:
+        chosen["k"] = rrf_k
+    if norm is not None:
+        chosen["norm"] = norm
+    chosen.setdefault("method", "rrf")
+    return {k: chosen[k] for k in ("method", "weights", "k", "norm") if k in chosen}
+
+
+_FUSION_OPTIONS = [
+    click.option("--method", type=click.Choice(["rrf", "linear"]), default=None,
+                 help="Reciprocal rank fusion, or a weighted sum of normalised scores [default: rrf]."),
+    click.option("--weights", default=None, help="One weight per run, comma-separated [default: equal]."),
+    click.option("--rrf-k", type=float, default=None, help="RRF constant k [default: 60]."),
+    click.option("--norm", type=click.Choice(["minmax", "zscore"]), default=None,
+                 help="Score normalisation for linear fusion [default: minmax]."),
+    click.option("--depth", type=int, default=None, help="Fuse only each run's top DEPTH documents [default: all]."),
+]
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="Fused run to write.")
+@click.option("--params", "params_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Use the best settings of a `legalir tune-fusion` result (options given here override them).")
+@_FUSION_OPTIONS[0]
+@_FUSION_OPTIONS[1]
+@_FUSION_OPTIONS[2]
+@_FUSION_OPTIONS[3]
+@_FUSION_OPTIONS[4]
+@click.option("-k", "--keep", "keep", default=1000, show_default=True, help="Documents written per topic.")
+@click.option("--tag", default="fused", show_default=True, help="Run tag (last column).")
+@friendly_errors
+@_dense_errors
+def fuse(runs, out, params_file, method, weights, rrf_k, norm, depth, keep, tag):
+    """Fuse TREC RUNS, such as BM25 and dense runs, into one: RRF or linear fusion of normalised scores."""
+    from legalir import trec
+    from legalir.search import fusion
+
+    params = _fusion_params(params_file, method, weights, rrf_k, norm)
+    fused = fusion.fuse([trec.read_run(r) for r in runs], depth=depth, **params)
+    n = trec.write_run(out, fused, tag=tag, depth=keep)
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    click.echo(f"{out}: {n} lines for {len(fused)} topics ({shown})", err=True)
+
+
+@main.command("tune-fusion")
+@click.argument("dataset")
+@click.option("--collection", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Collection folder holding qrels/.")
+@click.option("--topics", "topic_sets", multiple=True, required=True,
+              help="Topic set(s) to tune on, e.g. --topics train --topics valid. Test sets are refused.")
+@click.option("--run", "run_patterns", multiple=True, required=True,
+              help="One per system: a run path with {set} for the topic set, e.g. runs/acord/bm25.{set}.trec.")
+@click.option("--measure", default="ndcg_cut_10", show_default=True, help="Measure to maximise (output name).")
+@click.option("--step", default=0.05, show_default=True, help="Weight grid step.")
+@click.option("--rrf-k", "rrf_ks", multiple=True, type=float, help="RRF k values to try [default: 60].")
+@click.option("--depth", type=int, default=None, help="Fuse only each run's top DEPTH documents [default: all].")
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="JSON file for the best settings and the whole grid (read by `legalir fuse --params`).")
+@friendly_errors
+@_dense_errors
+def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rrf_ks, depth, out):
+    """Grid-search fusion method and weights on DATASET's training topic sets (never test)."""
+    from legalir import collections, datasets, trec
+    from legalir.evaluate import evaluate
+    from legalir.search import fusion
+
+    if any(collections.base_set(t) == "test" for t in topic_sets):
+        raise click.BadParameter("tuning on test topics is not allowed", param_hint="--topics")
+    if any("{set}" not in p for p in run_patterns):
+        raise click.BadParameter("each --run needs {set} in its path", param_hint="--run")
+    judged = bool(getattr(type(datasets.get(dataset, ".")), "judged_only", False))
+    qrels, runs = {}, [dict() for _ in run_patterns]
+    for t in topic_sets:
+        qrels.update(trec.read_qrels(collections.qrels_path(collection, t)))
+        for i, p in enumerate(run_patterns):
+            runs[i].update(trec.read_run(p.replace("{set}", t)))
+
+    def score(run):
+        return float(evaluate(qrels, run, [measure], judged_only=judged)["all"][measure])
+
+    result = fusion.tune(runs, score, rrf_ks=tuple(rrf_ks) or (fusion.DEFAULT_RRF_K,), step=step, depth=depth)
+    singles = {p: score(r) for p, r in zip(run_patterns, runs)}
+    doc = {"dataset": dataset, "topics": list(topic_sets), "measure": measure, "judged_only": judged,
+           "runs": list(run_patterns), "single_runs": singles, **result}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(doc, indent=2) + "\n")
+    b = result["best"]
+    extra = f"norm={b['norm']}" if b["method"] == "linear" else f"k={b['k']}"
+    click.echo(f"# {dataset}: {measure} on {'+'.join(topic_sets)}" + ("" if not judged else " (judged-only)"))
+    for p, v in singles.items():
+        click.echo(f"single run {p}: {v:.4f}")
+    click.echo(f"best: {b['method']} {extra} weights={b['weights']} {measure}={b['score']:.4f} -> {out}")
+
+
 # ------------------------------------------------------------------ chunk, maxp, convert-run (passages, CRUMB runs)
 @main.command()
 @click.argument("source", type=click.Path(exists=True))

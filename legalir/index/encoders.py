@@ -1,0 +1,674 @@
+"""Transformer text encoders and resumable, sharded corpus encoding.
+
+An :class:`Encoder` turns queries and documents into vectors with a Hugging
+Face model, given by Hub name or local path. It runs through ``transformers``
+(pooling, normalisation and truncation done here) unless the model is in
+sentence-transformers' format with modules this file does not reproduce
+(e.g. a ``Dense`` projection), in which case sentence-transformers itself
+runs it. A model in sentence-transformers' format (``modules.json``) declares
+its own pooling, normalisation and maximum length; those are read from its
+files.
+
+Query and document *formats* are what each model family was trained with:
+
+=====================  ==========================================  ==============
+family (name pattern)  query format                                document format
+=====================  ==========================================  ==============
+E5 v2                  ``query: {text}``                           ``passage: {text}``
+E5-mistral, GTE-Qwen   ``Instruct: {instruction}\\nQuery: {text}``  ``{text}``
+BGE v1.5 (English)     ``Represent this sentence for searching     ``{text}``
+                       relevant passages: {text}``
+sentence-transformers  its own ``prompts`` if any, else bare       same
+=====================  ==========================================  ==============
+
+Every setting can be overridden (command line: ``--pooling``, ``--max-length``,
+``--query-format``, ``--doc-format``, ``--instruction``, ``--no-normalize``,
+``--dtype``). The ``{instruction}`` of a query comes from ``--instruction``,
+else from the topic's ``instruction`` field (CRUMB), else from the preset.
+
+Corpus encoding (:func:`encode_corpus`) writes ``shard-NNNNN.npy`` files of
+``shard_size`` consecutive documents plus ``docids.txt`` and ``manifest.json``
+(the encoder's settings and the shards done). A killed job resumes at the
+first missing shard; shards written with other settings, or for another
+list of documents, are refused, never mixed.
+
+torch, transformers and sentence-transformers are imported lazily, so that
+importing this module (e.g. for its error class) is cheap.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+POOLINGS = ("mean", "cls", "last")
+DTYPES = ("float32", "float16", "bfloat16")
+MANIFEST = "manifest.json"
+DOCIDS = "docids.txt"
+DEFAULT_SHARD_SIZE = 100_000
+DEFAULT_BATCH_SIZE = 32
+FORMAT_VERSION = 1
+
+#: settings that decide what a document vector is: shards differing in any are never mixed
+DOCUMENT_SIDE = ("model", "revision", "backend", "pooling", "max_length", "normalize", "doc_format", "dtype",
+                 "append_eos")
+
+
+class EncoderError(ValueError):
+    """A model that cannot be loaded, bad settings, or shards that must not be mixed."""
+
+
+# ------------------------------------------------------------------ presets
+@dataclass(frozen=True)
+class Preset:
+    pattern: str  # regular expression, searched in the lower-cased model name or path
+    family: str
+    values: Mapping[str, Any]
+
+
+WEB_SEARCH_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
+INSTRUCT_QUERY = "Instruct: {instruction}\nQuery: {text}"
+
+#: first match wins; anything not given here comes from the model's own files or the defaults
+PRESETS: tuple[Preset, ...] = (
+    Preset(r"e5-mistral", "e5-mistral",
+           {"pooling": "last", "normalize": True, "max_length": 4096, "append_eos": True,
+            "query_format": INSTRUCT_QUERY, "doc_format": "{text}", "instruction": WEB_SEARCH_INSTRUCTION}),
+    Preset(r"gte-qwen", "gte-qwen",
+           {"pooling": "last", "normalize": True, "max_length": 8192, "append_eos": True,
+            "query_format": INSTRUCT_QUERY, "doc_format": "{text}", "instruction": WEB_SEARCH_INSTRUCTION}),
+    Preset(r"(^|[/_-])e5-(small|base|large)(-v2)?($|[/_-])|multilingual-e5-(small|base|large)($|[/_-])", "e5",
+           {"pooling": "mean", "normalize": True, "max_length": 512,
+            "query_format": "query: {text}", "doc_format": "passage: {text}"}),
+    Preset(r"bge-(small|base|large)-(en|zh)", "bge",
+           {"pooling": "cls", "normalize": True, "max_length": 512,
+            "query_format": "Represent this sentence for searching relevant passages: {text}",
+            "doc_format": "{text}"}),
+    Preset(r"bge-m3", "bge-m3",
+           {"pooling": "cls", "normalize": True, "max_length": 8192, "query_format": "{text}", "doc_format": "{text}"}),
+)
+
+
+def preset_for(model: str) -> Preset | None:
+    name = str(model).lower()
+    for p in PRESETS:
+        if re.search(p.pattern, name):
+            return p
+    return None
+
+
+# ------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class EncoderSettings:
+    model: str  # what the user gave (Hub name or path)
+    revision: str | None = None
+    backend: str = "transformers"  # or "sentence-transformers"
+    pooling: str = "mean"  # mean | cls | last | "model" (sentence-transformers backend)
+    max_length: int = 512
+    normalize: bool = True
+    query_format: str = "{text}"
+    doc_format: str = "{text}"
+    instruction: str | None = None
+    dtype: str = "float32"
+    append_eos: bool = False
+    family: str = "default"
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EncoderSettings":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def document_side(self) -> dict:
+        return {k: getattr(self, k) for k in DOCUMENT_SIDE}
+
+
+def _looks_like_hub_name(model: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", model)) and not model.startswith(".")
+
+
+def resolve_model_dir(model: str, revision: str | None = None) -> Path:
+    """A local folder holding ``model``: the path itself, or a Hub snapshot (downloaded if needed)."""
+    p = Path(os.path.expanduser(str(model)))
+    if p.exists():
+        if not p.is_dir():
+            raise EncoderError(f"{p}: encoder path is a file, expected a model folder (config.json, weights)")
+        if not (p / "config.json").exists() and not (p / "modules.json").exists():
+            raise EncoderError(f"{p}: not a Hugging Face model folder (no config.json or modules.json)")
+        return p.resolve()
+    if not _looks_like_hub_name(str(model)):
+        raise EncoderError(f"{model}: encoder path does not exist")
+    try:  # pragma: no cover - needs the Hub (or its cache); never exercised in tests
+        from huggingface_hub import snapshot_download
+
+        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
+        return Path(snapshot_download(repo_id=str(model), revision=revision, local_files_only=offline))
+    except Exception as e:  # pragma: no cover
+        raise EncoderError(f"{model}: not a local folder, and could not get it from the Hugging Face Hub "
+                           f"({type(e).__name__}: {e}). Give a local model path, or go online "
+                           f"(HF_HUB_OFFLINE unset) to download it.") from None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise EncoderError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+
+
+def sentence_transformers_config(model_dir: Path) -> dict[str, Any] | None:
+    """What a sentence-transformers model folder declares (pooling, normalize, max length, prompts).
+
+    ``None`` when the folder is not in sentence-transformers' format. ``backend``
+    is ``sentence-transformers`` when it holds modules that this file does not
+    reproduce (then sentence-transformers runs the model).
+    """
+    modules_path = model_dir / "modules.json"
+    if not modules_path.exists():
+        return None
+    modules = _read_json(modules_path)
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    out: dict[str, Any] = {"normalize": "Normalize" in kinds}
+    simple = set(kinds) <= {"Transformer", "Pooling", "Normalize"} and "Transformer" in kinds
+    pooling = None
+    for m in modules:
+        if str(m.get("type", "")).endswith("Pooling"):
+            cfg_path = model_dir / m.get("path", "") / "config.json"
+            if cfg_path.exists():
+                cfg = _read_json(cfg_path)
+                modes = [k[len("pooling_mode_"):] for k, v in cfg.items() if k.startswith("pooling_mode_") and v]
+                if cfg.get("pooling_mode"):
+                    modes = [cfg["pooling_mode"]]
+                names = {"mean_tokens": "mean", "mean": "mean", "cls_token": "cls", "cls": "cls",
+                         "lasttoken": "last", "last": "last"}
+                pooling = names.get(modes[0]) if len(modes) == 1 else None
+    if pooling is None:
+        simple = False
+    else:
+        out["pooling"] = pooling
+    for name in ("sentence_bert_config.json",):
+        if (model_dir / name).exists():
+            cfg = _read_json(model_dir / name)
+            if cfg.get("max_seq_length"):
+                out["max_length"] = int(cfg["max_seq_length"])
+    st_cfg = model_dir / "config_sentence_transformers.json"
+    if st_cfg.exists():
+        prompts = (_read_json(st_cfg) or {}).get("prompts") or {}
+        if prompts.get("query"):
+            out["query_format"] = prompts["query"] + "{text}"
+        for key in ("document", "passage", "corpus"):
+            if prompts.get(key):
+                out["doc_format"] = prompts[key] + "{text}"
+                break
+    out["backend"] = "transformers" if simple else "sentence-transformers"
+    return out
+
+
+def default_dtype(device: str) -> str:
+    return "float16" if str(device).startswith("cuda") else "float32"
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_settings(model: str, *, revision: str | None = None, device: str | None = None,
+                     **overrides: Any) -> tuple[EncoderSettings, Path]:
+    """Settings for ``model``: defaults < preset (by name) < the model's own files < ``overrides``.
+
+    ``overrides`` with value ``None`` are ignored. Returns the settings and the
+    local model folder.
+    """
+    model_dir = resolve_model_dir(model, revision)
+    values: dict[str, Any] = {}
+    preset = preset_for(str(model)) or preset_for(str(model_dir))
+    if preset:
+        values.update(preset.values)
+        values["family"] = preset.family
+    st = sentence_transformers_config(model_dir)
+    if st:
+        for k in ("pooling", "normalize", "max_length", "backend"):
+            if k in st:
+                values[k] = st[k]
+        for k in ("query_format", "doc_format"):
+            if k in st and k not in values:
+                values[k] = st[k]
+        if not preset:
+            values["family"] = "sentence-transformers"
+    elif "pooling" not in values:
+        values["pooling"] = "mean"
+    if "max_length" not in values:
+        cfg = _read_json(model_dir / "config.json") if (model_dir / "config.json").exists() else {}
+        values["max_length"] = int(min(512, cfg.get("max_position_embeddings", 512) or 512))
+    values["dtype"] = default_dtype(device or default_device())
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    if values.get("backend") == "sentence-transformers" and "pooling" in overrides and overrides["pooling"]:
+        values["backend"] = "transformers"  # an explicit pooling means: run it through transformers
+    if values.get("backend") == "sentence-transformers":
+        values["pooling"] = "model"
+    identity = str(model_dir) if Path(os.path.expanduser(str(model))).exists() else str(model)
+    settings = EncoderSettings(model=identity, revision=revision, **{
+        k: v for k, v in values.items() if k in {f.name for f in dataclasses.fields(EncoderSettings)} - {"model", "revision"}})
+    validate(settings)
+    return settings, model_dir
+
+
+def validate(s: EncoderSettings) -> None:
+    if s.backend not in ("transformers", "sentence-transformers"):
+        raise EncoderError(f"backend must be transformers or sentence-transformers, got {s.backend!r}")
+    if s.backend == "transformers" and s.pooling not in POOLINGS:
+        raise EncoderError(f"pooling must be one of {', '.join(POOLINGS)}, got {s.pooling!r}")
+    if s.dtype not in DTYPES:
+        raise EncoderError(f"dtype must be one of {', '.join(DTYPES)}, got {s.dtype!r}")
+    if int(s.max_length) < 2:
+        raise EncoderError(f"max length must be at least 2, got {s.max_length}")
+    for name in ("query_format", "doc_format"):
+        fmt = getattr(s, name)
+        if "{text}" not in fmt:
+            raise EncoderError(f"{name.replace('_', ' ')} {fmt!r} must contain '{{text}}'")
+        try:
+            fmt.format(text="", instruction="")
+        except (KeyError, IndexError, ValueError) as e:
+            raise EncoderError(f"{name.replace('_', ' ')} {fmt!r}: only {{text}} and {{instruction}} may be used "
+                               f"({e})") from None
+    if "{instruction}" in s.doc_format:
+        raise EncoderError("the document format cannot use {instruction}")
+
+
+# ------------------------------------------------------------------ encoder
+class Encoder:
+    """A loaded model that encodes queries and documents into float32 vectors."""
+
+    def __init__(self, settings: EncoderSettings, model_dir: str | os.PathLike, device: str | None = None):
+        import torch
+
+        validate(settings)
+        self.settings = settings
+        self.model_dir = Path(model_dir)
+        self.device = device or default_device()
+        torch_dtype = getattr(torch, settings.dtype)
+        if settings.dtype != "float32" and not str(self.device).startswith("cuda"):
+            print(f"warning: {settings.dtype} on {self.device} is slow and may be unsupported; "
+                  f"use --dtype float32 on CPU", file=sys.stderr)
+        try:
+            if settings.backend == "sentence-transformers":
+                from sentence_transformers import SentenceTransformer
+
+                self._st = SentenceTransformer(str(self.model_dir), device=self.device, local_files_only=True,
+                                               model_kwargs={"dtype": torch_dtype})
+                self._st.max_seq_length = int(settings.max_length)
+                get_dim = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
+                self.dim = int(get_dim())
+            else:
+                from transformers import AutoModel, AutoTokenizer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # one bar per weight file is noise on every search
+
+                self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
+                self.model = AutoModel.from_pretrained(str(self.model_dir), dtype=torch_dtype)
+                self.model.to(self.device).eval()
+                self.dim = int(self.model.config.hidden_size)
+                if settings.append_eos and self.tokenizer.eos_token_id is None:
+                    raise EncoderError(f"{self.model_dir}: append_eos is set but the tokenizer has no EOS token")
+                if self.tokenizer.pad_token_id is None:
+                    self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+        except EncoderError:
+            raise
+        except (OSError, ValueError) as e:
+            raise EncoderError(f"{self.model_dir}: could not load the encoder: {e}") from None
+
+    @classmethod
+    def load(cls, model: str, *, revision: str | None = None, device: str | None = None, **overrides: Any) -> "Encoder":
+        """Load ``model`` (Hub name or local folder) with the family's preset and ``overrides``."""
+        device = device or default_device()
+        settings, model_dir = resolve_settings(model, revision=revision, device=device, **overrides)
+        return cls(settings, model_dir, device=device)
+
+    @classmethod
+    def from_settings(cls, settings: EncoderSettings | Mapping[str, Any], device: str | None = None,
+                      model: str | None = None) -> "Encoder":
+        """Load the encoder that ``settings`` describe (e.g. an index's); ``model`` relocates the weights."""
+        s = settings if isinstance(settings, EncoderSettings) else EncoderSettings.from_dict(settings)
+        if model is not None:
+            s = dataclasses.replace(s, model=model)
+        return cls(s, resolve_model_dir(s.model, s.revision), device=device)
+
+    # ---- text formats
+    def format_queries(self, texts: Sequence[str], instructions: Sequence[str | None] | None = None) -> list[str]:
+        fmt = self.settings.query_format
+        out = []
+        for i, t in enumerate(texts):
+            inst = instructions[i] if instructions is not None else None
+            inst = inst or self.settings.instruction
+            if "{instruction}" in fmt and not inst:
+                raise EncoderError(f"the query format {fmt!r} needs an instruction: give --instruction, or an "
+                                   f"'instruction' field in the topics")
+            out.append(fmt.format(text=t, instruction=inst or ""))
+        return out
+
+    def format_documents(self, texts: Sequence[str]) -> list[str]:
+        return [self.settings.doc_format.format(text=t) for t in texts]
+
+    def encode_queries(self, texts: Sequence[str], instructions: Sequence[str | None] | None = None,
+                       batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False) -> np.ndarray:
+        return self.encode(self.format_queries(texts, instructions), batch_size=batch_size, progress=progress,
+                           desc="queries")
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE,
+                         progress: bool = False, callback: Callable[[int], Any] | None = None) -> np.ndarray:
+        return self.encode(self.format_documents(texts), batch_size=batch_size, progress=progress, desc="documents",
+                           callback=callback)
+
+    # ---- the model
+    def encode(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False,
+               desc: str = "encoding", callback: Callable[[int], Any] | None = None) -> np.ndarray:
+        """Vectors of already formatted ``texts`` (float32, shape ``(len(texts), dim)``).
+
+        Texts are encoded longest first in batches (less padding), then put
+        back in input order. The same texts give the same bytes run to run.
+        ``callback(n)`` is called after each batch of ``n`` texts.
+        """
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self.settings.backend == "sentence-transformers":
+            vecs = self._st.encode(list(texts), batch_size=batch_size, show_progress_bar=progress,
+                                   convert_to_numpy=True, normalize_embeddings=bool(self.settings.normalize))
+            if callback:
+                callback(len(texts))
+            return np.ascontiguousarray(vecs, dtype=np.float32)
+        import torch
+        from tqdm import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        bar = tqdm(total=len(texts), desc=desc, unit=" texts", disable=not progress, file=sys.stderr,
+                   mininterval=1.0)
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                batch = self._tokenize([texts[i] for i in idx])
+                hidden = self.model(**batch).last_hidden_state
+                vec = self._pool(hidden, batch["attention_mask"]).float()
+                if self.settings.normalize:
+                    vec = torch.nn.functional.normalize(vec, p=2, dim=1)
+                out[idx] = vec.cpu().numpy()
+                bar.update(len(idx))
+                if callback:
+                    callback(len(idx))
+        bar.close()
+        return out
+
+    def _tokenize(self, texts: list[str]):
+        tok, n = self.tokenizer, int(self.settings.max_length)
+        if not self.settings.append_eos:
+            enc = tok(texts, padding=True, truncation=True, max_length=n, return_tensors="pt")
+        else:
+            ids = tok(texts, padding=False, truncation=True, max_length=n - 1)["input_ids"]
+            eos = tok.eos_token_id
+            ids = [x if x and x[-1] == eos else x + [eos] for x in ids]
+            enc = tok.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+        return {k: v.to(self.device) for k, v in enc.items()}
+
+    def _pool(self, hidden, mask):
+        import torch
+
+        pooling = self.settings.pooling
+        if pooling == "cls":
+            return hidden[:, 0]
+        if pooling == "mean":
+            m = mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * m).sum(dim=1) / torch.clamp(m.sum(dim=1), min=1e-9)
+        # last: the last non-padding token, whichever side the tokenizer pads
+        positions = torch.arange(mask.shape[1], device=mask.device).unsqueeze(0)
+        last = (positions * mask).argmax(dim=1)
+        return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+
+
+# ------------------------------------------------------------------ sharded corpus encoding
+def _write_json_atomic(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def docids_digest(docids: Iterable[str]) -> str:
+    h = hashlib.sha256()
+    for d in docids:
+        h.update(d.encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def read_manifest(emb_dir: str | os.PathLike) -> dict:
+    path = Path(emb_dir) / MANIFEST
+    if not path.exists():
+        raise EncoderError(f"{path}: not found; encode the collection first (legalir encode)")
+    return _read_json(path)
+
+
+def read_docids(emb_dir: str | os.PathLike) -> list[str]:
+    path = Path(emb_dir) / DOCIDS
+    if not path.exists():
+        raise EncoderError(f"{path}: not found (incomplete embeddings folder)")
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def shard_name(i: int) -> str:
+    return f"shard-{i:05d}.npy"
+
+
+@dataclass
+class EncodeResult:
+    documents: int
+    shards_total: int
+    shards_done: int
+    shards_written: int
+    complete: bool
+    out_dir: Path = field(default_factory=Path)
+
+
+def encode_corpus(
+    encoder: Encoder,
+    docs: Callable[[], Iterator[tuple[str, str]]],
+    out_dir: str | os.PathLike,
+    *,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    overwrite: bool = False,
+    stop_after_shards: int | None = None,
+    source: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> EncodeResult:
+    """Encode the documents ``docs()`` yields (``(docid, text)``, same order each call) into shards.
+
+    Resumes the shards already in ``out_dir`` when they were written with the
+    same document-side settings for the same document ids; refuses otherwise
+    (unless ``overwrite``, which starts afresh). ``stop_after_shards`` stops
+    after writing that many new shards (to split a long job, or to test resuming).
+    """
+    from tqdm import tqdm
+
+    out = Path(out_dir)
+    if shard_size < 1:
+        raise EncoderError(f"shard size must be at least 1, got {shard_size}")
+    docids: list[str] = []
+    seen: set[str] = set()
+    for n, (docid, text) in enumerate(docs(), 1):
+        if not docid or any(c in docid for c in "\n\r"):
+            raise EncoderError(f"document {n}: id {docid!r} is empty or holds a line break")
+        if docid in seen:
+            raise EncoderError(f"document {n}: duplicate id {docid!r}")
+        seen.add(docid)
+        docids.append(docid)
+    del seen
+    if not docids:
+        raise EncoderError(f"no documents to encode for {out}")
+    digest = docids_digest(docids)
+    settings = encoder.settings.to_dict()
+
+    if out.exists() and overwrite:
+        shutil.rmtree(out)
+    if (out / MANIFEST).exists():
+        manifest = read_manifest(out)
+        old = EncoderSettings.from_dict(manifest.get("encoder", {})).document_side()
+        new = encoder.settings.document_side()
+        diff = {k: (old.get(k), new[k]) for k in new if old.get(k) != new[k]}
+        if diff:
+            what = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            raise EncoderError(f"{out}: holds embeddings made with other settings ({what}). "
+                               f"Use a new output folder, or --overwrite to start again.")
+        if manifest.get("docids_sha256") != digest or manifest.get("documents") != len(docids):
+            raise EncoderError(f"{out}: holds embeddings of other documents ({manifest.get('documents')} there, "
+                               f"{len(docids)} now, or different ids): the collection changed. "
+                               f"Use a new output folder, or --overwrite to start again.")
+        shard_size = int(manifest["shard_size"])
+    elif out.exists() and any(out.iterdir()):
+        raise EncoderError(f"{out}: exists and is not an embeddings folder (no {MANIFEST}); "
+                           f"use a new output folder, or --overwrite")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp_ids = out / (DOCIDS + f".tmp-{os.getpid()}")
+        with open(tmp_ids, "w", encoding="utf-8") as f:
+            for d in docids:
+                f.write(d + "\n")
+        os.replace(tmp_ids, out / DOCIDS)
+        manifest = {"format": FORMAT_VERSION, "encoder": settings, "dim": encoder.dim, "documents": len(docids),
+                    "docids_sha256": digest, "shard_size": shard_size, "shards": {}, "complete": False,
+                    "source": dict(source or {})}
+        _write_json_atomic(out / MANIFEST, manifest)
+
+    n_shards = (len(docids) + shard_size - 1) // shard_size
+    done = {int(k) for k in manifest["shards"]}
+    todo = [i for i in range(n_shards) if i not in done or not (out / shard_name(i)).exists()]
+    written = 0
+    bar = tqdm(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size) for i in todo),
+               desc=f"encoding {out.name}", unit=" docs", disable=not progress, file=sys.stderr, mininterval=1.0)
+    todo_set = set(todo)
+    try:
+        shard: list[tuple[str, str]] = []
+        index = 0
+        for pos, (docid, text) in enumerate(docs()):
+            i = pos // shard_size
+            if i not in todo_set:
+                continue
+            if pos >= len(docids) or docids[pos] != docid:
+                raise EncoderError(f"document {pos + 1}: the documents changed while encoding ({docid!r})")
+            shard.append((docid, text))
+            index = i
+            if len(shard) == min(shard_size, len(docids) - i * shard_size):
+                if stop_after_shards is not None and written >= stop_after_shards:
+                    break
+                _write_shard(encoder, shard, out, index, batch_size, bar.update)
+                manifest["shards"][str(index)] = {"file": shard_name(index), "start": index * shard_size,
+                                                  "count": len(shard)}
+                _write_json_atomic(out / MANIFEST, manifest)
+                written += 1
+                shard = []
+    finally:
+        bar.close()
+    complete = len(manifest["shards"]) == n_shards
+    if complete and not manifest.get("complete"):
+        manifest["complete"] = True
+        _write_json_atomic(out / MANIFEST, manifest)
+    return EncodeResult(len(docids), n_shards, len(manifest["shards"]), written, complete, out)
+
+
+def _write_shard(encoder: Encoder, shard: list[tuple[str, str]], out: Path, index: int, batch_size: int,
+                 callback: Callable[[int], Any] | None = None) -> None:
+    vecs = encoder.encode_documents([t for _, t in shard], batch_size=batch_size, callback=callback)
+    final = out / shard_name(index)
+    tmp = out / (shard_name(index) + f".tmp-{os.getpid()}")
+    mm = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=vecs.shape)
+    mm[:] = vecs
+    mm.flush()
+    del mm
+    os.replace(tmp, final)
+
+
+def iter_shards(emb_dir: str | os.PathLike) -> Iterator[np.ndarray]:
+    """The embeddings of a complete folder, shard by shard (read-only memmaps), in document order."""
+    out = Path(emb_dir)
+    manifest = read_manifest(out)
+    if not manifest.get("complete"):
+        raise EncoderError(f"{out}: encoding is not finished ({len(manifest['shards'])} shard(s) done); "
+                           f"run the same `legalir encode` again to resume")
+    n_shards = (manifest["documents"] + manifest["shard_size"] - 1) // manifest["shard_size"]
+    for i in range(n_shards):
+        path = out / shard_name(i)
+        if not path.exists():
+            raise EncoderError(f"{path}: missing shard")
+        arr = np.load(path, mmap_mode="r")
+        expected = min(manifest["shard_size"], manifest["documents"] - i * manifest["shard_size"])
+        if arr.shape != (expected, manifest["dim"]):
+            raise EncoderError(f"{path}: shape {arr.shape}, expected {(expected, manifest['dim'])}")
+        yield arr
+
+
+def load_embeddings(emb_dir: str | os.PathLike) -> np.ndarray:
+    """All embeddings of a complete folder in one array (document order)."""
+    return np.concatenate(list(iter_shards(emb_dir)), axis=0)
+
+
+def partitions(emb_dir: str | os.PathLike) -> list[str]:
+    """Partition keys of a partitioned embeddings folder (sub-folders with a manifest); [] if not partitioned."""
+    root = Path(emb_dir)
+    if (root / MANIFEST).exists():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).exists()) if root.is_dir() else []
+
+
+def encode_collection(encoder: Encoder, collection_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
+                      partitions: list[str] | None = None, quiet: bool = False, **kwargs: Any) -> dict[str, EncodeResult]:
+    """Encode a collection's documents: one embeddings folder, or one per partition (``out_dir/<partition>/``).
+
+    ``kwargs`` go to :func:`encode_corpus` (shard size, batch size, overwrite, stop_after_shards).
+    """
+    from legalir import collections
+
+    manifest = collections.read_manifest(collection_dir)
+    dirs = collections.corpus_dirs(collection_dir)
+    keys = sorted(dirs) if partitions is None else list(partitions)
+    unknown = [k for k in keys if k not in dirs]
+    if unknown:
+        raise EncoderError(f"unknown partition(s) {unknown}; known: {', '.join(sorted(dirs))}")
+    results: dict[str, EncodeResult] = {}
+    budget = kwargs.pop("stop_after_shards", None)  # new shards allowed in all, over every partition
+    for key in keys:
+        target = Path(out_dir) / key if key else Path(out_dir)
+
+        def docs(key=key):
+            for rec in collections.iter_documents(collection_dir, key or None):
+                yield str(rec["id"]), str(rec["contents"])
+
+        source = {"collection": str(Path(collection_dir).resolve()), "partition": key or None,
+                  "partition_field": manifest.get("partition_field")}
+        results[key] = encode_corpus(encoder, docs, target, source=source, progress=not quiet,
+                                     stop_after_shards=budget, **kwargs)
+        r = results[key]
+        if budget is not None:
+            budget -= r.shards_written
+        if not quiet:
+            state = "complete" if r.complete else f"stopped, {r.shards_done}/{r.shards_total} shards (run again to resume)"
+            print(f"{target}: {r.documents} documents, {r.shards_written} shard(s) written now, {state}",
+                  file=sys.stderr)
+        if not r.complete:
+            break
+    return results

@@ -1,0 +1,89 @@
+"""Dense retrieval: encode the topics, search a FAISS index, return a run.
+
+:class:`DenseRetriever` follows the ``Retriever`` protocol of
+:mod:`legalir.search.base`, so partitioned search goes through
+:class:`~legalir.search.base.Partitioned` exactly as BM25 does: one encoder
+is loaded once and shared by every partition's index.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Mapping
+
+from legalir.index import dense, encoders
+from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
+from legalir.trec import Run, Topic
+
+#: topic metadata field holding a per-topic instruction (CRUMB)
+INSTRUCTION_FIELD = "instruction"
+
+
+def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device: str | None = None,
+                 **overrides: Any) -> encoders.Encoder:
+    """The query encoder for an index: the settings it was built with, then ``overrides``.
+
+    ``model`` points to the weights when they moved (same model); an encoder
+    with other document-side settings is allowed only for the query side
+    (formats, instruction) and is reported on stderr.
+    """
+    import dataclasses
+
+    meta = dense.read_meta(index_dir)
+    recorded = encoders.EncoderSettings.from_dict(meta["encoder"])
+    settings = recorded
+    if model is not None:
+        settings = dataclasses.replace(settings, model=model)
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    if clean:
+        settings = dataclasses.replace(settings, **clean)
+    changed = [k for k in encoders.DOCUMENT_SIDE if k != "model" and getattr(settings, k) != getattr(recorded, k)]
+    if changed:
+        print(f"warning: querying {index_dir} with other settings than its documents were encoded with: "
+              + ", ".join(f"{k}={getattr(settings, k)!r} (index: {getattr(recorded, k)!r})" for k in changed),
+              file=sys.stderr)
+    return encoders.Encoder.from_settings(settings, device=device)
+
+
+class DenseRetriever:
+    """Exact or approximate inner-product search of one FAISS index."""
+
+    def __init__(self, index_dir: str | os.PathLike, encoder: encoders.Encoder, *, instruction: str | None = None,
+                 batch_size: int = encoders.DEFAULT_BATCH_SIZE, gpu: bool | None = None,
+                 ef_search: int | None = None, nprobe: int | None = None, threads: int | None = None):
+        self.index = dense.LoadedIndex(index_dir, gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads)
+        if encoder.dim != self.index.dim:
+            raise dense.DenseIndexError(
+                f"{index_dir}: the index holds {self.index.dim}-dimensional vectors but the encoder "
+                f"{encoder.settings.model} makes {encoder.dim}-dimensional ones; use the encoder the index was "
+                f"built with ({self.index.meta['encoder'].get('model')})")
+        self.encoder = encoder
+        self.instruction = instruction
+        self.batch_size = batch_size
+
+    def search(self, topics: Mapping[str, Topic], k: int) -> Run:
+        check_topics(topics)
+        qids = list(topics)
+        instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
+        vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions, batch_size=self.batch_size)
+        hits = self.index.search(vecs, k)
+        return {q: dict(h) for q, h in zip(qids, hits)}
+
+
+def retriever(index_dir: str | os.PathLike, encoder: encoders.Encoder, partition_field: str | None = None,
+              **kwargs: Any) -> Retriever:
+    """A retriever over ``index_dir``: one index, or one per partition routed by ``partition_field``."""
+    parts = dense.partitions(index_dir)
+    if not parts:
+        return DenseRetriever(index_dir, encoder, **kwargs)
+    field = partition_field or dense.read_meta(index_dir).get("partition_field")
+    if not field:
+        raise SearchError(f"{index_dir} holds one index per partition: name the topic field with --partition-field")
+    loaded: dict[str, DenseRetriever] = {}
+
+    def make(path):
+        if str(path) not in loaded:
+            loaded[str(path)] = DenseRetriever(path, encoder, **kwargs)
+        return loaded[str(path)]
+
+    return Partitioned(index_dir, field, make, parts)

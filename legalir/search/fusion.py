@@ -1,0 +1,151 @@
+"""Run fusion: reciprocal rank fusion and linear fusion of normalised scores.
+
+Every function here maps runs to a run (``{qid: {docid: score}}``), so fusion
+composes with any other run -> run step (MaxP, re-ranking). Ranks are read in
+trec_eval's order (score descending, ties by docid descending, see
+:func:`legalir.trec.ranking`); the result depends only on the runs'
+contents, never on dict or file order, so the same inputs give the same bytes.
+
+* RRF (Cormack et al. 2009): ``score(d) = sum_i w_i / (k + rank_i(d))``, rank
+  from 1; a run that did not retrieve ``d`` adds nothing. ``k`` defaults to 60.
+* Linear: ``score(d) = sum_i w_i * norm_i(d)`` with per-topic normalisation
+
+  - ``minmax``: ``(s - min) / (max - min)``; a run whose scores are all equal
+    gives 1.0; a document the run did not retrieve counts 0.0 (its floor);
+  - ``zscore``: ``(s - mean) / std`` (population std); all-equal scores give
+    0.0; a document the run did not retrieve counts as the run's lowest
+    normalised score for that topic (never above a document it retrieved).
+
+Weights default to equal (1 each). ``depth`` keeps only each run's top
+``depth`` documents before fusing.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Callable, Mapping, Sequence
+
+from legalir.trec import Run, ranking
+
+METHODS = ("rrf", "linear")
+NORMS = ("minmax", "zscore")
+DEFAULT_RRF_K = 60
+
+
+class FusionError(ValueError):
+    pass
+
+
+def _weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[float]:
+    if not runs:
+        raise FusionError("no runs to fuse")
+    if weights is None:
+        return [1.0] * len(runs)
+    if len(weights) != len(runs):
+        raise FusionError(f"{len(weights)} weight(s) for {len(runs)} run(s)")
+    w = [float(x) for x in weights]
+    if any(math.isnan(x) or x < 0 for x in w):
+        raise FusionError(f"weights must be non-negative numbers, got {list(weights)}")
+    return w
+
+
+def _top(docs: Mapping[str, float], depth: int | None) -> list[tuple[str, float]]:
+    ranked = ranking(docs)
+    return ranked if depth is None else ranked[:depth]
+
+
+def _qids(runs: Sequence[Run]) -> list[str]:
+    return sorted(set().union(*[set(r) for r in runs]))
+
+
+def rrf(runs: Sequence[Run], k: float = DEFAULT_RRF_K, weights: Sequence[float] | None = None,
+        depth: int | None = None) -> Run:
+    """Reciprocal rank fusion."""
+    w = _weights(runs, weights)
+    if k < 0:
+        raise FusionError(f"RRF k must be >= 0, got {k}")
+    out: Run = {}
+    for qid in _qids(runs):
+        fused: dict[str, float] = {}
+        for wi, run in zip(w, runs):
+            for rank, (docid, _) in enumerate(_top(run.get(qid, {}), depth), 1):
+                fused[docid] = fused.get(docid, 0.0) + wi / (k + rank)
+        out[qid] = fused
+    return out
+
+
+def normalize(docs: Mapping[str, float], method: str = "minmax") -> tuple[dict[str, float], float]:
+    """Normalised scores of one topic's documents, and the value a missing document counts."""
+    if method not in NORMS:
+        raise FusionError(f"normalisation must be one of {', '.join(NORMS)}, got {method!r}")
+    if not docs:
+        return {}, 0.0
+    items = sorted(docs.items())  # fixed summation order: identical floats run to run
+    values = [s for _, s in items]
+    if method == "minmax":
+        lo, hi = min(values), max(values)
+        if hi == lo:
+            return {d: 1.0 for d, _ in items}, 0.0
+        return {d: (s - lo) / (hi - lo) for d, s in items}, 0.0
+    mean = math.fsum(values) / len(values)
+    std = math.sqrt(math.fsum((s - mean) ** 2 for s in values) / len(values))
+    if std == 0:
+        return {d: 0.0 for d, _ in items}, 0.0
+    normed = {d: (s - mean) / std for d, s in items}
+    return normed, min(normed.values())
+
+
+def linear(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+           depth: int | None = None) -> Run:
+    """Weighted sum of per-topic normalised scores (see module doc for missing documents)."""
+    w = _weights(runs, weights)
+    if norm not in NORMS:
+        raise FusionError(f"normalisation must be one of {', '.join(NORMS)}, got {norm!r}")
+    out: Run = {}
+    for qid in _qids(runs):
+        parts = [normalize(dict(_top(run.get(qid, {}), depth)), norm) for run in runs]
+        docids = sorted(set().union(*[set(p[0]) for p in parts]))
+        out[qid] = {d: sum(wi * p[0].get(d, p[1]) for wi, p in zip(w, parts)) for d in docids}
+    return out
+
+
+def fuse(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float] | None = None,
+         k: float = DEFAULT_RRF_K, norm: str = "minmax", depth: int | None = None) -> Run:
+    if method == "rrf":
+        return rrf(runs, k=k, weights=weights, depth=depth)
+    if method == "linear":
+        return linear(runs, weights=weights, norm=norm, depth=depth)
+    raise FusionError(f"fusion method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+def weight_grid(n_runs: int, step: float = 0.05) -> list[tuple[float, ...]]:
+    """Weight vectors on the simplex (non-negative, summing to 1) in steps of ``step``."""
+    if not 0 < step <= 1:
+        raise FusionError(f"grid step must be in (0, 1], got {step}")
+    m = round(1 / step)
+    if abs(m * step - 1) > 1e-9:
+        raise FusionError(f"grid step must divide 1, got {step}")
+    grid = [c for c in itertools.product(range(m + 1), repeat=n_runs) if sum(c) == m]
+    return [tuple(round(x / m, 10) for x in c) for c in sorted(grid, reverse=True)]
+
+
+def tune(runs: Sequence[Run], score: Callable[[Run], float], *, methods: Sequence[str] = ("linear", "rrf"),
+         norms: Sequence[str] = NORMS, rrf_ks: Sequence[float] = (DEFAULT_RRF_K,), step: float = 0.05,
+         depth: int | None = None) -> dict:
+    """Grid search of fusion parameters; ``score(run)`` is the mean measure on *training* topics.
+
+    Returns ``{"best": {method, weights, norm|k, score}, "grid": [every point tried]}``.
+    The first point with the best score wins (grid order is fixed), so the
+    choice is reproducible.
+    """
+    tried: list[dict] = []
+    for method in methods:
+        settings = ([{"norm": n} for n in norms] if method == "linear" else [{"k": k} for k in rrf_ks])
+        for extra in settings:
+            for w in weight_grid(len(runs), step):
+                fused = fuse(runs, method=method, weights=w, depth=depth, **extra)
+                tried.append({"method": method, "weights": list(w), **extra, "score": float(score(fused))})
+    if not tried:
+        raise FusionError("nothing to tune: no methods given")
+    best = max(enumerate(tried), key=lambda iv: (iv[1]["score"], -iv[0]))[1]
+    return {"best": best, "grid": tried}

