@@ -41,3 +41,20 @@ def acord_dir():
     if not (path / "corpus.jsonl").exists():
         pytest.skip(f"the real ACORD release is not at {path} (CI provides ../shared/data/acord)")
     return path
+
+
+@pytest.fixture(scope="session")
+def trec_eval_bin(tmp_path_factory):
+    """The real trec_eval 9.0.4 binary, extracted from the Anserini jar that pyserini ships."""
+    import platform
+    import zipfile
+
+    from legalir.jvm import anserini_jar
+
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the Anserini jar's trec_eval binary used here is linux-amd64")
+    out = tmp_path_factory.mktemp("trec_eval") / "trec_eval"
+    with zipfile.ZipFile(anserini_jar()) as z:
+        out.write_bytes(z.read("trec_eval/trec_eval-linux-amd64"))
+    out.chmod(0o755)
+    return str(out)
