@@ -22,12 +22,14 @@ def friendly_errors(fn):
     def wrapper(*args, **kwargs):
         from legalir.collections import CollectionError
         from legalir.datasets.base import DatasetError
+        from legalir.evaluate import EvaluationError, MeasureError
         from legalir.search.base import SearchError
         from legalir.trec import FormatError
 
         try:
             return fn(*args, **kwargs)
-        except (FormatError, DatasetError, CollectionError, SearchError, FileNotFoundError) as e:
+        except (FormatError, DatasetError, CollectionError, SearchError, FileNotFoundError,
+                EvaluationError, MeasureError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
 
@@ -614,6 +616,98 @@ def convert_run(src, dst, to, tag, depth):
 
     n = runformats.convert_run(src, dst, to, tag=tag, depth=depth)
     click.echo(f"{dst}: {n} entries ({to})", err=True)
+
+
+# ------------------------------------------------------------------ eval, compare
+def _list_measures(ctx, param, value):
+    if not value or ctx.resilient_parsing:
+        return
+    from legalir.evaluate import supported
+
+    click.echo(supported())
+    ctx.exit()
+
+
+@main.command("eval")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="trec_eval measure spec, repeatable: map, P.5,10, ndcg_cut.10, recall.100,1000, recip_rank, "
+                   "success.10, recip_rank_cut.10 (MRR@10), recall_all.10, star3_P.5, all_trec ... "
+                   "[default: trec_eval's 'official' set].")
+@click.option("-q", "per_topic", is_flag=True, help="Also print every topic's values (trec_eval -q).")
+@click.option("-c", "complete", is_flag=True,
+              help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c).")
+@click.option("-J", "judged_only", is_flag=True,
+              help="Judged-only: drop run documents without a judgement before scoring (trec_eval -J).")
+@click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Lowest relevance counted as relevant (trec_eval -l).")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"all": {...}, "per_topic": {...}} (per_topic with -q) instead of trec_eval lines.')
+@click.option("--quiet", is_flag=True, help="No topic-coverage notes on stderr.")
+@click.option("--list-measures", is_flag=True, is_eager=True, expose_value=False, callback=_list_measures,
+              help="List the supported measures and exit.")
+@friendly_errors
+def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_level, as_json, quiet):
+    """Score RUN against QRELS, exactly as trec_eval 9 would, plus legal IR's own measures.
+
+    \b
+    Output: trec_eval's lines (measure, topic or 'all', value), or --json.
+    Measures trec_eval lacks: recip_rank_cut.k (MRR@k), recall_all.k (all
+    relevant documents in the top k: the lower-bound recall), starK_P.N
+    (ACORD's K-star precision@N, stars = relevance + 1; topics with no
+    K-star document are left out of its average, also under -c).
+    """
+    from legalir import evaluate
+
+    result = evaluate.evaluate_files(qrels, run, list(measures) or None, judged_only=judged_only,
+                                     complete=complete, relevance_level=relevance_level)
+    if not quiet:
+        for note in evaluate.coverage_notes(result, complete):
+            click.echo(f"eval: {note}", err=True)
+    if as_json:
+        click.echo(json.dumps(evaluate.to_json(result, per_topic), indent=1))
+    else:
+        click.echo(evaluate.format_trec_eval(result, per_topic), nl=False)
+
+
+@main.command()
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure to compare, repeatable, as for `legalir eval` [default: map, ndcg_cut.10].")
+@click.option("--test", type=click.Choice(["t", "randomization"]), default="t", show_default=True,
+              help="Paired two-sided t-test, or paired randomization (permutation) test.")
+@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm"]), default="none",
+              show_default=True, help="Multiple-comparison correction over the runs compared to the first.")
+@click.option("--permutations", default=10000, show_default=True, type=click.IntRange(min=1),
+              help="Randomization test: random sign vectors (exact enumeration when 2^topics is fewer).")
+@click.option("--seed", default=0, show_default=True, help="Randomization test seed (same seed, same p-values).")
+@click.option("--alpha", default=0.05, show_default=True, help="Significance level marked with '*'.")
+@click.option("-J", "judged_only", is_flag=True, help="Judged-only evaluation (as `legalir eval -J`).")
+@click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Lowest relevance counted as relevant.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
+@friendly_errors
+def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
+            as_json):
+    """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
+    from legalir import evaluate, trec
+    from legalir.evaluate import stats
+
+    if len(runs) < 2:
+        raise click.UsageError("compare needs at least two runs")
+    ms = evaluate.parse_measures(list(measures) or ["map", "ndcg_cut.10"])
+    names = stats.comparable_names(ms)
+    q = trec.read_qrels(qrels)
+    per_topic = [evaluate.evaluate(q, trec.read_run(r), ms, judged_only=judged_only,
+                                   relevance_level=relevance_level)["per_topic"] for r in runs]
+    comps = stats.compare(per_topic, runs, names, test=test, correction=correction,
+                          permutations=permutations, seed=seed)
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in comps], indent=1))
+    else:
+        click.echo(stats.format_comparisons(comps, alpha), nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

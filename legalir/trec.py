@@ -220,12 +220,13 @@ def read_run(path: str | os.PathLike) -> Run:
     """Read a TREC run (``qid Q0 docid rank score tag``, any whitespace).
 
     The rank column is ignored, as trec_eval ignores it: order comes from scores.
+    Blank lines and lines starting with ``#`` are skipped, as trec_eval skips them.
     """
     p = Path(path)
     run: Run = {}
     for n, line in _lines(p):
         cols = line.split()
-        if not cols:
+        if not cols or cols[0].startswith("#"):  # blank and comment lines, as trec_eval skips them
             continue
         if len(cols) != 6:
             raise FormatError(p, n, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(cols)}")
@@ -243,3 +244,25 @@ def read_run(path: str | os.PathLike) -> Run:
     if not run:
         raise FormatError(p, None, "no run lines in file")
     return run
+
+
+def run_tag(path: str | os.PathLike) -> str:
+    """The run tag trec_eval reports as ``runid``: the last column of the last run line."""
+    p = Path(path)
+    size = p.stat().st_size
+    block = 1 << 16
+    with open(p, "rb") as f:
+        while True:
+            start = max(0, size - block)
+            f.seek(start)
+            chunk = f.read(size - start)
+            lines = chunk.splitlines()
+            if start > 0:
+                lines = lines[1:]  # may be a partial line
+            for raw in reversed(lines):
+                cols = raw.decode("utf-8", errors="replace").split()
+                if cols and not cols[0].startswith("#"):
+                    return cols[-1]
+            if start == 0:
+                raise FormatError(p, None, "no run lines in file")
+            block *= 4

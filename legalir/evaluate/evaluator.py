@@ -1,0 +1,334 @@
+"""Score a run against qrels with trec_eval's semantics.
+
+Per-topic values of trec_eval's measures come from pytrec_eval (trec_eval
+9's own C code: same ranking by score then docid, same relevance level,
+same -J). What pytrec_eval does *not* do the way trec_eval does is done
+here: which topics are evaluated (run topics that have qrels; a topic with an
+empty ranking is absent), the summary line of every measure (mean in topic
+order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
+(``runid``) and the string measure ``relstring``. legalir's own measures
+(:mod:`legalir.evaluate.custom`) follow the same rules.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping
+
+from legalir import trec
+from legalir.evaluate import custom
+from legalir.evaluate.measures import Measure, MeasureError, parse_measures, star_k
+
+#: trec_eval's floor for geometric means (MIN_GEO_MEAN)
+MIN_GEO_MEAN = 0.00001
+
+
+class EvaluationError(ValueError):
+    """Nothing to evaluate, or inputs that cannot be scored together."""
+
+
+class Evaluation(dict):
+    """``{"all": {name: value}, "per_topic": {qid: {name: value}}}``, plus details.
+
+    Attributes (not part of the dict, so ``json.dumps`` shows only the two keys):
+
+    * ``measures``: the parsed :class:`Measure` list, in output order;
+    * ``topics``: the evaluated topics (run topics with judgements), sorted;
+    * ``missing_from_run``: qrels topics with no run results (sorted);
+    * ``missing_from_qrels``: run topics with no judgements, not evaluated;
+    * ``subset_sizes``: for measures averaged over a subset of topics
+      (``starK_P``): how many topics the average is over;
+    * ``notes``: warnings worth printing (e.g. a measure no topic defines).
+    """
+
+    measures: list[Measure]
+    topics: list[str]
+    missing_from_run: list[str]
+    missing_from_qrels: list[str]
+    subset_sizes: dict[str, int]
+    notes: list[str]
+
+
+def topic_coverage(qrels: Mapping, run: Mapping) -> tuple[list[str], list[str]]:
+    """(qrels topics without run results, run topics without judgements), each sorted."""
+    q = {t for t, d in qrels.items() if d}
+    r = {t for t, d in run.items() if d}
+    return sorted(q - r), sorted(r - q)
+
+
+def judged_only(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]) -> trec.Run:
+    """The run without unjudged documents, as trec_eval -J drops them.
+
+    Unjudged = no qrels line for the topic, or a negative relevance
+    (trec_eval's "in the pool, not judged"). Ranks close up; ties keep
+    their order. A topic left with no document keeps an empty ranking.
+    """
+    out: trec.Run = {}
+    for qid, docs in run.items():
+        j = qrels.get(qid, {})
+        out[qid] = {d: s for d, s in docs.items() if j.get(d, -1) >= 0}
+    return out
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    measures: Iterable[str | Measure] | str | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    relevance_level: int = 1,
+    run_id: str | None = None,
+) -> Evaluation:
+    """Score ``run`` against ``qrels`` as ``trec_eval [-J] [-c] [-l N] -m ...`` would.
+
+    * ``measures``: trec_eval-style specs (``["map", "P.5,10", "star3_P.5"]``)
+      or :class:`Measure` objects; default trec_eval's ``official`` set.
+    * ``judged_only`` (-J): drop documents without a judgement first.
+    * ``complete`` (-c): average over every qrels topic; a topic missing from
+      the run counts 0 (``num_rel`` counts its relevant documents, ``num_q``
+      its existence). Star measures stay averaged over the topics that have a
+      K-star document: -c adds back the missing ones among those only.
+    * ``relevance_level`` (-l): the lowest relevance counted as relevant.
+    * ``run_id``: what ``runid`` reports (the CLI passes the run's tag).
+
+    Returns an :class:`Evaluation`: ``{"all": ..., "per_topic": ...}``. Per
+    topic values exist only for evaluated topics (run topics with qrels);
+    summary-only measures (``runid``, ``num_q``, ``gm_*``) appear only in
+    ``all``, ``relstring`` only per topic, ``starK_P`` only for topics with
+    a K-star document.
+    """
+    if relevance_level < 1:
+        raise EvaluationError(f"relevance level must be >= 1 (got {relevance_level})")
+    ms = parse_measures(measures)
+    missing_from_run, missing_from_qrels = topic_coverage(qrels, run)
+    qrels_topics = [t for t, d in qrels.items() if d]
+    topics = sorted(t for t, d in run.items() if d and t in qrels and qrels[t])
+    if not topics:
+        raise EvaluationError("no topic has both run results and judgements "
+                              f"({len(run)} run topics, {len(qrels_topics)} qrels topics)")
+
+    unjudgeable = [t for t in topics if all(r < 0 for r in qrels[t].values())]
+    if unjudgeable:
+        # trec_eval stops on such a topic ("Can't calculate measure"), and pytrec_eval misbehaves.
+        raise EvaluationError(
+            f"{len(unjudgeable)} topic(s) in both run and qrels have only negative (unjudged) relevance "
+            f"values, which trec_eval cannot evaluate: {_some(unjudgeable)}; give them a judgement >= 0 "
+            f"or remove them from the qrels")
+
+    values: dict[str, dict[str, object]] = {t: {} for t in topics}   # every computed value, per topic
+    _trec_eval_values(ms, qrels, run, topics, judged_only, relevance_level, values)
+    _legalir_values(ms, qrels, run, topics, judged_only, relevance_level, values)
+
+    n_eval = len(topics)
+    denom = len(qrels_topics) if complete else n_eval
+    summary: dict[str, object] = {}
+    subset_sizes: dict[str, int] = {}
+    notes: list[str] = []
+    for m in ms:
+        agg = m.family.aggregate
+        names = m.output_names()
+        if agg == "none":
+            continue
+        if agg == "runid":
+            summary["runid"] = run_id if run_id is not None else "unknown"
+            continue
+        if agg == "num_q":
+            summary["num_q"] = denom
+            continue
+        for name in names:
+            if agg in ("sum", "num_rel"):
+                if agg == "num_rel" and complete:
+                    # trec_eval recounts over the whole qrels file, relevance > 0
+                    summary[name] = sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
+                else:
+                    summary[name] = sum(int(values[t][name]) for t in topics)
+            elif agg == "mean":
+                s = 0.0
+                for t in topics:
+                    s += values[t][name]
+                summary[name] = s / denom
+            elif agg == "gm":
+                s = 0.0
+                for t in topics:
+                    s += values[t][name]
+                if complete:
+                    s += (denom - n_eval) * math.log(MIN_GEO_MEAN)
+                summary[name] = math.exp(s / denom)
+            elif agg == "subset_mean":
+                defined = [t for t in topics if name in values[t]]
+                s = 0.0
+                for t in defined:
+                    s += values[t][name]
+                if complete:
+                    k = star_k(m.name)
+                    n = sum(1 for t in qrels_topics if any(r >= k - 1 for r in qrels[t].values()))
+                else:
+                    n = len(defined)
+                subset_sizes[name] = n
+                if n == 0:
+                    notes.append(f"{name}: no evaluated topic has a document rated >= {star_k(m.name)} stars; "
+                                 f"the measure is undefined and left out")
+                    continue
+                summary[name] = s / n
+            else:  # pragma: no cover - a family with an unknown aggregate is a bug in measures.py
+                raise AssertionError(agg)
+
+    per_topic: dict[str, dict[str, object]] = {}
+    for t in topics:
+        row = {}
+        for m in ms:
+            if not m.family.per_topic:
+                continue
+            for name in m.output_names():
+                if name in values[t]:
+                    row[name] = values[t][name]
+        per_topic[t] = row
+
+    result = Evaluation(all=summary, per_topic=per_topic)
+    result.measures = ms
+    result.topics = topics
+    result.missing_from_run = missing_from_run
+    result.missing_from_qrels = missing_from_qrels
+    result.subset_sizes = subset_sizes
+    result.notes = notes
+    return result
+
+
+def _some(items, n: int = 10) -> str:
+    items = list(items)
+    head = ", ".join(repr(x) for x in items[:n])
+    return head + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
+    """Per-topic values of the pytrec_eval-provided measures, into ``values``."""
+    wanted = [m for m in ms if m.provider == "trec_eval" and m.family.aggregate not in ("runid", "num_q")]
+    if not wanted:
+        return
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {t: dict(qrels[t]) for t in topics},
+        {m.spec() for m in wanted},
+        relevance_level=level,
+        judged_docs_only_flag=bool(judged),
+    )
+    scored = evaluator.evaluate({t: {d: float(s) for d, s in run[t].items()} for t in topics})
+    for t in topics:
+        got = scored.get(t)
+        if got is None:  # pragma: no cover - pytrec_eval evaluates every topic given with qrels
+            raise EvaluationError(f"pytrec_eval returned nothing for topic {t!r}")
+        for m in wanted:
+            as_int = m.family.value == "int"
+            for name in m.output_names():
+                if name not in got:  # pragma: no cover - a naming bug, caught by the parity tests
+                    raise MeasureError(f"pytrec_eval did not return {name!r} for {m.spec()!r}")
+                v = got[name]
+                if v != v:
+                    # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when
+                    # -J leaves a topic with no document; an empty ranking has precision 0.
+                    v = 0.0
+                values[t][name] = int(v) if as_int else v
+
+
+def _legalir_values(ms, qrels, run, topics, judged, level, values) -> None:
+    """Per-topic values of legalir's own measures, into ``values``."""
+    wanted = [m for m in ms if m.provider == "legalir"]
+    if not wanted:
+        return
+    for t in topics:
+        j = qrels[t]
+        docs = run[t]
+        if judged:
+            docs = {d: s for d, s in docs.items() if j.get(d, -1) >= 0}
+        ranked = [d for d, _ in trec.ranking(docs)]
+        row = values[t]
+        for m in wanted:
+            names = m.output_names()
+            params = m.effective_params()
+            if m.name == "relstring":
+                row[names[0]] = custom.relstring(ranked, j, params[0])
+            elif m.name == "recip_rank_cut":
+                for name, k in zip(names, params):
+                    row[name] = custom.recip_rank_cut(ranked, j, k, level)
+            elif m.name == "recall_all":
+                for name, k in zip(names, params):
+                    row[name] = custom.recall_all(ranked, j, k, level)
+            elif m.family.aggregate == "subset_mean":
+                stars = star_k(m.name)
+                for name, n in zip(names, params):
+                    v = custom.star_precision(ranked, j, stars, n)
+                    if v is not None:
+                        row[name] = v
+            else:  # pragma: no cover - a legalir family without a computation is a bug
+                raise AssertionError(m.name)
+
+
+# ------------------------------------------------------------------ output
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool):  # pragma: no cover - no measure is boolean
+        value = int(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    return f"{value:6.4f}"
+
+
+def _line(name: str, qid: str, value) -> str:
+    return f"{name:<22}\t{qid}\t{value}"
+
+
+def format_trec_eval(result: Evaluation, per_topic: bool = False) -> str:
+    """The result in trec_eval's layout: ``name<TAB>qid<TAB>value`` lines.
+
+    Names are left-justified to 22 characters as trec_eval pads them, floats
+    have 4 decimals; with ``per_topic`` (-q) every topic's lines come first,
+    topics in trec_eval's (byte) order, then the ``all`` lines.
+    """
+    lines = []
+    if per_topic:
+        for t in result.topics:
+            row = result["per_topic"][t]
+            for m in result.measures:
+                if not m.family.per_topic:
+                    continue
+                for name in m.output_names():
+                    if name in row:
+                        v = row[name]
+                        text = f"'{v}'" if m.name == "relstring" else _fmt(v)
+                        lines.append(_line(name, t, text))
+    for m in result.measures:
+        for name in m.output_names():
+            if name in result["all"]:
+                lines.append(_line(name, "all", _fmt(result["all"][name])))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def to_json(result: Evaluation, per_topic: bool = False) -> dict:
+    """The JSON object of `legalir eval --json`: ``all``, and ``per_topic`` with -q."""
+    out = {"all": dict(result["all"])}
+    if per_topic:
+        out["per_topic"] = {t: dict(result["per_topic"][t]) for t in result.topics}
+    return out
+
+
+def coverage_notes(result: Evaluation, complete: bool = False) -> list[str]:
+    """Lines for stderr: topics evaluated, topics on one side only, and the measures' own notes."""
+    notes = [f"{len(result.topics)} topics evaluated"]
+    miss_run, miss_qrels = result.missing_from_run, result.missing_from_qrels
+    if miss_run:
+        if complete:
+            notes.append(f"warning: {len(miss_run)} qrels topics are missing from the run and count as 0 (-c): "
+                         f"{_some(miss_run, 20)}")
+        else:
+            notes.append(f"{len(miss_run)} qrels topics have no results in the run and are not averaged "
+                         f"(use -c to count them as 0): {_some(miss_run)}")
+    if miss_qrels:
+        notes.append(f"{len(miss_qrels)} run topics have no judgements and are not evaluated: {_some(miss_qrels)}")
+    for name, n in result.subset_sizes.items():
+        stars = name[len("star"):name.index("_")]
+        notes.append(f"{name}: averaged over the {n} topics with a document rated >= {stars} stars")
+    notes.extend(result.notes)
+    return notes
