@@ -299,10 +299,11 @@ def _unescape(text):
     return None if text is None else text.replace("\\n", "\n")
 
 
-def _encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend):
+def _encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend,
+                       trust_remote_code=False):
     return {"pooling": pooling, "max_length": max_length, "query_format": _unescape(query_format),
             "doc_format": _unescape(doc_format), "instruction": instruction, "normalize": normalize,
-            "dtype": dtype, "backend": backend}
+            "dtype": dtype, "backend": backend, "trust_remote_code": trust_remote_code or None}
 
 
 def _encoder_options(fn):
@@ -315,7 +316,8 @@ def _encoder_options(fn):
                           "[default: the family's preset]."),
         click.option("--doc-format", default=None, help="Document text format with {text}, e.g. 'passage: {text}'."),
         click.option("--instruction", default=None,
-                     help="Task instruction for {instruction} (overrides the topics' 'instruction' field)."),
+                     help="Task instruction for {instruction} in queries (search-dense: overrides the topics' "
+                          "'instruction' field; encode: recorded as the index's default)."),
         click.option("--normalize/--no-normalize", default=None, help="L2-normalise vectors [default: model/preset]."),
         click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16"]), default=None,
                      help="Model precision [default: float16 on CUDA, float32 on CPU]."),
@@ -323,6 +325,8 @@ def _encoder_options(fn):
                      help="Run the model through transformers (pooling done by legalir) or sentence-transformers "
                           "[default: transformers unless the model has modules legalir does not reproduce]."),
         click.option("--device", default=None, help="torch device, e.g. cpu, cuda, cuda:1 [default: cuda if present]."),
+        click.option("--trust-remote-code", is_flag=True,
+                     help="Allow the model repository's own Python code (needed by some encoders)."),
         click.option("--batch-size", default=32, show_default=True, help="Texts per forward pass."),
     ]
     for o in reversed(opts):
@@ -345,12 +349,13 @@ def _encoder_options(fn):
 @friendly_errors
 @_dense_errors
 def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
-           normalize, dtype, backend, device, batch_size, shard_size, partitions, overwrite, stop_after_shards, quiet):
+           normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
+           stop_after_shards, quiet):
     """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
     from legalir.index import encoders
 
     enc = encoders.Encoder.load(model, revision=revision, device=device, **_encoder_overrides(
-        pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend))
+        pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend, trust_remote_code))
     results = encoders.encode_collection(enc, collection, out_dir, partitions=list(partitions) or None, quiet=quiet,
                                          shard_size=shard_size, batch_size=batch_size, overwrite=overwrite,
                                          stop_after_shards=stop_after_shards)
@@ -405,14 +410,16 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 @friendly_errors
 @_dense_errors
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
-                 normalize, dtype, backend, device, batch_size, gpu, ef_search, nprobe, partition_field, threads, tag):
+                 normalize, dtype, backend, device, trust_remote_code, batch_size, gpu, ef_search, nprobe,
+                 partition_field, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl) over INDEX_DIR (FAISS), written to RUN in TREC format."""
     from legalir import trec
     from legalir.search import dense as dense_search
     from legalir.search.base import report_empty_results
 
     tops = trec.read_topics(topics)
-    overrides = _encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend)
+    overrides = _encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend,
+                                   trust_remote_code)
     enc = dense_search.load_encoder(index_dir, model=model, device=device, **overrides)
     retriever = dense_search.retriever(index_dir, enc, partition_field, instruction=instruction,
                                        batch_size=batch_size, gpu=gpu, ef_search=ef_search, nprobe=nprobe,

@@ -121,6 +121,7 @@ class EncoderSettings:
     dtype: str = "float32"
     append_eos: bool = False
     family: str = "default"
+    trust_remote_code: bool = False  # run the model repository's own Python code (some encoders need it)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -309,7 +310,8 @@ class Encoder:
                 from sentence_transformers import SentenceTransformer
 
                 self._st = SentenceTransformer(str(self.model_dir), device=self.device, local_files_only=True,
-                                               model_kwargs={"dtype": torch_dtype})
+                                               model_kwargs={"dtype": torch_dtype},
+                                               trust_remote_code=bool(settings.trust_remote_code))
                 self._st.max_seq_length = int(settings.max_length)
                 get_dim = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
                 self.dim = int(get_dim())
@@ -319,8 +321,9 @@ class Encoder:
 
                 hf_logging.disable_progress_bar()  # one bar per weight file is noise on every search
 
-                self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
-                self.model = AutoModel.from_pretrained(str(self.model_dir), dtype=torch_dtype)
+                remote = bool(settings.trust_remote_code)
+                self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir), trust_remote_code=remote)
+                self.model = AutoModel.from_pretrained(str(self.model_dir), dtype=torch_dtype, trust_remote_code=remote)
                 self.model.to(self.device).eval()
                 self.dim = int(self.model.config.hidden_size)
                 if settings.append_eos and self.tokenizer.eos_token_id is None:
