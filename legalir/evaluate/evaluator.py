@@ -172,16 +172,11 @@ def evaluate(
             else:  # pragma: no cover - a family with an unknown aggregate is a bug in measures.py
                 raise AssertionError(agg)
 
+    shown = [name for m in ms if m.family.per_topic for name in m.output_names()]
     per_topic: dict[str, dict[str, object]] = {}
     for t in topics:
-        row = {}
-        for m in ms:
-            if not m.family.per_topic:
-                continue
-            for name in m.output_names():
-                if name in values[t]:
-                    row[name] = values[t][name]
-        per_topic[t] = row
+        v = values[t]
+        per_topic[t] = {name: v[name] for name in shown if name in v}
 
     result = Evaluation(all=summary, per_topic=per_topic)
     result.measures = ms
@@ -212,22 +207,25 @@ def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
         relevance_level=level,
         judged_docs_only_flag=bool(judged),
     )
-    scored = evaluator.evaluate({t: {d: float(s) for d, s in run[t].items()} for t in topics})
+    try:  # the run's own dicts when pytrec_eval takes them as they are (no copy of a large run)
+        scored = evaluator.evaluate({t: run[t] if type(run[t]) is dict else dict(run[t]) for t in topics})
+    except TypeError:  # scores of other numeric types (numpy float32, Decimal ...)
+        scored = evaluator.evaluate({t: {d: float(s) for d, s in run[t].items()} for t in topics})
+    names = [(name, m.family.value == "int") for m in wanted for name in m.output_names()]
     for t in topics:
         got = scored.get(t)
         if got is None:  # pragma: no cover - pytrec_eval evaluates every topic given with qrels
             raise EvaluationError(f"pytrec_eval returned nothing for topic {t!r}")
-        for m in wanted:
-            as_int = m.family.value == "int"
-            for name in m.output_names():
-                if name not in got:  # pragma: no cover - a naming bug, caught by the parity tests
-                    raise MeasureError(f"pytrec_eval did not return {name!r} for {m.spec()!r}")
-                v = got[name]
-                if v != v:
-                    # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when
-                    # -J leaves a topic with no document; an empty ranking has precision 0.
-                    v = 0.0
-                values[t][name] = int(v) if as_int else v
+        row = values[t]
+        for name, as_int in names:
+            v = got.get(name)
+            if v is None:  # pragma: no cover - a naming bug, caught by the parity tests
+                raise MeasureError(f"pytrec_eval did not return {name!r}")
+            if v != v:
+                # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when
+                # -J leaves a topic with no document; an empty ranking has precision 0.
+                v = 0.0
+            row[name] = int(v) if as_int else v
 
 
 def _legalir_values(ms, qrels, run, topics, judged, level, values) -> None:
@@ -289,16 +287,14 @@ def format_trec_eval(result: Evaluation, per_topic: bool = False) -> str:
     """
     lines = []
     if per_topic:
+        shown = [(name, m.name == "relstring") for m in result.measures if m.family.per_topic
+                 for name in m.output_names()]
         for t in result.topics:
             row = result["per_topic"][t]
-            for m in result.measures:
-                if not m.family.per_topic:
-                    continue
-                for name in m.output_names():
-                    if name in row:
-                        v = row[name]
-                        text = f"'{v}'" if m.name == "relstring" else _fmt(v)
-                        lines.append(_line(name, t, text))
+            for name, quoted in shown:
+                if name in row:
+                    v = row[name]
+                    lines.append(_line(name, t, f"'{v}'" if quoted else _fmt(v)))
     for m in result.measures:
         for name in m.output_names():
             if name in result["all"]:

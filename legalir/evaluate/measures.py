@@ -74,7 +74,7 @@ _TREC_EVAL = (
            doc="interpolated precision at recall levels"),
     Family("P", "trec_eval", params="int", defaults=DEFAULT_CUTOFFS, doc="precision at k"),
     Family("relstring", "legalir", "none", "str", params="int1", defaults=(10,), summary=False,
-           doc="relevance of the top N documents as a string (per topic only)"),
+           doc="trec_eval's relevance string of the top N documents (per topic only)"),
     Family("recall", "trec_eval", params="int", defaults=DEFAULT_CUTOFFS, doc="recall at k"),
     Family("infAP", "trec_eval", doc="inferred AP"),
     Family("gm_bpref", "trec_eval", "gm", per_topic=False, doc="geometric mean of bpref"),
