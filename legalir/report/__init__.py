@@ -58,8 +58,10 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     p = protocol(dataset_cls)
     if not p["measures"]:
         raise ValueError(f"dataset {dataset_cls.name!r} declares no measures")
+    from legalir.runformats import read_any_run
+
     qrels = trec.read_qrels(qrels_path)
-    run = trec.read_run(run_path)
+    run = read_any_run(run_path)
     result = evaluate(qrels, run, parse_measures(p["measures"]), judged_only=p["judged_only"])
     if out_json:
         save_json(result, out_json)
@@ -76,13 +78,21 @@ def save_json(result: Mapping, path: str | os.PathLike) -> None:
     os.replace(tmp, p)
 
 
+def measure_columns(dataset_cls) -> list[str]:
+    """Output measure names in the order the dataset declares its measures."""
+    from legalir.evaluate import parse_measures
+
+    specs = protocol(dataset_cls)["measures"]
+    return [name for m in parse_measures(specs) for name in m.output_names()] if specs else []
+
+
 def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns: Sequence[str] | None = None,
           title: str | None = None) -> str:
     """A plain-text table: the papers' rows, then ours (scaled as the papers print them)."""
     p = protocol(dataset_cls)
     scale = p["scale"]
     if columns is None:
-        columns = []
+        columns = measure_columns(dataset_cls)
         for _, values in rows:
             for m in values:
                 if m not in columns:
