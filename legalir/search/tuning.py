@@ -17,7 +17,7 @@ def grid_search_bm25(index_dir, topics: Mapping[str, Topic], qrels: Qrels, measu
     """``[(k1, b, mean measure)]`` for every grid point, best first (ties: smaller k1, then b)."""
     from legalir.evaluate import evaluate, parse_measures
 
-    spec = parse_measures([measure.replace("_", ".", 1) if "." not in measure else measure])
+    spec = parse_measures([measure])
     bm25 = BM25(index_dir, threads=threads)
     results = []
     for k1, b in itertools.product(k1s, bs):
