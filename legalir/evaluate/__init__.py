@@ -46,10 +46,14 @@ __all__ = [
 
 def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, measures=None,
                    judged_only: bool = False, complete: bool = False, relevance_level: int = 1) -> Evaluation:
-    """:func:`evaluate` on two TREC files (``runid`` = the run's last tag, as trec_eval reports it)."""
-    from legalir import trec
+    """:func:`evaluate` on a qrels file and a run file, TREC or CRUMB JSONL
+    (``runid`` = a TREC run's last tag, as trec_eval reports it)."""
+    from legalir import runformats, trec
 
     qrels = trec.read_qrels(qrels_path)
-    run = trec.read_run(run_path)
+    if runformats.sniff(run_path) == "crumb":
+        run, run_id = runformats.read_crumb_run(run_path), "crumb"
+    else:
+        run, run_id = trec.read_run(run_path), trec.run_tag(run_path)
     return evaluate(qrels, run, measures, judged_only=judged_only, complete=complete,
-                    relevance_level=relevance_level, run_id=trec.run_tag(run_path))
+                    relevance_level=relevance_level, run_id=run_id)
