@@ -240,7 +240,7 @@ runs/$(1)/$(HYBRID_TAG).%.trec: $$$$(call dense_bm25,$(1),$$$$*) runs/$(1)/$(ENC
 run-$(1)-dense: $$(foreach t,$($(1)_TOPICS),runs/$(1)/$(ENCODER_TAG).$$(t).trec)
 	$$(foreach t,$($(1)_TOPICS),$$(LEGALIR) report $($(1)_COLLECTION) runs/$(1)/$(ENCODER_TAG).$$(t).trec \
 	  --qrels collections/$($(1)_COLLECTION)/qrels/$$(firstword $$(subst ., ,$$(t))).txt --results-dir results/$(1) \
-	  --label "$(ENCODER_TAG) ($$(notdir $$(ENCODER)))" --title "$(1) $$(t): dense retrieval, $(ENCODER_TAG)";)
+	  --label "$(ENCODER_TAG)" --title "$(1) $$(t): dense retrieval, $(ENCODER_TAG)";)
 
 run-$(1)-hybrid: $$(foreach t,$($(1)_TOPICS),$$(call dense_bm25,$(1),$$(t)) runs/$(1)/$(ENCODER_TAG).$$(t).trec runs/$(1)/$(HYBRID_TAG).$$(t).trec)
 	$$(foreach t,$($(1)_TOPICS),$$(LEGALIR) report $($(1)_COLLECTION) $$(call dense_bm25,$(1),$$(t)) \

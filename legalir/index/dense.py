@@ -277,5 +277,6 @@ class LoadedIndex:
         if k <= 0 or len(q) == 0:
             return [[] for _ in range(len(q))]
         scores, rows = self.index.search(q, k)
-        return [[(self.docids[r], float(s)) for s, r in zip(srow, rrow) if r >= 0]
-                for srow, rrow in zip(scores, rows)]
+        ids = self.docids
+        return [[(ids[r], s) for s, r in zip(srow, rrow) if r >= 0]
+                for srow, rrow in zip(scores.tolist(), rows.tolist())]
