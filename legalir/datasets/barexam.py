@@ -20,7 +20,8 @@ Each file may also be its ``.zip`` (``test.tsv.zip``), read in place.
   kept as topic metadata; a passage keeps its ``source``.
 
 Every ``gold_idx`` must be in the pool: conversion fails, naming the CSV file
-and line, when one is not.
+and line, when one is not (option ``dangling=warn`` keeps such labels in the
+qrels, reported, as golds that can never be retrieved).
 """
 from __future__ import annotations
 
