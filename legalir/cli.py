@@ -717,5 +717,239 @@ def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, 
         click.echo(stats.format_comparisons(comps, alpha), nl=False)
 
 
+# ------------------------------------------------------------------ rerankers, query expansion, fine-tuning
+def _rerank_errors(fn):
+    """Exit status 2 and a one-line message for generation, expansion and training input errors."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from legalir.finetune import TrainingError
+        from legalir.generate import GenerationError
+
+        try:
+            return fn(*args, **kwargs)
+        except (TrainingError, GenerationError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+def _float_list(ctx, param, value):
+    try:
+        return [float(x) for v in value for x in str(v).split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers, got {value!r}") from None
+
+
+def _int_list(ctx, param, value):
+    try:
+        return [int(x) for x in str(value).split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+
+
+@main.command("train-ce")
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--valid-run", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage run of the validation topics; its top --valid-depth are reranked to pick the model.")
+@click.option("--train-topics", "train_set", default="train", show_default=True, help="Training topic set.")
+@click.option("--valid-topics", "valid_set", default="valid", show_default=True, help="Validation topic set.")
+@click.option("--base-model", default="minilm", show_default=True,
+              help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
+@click.option("--lr", "learning_rates", multiple=True, callback=_float_list, default=("2e-5", "5e-5"),
+              show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated).")
+@click.option("--checkpoints", default="100,200,300,400", show_default=True, callback=_int_list,
+              help="Numbers of updates at which each run is validated; the largest is the run's length.")
+@click.option("--batch-size", default=64, show_default=True)
+@click.option("--max-length", default=256, show_default=True, help="Tokens per (query, clause) pair.")
+@click.option("--weight-decay", default=0.01, show_default=True)
+@click.option("--warmup-ratio", default=0.1, show_default=True)
+@click.option("--attention-dropout", default=0.0, show_default=True,
+              help="Attention dropout (0 lets torch use its fused attention; the base model has 0.1).")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
+@click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
+@click.option("--measure", default="ndcg_cut_10", show_default=True, help="Validation measure (judged-only).")
+@click.option("--seed", default=42, show_default=True)
+@click.option("--threads", type=int, default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
+@click.option("--stop-after", type=int, default=None,
+              help="Stop at the first checkpoint after this many updates (state kept); run again to resume.")
+@friendly_errors
+@_rerank_errors
+def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, learning_rates, checkpoints,
+             batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, valid_depth, measure,
+             seed, threads, work_dir, stop_after):
+    """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
+
+    Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
+    the loss is binary cross-entropy. Each learning rate's run is validated at
+    each checkpoint (judged-only, reranking --valid-run's top --valid-depth);
+    the best (learning rate, updates) is saved with legalir-train.json.
+    Test topic sets are refused.
+    """
+    from legalir import collections, finetune, trec
+    from legalir.search.rerank import collection_texts
+
+    for name in (train_set, valid_set):
+        if collections.base_set(name) == "test":
+            raise click.BadParameter("training or validating on test topics is not allowed",
+                                     param_hint="--train-topics/--valid-topics")
+    cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
+                               checkpoints=sorted(set(checkpoints)), batch_size=batch_size, max_length=max_length,
+                               weight_decay=weight_decay, warmup_ratio=warmup_ratio,
+                               attention_dropout=attention_dropout, precision=precision, seed=seed,
+                               valid_depth=valid_depth, measure=measure, threads=threads)
+    train_topics = trec.read_topics(collections.topics_path(collection, train_set))
+    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_set))
+    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
+    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
+    run = trec.read_run(valid_run)
+    stray = sorted(set(run) - set(valid_topics))
+    if stray:
+        raise click.BadParameter(f"{len(stray)} topic(s) of the run are not {valid_set} topics: "
+                                 f"{', '.join(stray[:5])}", param_hint="--valid-run")
+    texts = collection_texts(collection)
+    valid = finetune.Validation(valid_topics, valid_qrels, run, texts, depth=valid_depth)
+    finetune.train(cfg, train_topics, train_qrels, texts, valid, out_dir, work_dir, stop_after=stop_after,
+                   command=" ".join(["legalir", *sys.argv[1:]]),
+                   extra={"collection": str(collection), "train_topics": train_set, "valid_topics": valid_set,
+                          "valid_run": str(valid_run)})
+
+
+def _generator_options(fn):
+    """Options that pick and configure a text generator (legalir.generate)."""
+    opts = [
+        click.option("--backend", type=click.Choice(["api", "local", "precomputed"]), default="api",
+                     show_default=True, help="api: OpenAI-compatible server; local: transformers model folder; "
+                                             "precomputed: a JSONL file of generations."),
+        click.option("--llm", "llm_model", default=None,
+                     help="api: model name [default: $LEGALIR_LLM_MODEL]; local: model folder."),
+        click.option("--base-url", default=None,
+                     help="api: server base URL [default: $LEGALIR_LLM_BASE_URL, else OpenAI's]."),
+        click.option("--generations", type=click.Path(dir_okay=False),
+                     help="precomputed: JSONL of {qid, text} ({qid, docid, text} for judges)."),
+        click.option("--temperature", default=0.0, show_default=True),
+        click.option("--max-tokens", default=512, show_default=True),
+        click.option("--top-p", default=1.0, show_default=True),
+        click.option("--gen-seed", default=0, show_default=True, help="Sampling seed (sent to the API too)."),
+        click.option("--concurrency", default=4, show_default=True, help="api: parallel requests."),
+        click.option("--max-retries", default=6, show_default=True, help="api: retries of transient errors."),
+        click.option("--cache-dir", default=None, type=click.Path(file_okay=False),
+                     help="Generation cache [default: $LEGALIR_CACHE_DIR or cache/generations]."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the generation cache."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _make_generator(backend, llm_model, base_url, generations, temperature, max_tokens, top_p, gen_seed,
+                    concurrency, max_retries, cache_dir, no_cache):
+    from legalir import generate
+
+    sampling = generate.Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p, seed=gen_seed)
+    cache = False if no_cache else (cache_dir or True)
+    if backend == "api":
+        return generate.make("api", model=llm_model, sampling=sampling, cache=cache, base_url=base_url,
+                             concurrency=concurrency, max_retries=max_retries)
+    if backend == "local":
+        return generate.make("local", path=llm_model, sampling=sampling, cache=cache)
+    return generate.make("precomputed", path=generations)
+
+
+@main.command()
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--method", default="structured", show_default=True,
+              help="Built-in prompt (paraphrase, cot, structured, cot-housing, structured-housing, q2a, q2d, q2r) "
+                   "or a .toml prompt file.")
+@click.option("--join", type=click.Choice(["append", "replace", "repeat"]), default="append", show_default=True,
+              help="How the generation joins the query.")
+@click.option("--repeat", default=5, show_default=True, help="--join repeat: copies of the original query.")
+@click.option("--save-generations", type=click.Path(dir_okay=False),
+              help="Also write the raw generations as JSONL, reusable with --backend precomputed.")
+@_generator_options
+@friendly_errors
+@_rerank_errors
+def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
+    """Expand TOPICS (.tsv/.jsonl) with an LLM; write OUT (.jsonl keeps metadata, or .tsv).
+
+    OUT is an ordinary topics file: `legalir search` (and dense search) run on it unchanged.
+    """
+    from legalir import generate, trec
+    from legalir.search import expansion
+
+    tops = trec.read_topics(topics)
+    gen = _make_generator(**gen_opts)
+    raw: list[str] = []
+    expanded = expansion.expand(tops, gen, method, join=join, repeat=repeat, generations=raw)
+    n = expansion.write_topics(out, expanded)
+    if save_generations:
+        template = expansion.load_prompt(method)
+        generate.write_generations(save_generations, expansion.requests_for(tops, template), raw)
+    source = (f"read from {gen_opts['generations']}" if gen_opts["backend"] == "precomputed"
+              else f"{gen.calls} generated, {getattr(gen, 'hits', 0)} from cache")
+    click.echo(f"{out}: {n} expanded topics ({method}, join={join}; {source})", err=True)
+
+
+@main.command()
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--run", "run_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage TREC run to rerank.")
+@click.option("--topics", "topics_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Topics (.tsv/.jsonl) holding the queries of the run's topics.")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="Collection folder: document texts from its JSONL corpus.")
+@click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
+              help="Or a Lucene index: document texts from its stored raw JSON.")
+@click.option("-k", "--k", "k", default=100, show_default=True, help="Rerank each topic's top k.")
+@click.option("--model", default=None,
+              help="Cross-encoder: model folder (e.g. models/acord-ce), 'minilm', or a Hub name.")
+@click.option("--judge", type=click.Choice(["graded", "binary"]), default=None,
+              help="Rerank with a pointwise LLM judge instead (1-5 grade or yes/no) through the generator options.")
+@click.option("--judge-prompt", type=click.Path(exists=True, dir_okay=False),
+              help="Judge prompt .toml with {query} and {document} [default: the built-in one].")
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--max-length", type=int, default=None, help="Cross-encoder tokens per pair [default: the model's].")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True)
+@click.option("--device", default=None, help="cpu or cuda [default: cuda when available].")
+@click.option("--threads", type=int, default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--tag", default=None, help="Run tag [default: rerank].")
+@_generator_options
+@friendly_errors
+@_rerank_errors
+def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, judge_prompt, batch_size, max_length,
+           precision, device, threads, tag, **gen_opts):
+    """Rerank the top --k of a run with a cross-encoder (--model) or an LLM judge (--judge); write OUT.
+
+    Documents below k keep their order, below the reranked ones.
+    """
+    from legalir import trec
+    from legalir.search import rerank as rr
+
+    if (model is None) == (judge is None):
+        raise click.UsageError("give exactly one of --model (cross-encoder) or --judge (LLM judge)")
+    if (collection is None) == (index_dir is None):
+        raise click.UsageError("give exactly one of --collection or --index for the document texts")
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    run = trec.read_run(run_path)
+    tops = trec.read_topics(topics_path)
+    texts = (rr.collection_texts(collection, run, k=k) if collection else rr.index_texts(index_dir, run, k=k))
+    if judge:
+        scorer = rr.LLMJudge(_make_generator(**gen_opts), scale=judge, prompt=judge_prompt)
+    else:
+        scorer = rr.CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
+                                       precision=precision)
+    result = rr.rerank(run, tops, texts, scorer, k=k)
+    n = trec.write_run(out, result, tag=tag or "rerank")
+    click.echo(f"{out}: {n} lines for {len(result)} topics (top {k} reranked)", err=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

