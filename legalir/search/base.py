@@ -68,7 +68,11 @@ class Partitioned:
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         run: Run = {}
         for key, group in sorted(self.route(topics).items()):
-            part = self.make(self.root / key).search(group, k)
-            for qid, docs in part.items():
-                run[qid] = docs
+            retriever = self.make(self.root / key)
+            try:
+                run.update(retriever.search(group, k))
+            finally:
+                close = getattr(retriever, "close", None)
+                if close is not None:
+                    close()
         return run

@@ -32,11 +32,12 @@ class BM25:
     """BM25 over one Lucene index. ``search`` is a multi-threaded batch search."""
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
-                 rm3: RM3 | None = None, threads: int = 1):
+                 rm3: RM3 | None = None, threads: int = 1, batch_size: int = 64):
         if not os.path.isdir(index_dir):
             raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
         self.index_dir = str(index_dir)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
+        self.batch_size = max(1, batch_size)
         self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(self.index_dir)
         self.set_bm25(k1, b)
         if rm3 is not None:
@@ -51,13 +52,18 @@ class BM25:
         qids = list(topics)
         texts = [clean_text(topics[q].text) for q in qids]
         jlist = jvm.autoclass("java.util.ArrayList")
-        jtexts, jqids = jlist(), jlist()
-        for q, t in zip(qids, texts):
-            jqids.add(q)
-            jtexts.add(t)
-        results = self.searcher.batch_search(jtexts, jqids, int(k), int(self.threads))
-        hits = {e.getKey(): e.getValue() for e in results.entrySet().toArray()}
-        return {q: {h.docid: float(h.score) for h in hits.get(q, [])} for q in qids}
+        run: Run = {}
+        # Batches bound memory: each hit carries its stored document until converted.
+        for start in range(0, len(qids), self.batch_size):
+            jtexts, jqids = jlist(), jlist()
+            for q, t in zip(qids[start:start + self.batch_size], texts[start:start + self.batch_size]):
+                jqids.add(q)
+                jtexts.add(t)
+            results = self.searcher.batch_search(jtexts, jqids, int(k), int(self.threads))
+            for e in results.entrySet().toArray():
+                run[e.getKey()] = {h.docid: float(h.score) for h in e.getValue()}
+            del results
+        return {q: run.get(q, {}) for q in qids}
 
     def close(self) -> None:
         self.searcher.close()
