@@ -2,7 +2,7 @@
 
 It ships inside the package (``legalir/resources/sample``), so ``legalir
 convert sample`` and ``make demo`` need no download. ``--data-dir`` is
-ignored unless it holds a ``sample/`` folder.
+ignored unless it holds a ``sample/corpus.jsonl``.
 """
 from __future__ import annotations
 
@@ -22,4 +22,4 @@ class Sample(Acord):
 
     def __init__(self, root, **options):
         root = Path(root)
-        super().__init__(root if root.exists() else PACKAGED, **options)
+        super().__init__(root if (root / "corpus.jsonl").exists() else PACKAGED, **options)
