@@ -172,8 +172,10 @@ class DiskCache:
 class Cached(Generator):
     """A generator whose generations are read from / written to a :class:`DiskCache`."""
 
-    def __init__(self, inner: Generator, cache: DiskCache | str | os.PathLike = DEFAULT_CACHE_DIR):
+    def __init__(self, inner: Generator, cache: DiskCache | str | os.PathLike = DEFAULT_CACHE_DIR,
+                 chunk_size: int = 32):
         self.inner = inner
+        self.chunk_size = max(1, chunk_size)
         self.cache = cache if isinstance(cache, DiskCache) else DiskCache(cache)
         self.backend = inner.backend
         self.hits = 0
@@ -200,13 +202,21 @@ class Cached(Generator):
         first: dict[str, int] = {}
         unique = [i for i in todo if first.setdefault(keys[i], i) == i]
         if unique:
+            from tqdm import tqdm
+
             if progress:
                 print(f"generate: {len(requests) - len(todo)} of {len(requests)} from the cache, "
                       f"{len(unique)} to generate ({self.backend}: {self.model})", file=sys.stderr)
-            texts = self.inner.generate([requests[i] for i in unique], progress=progress)
-            for i, t in zip(unique, texts):
-                self.cache.put(self.backend, keys[i], ident, requests[i].messages, t)
-                out[i] = t
+            # in chunks, each written to the cache at once: an interrupted run loses at most one chunk
+            with tqdm(total=len(unique), desc=f"generate ({self.model})", unit=" texts", disable=not progress,
+                      file=sys.stderr, mininterval=1.0) as bar:
+                for c in range(0, len(unique), self.chunk_size):
+                    chunk = unique[c:c + self.chunk_size]
+                    texts = self.inner.generate([requests[i] for i in chunk], progress=False)
+                    for i, t in zip(chunk, texts):
+                        self.cache.put(self.backend, keys[i], ident, requests[i].messages, t)
+                        out[i] = t
+                    bar.update(len(chunk))
         for i in todo:
             if out[i] is None:
                 out[i] = out[first[keys[i]]]

@@ -32,8 +32,10 @@ def default_answer(messages: list[dict]) -> str:
 class ChatServer:
     def __init__(self, answer: Callable[[list[dict]], str] = default_answer,
                  script: list[tuple[int, dict | None, dict | None]] | None = None,
-                 max_requests: int = 200, idle_timeout: float = 20.0):
+                 max_requests: int = 200, idle_timeout: float = 20.0, fail_after: tuple[int, int] | None = None):
         self.answer = answer
+        self.fail_after = fail_after      # (n, status): answer `status` once n requests were answered
+        self.answered = 0
         self.script = list(script or [])
         self.max_requests = max_requests
         self.idle_timeout = idle_timeout
@@ -69,9 +71,13 @@ class ChatServer:
                     return self._send(status, payload or {"error": {"message": f"scripted {status}"}}, headers)
                 if self.headers.get("Authorization") == "Bearer bad-key":
                     return self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                if server.fail_after and server.answered >= server.fail_after[0]:
+                    return self._send(server.fail_after[1], {"error": {"message": "scripted failure"}})
                 if body.get("model") == "missing-model":
                     return self._send(404, {"error": {"message": "The model `missing-model` does not exist"}})
                 text = server.answer(body["messages"])
+                with server._lock:
+                    server.answered += 1
                 self._send(200, {"id": "cmpl-test", "object": "chat.completion", "model": body.get("model"),
                                  "choices": [{"index": 0, "finish_reason": "stop",
                                               "message": {"role": "assistant", "content": text}}]})

@@ -156,3 +156,18 @@ def test_local_causal_lm_generates_deterministically_and_is_cached(tiny_lm, tmp_
     assert again.generate(reqs, progress=False) == texts and again.calls == 0
     with pytest.raises(generate.GenerationError, match="not a transformers model folder"):
         generate.make("local", path=tmp_path, cache=False)
+
+
+
+def test_an_interrupted_run_keeps_what_it_generated(tmp_path):
+    reqs = [_req(f"q{i}", f"Question: clause {i}") for i in range(5)]
+    with ChatServer(max_requests=20, fail_after=(2, 401)) as server:   # the third request is refused
+        gen = generate.Cached(generate.OpenAIChat("m", server.url, "k", concurrency=1), tmp_path / "cache",
+                              chunk_size=2)
+        with pytest.raises(generate.AuthenticationError):
+            gen.generate(reqs, progress=False)
+        assert server.count == 3
+        server.fail_after = None
+        again = generate.Cached(generate.OpenAIChat("m", server.url, "k", concurrency=1), tmp_path / "cache")
+        assert len(again.generate(reqs, progress=False)) == 5
+        assert again.calls == 3 and server.count == 6      # the first chunk came from the cache
