@@ -138,6 +138,9 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     source = manifest.get("source") or {}
     coll = collection_dir or source.get("collection")
     partition = source.get("partition") or None
+    if collection_dir is None and coll is not None and not (Path(coll) / "manifest.json").exists():
+        raise DenseIndexError(f"{emb_dir}: the collection it was encoded from ({coll}) is gone; name it with "
+                              f"--collection to check the document ids against it")
     if coll is not None:
         expected = collection_docids(coll, partition)
         if expected != docids:
