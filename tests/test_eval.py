@@ -196,3 +196,15 @@ def test_nothing_to_evaluate_and_unjudgeable_topics_are_errors():
         evaluate.evaluate({"q1": {"a": 1}}, {"q2": {"a": 1.0}}, ["map"])
     with pytest.raises(EvaluationError, match="only negative"):
         evaluate.evaluate({"q1": {"a": -1}}, {"q1": {"a": 1.0}}, ["map"])
+
+
+def test_raw_star_precision_divides_by_n_as_the_acord_paper():
+    # t1 top 5 = x a b y c: 3-star docs {a, c, d}, hits a, c; t2 top 5 = g f h: >=1-star docs {f, g}
+    res = evaluate.evaluate(QRELS, RUN, ["star1_rawP.5", "star3_rawP.5", "star3_P.5", "star5_rawP.5"])
+    t1 = res["per_topic"]["t1"]
+    assert t1["star3_rawP_5"] == pytest.approx(2 / 5) and t1["star3_P_5"] == pytest.approx(2 / 3)
+    assert t1["star5_rawP_5"] == 0.0
+    assert res["per_topic"]["t2"]["star1_rawP_5"] == pytest.approx(2 / 5)
+    assert res["all"]["star1_rawP_5"] == pytest.approx((3 / 5 + 2 / 5) / 2)
+    assert res.subset_sizes["star3_rawP_5"] == 1                      # t2 has no 3-star document
+    assert [m.output_names() for m in parse_measures(["star4_rawP.5,10"])] == [["star4_rawP_5", "star4_rawP_10"]]

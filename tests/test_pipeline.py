@@ -94,4 +94,6 @@ def test_acord_bm25_end_to_end_on_the_real_release(acord_dir, tmp_path, trec_eva
     # the figures the README reports for this command
     assert round(result["all"]["ndcg_cut_10"], 3) == 0.502
     assert round(result["all"]["star3_P_5"], 3) == 0.458
+    assert round(result["all"]["star3_rawP_5"], 3) == 0.456
+    assert round(result["all"]["star5_rawP_5"], 3) == 0.076
     assert len(result["per_topic"]) == 57

@@ -66,18 +66,22 @@ class Acord(Dataset):
     required_files = ("corpus.jsonl", "queries.jsonl", "qrels/train.tsv", "qrels/valid.tsv", "qrels/test.tsv")
     hub_repo = "theatticusproject/acord"
 
-    #: measures reported by `make eval-acord`, judged-only, test split
-    measures = ("ndcg_cut.5", "ndcg_cut.10", "star3_P.5", "star4_P.5", "star5_P.5")
+    #: measures reported by `make eval-acord`, judged-only, test split. K-star precision
+    #: twice: starK_P as the benchmark documents it (hits / min(5, K-star clauses)),
+    #: starK_rawP as the paper's tables compute it (hits / 5); the published rows are
+    #: reproduced by the latter (MiniLM: 49.8 / 35.8 / 7.6 exactly), so they sit there.
+    measures = ("ndcg_cut.5", "ndcg_cut.10", "star3_rawP.5", "star4_rawP.5", "star5_rawP.5",
+                "star3_P.5", "star4_P.5", "star5_P.5")
     judged_only = True
     references = (
         Reference("BM25", "Wang et al. 2025 (ACORD), Table 3",
-                  {"ndcg_cut_5": 52.5, "ndcg_cut_10": 54.0, "star3_P_5": 50.9, "star4_P_5": 38.9, "star5_P_5": 9.0}),
+                  {"ndcg_cut_5": 52.5, "ndcg_cut_10": 54.0, "star3_rawP_5": 50.9, "star4_rawP_5": 38.9, "star5_rawP_5": 9.0}),
         Reference("MiniLM bi-encoder", "Wang et al. 2025 (ACORD), Table 3",
-                  {"ndcg_cut_5": 57.1, "ndcg_cut_10": 57.2, "star3_P_5": 49.8, "star4_P_5": 35.8, "star5_P_5": 7.6}),
+                  {"ndcg_cut_5": 57.1, "ndcg_cut_10": 57.2, "star3_rawP_5": 49.8, "star4_rawP_5": 35.8, "star5_rawP_5": 7.6}),
         Reference("BM25 + fine-tuned cross-encoder", "Wang et al. 2025 (ACORD), Table 3",
-                  {"ndcg_cut_5": 61.3, "ndcg_cut_10": 66.3, "star3_P_5": 59.4, "star4_P_5": 43.3, "star5_P_5": 11.3}),
+                  {"ndcg_cut_5": 61.3, "ndcg_cut_10": 66.3, "star3_rawP_5": 59.4, "star4_rawP_5": 43.3, "star5_rawP_5": 11.3}),
         Reference("bi-encoder + fine-tuned cross-encoder", "Wang et al. 2025 (ACORD), Table 3",
-                  {"ndcg_cut_5": 64.7, "ndcg_cut_10": 68.1, "star3_P_5": 61.6, "star4_P_5": 44.9, "star5_P_5": 12.2}),
+                  {"ndcg_cut_5": 64.7, "ndcg_cut_10": 68.1, "star3_rawP_5": 61.6, "star4_rawP_5": 44.9, "star5_rawP_5": 12.2}),
     )
 
     # ------------------------------------------------------------ corpus

@@ -30,19 +30,21 @@ def recall_all(ranked: Sequence[str], judged: Mapping[str, int], k: int, level: 
     return 1.0 if relevant.issubset(ranked[:k]) else 0.0
 
 
-def star_precision(ranked: Sequence[str], judged: Mapping[str, int], stars: int, n: int) -> float | None:
+def star_precision(ranked: Sequence[str], judged: Mapping[str, int], stars: int, n: int,
+                   normalised: bool = True) -> float | None:
     """ACORD's K-star precision@N; ``None`` when the topic has no document rated >= K stars.
 
     Stars = relevance + 1 (ACORD stores stars - 1), so ">= K stars" is
     relevance >= K - 1. Value = (documents rated >= K stars in the top N)
-    / min(N, number of the topic's documents rated >= K stars).
+    / min(N, number of the topic's documents rated >= K stars); with
+    ``normalised=False``, / N (the form of the ACORD paper's tables).
     """
     threshold = stars - 1
     good = sum(1 for r in judged.values() if r >= threshold)
     if good == 0:
         return None
     hits = sum(1 for d in ranked[:n] if judged.get(d, -1) >= threshold)
-    return hits / min(n, good)
+    return hits / (min(n, good) if normalised else n)
 
 
 def relstring(ranked: Sequence[str], judged: Mapping[str, int], n: int = 10) -> str:

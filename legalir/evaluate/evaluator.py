@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 
 from legalir import trec
 from legalir.evaluate import custom
-from legalir.evaluate.measures import Measure, MeasureError, parse_measures, star_k
+from legalir.evaluate.measures import Measure, MeasureError, parse_measures, star_k, star_normalised
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
 MIN_GEO_MEAN = 0.00001
@@ -252,9 +252,9 @@ def _legalir_values(ms, qrels, run, topics, judged, level, values) -> None:
                 for name, k in zip(names, params):
                     row[name] = custom.recall_all(ranked, j, k, level)
             elif m.family.aggregate == "subset_mean":
-                stars = star_k(m.name)
+                stars, normalised = star_k(m.name), star_normalised(m.name)
                 for name, n in zip(names, params):
-                    v = custom.star_precision(ranked, j, stars, n)
+                    v = custom.star_precision(ranked, j, stars, n, normalised)
                     if v is not None:
                         row[name] = v
             else:  # pragma: no cover - a legalir family without a computation is a bug
