@@ -13,7 +13,8 @@ BIN      := $(VENV)/bin
 LEGALIR  := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/legalir
 STAMP    := $(VENV)/.legalir-setup
 
-.PHONY: help setup demo test clean-outputs
+.PHONY: help setup demo test clean-outputs FORCE
+FORCE:
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort | column -t -s $$'\t'
@@ -62,7 +63,12 @@ collections/acord/manifest.json: $(ACORD_SRC) | $(STAMP)
 indexes/acord/bm25/legalir-index.json: collections/acord/manifest.json
 	$(LEGALIR) index collections/acord indexes/acord/bm25 --threads $(THREADS)
 
-runs/acord/bm25.%.trec: indexes/acord/bm25/legalir-index.json collections/acord/manifest.json
+# the parameters are a prerequisite: changing ACORD_K1/ACORD_B re-runs the searches
+ACORD_BM25_PARAMS := runs/acord/bm25.params
+$(ACORD_BM25_PARAMS): FORCE
+	@mkdir -p $(@D); echo "k1=$(ACORD_K1) b=$(ACORD_B)" | cmp -s - $@ || echo "k1=$(ACORD_K1) b=$(ACORD_B)" > $@
+
+runs/acord/bm25.%.trec: indexes/acord/bm25/legalir-index.json collections/acord/manifest.json $(ACORD_BM25_PARAMS)
 	$(LEGALIR) search indexes/acord/bm25 collections/acord/topics/$*.jsonl $@ -k $(RUN_DEPTH) --k1 $(ACORD_K1) --b $(ACORD_B) --threads $(THREADS)
 
 results/acord/bm25.%.json: runs/acord/bm25.%.trec
