@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any, Iterable, Mapping
 from tqdm import tqdm
 
 from legalir import trec
+from legalir.atomic import atomic_dir
 from legalir.datasets.base import Dataset, Judgement
 from legalir.trec import Topic
 
@@ -68,29 +68,13 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
     ``strict`` turns every reported problem (duplicates, empty texts, dangling
     qrels documents) into an error.
     """
-    out = Path(out_dir)
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    (tmp / "corpus").mkdir(parents=True)
-    (tmp / "topics").mkdir()
-    (tmp / "qrels").mkdir()
-    try:
+    with atomic_dir(out_dir) as tmp:
+        for sub in ("corpus", "topics", "qrels"):
+            (tmp / sub).mkdir()
         manifest = _write(dataset, tmp, quiet=quiet, strict=strict)
         with open(tmp / "manifest.json", "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2, sort_keys=True)
             f.write("\n")
-        if out.exists():
-            old = out.with_name(out.name + f".old-{os.getpid()}")
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest
 
 

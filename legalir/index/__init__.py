@@ -1,1 +1,14 @@
 """Indexes over collections: sparse (Lucene, via Pyserini) and dense (FAISS)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
+    """Partition keys of a partitioned index folder: its sub-folders holding ``marker``;
+    ``[]`` when ``index_dir`` is itself one index (or does not exist)."""
+    root = Path(index_dir)
+    if (root / marker).exists() or not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / marker).exists())

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from legalir import collections
-from legalir.index import encoders
+from legalir.atomic import atomic_dir
+from legalir.index import encoders, partition_keys
 
 META = "legalir-dense.json"
 INDEX_FILE = "index.faiss"
@@ -163,10 +164,7 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     if index.ntotal != n:  # pragma: no cover - invariant
         raise DenseIndexError(f"{index_dir}: {index.ntotal} vectors added, {n} expected")
 
-    tmp = index_dir.with_name(index_dir.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with atomic_dir(index_dir) as tmp:
         f.write_index(index, str(tmp / INDEX_FILE))
         shutil.copyfile(emb_dir / encoders.DOCIDS, tmp / DOCIDS)
         meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
@@ -175,17 +173,6 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
         with open(tmp / META, "w", encoding="utf-8") as fh:
             json.dump(meta, fh, indent=2, sort_keys=True)
             fh.write("\n")
-        if index_dir.exists():
-            old = index_dir.with_name(index_dir.name + f".old-{os.getpid()}")
-            os.replace(index_dir, old)
-            os.replace(tmp, index_dir)
-            shutil.rmtree(old)
-        else:
-            index_dir.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, index_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return n
 
 
@@ -218,10 +205,7 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
 
 def partitions(index_dir: str | os.PathLike) -> list[str]:
     """Partition keys of a partitioned dense index folder; [] when it is one index."""
-    root = Path(index_dir)
-    if (root / META).exists():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / META).exists()) if root.is_dir() else []
+    return partition_keys(index_dir, META)
 
 
 def read_meta(index_dir: str | os.PathLike) -> dict[str, Any]:

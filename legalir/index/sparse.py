@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from legalir import collections, jvm
+from legalir.atomic import atomic_dir
+from legalir.index import partition_keys
 
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
 META = "legalir-index.json"
@@ -50,27 +51,13 @@ def num_docs(index_dir: str | os.PathLike) -> int:
 
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None) -> int:
     """Build one index atomically; returns its document count."""
-    index_dir = Path(index_dir)
-    tmp = index_dir.with_name(index_dir.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with atomic_dir(index_dir) as tmp:
         _index_collection(Path(input_dir), tmp, threads)
         n = num_docs(tmp)
         if expected is not None and n != expected:
             raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
         with open(tmp / META, "w", encoding="utf-8") as f:
             json.dump({"input": str(input_dir), "documents": n}, f, indent=2)
-        if index_dir.exists():
-            old = index_dir.with_name(index_dir.name + f".old-{os.getpid()}")
-            os.replace(index_dir, old)
-            os.replace(tmp, index_dir)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, index_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return n
 
 
@@ -100,7 +87,4 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
 
 def partitions(index_dir: str | os.PathLike) -> list[str]:
     """Partition keys of a partitioned index folder (sub-folders holding an index)."""
-    root = Path(index_dir)
-    if (root / META).exists():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / META).exists()) if root.is_dir() else []
+    return partition_keys(index_dir, META)
