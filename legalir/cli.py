@@ -20,16 +20,11 @@ def friendly_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from legalir.collections import CollectionError
-        from legalir.datasets.base import DatasetError
-        from legalir.evaluate import EvaluationError, MeasureError
-        from legalir.search.base import SearchError
-        from legalir.trec import FormatError
+        from legalir.errors import LegalirError
 
         try:
             return fn(*args, **kwargs)
-        except (FormatError, DatasetError, CollectionError, SearchError, FileNotFoundError,
-                EvaluationError, MeasureError) as e:
+        except (LegalirError, FileNotFoundError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
 
@@ -276,24 +271,6 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
 
 
 # ------------------------------------------------------------------ dense retrieval and fusion
-def _dense_errors(fn):
-    """Exit status 2 and a one-line message for the dense layers' input errors."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from legalir.index.dense import DenseIndexError
-        from legalir.index.encoders import EncoderError
-        from legalir.search.fusion import FusionError
-
-        try:
-            return fn(*args, **kwargs)
-        except (EncoderError, DenseIndexError, FusionError) as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(2)
-
-    return wrapper
-
-
 def _unescape(text):
     """Command-line formats may write a newline as \\n."""
     return None if text is None else text.replace("\\n", "\n")
@@ -347,7 +324,6 @@ def _encoder_options(fn):
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly_errors
-@_dense_errors
 def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
            normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
            stop_after_shards, quiet):
@@ -379,7 +355,6 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
 @friendly_errors
-@_dense_errors
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
                 threads):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
@@ -408,7 +383,6 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 @click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
 @click.option("--tag", default="dense", show_default=True, help="Run tag (last column).")
 @friendly_errors
-@_dense_errors
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
                  normalize, dtype, backend, device, trust_remote_code, batch_size, gpu, ef_search, nprobe,
                  partition_field, threads, tag):
@@ -475,7 +449,6 @@ _FUSION_OPTIONS = [
 @click.option("-k", "--keep", "keep", default=1000, show_default=True, help="Documents written per topic.")
 @click.option("--tag", default="fused", show_default=True, help="Run tag (last column).")
 @friendly_errors
-@_dense_errors
 def fuse(runs, out, params_file, method, weights, rrf_k, norm, depth, keep, tag):
     """Fuse TREC RUNS, such as BM25 and dense runs, into one: RRF or linear fusion of normalised scores."""
     from legalir import trec
@@ -503,7 +476,6 @@ def fuse(runs, out, params_file, method, weights, rrf_k, norm, depth, keep, tag)
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False),
               help="JSON file for the best settings and the whole grid (read by `legalir fuse --params`).")
 @friendly_errors
-@_dense_errors
 def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rrf_ks, depth, out):
     """Grid-search fusion method and weights on DATASET's training topic sets (never test)."""
     from legalir import collections, datasets, trec

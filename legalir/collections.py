@@ -16,6 +16,7 @@ from the corpus. The whole folder is written under a temporary name and
 renamed when complete.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import json
 import os
@@ -36,7 +37,7 @@ RESERVED = ("id", "contents")
 SHOW = 10  # ids listed per problem in messages
 
 
-class CollectionError(ValueError):
+class CollectionError(LegalirError, ValueError):
     pass
 
 

@@ -17,6 +17,7 @@ Two traps are handled here, and nowhere else:
 Every other module gets Java classes and Pyserini searchers from here.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import contextlib
 import glob
@@ -28,7 +29,7 @@ _lock = threading.Lock()
 _started = False
 
 
-class JVMError(RuntimeError):
+class JVMError(LegalirError, RuntimeError):
     """The JVM could not be started."""
 
 

@@ -13,6 +13,7 @@ names the file, the line number and what is wrong. Nothing is dropped
 silently.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import json
 import os
@@ -24,7 +25,7 @@ Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
-class FormatError(ValueError):
+class FormatError(LegalirError, ValueError):
     """A malformed input file. ``str(err)`` is ``path:line: what is wrong``."""
 
     def __init__(self, path: str | os.PathLike, line: int | None, message: str):

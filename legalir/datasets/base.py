@@ -6,6 +6,7 @@ A dataset module subclasses :class:`Dataset` and registers itself with
 (collections, indexes, search, evaluation) is dataset-agnostic.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from legalir.trec import Topic
 __all__ = ["Document", "Topic", "Judgement", "Dataset", "DatasetError", "Reference", "register", "get", "names"]
 
 
-class DatasetError(ValueError):
+class DatasetError(LegalirError, ValueError):
     """Published files missing or not in the expected layout."""
 
 

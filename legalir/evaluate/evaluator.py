@@ -10,6 +10,7 @@ order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
 (:mod:`legalir.evaluate.custom`) follow the same rules.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import math
 from typing import Iterable, Mapping
@@ -22,7 +23,7 @@ from legalir.evaluate.measures import Measure, MeasureError, parse_measures, sta
 MIN_GEO_MEAN = 0.00001
 
 
-class EvaluationError(ValueError):
+class EvaluationError(LegalirError, ValueError):
     """Nothing to evaluate, or inputs that cannot be scored together."""
 
 

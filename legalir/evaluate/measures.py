@@ -17,6 +17,7 @@ Output order is trec_eval's (the order of its measure table), then legalir's
 own measures in the order they were requested.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import re
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Iterable, Sequence
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
-class MeasureError(ValueError):
+class MeasureError(LegalirError, ValueError):
     """An unknown measure or bad measure parameters."""
 
 

@@ -17,6 +17,7 @@ the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
 (``faiss-cpu``) or ``[gpu]`` (``faiss-gpu-cu12``) extra.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import json
 import os
@@ -39,7 +40,7 @@ DOCIDS = "docids.txt"
 TYPES = ("flat", "hnsw", "ivfpq")
 
 
-class DenseIndexError(ValueError):
+class DenseIndexError(LegalirError, ValueError):
     """A dense index that cannot be built or used as asked."""
 
 

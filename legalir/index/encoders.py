@@ -36,6 +36,7 @@ torch, transformers and sentence-transformers are imported lazily, so that
 importing this module (e.g. for its error class) is cheap.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import dataclasses
 import hashlib
@@ -63,7 +64,7 @@ DOCUMENT_SIDE = ("model", "revision", "backend", "pooling", "max_length", "norma
                  "append_eos")
 
 
-class EncoderError(ValueError):
+class EncoderError(LegalirError, ValueError):
     """A model that cannot be loaded, bad settings, or shards that must not be mixed."""
 
 

@@ -6,6 +6,7 @@ temporary folder and renames it on success: an interrupted build leaves no
 half index. A partitioned collection gets one index per partition value.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import json
 import os
@@ -21,7 +22,7 @@ DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
 META = "legalir-index.json"
 
 
-class IndexError_(RuntimeError):
+class IndexError_(LegalirError, RuntimeError):
     pass
 
 

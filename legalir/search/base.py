@@ -1,5 +1,6 @@
 """The retriever interface and partition routing, shared by sparse and dense search."""
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import os
 import sys
@@ -10,7 +11,7 @@ from legalir.collections import partition_key
 from legalir.trec import Run, Topic
 
 
-class SearchError(ValueError):
+class SearchError(LegalirError, ValueError):
     pass
 
 

@@ -20,6 +20,7 @@ Weights default to equal (1 each). ``depth`` keeps only each run's top
 ``depth`` documents before fusing.
 """
 from __future__ import annotations
+from legalir.errors import LegalirError
 
 import itertools
 import math
@@ -32,7 +33,7 @@ NORMS = ("minmax", "zscore")
 DEFAULT_RRF_K = 60
 
 
-class FusionError(ValueError):
+class FusionError(LegalirError, ValueError):
     pass
 
 
