@@ -690,23 +690,6 @@ def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, 
 
 
 # ------------------------------------------------------------------ rerankers, query expansion, fine-tuning
-def _rerank_errors(fn):
-    """Exit status 2 and a one-line message for generation, expansion and training input errors."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from legalir.finetune import TrainingError
-        from legalir.generate import GenerationError
-
-        try:
-            return fn(*args, **kwargs)
-        except (TrainingError, GenerationError) as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(2)
-
-    return wrapper
-
-
 def _float_list(ctx, param, value):
     try:
         return [float(x) for v in value for x in str(v).split(",") if x.strip()]
@@ -750,7 +733,6 @@ def _int_list(ctx, param, value):
 @click.option("--stop-after", type=int, default=None,
               help="Stop at the first checkpoint after this many updates (state kept); run again to resume.")
 @friendly_errors
-@_rerank_errors
 def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, learning_rates, checkpoints,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, valid_depth, measure,
              seed, threads, work_dir, stop_after):
@@ -845,7 +827,6 @@ def _make_generator(backend, llm_model, base_url, generations, temperature, max_
               help="Also write the raw generations as JSONL, reusable with --backend precomputed.")
 @_generator_options
 @friendly_errors
-@_rerank_errors
 def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
     """Expand TOPICS (.tsv/.jsonl) with an LLM; write OUT (.jsonl keeps metadata, or .tsv).
 
@@ -892,7 +873,6 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--tag", default=None, help="Run tag [default: rerank].")
 @_generator_options
 @friendly_errors
-@_rerank_errors
 def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, judge_prompt, batch_size, max_length,
            precision, device, threads, tag, **gen_opts):
     """Rerank the top --k of a run with a cross-encoder (--model) or an LLM judge (--judge); write OUT.

@@ -28,6 +28,8 @@ validation grid, the selection, timings, library versions and the command.
 """
 from __future__ import annotations
 
+from legalir.errors import LegalirError
+
 import dataclasses
 import hashlib
 import json
@@ -48,7 +50,7 @@ from legalir.trec import Qrels, Run, Topic
 TRAIN_CONFIG = "legalir-train.json"
 
 
-class TrainingError(ValueError):
+class TrainingError(LegalirError, ValueError):
     pass
 
 

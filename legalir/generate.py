@@ -26,6 +26,8 @@ written atomically): a re-run makes no calls. ``cache=None`` disables it.
 """
 from __future__ import annotations
 
+from legalir.errors import LegalirError
+
 import concurrent.futures as cf
 import hashlib
 import http.client
@@ -49,7 +51,7 @@ DEFAULT_CACHE_DIR = "cache/generations"
 TRANSIENT_STATUS = (408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529)
 
 
-class GenerationError(ValueError):
+class GenerationError(LegalirError, ValueError):
     """A generator cannot do what was asked (configuration, input, or a non-transient server error)."""
 
 
