@@ -343,17 +343,11 @@ def passage_id(docid: str, n: int) -> str:
 def read_jsonl_documents(path: str | os.PathLike, id_field: str = "id",
                          text_field: str = "contents") -> Iterator[dict]:
     """Records of a JSONL corpus, checked line by line (file and line named on error)."""
-    from legalir.trec import FormatError, _lines
+    from legalir.trec import FormatError, iter_jsonl
 
     p = Path(path)
-    for n, line in _lines(p):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
-        if not isinstance(rec, dict) or rec.get(id_field) in (None, "") or text_field not in rec:
+    for n, rec in iter_jsonl(p):
+        if rec.get(id_field) in (None, "") or text_field not in rec:
             raise FormatError(p, n, f"expected an object with {id_field!r} and {text_field!r}")
         if not isinstance(rec[text_field], str):
             raise FormatError(p, n, f"{text_field!r} is not a string")

@@ -91,15 +91,7 @@ def read_crumb_run(path: str | os.PathLike, *, decode_ids: bool = False) -> Run:
     """
     p = Path(path)
     run: Run = {}
-    for n, line in trec._lines(p):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
-        if not isinstance(rec, dict):
-            raise FormatError(p, n, "expected a JSON object {\"query\": ..., \"items\": [...]}")
+    for n, rec in trec.iter_jsonl(p):
         query = rec.get("query")
         if not isinstance(query, dict) or query.get("id") in (None, ""):
             raise FormatError(p, n, "missing query id (expected \"query\": {\"id\": ...})")

@@ -72,6 +72,21 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield n, line.rstrip("\r\n")
 
 
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """Numbered JSON objects of a JSONL file (blank lines skipped); FormatError names file and line."""
+    p = Path(path)
+    for n, line in _lines(p):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
+        if not isinstance(rec, dict):
+            raise FormatError(p, n, f"expected a JSON object, found {type(rec).__name__}")
+        yield n, rec
+
+
 # ---------------------------------------------------------------- topics
 
 
@@ -101,19 +116,16 @@ def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
     p = Path(path)
     topics: dict[str, Topic] = {}
     jsonl = p.suffix == ".jsonl"
-    for n, line in _lines(p):
-        if not line.strip():
-            continue
+    rows = iter_jsonl(p) if jsonl else ((n, line) for n, line in _lines(p) if line.strip())
+    for n, row in rows:
         if jsonl:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
-            if not isinstance(rec, dict) or "qid" not in rec or "text" not in rec:
+            rec = row
+            if "qid" not in rec or "text" not in rec:
                 raise FormatError(p, n, "a topic object needs 'qid' and 'text'")
             qid, text = str(rec.pop("qid")), str(rec.pop("text"))
             fields = rec
         else:
+            line = row
             if "\t" not in line:
                 raise FormatError(p, n, "expected 'qid<TAB>text'")
             qid, text = line.split("\t", 1)

@@ -9,6 +9,7 @@ import pytest
 from legalir import collections, datasets, trec
 from legalir.datasets.acord import Acord, slug
 from legalir.datasets.base import DatasetError
+from legalir.trec import FormatError
 
 
 def test_real_release_counts(acord_dir):
@@ -82,5 +83,5 @@ def test_missing_files_say_what_to_place_where(tmp_path):
 def test_bad_json_line_names_file_and_line(acord_copy):
     p = acord_copy / "corpus.jsonl"
     p.write_text(p.read_text() + "{not json\n")
-    with pytest.raises(DatasetError, match=r"corpus\.jsonl:31: invalid JSON"):
+    with pytest.raises(FormatError, match=r"corpus\.jsonl:31: invalid JSON"):
         list(Acord(acord_copy).documents())

@@ -18,13 +18,13 @@ judged-only (``legalir eval -J``). Relevance 0 is an explicit "irrelevant".
 from __future__ import annotations
 
 import csv
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Iterator
 
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.trec import iter_jsonl
 
 SPLITS = ("train", "valid", "test")
 FORMATS = ("medium", "long")
@@ -45,19 +45,11 @@ def _match_key(text: str) -> str:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    if not path.exists():
-        raise DatasetError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{n}: invalid JSON: {e.msg}") from None
-            if not isinstance(rec, dict) or "_id" not in rec or "text" not in rec:
-                raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
-            yield n, rec
+    """Numbered records holding '_id' and 'text' (BEIR's corpus and queries layout)."""
+    for n, rec in iter_jsonl(path):
+        if "_id" not in rec or "text" not in rec:
+            raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
+        yield n, rec
 
 
 @register
