@@ -725,6 +725,8 @@ def _int_list(ctx, param, value):
               help="Attention dropout (0 lets torch use its fused attention; the base model has 0.1).")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
               help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
+@click.option("--head-lr-multiplier", default=1.0, show_default=True,
+              help="Learning rate of the new scoring head = lr x this.")
 @click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
 @click.option("--measure", default="ndcg_cut_10", show_default=True, help="Validation measure (judged-only).")
 @click.option("--seed", default=42, show_default=True)
@@ -734,8 +736,8 @@ def _int_list(ctx, param, value):
               help="Stop at the first checkpoint after this many updates (state kept); run again to resume.")
 @friendly_errors
 def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, learning_rates, checkpoints,
-             batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, valid_depth, measure,
-             seed, threads, work_dir, stop_after):
+             batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
+             valid_depth, measure, seed, threads, work_dir, stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
@@ -755,6 +757,7 @@ def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, l
                                checkpoints=sorted(set(checkpoints)), batch_size=batch_size, max_length=max_length,
                                weight_decay=weight_decay, warmup_ratio=warmup_ratio,
                                attention_dropout=attention_dropout, precision=precision, seed=seed,
+                               head_lr_multiplier=head_lr_multiplier,
                                valid_depth=valid_depth, measure=measure, threads=threads)
     train_topics = trec.read_topics(collections.topics_path(collection, train_set))
     train_qrels = trec.read_qrels(collections.qrels_path(collection, train_set))

@@ -65,6 +65,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     max_length: int = 256
     attention_dropout: float | None = 0.0     # None: the base model's (0.1); 0 lets torch use fused attention
+    head_lr_multiplier: float = 1.0           # learning rate of the new scoring head = lr x this
     precision: str = "auto"                   # bf16 autocast where the hardware has it (AMX, CUDA), else fp32
     seed: int = 42
     max_relevance: int | None = None          # default: the highest grade in the training qrels
@@ -261,16 +262,28 @@ def _new_model(cfg: TrainConfig, device: str = "cpu"):
     return ce
 
 
-def _optimizer(model, lr: float, weight_decay: float):
+def _optimizer(model, lr: float, weight_decay: float, head_lr_multiplier: float = 1.0):
     import torch
 
-    decay, no_decay = [], []
+    if head_lr_multiplier == 1.0:  # two groups: decayed, not decayed
+        decay, no_decay = [], []
+        for name, p in model.named_parameters():
+            if p.requires_grad:
+                (no_decay if name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+                 else decay).append(p)
+        return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                                  {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+    groups: dict[tuple[bool, bool], list] = {}
     for name, p in model.named_parameters():
         if not p.requires_grad:
             continue
-        (no_decay if name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+        head = name.startswith("classifier.") or name.startswith("score.")
+        no_decay = name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+        groups.setdefault((head, no_decay), []).append(p)
+    return torch.optim.AdamW([
+        {"params": ps, "weight_decay": 0.0 if no_decay else weight_decay,
+         "lr": lr * (head_lr_multiplier if head else 1.0)}
+        for (head, no_decay), ps in sorted(groups.items())], lr=lr)
 
 
 def _lr_lambda(total: int, warmup: int) -> Callable[[int], float]:
@@ -335,7 +348,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
         f"(targets rel/{pairs.max_relevance}); {len(vkeys)} judged validation candidates "
         f"(top {valid.depth} of {len(valid.run)} topics)")
 
-    state_id = _digest({"config": {k: v for k, v in dataclasses.asdict(cfg).items() if k != "threads"},
+    state_id = _digest({"config": {k: v for k, v in dataclasses.asdict(cfg).items()
+                                   if k != "threads" and not (k == "head_lr_multiplier" and v == 1.0)},
                         "precision": precision, "device": device,
                         "train": {q: train_qrels[q] for q in sorted(train_qrels)}, "valid": vkeys})
     progress_path = work / "progress.json"
@@ -358,7 +372,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
             continue
         ce = _new_model(cfg, device)
         model, tok = ce.model, ce.tokenizer
-        opt = _optimizer(model, lr, cfg.weight_decay)
+        opt = _optimizer(model, lr, cfg.weight_decay, cfg.head_lr_multiplier)
         total = cfg.updates
         warmup = int(round(cfg.warmup_ratio * total))
         sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, warmup))
