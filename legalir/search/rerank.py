@@ -38,6 +38,7 @@ from legalir.trec import Run, Topic
 
 DEFAULT_K = 100
 DEFAULT_BATCH_SIZE = 32
+WINDOW = 2048  # pairs tokenized and length-sorted together
 
 
 class RerankError(SearchError):
@@ -237,8 +238,6 @@ def score_pairs(model, tokenizer, queries: Sequence[str], docs: Sequence[str], *
     n = len(queries)
     if n == 0:
         return []
-    enc = tokenizer(list(queries), list(docs), truncation="longest_first", max_length=max_length)
-    order = sorted(range(n), key=lambda i: (len(enc["input_ids"][i]), i))
     out = [0.0] * n
     was_training = model.training
     model.eval()
@@ -246,20 +245,28 @@ def score_pairs(model, tokenizer, queries: Sequence[str], docs: Sequence[str], *
     try:
         with torch.inference_mode(), tqdm(total=n, desc=desc, unit=" pairs", disable=not progress,
                                           file=sys.stderr, mininterval=1.0) as bar:
-            for start in range(0, n, batch_size):
-                idx = order[start:start + batch_size]
-                batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc.keys()}, return_tensors="pt")
-                batch = {k: v.to(device) for k, v in batch.items()}
-                with autocast(precision, str(device)):
-                    logits = model(**batch).logits.float()
-                if logits.shape[-1] == 1:
-                    s = logits[:, 0]
-                else:
-                    logp = torch.log_softmax(logits, dim=-1)
-                    s = logp[:, -1] - torch.log1p(-logp[:, -1].exp().clamp(max=1 - 1e-7))
-                for i, v in zip(idx, s.tolist()):
-                    out[i] = float(v)
-                bar.update(len(idx))
+            # windows of pairs sorted by length: little padding; lengths padded to a multiple of 16,
+            # so few distinct shapes (bounded kernel caches, steady memory)
+            for w in range(0, n, WINDOW):
+                ids = range(w, min(n, w + WINDOW))
+                enc = tokenizer([queries[i] for i in ids], [docs[i] for i in ids], truncation="longest_first",
+                                max_length=max_length)
+                order = sorted(range(len(ids)), key=lambda j: (len(enc["input_ids"][j]), j))
+                for start in range(0, len(order), batch_size):
+                    idx = order[start:start + batch_size]
+                    batch = tokenizer.pad({k: [enc[k][j] for j in idx] for k in enc.keys()}, return_tensors="pt",
+                                          pad_to_multiple_of=16)
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    with autocast(precision, str(device)):
+                        logits = model(**batch).logits.float()
+                    if logits.shape[-1] == 1:
+                        s = logits[:, 0]
+                    else:
+                        logp = torch.log_softmax(logits, dim=-1)
+                        s = logp[:, -1] - torch.log1p(-logp[:, -1].exp().clamp(max=1 - 1e-7))
+                    for j, v in zip(idx, s.tolist()):
+                        out[w + j] = float(v)
+                    bar.update(len(idx))
     finally:
         model.train(was_training)
     return out
