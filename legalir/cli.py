@@ -661,15 +661,21 @@ def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_leve
               show_default=True, help="Multiple-comparison correction over the runs compared to the first.")
 @click.option("--permutations", default=10000, show_default=True, type=click.IntRange(min=1),
               help="Randomization test: random sign vectors (exact enumeration when 2^topics is fewer).")
-@click.option("--seed", default=0, show_default=True, help="Randomization test seed (same seed, same p-values).")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the randomization test and the bootstrap (same seed, same numbers).")
 @click.option("--alpha", default=0.05, show_default=True, help="Significance level marked with '*'.")
 @click.option("-J", "judged_only", is_flag=True, help="Judged-only evaluation (as `legalir eval -J`).")
 @click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
               help="Lowest relevance counted as relevant.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Percentile-bootstrap resamples over topics for each mean and each difference vs the first "
+                   "run (seeded by --seed; 0: no intervals).")
+@click.option("--level", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Confidence level of the bootstrap intervals.")
 @friendly_errors
 def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
-            as_json):
+            as_json, bootstrap, level):
     """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
     from legalir import evaluate, trec
     from legalir.evaluate import stats
@@ -682,7 +688,7 @@ def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, 
     per_topic = [evaluate.evaluate(q, trec.read_run(r), ms, judged_only=judged_only,
                                    relevance_level=relevance_level)["per_topic"] for r in runs]
     comps = stats.compare(per_topic, runs, names, test=test, correction=correction,
-                          permutations=permutations, seed=seed)
+                          permutations=permutations, seed=seed, bootstrap=bootstrap, level=level)
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comps], indent=1))
     else:
@@ -904,6 +910,67 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, j
     result = rr.rerank(run, tops, texts, scorer, k=k)
     n = trec.write_run(out, result, tag=tag or "rerank")
     click.echo(f"{out}: {n} lines for {len(result)} topics (top {k} reranked)", err=True)
+
+
+# ------------------------------------------------------------------ downstream QA (legalir.qa)
+@main.command()
+@click.argument("dataset", type=click.Choice(["barexam_qa", "housing_qa"]))
+@click.argument("predictions", type=click.Path(dir_okay=False))
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding <dataset>/ in its published layout (questions, choices, answers).")
+@click.option("--split", default="test", show_default=True, help="Question split (Housing: test = all labelled).")
+@click.option("--condition", type=click.Choice(["none", "top1", "topk", "expansion", "gold"]), default="none",
+              show_default=True, help="Passage given with each question: none, the run's top 1, its top k (most "
+                                      "confident answer kept), a generated expansion, the gold passage(s).")
+@click.option("--run", "run_path", type=click.Path(exists=True, dir_okay=False), help="top1/topk: retrieval run.")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="top1/topk/gold: collection holding the passage texts (and the qrels for gold).")
+@click.option("-k", "--k", "k", default=5, show_default=True, help="topk: passages tried per question.")
+@click.option("--expansion", "expansion_path", type=click.Path(exists=True, dir_okay=False),
+              help="expansion: `legalir expand` output topics (.jsonl) or generations JSONL {qid, text}.")
+@click.option("--prompt", "prompt_name", default=None,
+              help="QA prompt: built-in name or .toml file [default: qa_barexam / qa_housing].")
+@click.option("--results", "results_path", type=click.Path(dir_okay=False),
+              help="Accuracy JSON (results/ shape) [default: PREDICTIONS with .json].")
+@click.option("--batch-size", default=8, show_default=True, help="local: sequences per forward pass.")
+@click.option("--device", default=None, help="local: cpu or cuda [default: cuda when available].")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="Bootstrap resamples for the accuracy interval.")
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@_generator_options
+@friendly_errors
+def qa(dataset, predictions, data_dir, split, condition, run_path, collection, k, expansion_path, prompt_name,
+       results_path, batch_size, device, bootstrap, seed, **gen_opts):
+    """Answer DATASET's questions with an LLM under a retrieval condition; write PREDICTIONS (JSONL) and accuracy.
+
+    --backend local scores the answer labels by likelihood (no generation); --backend api / precomputed
+    parse free-text answers (refusals and unreadable answers count as wrong and are reported).
+    """
+    from legalir import qa as qa_mod
+
+    answerer = (qa_mod.LikelihoodAnswerer(gen_opts["llm_model"] or "", device=device, batch_size=batch_size,
+                                          cache=False if gen_opts["no_cache"] else (gen_opts["cache_dir"] or True))
+                if gen_opts["backend"] == "local" else qa_mod.ChatAnswerer(_make_generator(**gen_opts)))
+    result = qa_mod.run(dataset, data_dir, split, condition, answerer, predictions, results_path,
+                        prompt=prompt_name, run_path=run_path, collection=collection, k=k,
+                        expansion_path=expansion_path, bootstrap=bootstrap, seed=seed,
+                        command=" ".join(["legalir", *sys.argv[1:]]))
+    click.echo(qa_mod.summary_line(result))
+
+
+@main.command("qa-report")
+@click.argument("dataset", type=click.Choice(["barexam_qa", "housing_qa"]))
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--label", "labels", multiple=True, help="Row label per results file [default: file name].")
+@friendly_errors
+def qa_report(dataset, results, labels):
+    """Print QA accuracies (RESULTS from `legalir qa`) beside the paper's Llama 3 8B rows."""
+    from legalir import qa as qa_mod
+
+    if labels and len(labels) != len(results):
+        raise click.BadParameter(f"{len(labels)} labels for {len(results)} results", param_hint="--label")
+    rows = [(labels[i] if labels else Path(p).stem, json.loads(Path(p).read_text())) for i, p in enumerate(results)]
+    click.echo(qa_mod.table(dataset, rows))
 
 
 if __name__ == "__main__":  # pragma: no cover
