@@ -973,5 +973,56 @@ def qa_report(dataset, results, labels):
     click.echo(qa_mod.table(dataset, rows))
 
 
+# ------------------------------------------------------------------ analyses (legalir.analyze)
+def _labelled(ctx, param, value):
+    """LABEL=PATH (or PATH: labelled by its file or folder name)."""
+    out = []
+    for v in value:
+        label, _, path = v.rpartition("=") if "=" in v else ("", "", v)
+        out.append((label or Path(path).name.removesuffix(".trec"), path))
+    return out
+
+
+@main.group()
+def analyze():
+    """Analyses beyond retrieval scores (lexical similarity)."""
+
+
+@analyze.command("lexical")
+@click.argument("inputs", nargs=-1, required=True, callback=_labelled, metavar="[LABEL=]COLLECTION...")
+@click.option("--topics", "topic_set", default="test", show_default=True, help="Topic set (and its qrels).")
+@click.option("-l", "--level", default=1, show_default=True, help="Lowest qrels relevance counted as gold.")
+@click.option("--by", default=None, help="Split each collection into subsets by this topic metadata field.")
+@click.option("--run", "runs", multiple=True, callback=_labelled, metavar="[LABEL=]RUN",
+              help="Run of the first collection for the bucket plot (repeatable).")
+@click.option("--measure", default="recall.10", show_default=True, help="Per-topic measure of the bucket plot.")
+@click.option("-J", "judged_only", is_flag=True, help="Judged-only scoring of the runs (ACORD).")
+@click.option("--fit", type=click.Choice(["pairs", "corpus"]), default="pairs", show_default=True,
+              help="Fit TF-IDF on the compared texts of each sample, or on the whole corpus.")
+@click.option("--agg", type=click.Choice(["max", "mean"]), default="max", show_default=True,
+              help="A query with several gold documents: its most similar one, or the mean.")
+@click.option("--answers-from", "answers_dataset", type=click.Choice(["barexam_qa", "housing_qa"]), default=None,
+              help="(gold, answer) similarity for the first collection: answers from this dataset's files.")
+@click.option("--answer-field", default=None, help="Or: topic metadata field holding the answer text.")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder of the published files (for --answers-from).")
+@click.option("--width", default=0.1, show_default=True, help="Similarity bucket width.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Write lexical.json and the figures (PNG, SVG).")
+@friendly_errors
+def analyze_lexical(inputs, topic_set, level, by, runs, measure, judged_only, fit, agg, answers_dataset, answer_field,
+                    data_dir, width, bootstrap, seed, out_dir):
+    """TF-IDF cosine of (query, gold) and (gold, answer) per topic: means with CIs, KS and Welch tests between
+    collections or subsets, histograms, and a retrieval measure per similarity bucket (--run)."""
+    from legalir.analyze import lexical
+
+    result = lexical.run_analysis(inputs, topic_set=topic_set, level=level, by=by, runs=runs, measure=measure,
+                                  judged_only=judged_only, fit=fit, agg=agg, answers_dataset=answers_dataset,
+                                  answer_field=answer_field, data_dir=data_dir, width=width, bootstrap=bootstrap,
+                                  seed=seed, out_dir=out_dir)
+    click.echo(lexical.format_analysis(result))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
