@@ -346,3 +346,10 @@ qa-barexam: runs/barexam/bm25.test.trec $$(qa_llm_dep) ## Bar Exam QA: QA accura
 
 qa-housing: runs/housing/bm25.trec $$(qa_llm_dep) ## Housing Statute QA: QA accuracy (LLM=, QA_BACKEND=) without/with BM25 statutes, gold; beside the paper's
 	$(foreach c,$(QA_CONDITIONS),$(call qa_cmd,housing_qa,results/qa/housing,runs/housing/bm25.trec,collections/housing_qa,$(c))$(qa_nl))$(LEGALIR) qa-report housing_qa $(foreach c,$(QA_CONDITIONS),results/qa/housing/$(QA_TAG).$(c).json)
+
+# ---- reproducible expectations: legalir/resources/regressions/<dataset>.toml (exact commands, expected
+# scores, tolerance); OK / off by / FAIL per number. REGRESS_ARGS=--all adds the slow tier (dense encoding).
+REGRESS_ARGS ?=
+.PHONY: regress-acord
+regress-acord: | $(STAMP) ## ACORD: rerun the published pipelines (BM25 rows; --all: + MiniLM) and check every number
+	$(LEGALIR) regress acord --data-dir $(DATA_DIR) $(REGRESS_ARGS)

@@ -150,8 +150,20 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
               help="Save each run's scores as <results-dir>/<run name>.json (legalir eval --json -q shape).")
 @click.option("--label", "labels", multiple=True, help="Row label per input, in order [default: file name].")
 @click.option("--title", default=None, help="Title line above the table.")
+@click.option("--by", "by", multiple=True,
+              help="Also print per-group means by this topic metadata field, e.g. category, source, state "
+                   "(repeatable; needs --topics).")
+@click.option("--topics", "topics_path", type=click.Path(exists=True, dir_okay=False),
+              help="Topics .jsonl holding the metadata for --by.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Also write one self-contained HTML page (tables, bootstrap intervals, figures, commands).")
+@click.option("--figure", "figures", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Extra PNG to embed in the HTML page (e.g. from `legalir analyze lexical`); repeatable.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="HTML page: bootstrap resamples over topics.")
+@click.option("--seed", default=0, show_default=True, help="HTML page: bootstrap seed.")
 @friendly_errors
-def report(dataset, inputs, qrels, results_dir, labels, title):
+def report(dataset, inputs, qrels, results_dir, labels, title, by, topics_path, html_out, figures, bootstrap, seed):
     """Score runs with DATASET's own protocol and print them beside the papers' rows.
 
     INPUTS are TREC runs (scored against --qrels with the dataset's measures, e.g.
@@ -162,7 +174,7 @@ def report(dataset, inputs, qrels, results_dir, labels, title):
     cls = type(datasets.get(dataset, "."))
     if labels and len(labels) != len(inputs):
         raise click.BadParameter(f"{len(labels)} labels for {len(inputs)} inputs", param_hint="--label")
-    rows = []
+    rows, full = [], []
     for i, path in enumerate(inputs):
         name = Path(path).name.removesuffix(".trec").removesuffix(".json")
         if path.endswith(".json"):
@@ -173,7 +185,27 @@ def report(dataset, inputs, qrels, results_dir, labels, title):
             out = Path(results_dir) / f"{name}.json" if results_dir else None
             result = rep.score_run(cls, qrels, path, out)
         rows.append((labels[i] if labels else name, result["all"]))
+        full.append((labels[i] if labels else name, result))
     click.echo(rep.table(cls, rows, title=title))
+    if by and not topics_path:
+        raise click.UsageError("--by needs --topics (a .jsonl topics file with the metadata)")
+    fields = rep.topic_fields(topics_path) if topics_path else None
+    from legalir.report import breakdown
+
+    for field in by:
+        for label, result in full:
+            click.echo("\n" + breakdown.format_breakdown(label, field, breakdown.breakdown(
+                result.get("per_topic") or {}, fields, field, rep.measure_columns(cls)), rep.measure_columns(cls),
+                rep.protocol(cls)["scale"]))
+    if html_out:
+        from legalir.report import html
+
+        curves = {lab: rep.recall_curve(cls, qrels, path) for (lab, _), path in zip(full, inputs)
+                  if qrels and not path.endswith(".json")}
+        html.write_report(html_out, cls, full, title=title, command=" ".join(["legalir", *sys.argv[1:]]), by=by,
+                          topic_fields=fields, curves=curves, extra_figures=figures, bootstrap=bootstrap, seed=seed,
+                          inputs=list(inputs))
+        click.echo(f"{html_out}: written", err=True)
 
 
 @main.command("tune-bm25")
@@ -1022,6 +1054,33 @@ def analyze_lexical(inputs, topic_set, level, by, runs, measure, judged_only, fi
                                   answer_field=answer_field, data_dir=data_dir, width=width, bootstrap=bootstrap,
                                   seed=seed, out_dir=out_dir)
     click.echo(lexical.format_analysis(result))
+
+
+# ------------------------------------------------------------------ regressions (legalir.regress)
+@main.command()
+@click.argument("dataset")
+@click.option("--all", "all_tiers", is_flag=True, help="Also run the slow tier (e.g. dense encoding).")
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding collections/, indexes/, runs/ (the Makefile's layout); outputs land there.")
+@click.option("--data-dir", default="data", show_default=True,
+              help="Folder of the published files (relative to --root, or absolute).")
+@friendly_errors
+def regress(dataset, all_tiers, root, data_dir):
+    """Rerun DATASET's published pipelines (resources/regressions/DATASET.toml); OK / off by / FAIL per number.
+
+    Exit status 1 when a number FAILs."""
+    from legalir import regress as rg
+
+    spec = rg.load(dataset)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    rows, ok = rg.regress(spec, root=root, data_dir=data_dir, all_tiers=all_tiers,
+                          invoke=lambda args: main.main(args, standalone_mode=False),
+                          log=lambda m: click.echo(m, err=True))
+    click.echo(rg.format_rows(rows))
+    click.echo(f"{dataset}: {'all OK' if ok else 'FAILED'} ({sum(r['verdict'] == 'OK' for r in rows)} of "
+               f"{len(rows)} numbers OK)")
+    if not ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover
