@@ -355,15 +355,24 @@ def _encoder_options(fn):
 @click.option("--stop-after-shards", type=int, default=None,
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS",
+              help="Spread the shards over Ray workers (pip install 'legalir[distributed]'): 'auto' for a running "
+                   "cluster (RAY_ADDRESS, `ray start`) else a new local one, or a cluster address such as "
+                   "10.0.0.1:6379. Writes the same folder as without --ray; resumes the same way.")
+@click.option("--ray-workers", type=int, default=None,
+              help="Ray workers (actors) to start [default: one per GPU of the cluster, else one per CPU].")
 @friendly_errors
 def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
            normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
-           stop_after_shards, quiet):
+           stop_after_shards, quiet, ray_address, ray_workers):
     """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
-    from legalir.index import encoders
+    from legalir.index import distributed, encoders
 
-    enc = encoders.Encoder.load(model, revision=revision, device=device, **_encoder_overrides(
-        pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend, trust_remote_code))
+    overrides = _encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype,
+                                   backend, trust_remote_code)
+    enc = (distributed.RayEncoder.load(model, revision=revision, device=device, address=ray_address,
+                                       workers=ray_workers, **overrides) if ray_address
+           else encoders.Encoder.load(model, revision=revision, device=device, **overrides))
     results = encoders.encode_collection(enc, collection, out_dir, partitions=list(partitions) or None, quiet=quiet,
                                          shard_size=shard_size, batch_size=batch_size, overwrite=overwrite,
                                          stop_after_shards=stop_after_shards)
