@@ -395,16 +395,19 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
               help="Check the embeddings' document ids against this collection [default: the one encoded].")
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
+@click.option("--shard-size", type=int, default=None,
+              help="Write the index as FAISS shards of at most this many vectors, built and searched one at a time "
+                   "with an exact merge of the top k (an index larger than memory or GPU memory) [default: one index].")
 @friendly_errors
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
-                threads):
+                threads, shard_size):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
     from legalir.index import dense
 
     spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
                            pq_bits=pq_bits)
     counts = dense.build(embeddings, index_dir, spec, collection_dir=collection,
-                         partitions=list(partitions) or None, threads=threads)
+                         partitions=list(partitions) or None, threads=threads, shard_size=shard_size)
     click.echo(f"{index_dir}: {sum(counts.values())} vectors in {len(counts)} index(es)", err=True)
 
 
