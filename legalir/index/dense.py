@@ -278,46 +278,33 @@ def read_meta(index_dir: str | os.PathLike) -> dict[str, Any]:
         return json.load(fh)
 
 
-#: queries per FAISS call in tie completion, at least: below this FAISS may take another code path
-#: (one query alone is computed otherwise than in a batch, to the last bit)
-_SAME_PATH_BATCH = 20
-
-
 def _search_exact(index, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` of an exact index with ties at the cut resolved by row: ``(scores, rows)``, each row sorted.
+    """Top ``k`` of an exact index with ties at the cut resolved by row: ``(scores, rows)``.
 
     FAISS keeps an arbitrary subset of the documents tied with the k-th score
-    (it depends on k and on the heap); here every document tied at the cut is
-    fetched (the few queries concerned are searched again, deeper) and the
-    lowest rows are kept. The result is then a function of the vectors alone:
-    the same for one index and for any split of it into shards
-    (:func:`merge_topk`).
+    (it depends on k and on its heap). Here the search goes a little deeper
+    than ``k`` (deeper again, for the whole batch, in the rare case where a
+    tie runs past that), so that every document tied at the cut is seen, and
+    the lowest rows are kept. The result is then a function of the vectors
+    alone: the same for one index and for any split of it into shards
+    (:func:`merge_topk`). The batch is searched whole each time: FAISS's
+    scores may differ in the last bit with the number of queries searched
+    together, never with the number of vectors.
     """
     n = int(index.ntotal)
     k = min(int(k), n)
-    kk = min(k + 1, n)
-    scores, rows = index.search(q, kk)
-    if kk == k:
-        return scores, rows
-    tied = np.flatnonzero((scores[:, k - 1] == scores[:, k]) & (rows[:, k] >= 0))
-    scores, rows = scores[:, :k].copy(), rows[:, :k].copy()
-    depth = kk
-    batch = min(len(q), _SAME_PATH_BATCH)
-    while tied.size:
-        depth = min(2 * depth, n)
-        qq = q[tied]
-        if len(qq) < batch:  # the same number of queries as a batch of the first call: the same code path
-            qq = np.resize(qq, (batch, q.shape[1]))
-        s2, r2 = index.search(np.ascontiguousarray(qq), depth)
-        s2, r2 = s2[:len(tied)], r2[:len(tied)]
-        cut = s2[:, k - 1]
-        complete = (s2[:, -1] < cut) | (r2[:, -1] < 0) | (depth == n)
-        for j in np.flatnonzero(complete):
-            keep = (r2[j] >= 0) & (s2[j] >= cut[j])
-            order = np.lexsort((r2[j][keep], -s2[j][keep]))[:k]
-            scores[tied[j]], rows[tied[j]] = s2[j][keep][order], r2[j][keep][order]
-        tied = tied[~complete]
-    return scores, rows
+    depth = min(n, k + max(16, k // 8))
+    while True:
+        scores, rows = index.search(q, depth)
+        if depth == n or not (scores[:, k - 1] == scores[:, depth - 1]).any():
+            break
+        depth = min(n, 4 * depth)
+    tied = np.flatnonzero(scores[:, k - 1] == scores[:, k]) if depth > k else np.zeros(0, dtype=np.int64)
+    if tied.size:
+        s, r = scores[tied], rows[tied]
+        order = np.lexsort((r, -s), axis=1)[:, :k]
+        scores[tied, :k], rows[tied, :k] = np.take_along_axis(s, order, 1), np.take_along_axis(r, order, 1)
+    return np.ascontiguousarray(scores[:, :k]), np.ascontiguousarray(rows[:, :k])
 
 
 def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
