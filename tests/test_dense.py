@@ -396,3 +396,35 @@ def test_cli_sharded_index_gives_the_flat_run(tiny_collection, tiny_embeddings, 
         r = _cli("search-dense", index, tiny_collection / "topics" / "test.jsonl", runs[-1], "-k", 7)
         assert r.exit_code == 0, r.output
     assert runs[0].read_bytes() == runs[1].read_bytes() and len(runs[0].read_text().splitlines()) == 9 * 7
+
+
+def test_bench_gpu_script_runs_on_cpu(tmp_path):
+    """scripts/bench_gpu.py (meant for a CUDA machine) on a tiny input: every figure line, the GPU part skipped
+    with its reason when FAISS has no GPU; it imports no pyserini/Java."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_gpu.py"
+    out = tmp_path / "gpu.json"
+    # pyserini and jnius made unimportable: the script must not need them (absent on the GPU machine)
+    guard = ("import runpy, sys; sys.modules['pyserini'] = sys.modules['jnius'] = None; "
+             "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", guard, str(script), "--device", "cpu", "--texts", "24", "--batch-size", "8",
+                        "--corpus", "3000", "--queries", "50", "-k", "10", "--nprobe", "4", "--dtypes", "float32",
+                        "--repeat", "1", "--json", str(out)], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": ""})
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines == json.loads(out.read_text())
+    env, figures = lines[0], lines[1:]
+    assert env["figure"] == "environment" and env["device"] == "cpu"
+    encode = {f["impl"]: f for f in figures if f["figure"] == "encode"}
+    assert set(encode) == {"legalir", "sentence-transformers"}
+    assert all(f["texts"] == 24 and f["texts_per_s"] > 0 and f["max_abs_diff_vs_float32"] == 0 for f in encode.values())
+    cpu = {f["index"]: f for f in figures if f["figure"] == "faiss" and f["where"] == "cpu"}
+    assert set(cpu) == {"flat", "ivfpq", "hnsw"} and cpu["flat"]["recall@10_vs_cpu_flat"] == 1.0
+    gpu = [f for f in figures if f["figure"] == "faiss" and f["where"] == "gpu"]
+    import faiss
+
+    if faiss.get_num_gpus() == 0:
+        assert len(gpu) == 1 and gpu[0]["skipped"]
