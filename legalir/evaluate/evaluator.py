@@ -170,6 +170,7 @@ def evaluate(
         for name in row:
             if name in ("num_ret", "utility", "rbp_resid", "relstring") or name.startswith("unj"):
                 row[name] = "" if name == "relstring" else (0 if name == "num_ret" else 0.0)
+    recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
 
@@ -190,7 +191,7 @@ def evaluate(
             continue
         for name in names:
             if agg in ("sum", "num_rel"):
-                if agg == "num_rel" and complete:
+                if agg == "num_rel" and recount_num_rel:
                     # trec_eval recounts over the whole qrels file, relevance > 0
                     summary[name] = sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
                 else:
