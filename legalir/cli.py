@@ -680,7 +680,7 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
 
     \b
     Output: trec_eval's lines (measure, topic or 'all', value), or --json.
-    Conventions (details in the README, "Evaluation"):
+    Conventions (details in the README, "Scoring any run"):
     - reading: '#' lines are comments and fields after a run line's sixth are
       ignored (as 10.0); a repeated qrels line is kept once with a warning and
       a score or grade with no number is an error (trec_eval: stops / reads 0).
