@@ -921,9 +921,8 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, j
 @click.option("--host", default=None, help="Address to listen on [default: the config's, else 127.0.0.1 (loopback)].")
 @click.option("--port", type=int, default=None, help="Port to listen on [default: the config's, else 8000].")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
-              help="Worker threads for searches (at most this many run at once).")
-@click.option("--searchers", type=click.Choice(["shared", "per-thread"]), default="shared", show_default=True,
-              help="One Lucene searcher per index shared by all workers, or one per worker thread.")
+              help="Worker threads for requests; BM25 searches that arrive together run as one Lucene batch "
+                   "over this many Java threads.")
 @click.option("--k1", type=float, default=None, help="BM25 k1 [default: Pyserini's 0.9].")
 @click.option("--b", type=float, default=None, help="BM25 b [default: Pyserini's 0.4].")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
@@ -935,7 +934,7 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, j
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
               show_default=True, help="uvicorn's log level (info shows each request).")
 @friendly_errors
-def serve(indexes, collections_, runs, qrels, config_file, host, port, workers, searchers, k1, b, measures,
+def serve(indexes, collections_, runs, qrels, config_file, host, port, workers, k1, b, measures,
           judged_only, device, log_level):
     """Serve indexes, documents and runs over HTTP: a JSON API (/docs) and a web page (/).
 
@@ -946,7 +945,7 @@ def serve(indexes, collections_, runs, qrels, config_file, host, port, workers, 
     from legalir.serve import app
 
     app.serve(indexes, collections_, runs, qrels, config_file, host=host, port=port, workers=workers,
-              log_level=log_level, searchers=searchers, k1=k1, b=b, measures=list(measures) or None,
+              log_level=log_level, lucene_threads=workers, k1=k1, b=b, measures=list(measures) or None,
               judged_only=judged_only, device=device)
 
 

@@ -320,6 +320,28 @@ def test_concurrent_requests(served):
                [(h["id"], round(h["score"], 4)) for h in b0["hits"]]
 
 
+def test_lucene_gate_makes_concurrent_searches_safe(housing):
+    """pyjnius is not thread-safe (8 threads calling BM25.search at once fail now and then); through the
+    gate, concurrent searches of several partitions give exactly the sequential answers."""
+    from legalir.search import lucene
+    from legalir.serve.engine import LuceneGate
+
+    gate = LuceneGate()
+    parts = ["alaska", "new_york", "texas"]
+    searchers = {p: gate.call(lucene.BM25, housing / "bm25" / p) for p in parts}
+    getters = {p: (lambda p=p: searchers[p]) for p in parts}
+    queries = ["security deposit", "repair", "notice before entering", "evict tenant", "locks"]
+    jobs = [(parts[i % 3], queries[i % 5], 3 + i % 4) for i in range(240)]
+    expected = {j: gate.search(getters[j[0]], {"q": Topic("q", j[1])}, j[2]) for j in set(jobs)}
+    calls = gate.batches
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda j: gate.search(getters[j[0]], {"q": Topic("q", j[1])}, j[2]), jobs))
+    assert got == [expected[j] for j in jobs]
+    assert gate.batches - calls <= len(jobs)  # queued searches share Lucene calls
+    for s in searchers.values():
+        gate.call(s.close)
+
+
 def test_run_explorer_api(served, sample_collection):
     from legalir import evaluate
 

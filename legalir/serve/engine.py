@@ -14,21 +14,29 @@ built at start-up from the configuration.
 
 Concurrency (measured with ``scripts/bench_serve.py``):
 
-* Lucene: one ``BM25`` (Anserini ``SimpleSearcher``) per index/partition is
-  shared by every worker thread by default: Lucene's ``IndexSearcher`` is
-  thread-safe for searching and the BM25 settings never change after
-  start-up. ``searchers="per-thread"`` gives each worker thread its own
-  (same results; more memory, one open reader per thread and partition).
+* Lucene: pyjnius is not thread-safe: a Java method object is shared by all
+  instances of a class and holds its receiver while it is called (pyjnius
+  issues #287, #563), so two Python threads calling ``BM25.search`` at once,
+  on one searcher *or on one searcher each*, fail now and then
+  (``IncompatibleClassChangeError``, ``NullPointerException``; reproduced
+  here with 8 threads). Every Java call of the server therefore goes through
+  :class:`LuceneGate`, one at a time, and the searches waiting meanwhile are
+  run together: one ``BM25.search`` per partition, i.e. one Anserini
+  ``batch_search`` over Java threads, where Lucene is thread-safe. So one
+  shared searcher per index/partition (``IndexSearcher`` is thread-safe;
+  per-thread searchers would only add open readers).
 * FAISS + encoder: one retriever per index/partition, one encoder per
   index; a dense search holds the index's lock while it encodes and
   searches, because a Hugging Face fast tokenizer must not be called from
   two threads at once ("Already borrowed"); torch and FAISS use several
-  cores inside one call anyway.
-* pyjnius: worker threads are attached to the JVM when they first call
-  Java, and detached when the server stops (:class:`legalir.serve.app.Workers`).
+  cores inside one call anyway. Dense search runs beside Lucene searches.
+* Worker threads are attached to the JVM when they first call Java, and
+  detached when the server stops (:class:`legalir.serve.app.Workers`).
 """
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import json
 import re
 import sys
@@ -71,6 +79,7 @@ class NotFound(ServeError):
 
 
 # ------------------------------------------------------------------ text helpers
+@functools.lru_cache(maxsize=1 << 16)
 def norm_term(word: str) -> str:
     """A word folded for highlighting (the page's script does the same): lower case, crude suffixes off."""
     w = word.lower()
@@ -94,21 +103,25 @@ def query_terms(q: str) -> list[str]:
 
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
     """The ``width``-word window of ``text`` holding the most query terms (the start when none)."""
-    words = text.split()
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
     if len(words) <= width:
-        return " ".join(words)
+        return " ".join(text.split())
     wanted = set(terms)
-    hit = [1 if any(norm_term(m) in wanted for m in _WORD.findall(w)) else 0 for w in words]
-    best, best_at, cur = -1, 0, sum(hit[:width])
-    for start in range(0, len(words) - width + 1):
-        if start:
-            cur += hit[start + width - 1] - hit[start - 1]
+    hit = [norm_term(w) in wanted for _, _, w in words]
+    cur = sum(hit[:width])
+    best, best_at = cur, 0
+    for start in range(1, len(words) - width + 1):
+        cur += hit[start + width - 1] - hit[start - 1]
         if cur > best:
             best, best_at = cur, start
-    if best <= 0:
-        best_at = 0
-    out = " ".join(words[best_at:best_at + width])
-    return ("… " if best_at > 0 else "") + out + (" …" if best_at + width < len(words) else "")
+    if best > 0:  # centre the window on its first and last query term
+        inside = [i for i in range(best_at, best_at + width) if hit[i]]
+        best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
+    end = best_at + width
+    start_char = 0 if best_at == 0 else words[best_at][0]
+    end_char = len(text) if end >= len(words) else words[end - 1][1]
+    out = " ".join(text[start_char:end_char].split())
+    return ("… " if best_at > 0 else "") + out + (" …" if end < len(words) else "")
 
 
 def describe(rec: Mapping[str, Any]) -> dict:
@@ -195,6 +208,60 @@ class DocStore:
                 "partitions": self.partitions, "documents": self.manifest.get("documents", {}).get("written")}
 
 
+# ------------------------------------------------------------------ the one way into the JVM
+class LuceneGate:
+    """Java calls one at a time; searches that queue up meanwhile are searched as one batch.
+
+    A caller adds its search to the queue and takes the JVM lock; whoever
+    holds the lock runs everything queued (grouped by searcher: one
+    ``search`` call each, with the largest k asked for, cut per query), so a
+    caller often finds its answer ready when it gets the lock.
+    """
+
+    def __init__(self):
+        self.jvm = threading.Lock()
+        self._queue: list[list] = []
+        self._mutex = threading.Lock()
+        self.batches = 0  # searcher calls made (for tests and benchmarks)
+
+    def call(self, fn, *args, **kwargs):
+        """``fn(*args)`` with the JVM to itself (construction, closing, anything else in Java)."""
+        with self.jvm:
+            return fn(*args, **kwargs)
+
+    def search(self, get_searcher, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        """``get_searcher().search(topics, k)``; ``get_searcher`` is called with the JVM lock held."""
+        item = [get_searcher, dict(topics), k, concurrent.futures.Future()]
+        with self._mutex:
+            self._queue.append(item)
+        with self.jvm:
+            if not item[3].done():
+                with self._mutex:
+                    batch, self._queue = self._queue, []
+                self._run(batch)
+        return item[3].result()
+
+    def _run(self, batch: list[list]) -> None:
+        groups: dict[Any, list[list]] = {}
+        for it in batch:
+            groups.setdefault(it[0], []).append(it)
+        for get_searcher, items in groups.items():
+            try:
+                merged = {f"{i}\t{q}": t for i, it in enumerate(items) for q, t in it[1].items()}
+                run = get_searcher().search(merged, max(it[2] for it in items))
+                self.batches += 1
+                for i, it in enumerate(items):
+                    it[3].set_result({q: dict(trec.ranking(run.get(f"{i}\t{q}", {}))[:it[2]]) for q in it[1]})
+            except BaseException as e:  # each waiting caller gets the error
+                for it in items:
+                    if not it[3].done():
+                        it[3].set_exception(e)
+
+
+#: the server's only way into the JVM (one per process, as the JVM is)
+LUCENE = LuceneGate()
+
+
 # ------------------------------------------------------------------ indexes
 def _kind(path: Path) -> tuple[str, list[str]]:
     """("sparse"|"dense", partition keys) of an index folder."""
@@ -233,7 +300,8 @@ def _collection_of(path: Path, kind: str, partitioned: bool) -> Path | None:
 class IndexEntry:
     """One exposed name: a Lucene index, a FAISS index, or both (bm25, dense and hybrid)."""
 
-    def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, searchers: str, device: str | None):
+    def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
+                 lucene_threads: int = 1):
         self.name = name
         self.sparse: Path | None = None
         self.dense: Path | None = None
@@ -254,13 +322,12 @@ class IndexEntry:
         self.methods = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
                                         ("hybrid", self.sparse and self.dense)) if ok]
         self.k1, self.b = k1, b
-        self.searchers = searchers
+        self.lucene_threads = max(1, lucene_threads)
         self.device = device
         self.collection: DocStore | None = None
         self.partition_field: str | None = None
         self._shared: dict[str, Any] = {}
-        self._per_thread: list[Any] = []
-        self._local = threading.local()
+        self._getters: dict[str, Any] = {}
         self._dense: dict[str, Any] = {}
         self._encoder = None
         self._lock = threading.Lock()
@@ -284,23 +351,21 @@ class IndexEntry:
 
     # ---- searchers
     def bm25(self, key: str):
+        """The shared searcher of partition ``key``; call with the JVM lock held (see :class:`LuceneGate`)."""
         from legalir.search import lucene
 
-        if self.searchers == "per-thread":
-            cache = self._local.__dict__.setdefault("bm25", {})
-            if key not in cache:
-                cache[key] = lucene.BM25(self.sparse / key if key else self.sparse, k1=self.k1, b=self.b)
-                with self._lock:
-                    self._per_thread.append(cache[key])
-            return cache[key]
         found = self._shared.get(key)
         if found is None:
-            with self._lock:
-                found = self._shared.get(key)
-                if found is None:
-                    found = lucene.BM25(self.sparse / key if key else self.sparse, k1=self.k1, b=self.b)
-                    self._shared[key] = found
+            found = lucene.BM25(self.sparse / key if key else self.sparse, k1=self.k1, b=self.b,
+                                threads=self.lucene_threads)
+            self._shared[key] = found
         return found
+
+    def _bm25_search(self, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        getter = self._getters.get(key)
+        if getter is None:  # one getter per partition: the gate groups queued searches by it
+            getter = self._getters.setdefault(key, lambda: self.bm25(key))
+        return LUCENE.search(getter, topics, k)
 
     def encoder(self):
         from legalir.search import dense as dense_search
@@ -325,18 +390,20 @@ class IndexEntry:
         return found
 
     def warm(self) -> None:
-        """Load what the first request would: the encoder (torch) and one searcher of each kind."""
+        """Load what requests would wait for: every Lucene searcher (memory-mapped, cheap), the
+        encoder (torch) with one FAISS index, the collection's id -> offset tables."""
         key = self.partitions[0] if self.partitioned else ""
-        if self.sparse and (not self.partitioned or key in self.sparse_parts):
-            self.bm25(key)
+        for part in (self.sparse_parts or [""]) if self.sparse else []:
+            LUCENE.call(self.bm25, part)
+        if self.collection is not None:
+            self.collection.warm()
         if self.dense:
             self.dense_retriever(key if key in self.dense_parts or not self.partitioned else self.dense_parts[0])
 
     def close(self) -> None:
-        for s in [*self._shared.values(), *self._per_thread]:
-            s.close()
+        for searcher in self._shared.values():
+            LUCENE.call(searcher.close)
         self._shared.clear()
-        self._per_thread.clear()
 
     # ---- routing and search
     def route(self, partition: str | None, method: str) -> str:
@@ -363,13 +430,13 @@ class IndexEntry:
         from legalir.search import fusion
 
         if method == "bm25":
-            return self.bm25(key).search(topics, k)
+            return self._bm25_search(key, topics, k)
         if method == "dense":
             retriever = self.dense_retriever(key)
             with self._dense_lock:
                 return retriever.search(topics, k)
         depth = max(k, HYBRID_DEPTH)
-        sparse_run = self.bm25(key).search(topics, depth)
+        sparse_run = self._bm25_search(key, topics, depth)
         retriever = self.dense_retriever(key)
         with self._dense_lock:
             dense_run = retriever.search(topics, depth)
@@ -415,13 +482,11 @@ def _sibling_topics(qrels_path: Path) -> Path | None:
 class Engine:
     """Everything exposed, loaded and checked at start-up; each method answers one endpoint."""
 
-    def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, searchers: str = "shared",
+    def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
                  measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
                  quiet: bool = False):
         from legalir.search import lucene
 
-        if searchers not in ("shared", "per-thread"):
-            raise ConfigError(f"searchers must be shared or per-thread, got {searchers!r}")
         if cfg.empty():
             raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
         self.quiet = quiet
@@ -429,7 +494,8 @@ class Engine:
         self.indexes: dict[str, IndexEntry] = {}
         for name, dirs in sorted(cfg.indexes.items()):
             entry = IndexEntry(name, dirs, k1=lucene.DEFAULT_K1 if k1 is None else k1,
-                               b=lucene.DEFAULT_B if b is None else b, searchers=searchers, device=device)
+                               b=lucene.DEFAULT_B if b is None else b, device=device,
+                               lucene_threads=lucene_threads)
             entry.collection = self.collections.get(name) or self._collection_for(entry.recorded_collection(), name)
             if entry.collection is not None:
                 entry.partition_field = entry.collection.partition_field
@@ -646,6 +712,8 @@ class Engine:
         labels = (entry.qrels or {}).get(qid, {})
         ranking = trec.ranking(entry.run.get(qid, {}))
         rank_of = {d: r for r, (d, _) in enumerate(ranking, 1)}
+        # judged-only scoring sees only judged documents: their ranks among themselves
+        judged_rank = {d: r for r, d in enumerate((d for d, _ in ranking if d in labels), 1)}
         other_rank = {d: r for r, (d, _) in enumerate(trec.ranking(other.run.get(qid, {})), 1)} if other else {}
         t = entry.topics.get(qid) if entry.topics else None
         store = entry.collection
@@ -661,10 +729,10 @@ class Engine:
         hits = []
         for r, (docid, score) in enumerate(ranking[:k], 1):
             hits.append({"rank": r, "id": docid, "score": score, "label": labels.get(docid),
-                         "judged": docid in labels, **({"other_rank": other_rank.get(docid)} if other else {}),
+                         "judged": docid in labels, "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
                          **doc_fields(docid)})
         gold = sorted(((d, r) for d, r in labels.items() if r > 0), key=lambda dr: (-dr[1], dr[0]))
-        gold_out = [{"id": d, "label": r, "rank": rank_of.get(d),
+        gold_out = [{"id": d, "label": r, "rank": rank_of.get(d), "judged_rank": judged_rank.get(d),
                      **({"other_rank": other_rank.get(d)} if other else {}), **doc_fields(d)} for d, r in gold]
         out = {"run": name, "qid": qid, "text": t.text if t else None, "fields": dict(t.fields) if t else {},
                "collection": store.name if store else None, "judged_only": entry.judged_only,

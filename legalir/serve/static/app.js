@@ -222,7 +222,7 @@ async function showTopic(i) {
     const open = (id) => res.collection ? `data-doc="${esc(id)}"` : "";
     const gold = res.gold.length ? `<table class="ranking gold"><tr><th>gold document</th><th>label</th><th>rank in ${esc(run)}</th>${cmp ? `<th>rank in ${esc(cmp.run)}</th>` : ""}</tr>`
       + res.gold.map((g) => `<tr class="doc" ${open(g.id)}><td>${esc(g.citation || g.id)}${g.snippet ? `<div class="small muted">${highlight(g.snippet, res.terms)}</div>` : ""}</td>`
-        + `<td>${labelBadge(g.label, true)}</td><td class="num">${rankCell(g.rank)}</td>${cmp ? `<td class="num">${rankCell(g.other_rank)}</td>` : ""}</tr>`).join("")
+        + `<td>${labelBadge(g.label, true)}</td><td class="num">${rankCell(g.rank)}${res.judged_only && g.judged_rank ? ` <span class="muted small" title="rank among judged documents, as judged-only scoring sees it">(${g.judged_rank} judged)</span>` : ""}</td>${cmp ? `<td class="num">${rankCell(g.other_rank)}</td>` : ""}</tr>`).join("")
       + `</table>` : `<p class="muted">No relevant document in the qrels for this topic.</p>`;
     const rows = res.hits.map((h) => `<tr class="doc" ${open(h.id)}><td class="num">${h.rank}</td><td>${labelBadge(h.label, h.judged)}</td>`
       + `<td>${esc(h.citation || h.id)}${h.heading_path ? `<div class="small" style="color:var(--accent)">${esc(h.heading_path)}</div>` : ""}`
