@@ -6,7 +6,6 @@ the Housing fixture as `housing` (one Lucene index per jurisdiction), and three 
 """
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import os
@@ -15,7 +14,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -388,204 +386,155 @@ def test_cli_errors(tmp_path):
     assert r.returncode == 2 and "nothing to serve" in r.stderr
     r = cli("--index", f"x={tmp_path / 'missing'}")
     assert r.returncode == 2 and "does not exist" in r.stderr
-    r = cli("--index", f"../x={tmp_path}")
-    assert r.returncode == 2 and "must be letters" in r.stderr
-    r = cli("--index", f"x={tmp_path}")
-    assert r.returncode == 2 and "neither a Lucene index" in r.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("[run\n")
     r = cli("--config", str(bad))
     assert r.returncode == 2 and "bad.toml: not valid TOML" in r.stderr
+
+
+def test_configuration_errors(tmp_path, sample_collection):
+    from legalir.serve import config, engine
+
+    with pytest.raises(config.ConfigError, match="must be letters"):
+        config.from_options(config.Config(), indexes=[f"../x={tmp_path}"])
+    with pytest.raises(config.ConfigError, match="neither a Lucene index"):
+        engine.Engine(config.from_options(config.Config(), indexes=[f"x={tmp_path}"]), quiet=True)
+    bad = tmp_path / "bad.toml"
     bad.write_text('[runs]\nx = "y"\n')
-    r = cli("--config", str(bad))
-    assert r.returncode == 2 and "unknown key(s) runs" in r.stderr
+    with pytest.raises(config.ConfigError, match=r"unknown key\(s\) runs"):
+        config.from_file(bad)
+    good = tmp_path / "serve.json"
+    good.write_text(json.dumps({"port": 9001, "collection": {"c": str(sample_collection)},
+                                "qrels": {"q": str(sample_collection / "qrels" / "test.txt")}}))
+    cfg = config.from_file(good)
+    assert cfg.port == 9001 and cfg.collections == {"c": sample_collection.resolve()}
 
 
 # ------------------------------------------------------------------ the page, in headless chromium
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--remote-debugging-port=0", "--window-size=1280,900"]
+# Driven through tests/browser.py (CDP over websockets); these helpers add what a user does: click, type, keys.
+def _wait(page, expression: str, timeout: float = 30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if page.evaluate(expression):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {expression}")
 
 
-class Browser:
-    """Headless chromium over the DevTools protocol (CDP) on a websocket: navigate, evaluate, click, type,
-    screenshot. Just what the page test needs."""
+def _click(page, selector: str) -> None:
+    x, y = page.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+                         f" const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+    for kind in ("mousePressed", "mouseReleased"):
+        page.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
 
-    def __init__(self, binary: str):
-        from websockets.sync.client import connect
 
-        self.profile = tempfile.mkdtemp(prefix="legalir-chromium-")
-        self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
-        ws_url, deadline = None, time.time() + 60
-        while ws_url is None:
-            line = self.proc.stderr.readline()
-            if not line and self.proc.poll() is not None:
-                raise RuntimeError(f"chromium exited with {self.proc.returncode}")
-            if "DevTools listening on " in line:
-                ws_url = line.split("DevTools listening on ", 1)[1].strip()
-            if time.time() > deadline:
-                raise RuntimeError("chromium did not open its DevTools port within 60 s")
-        port = urllib.parse.urlsplit(ws_url).port
-        status, targets = _get(f"http://127.0.0.1:{port}", "/json/list")
-        page = next(t for t in targets if t["type"] == "page")
-        self._connection = connect(page["webSocketDebuggerUrl"], max_size=64 * 2**20, open_timeout=30)
-        self.ws = self._connection.__enter__()
-        self.next_id = 0
-        self.send("Page.enable")
-        self.send("Runtime.enable")
-        self.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+def _type(page, selector: str, text: str) -> None:
+    _click(page, selector)
+    page.call("Input.insertText", {"text": text})
 
-    def send(self, method: str, **params):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            msg = json.loads(self.ws.recv(timeout=60))
-            if msg.get("id") == self.next_id:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
 
-    def js(self, expression: str):
-        res = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in res:
-            raise RuntimeError(f"{expression}: {res['exceptionDetails']}")
-        return res["result"].get("value")
+def _key(page, key: str, code: int) -> None:
+    for kind in ("keyDown", "keyUp"):
+        page.call("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code,
+                                             **({"text": "\r"} if key == "Enter" and kind == "keyDown" else {})})
 
-    def wait(self, expression: str, timeout: float = 30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = self.js(expression)
-            if value:
-                return value
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {expression}")
 
-    def click(self, selector: str):
-        box = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-                      f" const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
-        for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+def _select(page, selector: str, value: str) -> None:
+    page.evaluate(f"(() => {{ const s = document.querySelector({json.dumps(selector)}); s.value = {json.dumps(value)};"
+                  f" s.dispatchEvent(new Event('change')); }})()")
 
-    def type(self, selector: str, text: str):
-        self.click(selector)
-        self.send("Input.insertText", text=text)
 
-    def key(self, key: str, code: int):
-        for kind in ("keyDown", "keyUp"):
-            self.send("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code,
-                      **({"text": "\r"} if key == "Enter" and kind == "keyDown" else {}))
-
-    def select(self, selector: str, value: str):
-        self.js(f"(() => {{ const s = document.querySelector({json.dumps(selector)}); s.value = {json.dumps(value)};"
-                f" s.dispatchEvent(new Event('change')); }})()")
-
-    def screenshot(self, path: Path):
-        data = self.send("Page.captureScreenshot", format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-        SCREENS.mkdir(exist_ok=True)
-        (SCREENS / ".gitignore").write_text("*\n")
-        shutil.copyfile(path, SCREENS / path.name)
-
-    def close(self):
-        try:
-            self._connection.__exit__(None, None, None)
-        finally:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-            self.proc.stderr.close()
-            shutil.rmtree(self.profile, ignore_errors=True)
+def _shot(page, path: Path) -> None:
+    """A PNG under the test's tmp folder, copied to .screens/ (ignored by git) to look at."""
+    page.screenshot(path, width=1280)
+    page.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                     "mobile": False})
+    SCREENS.mkdir(exist_ok=True)
+    (SCREENS / ".gitignore").write_text("*\n")
+    shutil.copyfile(path, SCREENS / path.name)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    binary = next((b for b in (shutil.which("chromium"), shutil.which("chromium-browser")) if b), None)
-    if binary is None:
-        pytest.skip("no chromium on PATH: the page test needs Debian's chromium (CI installs it in .ci/run)")
     pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
-    b = Browser(binary)
-    yield b
-    b.close()
+    from browser import Chromium
+
+    with Chromium() as b:  # skips when no chromium is installed (CI installs Debian's in .ci/run)
+        yield b
 
 
 def test_page_search_document_and_run_explorer(served, browser, tmp_path):
-    b = browser
-    b.send("Page.navigate", url=served["base"] + "/")
-    b.wait("document.body !== null && document.body.dataset.ready === '1'")
-    assert b.js("[...document.querySelectorAll('#index option')].map(o => o.value)") == ["acord", "housing"]
-    assert b.js("[...document.querySelectorAll('#method option')].map(o => o.value)") == ["bm25", "dense", "hybrid"]
-    assert b.js("document.querySelector('#partition-label').classList.contains('hidden')")
+    b = browser.load(served["base"] + "/")
+    b.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                  "mobile": False})
+    _wait(b, "document.body.dataset.ready === '1'")
+    assert b.evaluate("[...document.querySelectorAll('#index option')].map(o => o.value)") == ["acord", "housing"]
+    assert b.evaluate("[...document.querySelectorAll('#method option')].map(o => o.value)") == ["bm25", "dense", "hybrid"]
+    assert b.evaluate("document.querySelector('#partition-label').classList.contains('hidden')")
 
     # type a query, press Enter: result cards, query terms highlighted
-    b.type("#q", "governing law New York")
-    b.key("Enter", 13)
-    b.wait("document.querySelectorAll('#results .card').length > 0")
-    cards = b.js("[...document.querySelectorAll('#results .card')].map(c => c.dataset.id)")
+    _type(b, "#q", "governing law New York")
+    _key(b, "Enter", 13)
+    _wait(b, "document.querySelectorAll('#results .card').length > 0")
+    cards = b.evaluate("[...document.querySelectorAll('#results .card')].map(c => c.dataset.id)")
     expected = _search(served["base"], q="governing law New York", index="acord", k=10, method="bm25")[1]
     assert cards == [h["id"] for h in expected["hits"]]
-    marks = b.js("[...document.querySelectorAll('#results .card mark')].map(m => m.textContent.toLowerCase())")
+    marks = b.evaluate("[...document.querySelectorAll('#results .card mark')].map(m => m.textContent.toLowerCase())")
     assert {"governed", "law", "laws", "new", "york"} & set(marks) and "the" not in marks
-    b.screenshot(tmp_path / "1-search-acord.png")
+    _shot(b, tmp_path / "1-search-acord.png")
 
     # click the first card: the whole document opens
-    b.click("#results .card")
-    b.wait("!document.querySelector('#doc-view').classList.contains('hidden') && "
+    _click(b, "#results .card")
+    _wait(b, "!document.querySelector('#doc-view').classList.contains('hidden') && "
            "document.querySelector('#doc-text').textContent.length > 0")
-    text = b.js("document.querySelector('#doc-text').textContent")
+    text = b.evaluate("document.querySelector('#doc-text').textContent")
     record = next(r for r in collections.iter_documents(served["sample"]) if r["id"] == cards[0])
     assert text == record["contents"]
-    b.screenshot(tmp_path / "2-document.png")
-    b.key("Escape", 27)
-    b.wait("document.querySelector('#doc-view').classList.contains('hidden')")
+    _shot(b, tmp_path / "2-document.png")
+    _key(b, "Escape", 27)
+    _wait(b, "document.querySelector('#doc-view').classList.contains('hidden')")
 
     # a partitioned index: the jurisdiction selector appears; statutes show citation and heading path
-    b.select("#index", "housing")
-    assert b.js("[...document.querySelectorAll('#partition option')].map(o => o.value)") == \
+    _select(b, "#index", "housing")
+    assert b.evaluate("[...document.querySelectorAll('#partition option')].map(o => o.value)") == \
         ["alaska", "new_york", "texas"]
-    b.select("#partition", "texas")
-    b.js("document.querySelector('#q').value = ''")
-    b.type("#q", "security deposit refund")
-    b.click("#search-btn")
-    b.wait("document.querySelector('#search-info').textContent.includes('texas')")
-    cites = b.js("[...document.querySelectorAll('#results .card .cite')].map(c => c.textContent)")
+    _select(b, "#partition", "texas")
+    b.evaluate("document.querySelector('#q').value = ''")
+    _type(b, "#q", "security deposit refund")
+    _click(b, "#search-btn")
+    _wait(b, "document.querySelector('#search-info').textContent.includes('texas')")
+    cites = b.evaluate("[...document.querySelectorAll('#results .card .cite')].map(c => c.textContent)")
     assert cites and all(c.startswith("Tex ") for c in cites)
-    assert b.js("document.querySelectorAll('#results .card .path').length") == len(cites)
-    b.screenshot(tmp_path / "3-search-housing-texas.png")
+    assert b.evaluate("document.querySelectorAll('#results .card .path').length") == len(cites)
+    _shot(b, tmp_path / "3-search-housing-texas.png")
 
     # the run explorer: a run, a second one to compare, step through topics
-    b.click("#tab-runs")
-    b.wait("!document.querySelector('#panel-runs').classList.contains('hidden') && "
+    _click(b, "#tab-runs")
+    _wait(b, "!document.querySelector('#panel-runs').classList.contains('hidden') && "
            "document.querySelectorAll('#topics li').length > 0")
-    assert b.js("document.querySelectorAll('#topics li').length") == 4
+    assert b.evaluate("document.querySelectorAll('#topics li').length") == 4
     # only runs over the same qrels can be compared
-    assert b.js("[...document.querySelectorAll('#compare option')].map(o => o.value)") == ["", "dense"]
-    b.select("#compare", "dense")
-    b.click("#topics li")
-    b.wait("document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
-    b.click("#next-topic")
-    b.wait("document.querySelector('#topics li.active') === document.querySelectorAll('#topics li')[1] && "
+    assert b.evaluate("[...document.querySelectorAll('#compare option')].map(o => o.value)") == ["", "dense"]
+    _select(b, "#compare", "dense")
+    _click(b, "#topics li")
+    _wait(b, "document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
+    _click(b, "#next-topic")
+    _wait(b, "document.querySelector('#topics li.active') === document.querySelectorAll('#topics li')[1] && "
            "document.querySelector('#topic-view h2').textContent === "
            "document.querySelectorAll('#topics li')[1].querySelector('.t-text').textContent")
-    labels = b.js("[...document.querySelectorAll('#topic-view table.hits .label')].map(l => l.className)")
+    labels = b.evaluate("[...document.querySelectorAll('#topic-view table.hits .label')].map(l => l.className)")
     assert labels and all(c.startswith("label l-") for c in labels)
-    assert b.js("document.querySelectorAll('#topic-view table.gold tr.doc').length") >= 1
-    assert "rank in dense" in b.js("document.querySelector('#topic-view table.hits').textContent")
-    b.screenshot(tmp_path / "4-run-explorer.png")
-    b.select("#run", "housing-bm25")
-    b.wait("document.querySelectorAll('#topics li').length === 13")
-    assert b.js("[...document.querySelectorAll('#compare option')].map(o => o.value)") == [""]
-    assert b.js("document.querySelector('#category-label').textContent").startswith("Jurisdiction")
-    b.select("#category", "Texas")
-    assert b.js("document.querySelectorAll('#topics li').length") == \
+    assert b.evaluate("document.querySelectorAll('#topic-view table.gold tr.doc').length") >= 1
+    assert "rank in dense" in b.evaluate("document.querySelector('#topic-view table.hits').textContent")
+    _shot(b, tmp_path / "4-run-explorer.png")
+    _select(b, "#run", "housing-bm25")
+    _wait(b, "document.querySelectorAll('#topics li').length === 13")
+    assert b.evaluate("[...document.querySelectorAll('#compare option')].map(o => o.value)") == [""]
+    assert b.evaluate("document.querySelector('#category-label').textContent").startswith("Jurisdiction")
+    _select(b, "#category", "Texas")
+    assert b.evaluate("document.querySelectorAll('#topics li').length") == \
         sum(1 for t in served["htopics"].values() if t.fields["state"] == "Texas")
-    b.click("#topics li")
-    b.wait("document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
-    b.screenshot(tmp_path / "5-run-explorer-housing.png")
+    _click(b, "#topics li")
+    _wait(b, "document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
+    _shot(b, tmp_path / "5-run-explorer-housing.png")
+    assert not b.errors, b.errors  # no console error, uncaught exception or failed load
