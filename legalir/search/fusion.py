@@ -51,8 +51,7 @@ def _weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[float
 
 
 def _top(docs: Mapping[str, float], depth: int | None) -> list[tuple[str, float]]:
-    ranked = ranking(docs)
-    return ranked if depth is None else ranked[:depth]
+    return ranking(docs, depth)
 
 
 def _qids(runs: Sequence[Run]) -> list[str]:
