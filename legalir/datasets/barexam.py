@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_rows
 
 SPLITS = ("train", "validation", "test")
@@ -72,14 +72,19 @@ class BarExamQA(Dataset):
         Reference("BM25 + structured-reasoning query expansion", PAPER, {"recall_10": 11.31, "recall_100": 26.39}),
     )
 
+    options_spec = {
+        "pool": Option("passage files making up the corpus: all, or a comma list of the splits "
+                       "(train, validation, test)", "all"),
+        "dangling": Option("a question whose gold passage is not in the pool: error, or warn and skip it",
+                           "error", choices=("error", "warn")),
+    }
+    pipeline = Pipeline(short="barexam", dense=True, tune=("train", "validation"),
+                        sources=("data/qa/*.csv*", "data/passages/*.tsv*"),
+                        title="Bar Exam QA test, full passage pool")
+
     def __init__(self, root, **options):
         super().__init__(root, **options)
-        unknown = sorted(set(options) - {"pool", "dangling"})
-        if unknown:
-            raise DatasetError(f"{self.name}: unknown option(s) {', '.join(unknown)}; known: pool, dangling")
         self.dangling = str(options.get("dangling", "error")).lower()
-        if self.dangling not in ("error", "warn"):
-            raise DatasetError(f"{self.name}: option dangling={self.dangling!r}: expected error or warn")
         self._questions: dict[str, list[dict]] | None = None
 
     # ------------------------------------------------------------ files
