@@ -39,7 +39,7 @@ def offline() -> bool:
 
 
 def patterns(cls) -> tuple[str, ...]:
-    return tuple(getattr(cls, "hub_files", None) or cls.required_files)
+    return tuple(cls.hub_files or cls.required_files)
 
 
 def placement_help(ds) -> str:
@@ -95,7 +95,7 @@ def fetch(name: str, data_dir: str | os.PathLike, *, timeout: float = 10.0, forc
         snapshot_download(cls.hub_repo, repo_type="dataset", revision=revision or info.sha, local_dir=ds.root,
                           allow_patterns=wanted, etag_timeout=timeout)
         written = [ds.root / f for f in wanted]
-    elif getattr(cls, "hub_archive", None) and cls.hub_archive[0] in available:
+    elif cls.hub_archive and cls.hub_archive[0] in available:
         archive, prefix = cls.hub_archive
         if not quiet:
             print(f"{name}: fetching {archive} from {cls.hub_repo}, extracting {prefix}", file=sys.stderr)
