@@ -52,8 +52,19 @@ def looks_like_hub_name(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", name)) and not name.startswith(".")
 
 
-def resolve(name: str | os.PathLike, revision: str | None = None, *, what: str = "model") -> Path:
-    """The local folder of model ``name`` (see module doc). ``what`` names it in errors (``encoder``)."""
+def resolve(name: str | os.PathLike, revision: str | None = None, *, what: str = "model",
+            error: type[LegalirError] = ModelError) -> Path:
+    """The local folder of model ``name`` (see module doc). ``what`` names it in errors (``encoder``);
+    ``error`` is the class raised (a caller's own :class:`LegalirError` subclass)."""
+    try:
+        return _resolve(name, revision, what)
+    except ModelError as e:
+        if error is ModelError:
+            raise
+        raise error(str(e)) from None
+
+
+def _resolve(name: str | os.PathLike, revision: str | None, what: str) -> Path:
     text = str(name).strip()
     if not text:
         raise ModelError(f"empty {what} name; give a model folder, 'minilm' or a Hub name")
@@ -64,12 +75,12 @@ def resolve(name: str | os.PathLike, revision: str | None = None, *, what: str =
         if not p.is_dir():
             raise ModelError(f"{p}: {what} path is a file, expected a model folder (config.json, weights)")
         if not (p / "config.json").exists() and not (p / "modules.json").exists():
-            raise ModelError(f"{p}: not a model folder (no config.json or modules.json)")
+            raise ModelError(f"{p}: not a Hugging Face model folder (no config.json or modules.json)")
         return p.resolve()
     if os.sep in text.rstrip(os.sep).replace("/", "", 1) or text.startswith((".", os.sep, "~")) \
             or not looks_like_hub_name(text):
-        raise ModelError(f"{text}: {what} model folder not found (give an existing folder, 'minilm', "
-                         f"or a Hub name org/name)")
+        raise ModelError(f"{text}: {what} path does not exist (model folder not found; give an existing "
+                         f"folder, 'minilm', or a Hub name org/name)")
     return _hub_snapshot(text, revision, what)
 
 

@@ -133,6 +133,11 @@ class Dataset(ABC):
         return cls.pipeline.sources if cls.pipeline else ()
 
     @classmethod
+    def part_qrels(cls, part: str) -> tuple[str, ...]:
+        """Qrels sets one part of a ``passages`` pipeline is scored on."""
+        return ("test",)
+
+    @classmethod
     def check_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
         """``options`` validated against ``options_spec`` (unknown keys, choices, checks)."""
         unknown = sorted(set(options) - set(cls.options_spec))
@@ -142,7 +147,8 @@ class Dataset(ABC):
         for key, value in options.items():
             spec = cls.options_spec[key]
             if spec.choices is not None and str(value).strip().lower() not in {c.lower() for c in spec.choices}:
-                raise DatasetError(f"{cls.name}: option {key}={value!r}: expected one of {', '.join(spec.choices)}")
+                raise DatasetError(f"{cls.name}: unknown {key} {value!r} (--option {key}={value}); "
+                                   f"expected one of: {', '.join(spec.choices)}")
             if spec.check is not None:
                 spec.check(str(value))
         return dict(options)

@@ -198,8 +198,14 @@ class Crumb(Dataset):
     def part_sources(cls, part: str) -> tuple[str, ...]:
         """Published files of one task (relative to $DATA_DIR/crumb): its Hub folder and parquet configs."""
         folder = HUB_FOLDERS.get(part, part)
-        return ("README.md", f"{folder}/*", f"{folder}/*/*",
+        return (f"{folder}/*", f"{folder}/*/*",
                 *(f"{config}/{part}/*" for config in (*TOPIC_SETS.values(), *CORPORA.values())))
+
+    @classmethod
+    def part_qrels(cls, part: str) -> tuple[str, ...]:
+        """Qrels sets a task's runs are scored on: ``test``, and ``test.binary`` where CRUMB publishes binary
+        qrels (its Recall@k)."""
+        return ("test", "test.binary") if part in BINARY_QRELS_TASKS else ("test",)
 
     #: CRUMB's headline measures; Recall@k on ``test.binary`` where the task has it
     measures = ("ndcg_cut.10", "recall.100,1000")

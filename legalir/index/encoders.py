@@ -140,7 +140,7 @@ def resolve_model_dir(model: str, revision: str | None = None) -> Path:
     """A local folder holding ``model`` (see :func:`legalir.models.resolve`: ``minilm``, a folder, a Hub name)."""
     from legalir import models
 
-    return models.resolve(model, revision, what="encoder")
+    return models.resolve(model, revision, what="encoder", error=EncoderError)
 
 
 def _read_json(path: Path) -> Any:

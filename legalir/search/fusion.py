@@ -181,3 +181,13 @@ def params(params_file: str | os.PathLike | None = None, *, method: str | None =
     if chosen["method"] not in ("rrf", "linear"):
         raise FusionError(f"{params_file or '--method'}: fusion method {chosen['method']!r} is not rrf or linear")
     return {k: chosen[k] for k in ("method", "weights", "k", "norm") if k in chosen}
+
+
+def fuse_files(run_paths: Sequence[str | os.PathLike], out: str | os.PathLike, params: Mapping, *,
+               depth: int | None = None, keep: int | None = None, tag: str = "fused") -> tuple[int, int]:
+    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`)."""
+    from legalir import trec
+
+    trec.check_tag(tag)
+    fused = fuse([trec.read_run(r) for r in run_paths], depth=depth, **params)
+    return trec.write_run(out, fused, tag=tag, depth=keep), len(fused)

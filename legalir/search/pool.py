@@ -114,3 +114,27 @@ class PoolTfidf:
 
     def close(self) -> None:
         """Nothing held open."""
+
+
+def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranker: str = "bm25", *,
+              index_dir: str | os.PathLike | None = None, collection: str | os.PathLike | None = None,
+              k1: float | None = None, b: float | None = None, tag: str | None = None) -> tuple[int, int]:
+    """Rank every topic's candidates of ``topics_path`` with ``ranker`` (``bm25`` over ``index_dir``,
+    ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics)."""
+    from legalir import trec
+    from legalir.search.base import search_to_run
+
+    if ranker not in ("bm25", "tfidf"):
+        raise SearchError(f"unknown pool ranker {ranker!r}; choose bm25 or tfidf")
+    if ranker == "bm25" and not index_dir:
+        raise SearchError("--ranker bm25 needs --index (the collection's Lucene index)")
+    if ranker == "tfidf" and not collection:
+        raise SearchError("--ranker tfidf needs --collection")
+    depth = max(len(v) for v in candidate_pools(trec.read_topics(topics_path)).values())
+
+    def make():
+        if ranker == "bm25":
+            return PoolBM25(index_dir, k1=DEFAULT_K1 if k1 is None else k1, b=DEFAULT_B if b is None else b)
+        return PoolTfidf.from_collection(collection)
+
+    return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None)

@@ -116,7 +116,7 @@ def resolve_model(model: str) -> str:
     """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name: see :mod:`legalir.models`."""
     from legalir import models
 
-    return str(models.resolve(model))
+    return str(models.resolve(model, error=RerankError))
 
 
 def bundled_minilm() -> Path:
