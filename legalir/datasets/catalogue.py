@@ -13,7 +13,7 @@ KINDS = ("bm25", "pool", "passages")
 
 
 def _fmt(x: float) -> str:
-    return f"{x:g}"
+    return repr(float(x))
 
 
 def _bm25_args(cls: type[Dataset]) -> tuple[str, str]:
