@@ -25,6 +25,10 @@ class LegalirGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.UsageError as e:  # a bad option value or a missing argument, before any work
+            where = f"legalir {e.ctx.info_name}" if e.ctx is not None and e.ctx.parent is not None else "legalir"
+            click.echo(f"error: {where}: {e.format_message()} (see `{where} --help`)", err=True)
+            ctx.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except Exception as e:
