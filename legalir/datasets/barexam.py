@@ -26,12 +26,14 @@ qrels, reported, as golds that can never be retrieved).
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Iterator
 
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_rows
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 SPLITS = ("train", "validation", "test")
 QA_REQUIRED = ("idx", "prompt", "question", "gold_idx")
@@ -168,9 +170,8 @@ class BarExamQA(Dataset):
         pool = self.pool_splits()
         golds = {r["gold_idx"]: r for rows in self._all_questions().values() for r in rows}
         if len(pool) < len(SPLITS):
-            print(f"{self.name}: passage pool = {', '.join(f'{s}.tsv' for s in pool)} "
-                  f"({len(pool)} of the {len(SPLITS)} published passage files; the paper searches their union)",
-                  file=sys.stderr)
+            _log.info(f"{self.name}: passage pool = {', '.join(f'{s}.tsv' for s in pool)} "
+                      f"({len(pool)} of the {len(SPLITS)} published passage files; the paper searches their union)")
         found: set[str] = set()
         for split in pool:
             path = self._file("passages", split)
@@ -190,7 +191,7 @@ class BarExamQA(Dataset):
                    + (f"; {len(dangling) - 1} more gold passage(s) missing" if len(dangling) > 1 else ""))
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            print(f"{self.name}: warning: {msg} (kept in the qrels)", file=sys.stderr)
+            _log.warning(f"{self.name}: warning: {msg} (kept in the qrels)")
 
     # ------------------------------------------------------------ topics, qrels
     def topic_sets(self) -> dict[str, list[Topic]]:

@@ -50,12 +50,14 @@ percent-encoded (:func:`legalir.runformats.trec_id`); ``legalir convert-run
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.runformats import trec_id
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 TASKS = (
     "clinical_trial",
@@ -89,7 +91,7 @@ _PAPER = "Killingback & Zamani 2025 (CRUMB), passage collection"
 
 
 def _note(msg: str) -> None:
-    print(f"crumb: {msg}", file=sys.stderr)
+    _log.info(f"crumb: {msg}")
 
 
 _SUFFIXES = (".jsonl", ".json", ".parquet")

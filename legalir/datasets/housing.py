@@ -28,12 +28,14 @@ not a topic set: it has no statute labels.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_json, read_rows
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 STATUTE_COLUMNS = ("idx", "state", "citation", "path", "text")
 TEXT_PARTS = ("citation", "path", "text")
@@ -185,9 +187,9 @@ class HousingQA(Dataset):
                 empty.append(qid)
             out.append({**rec, "qid": qid, "state": state, "gold": gold, "where": where})
         if empty:
-            print(f"{self.name}: {len(empty)} question(s) without any labelled statute (kept as topics, "
-                  f"no qrels; trec_eval skips them unless -c): {', '.join(empty[:10])}"
-                  + (" ..." if len(empty) > 10 else ""), file=sys.stderr)
+            _log.info(f"{self.name}: {len(empty)} question(s) without any labelled statute (kept as topics, "
+                      f"no qrels; trec_eval skips them unless -c): {', '.join(empty[:10])}"
+                      + (" ..." if len(empty) > 10 else ""))
         self._questions = out
         return out
 
@@ -242,9 +244,9 @@ class HousingQA(Dataset):
             msg = problems[0] + (f" ({len(problems) - 1} more such label(s))" if len(problems) > 1 else "")
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            print(f"{self.name}: warning: {len(problems)} unretrievable label(s), kept in the qrels:", file=sys.stderr)
+            _log.warning(f"{self.name}: warning: {len(problems)} unretrievable label(s), kept in the qrels:")
             for p in problems[:10]:
-                print(f"  {p}", file=sys.stderr)
+                _log.info(f"  {p}")
 
     # ------------------------------------------------------------ topics, qrels
     def topic_sets(self) -> dict[str, list[Topic]]:
