@@ -39,20 +39,9 @@ class LegalirGroup(click.Group):
             ctx.exit(2)
 
 
-def _debug(ctx, param, value):
-    if value:
-        import os
-
-        from legalir import log
-
-        os.environ[DEBUG_ENV] = "1"
-        log.set_level("DEBUG")
-    return value
-
-
 @click.group(cls=LegalirGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="legalir")
-@click.option("--debug", is_flag=True, is_eager=True, callback=_debug,
+@click.option("--debug", is_flag=True,
               help=f"Show the Python traceback of errors (for bug reports); also ${DEBUG_ENV}=1.")
 def main(debug):
     """legalir: legal IR benchmarks from published files to scored TREC runs.
