@@ -74,10 +74,39 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     return result
 
 
+def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, results_dir: str | None = None,
+           labels: Sequence[str] = (), title: str | None = None, by: Sequence[str] = (),
+           topics_path: str | None = None, html_out: str | None = None, figures: Sequence[str] = (),
+           bootstrap: int = 1000, seed: int = 0, command: str | None = None) -> str:
+    """What `legalir report` prints: the table of ``inputs`` beside the papers' rows, then per-group means
+    for each ``by`` field (metadata from ``topics_path``); with ``html_out`` also one HTML page."""
+    from legalir.report import breakdown
+
+    if by and not topics_path:
+        raise ReportError("--by needs --topics (a .jsonl topics file with the metadata)")
+    fields = topic_fields(topics_path) if topics_path else None
+    full = score_inputs(dataset_cls, inputs, qrels, results_dir, labels, keep_per_topic=True)
+    parts = [table(dataset_cls, [(label, result["all"]) for label, result in full], title=title)]
+    columns, scale = measure_columns(dataset_cls), protocol(dataset_cls)["scale"]
+    for field in by:
+        for label, result in full:
+            parts.append("\n" + breakdown.format_breakdown(label, field, breakdown.breakdown(
+                result.get("per_topic") or {}, fields, field, columns), columns, scale))
+    if html_out:
+        from legalir.report import html
+
+        curves = {lab: recall_curve(dataset_cls, qrels, path) for (lab, _), path in zip(full, inputs)
+                  if qrels and not str(path).endswith(".json")}
+        html.write_report(html_out, dataset_cls, full, title=title, command=command, by=by, topic_fields=fields,
+                          curves=curves, extra_figures=figures, bootstrap=bootstrap, seed=seed, inputs=list(inputs))
+    return "\n".join(parts)
+
+
 def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, results_dir: str | None = None,
-                 labels: Sequence[str] = ()) -> list[tuple[str, Mapping[str, float]]]:
+                 labels: Sequence[str] = (), keep_per_topic: bool = False) -> list[tuple[str, Mapping]]:
     """Table rows for ``inputs``: TREC/CRUMB runs scored with the dataset's protocol (saved as
-    ``results_dir/<run name>.json``), or results .json files saved earlier."""
+    ``results_dir/<run name>.json``), or results .json files saved earlier. ``keep_per_topic``: each
+    row holds the whole result (``{"all", "per_topic"}``) instead of the means."""
     if labels and len(labels) != len(inputs):
         raise ReportError(f"{len(labels)} --label(s) for {len(inputs)} inputs; give one per input, in order")
     if not qrels and any(not str(p).endswith(".json") for p in inputs):
@@ -93,7 +122,7 @@ def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, r
         else:
             out = Path(results_dir) / f"{name}.json" if results_dir else None
             result = score_run(dataset_cls, qrels, path, out)
-        rows.append((labels[i] if labels else name, result["all"]))
+        rows.append((labels[i] if labels else name, result if keep_per_topic else result["all"]))
     return rows
 
 
@@ -151,3 +180,23 @@ def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns:
 
 def load_results(paths: Iterable[str | os.PathLike]) -> list[tuple[str, dict]]:
     return [(Path(path).stem, read_json(path, "results file")) for path in paths]
+
+
+CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
+
+
+def recall_curve(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
+                 cutoffs: Sequence[int] = CURVE_CUTOFFS) -> dict[int, float]:
+    """Mean recall@k at each cutoff, scored with the dataset's protocol (judged-only for ACORD)."""
+    from legalir.evaluate import evaluate, parse_measures
+    from legalir.runformats import read_any_run
+
+    spec = "recall." + ",".join(str(k) for k in cutoffs)
+    result = evaluate(trec.read_qrels(qrels_path), read_any_run(run_path), parse_measures([spec]),
+                      judged_only=protocol(dataset_cls)["judged_only"])
+    return {k: float(result["all"][f"recall_{k}"]) for k in cutoffs}
+
+
+def topic_fields(path: str | os.PathLike) -> dict[str, dict]:
+    """Each topic's metadata (a .jsonl topics file), for breakdowns."""
+    return {qid: dict(t.fields) for qid, t in trec.read_topics(path).items()}
