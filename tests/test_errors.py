@@ -82,7 +82,7 @@ def test_measure_names_are_mapped_or_refused_up_front(sample_collection, sample_
     assert r.exit_code == 0, r.output
     assert json.loads(out.read_text())["measure"] == "ndcg_cut_10"
     _error(_cli("train-ce", sample_collection, tmp_path / "m", "--valid-run", tmp_path / "bm25.valid.trec",
-                "--measure", "P"), "--measure 'P' names ")
+                "--measure", "P"), "--measure 'P'")
     assert not (tmp_path / "m").exists()
 
 
