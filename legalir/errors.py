@@ -24,6 +24,9 @@ OPTIONAL_PACKAGES = {
     "yaml": "pyyaml: pip install pyyaml",
     "sklearn": "scikit-learn: pip install scikit-learn",
     "openai": "openai: pip install openai",
+    "fastapi": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
+    "uvicorn": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
+    "ir_measures": "ir_measures: pip install ir_measures",
 }
 
 

@@ -5,6 +5,7 @@ group in :mod:`legalir.cli` turns user errors into ``error: ...`` and exit 2.
 """
 from __future__ import annotations
 
-from legalir.commands import analysis, data, evaluate, models, retrieve
+from legalir.commands import analysis, data, evaluate, models, retrieve, serve
 
-ALL = [*data.COMMANDS, *retrieve.COMMANDS, *evaluate.COMMANDS, *models.COMMANDS, *analysis.COMMANDS]
+ALL = [*data.COMMANDS, *retrieve.COMMANDS, *evaluate.COMMANDS, *models.COMMANDS, *analysis.COMMANDS,
+       *serve.COMMANDS]

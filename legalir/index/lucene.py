@@ -79,7 +79,8 @@ class LuceneIndex:
     def __init__(self, index_dir: str | os.PathLike, *, needs_docvectors: bool = False):
         self.path = check_folder(index_dir)
         self._utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-        self.reader = _java(lambda: self._utils.getReader(str(self.path)), self.path, "opening the index")
+        # paths go to Java absolute: the JVM resolves relative ones against the directory it started in
+        self.reader = _java(lambda: self._utils.getReader(os.path.abspath(self.path)), self.path, "opening the index")
         self._searcher = None
         if needs_docvectors and not self.has_docvectors():
             self.close()
@@ -129,8 +130,8 @@ class LuceneIndex:
 
     def searcher(self):
         if self._searcher is None:
-            self._searcher = _java(lambda: jvm.autoclass("io.anserini.search.SimpleSearcher")(str(self.path)),
-                                   self.path, "opening a searcher")
+            self._searcher = _java(lambda: jvm.autoclass("io.anserini.search.SimpleSearcher")(
+                os.path.abspath(self.path)), self.path, "opening a searcher")
         return self._searcher
 
     # ---- lifetime
