@@ -204,8 +204,12 @@ def read_manifest(collection_dir: str | os.PathLike) -> dict:
     path = Path(collection_dir) / "manifest.json"
     if not path.exists():
         raise CollectionError(f"{path}: not found; convert the dataset first (legalir convert)")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    from legalir.errors import read_json
+
+    manifest = read_json(path, "collection manifest")
+    if not isinstance(manifest, dict) or "documents" not in manifest:
+        raise CollectionError(f"{path}: not a legalir collection manifest; convert the dataset again (legalir convert)")
+    return manifest
 
 
 def corpus_dirs(collection_dir: str | os.PathLike) -> dict[str, Path]:
@@ -224,9 +228,10 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
     for key in keys:
         if key not in dirs:
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
-        with open(dirs[key] / "docs.jsonl", encoding="utf-8") as f:
-            for line in f:
-                yield json.loads(line)
+        from legalir.trec import iter_jsonl
+
+        for _, rec in iter_jsonl(dirs[key] / "docs.jsonl"):
+            yield rec
 
 
 def topics_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:

@@ -525,3 +525,37 @@ def load_config(model_dir: str | os.PathLike) -> dict:
     if not p.exists():
         raise TrainingError(f"{p}: not found (not a model trained by `legalir train-ce`)")
     return json.loads(p.read_text(encoding="utf-8"))
+
+
+def train_from_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: str | os.PathLike,
+                          valid_run: str | os.PathLike, *, train_set: str = "train", valid_set: str = "valid",
+                          work_dir: str | os.PathLike | None = None, stop_after: int | None = None,
+                          command: str | None = None) -> dict:
+    """:func:`train` on a collection's training and validation topic sets, checked before training starts:
+    no test set, a measure with one value (``ndcg_cut_10`` or ``ndcg_cut.10``), a validation run of the
+    validation topics, a base model that resolves."""
+    import dataclasses
+
+    from legalir import collections, models, trec
+    from legalir.search.rerank import collection_texts
+    from legalir.search.tuning import objective, refuse_test
+
+    refuse_test([train_set, valid_set], "--train-topics/--valid-topics", "training or validating")
+    _, measure = objective(cfg.measure)
+    cfg = dataclasses.replace(cfg, measure=measure)
+    cfg.validate()
+    models.resolve(cfg.base_model)
+    train_topics = trec.read_topics(collections.topics_path(collection, train_set))
+    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_set))
+    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
+    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
+    run = trec.read_run(valid_run)
+    stray = sorted(set(run) - set(valid_topics))
+    if stray:
+        raise TrainingError(f"--valid-run {valid_run}: {len(stray)} topic(s) of the run are not {valid_set} "
+                            f"topics: {', '.join(stray[:5])}")
+    texts = collection_texts(collection)
+    valid = Validation(valid_topics, valid_qrels, run, texts, depth=cfg.valid_depth)
+    return train(cfg, train_topics, train_qrels, texts, valid, out_dir, work_dir, stop_after=stop_after,
+                 command=command, extra={"collection": str(collection), "train_topics": train_set,
+                                         "valid_topics": valid_set, "valid_run": str(valid_run)})

@@ -298,9 +298,24 @@ def _atof(text: str) -> tuple[float | None, str]:
 # ---------------------------------------------------------------- runs
 
 
-def ranking(docs: Mapping[str, float]) -> list[tuple[str, float]]:
-    """Documents in trec_eval's order: score descending, ties by docid descending."""
-    return sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+def ranking(docs: Mapping[str, float], k: int | None = None) -> list[tuple[str, float]]:
+    """Documents in trec_eval's order: score descending, ties by docid descending; the top ``k`` if given.
+
+    The one top-k helper: every ranker and run writer orders documents with it.
+    """
+    ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    return ranked if k is None else ranked[:k]
+
+
+class TagError(LegalirError, ValueError):
+    pass
+
+
+def check_tag(tag: str) -> str:
+    """A run tag is one word (the last column of a TREC run); checked before any search starts."""
+    if not tag or any(c.isspace() for c in str(tag)):
+        raise TagError(f"run tag must be one word without spaces, got {tag!r}; e.g. --tag bm25-rm3")
+    return tag
 
 
 def write_run(
@@ -318,8 +333,7 @@ def write_run(
     file is written to a temporary name and renamed, so a reader never sees a
     half-written run.
     """
-    if not tag or any(c.isspace() for c in tag):
-        raise ValueError(f"run tag must be one word, got {tag!r}")
+    check_tag(tag)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + f".tmp-{os.getpid()}")

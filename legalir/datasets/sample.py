@@ -19,6 +19,7 @@ class Sample(Acord):
     name = "sample"
     hub_repo = None
     references = ()
+    pipeline = None  # the demo runs it (make demo)
 
     def __init__(self, root, **options):
         root = Path(root)

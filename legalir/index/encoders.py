@@ -136,30 +136,11 @@ class EncoderSettings:
         return {k: getattr(self, k) for k in DOCUMENT_SIDE}
 
 
-def _looks_like_hub_name(model: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", model)) and not model.startswith(".")
-
-
 def resolve_model_dir(model: str, revision: str | None = None) -> Path:
-    """A local folder holding ``model``: the path itself, or a Hub snapshot (downloaded if needed)."""
-    p = Path(os.path.expanduser(str(model)))
-    if p.exists():
-        if not p.is_dir():
-            raise EncoderError(f"{p}: encoder path is a file, expected a model folder (config.json, weights)")
-        if not (p / "config.json").exists() and not (p / "modules.json").exists():
-            raise EncoderError(f"{p}: not a Hugging Face model folder (no config.json or modules.json)")
-        return p.resolve()
-    if not _looks_like_hub_name(str(model)):
-        raise EncoderError(f"{model}: encoder path does not exist")
-    try:  # pragma: no cover - needs the Hub (or its cache); never exercised in tests
-        from huggingface_hub import snapshot_download
+    """A local folder holding ``model`` (see :func:`legalir.models.resolve`: ``minilm``, a folder, a Hub name)."""
+    from legalir import models
 
-        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
-        return Path(snapshot_download(repo_id=str(model), revision=revision, local_files_only=offline))
-    except Exception as e:  # pragma: no cover
-        raise EncoderError(f"{model}: not a local folder, and could not get it from the Hugging Face Hub "
-                           f"({type(e).__name__}: {e}). Give a local model path, or go online "
-                           f"(HF_HUB_OFFLINE unset) to download it.") from None
+    return models.resolve(model, revision, what="encoder", error=EncoderError)
 
 
 def _read_json(path: Path) -> Any:

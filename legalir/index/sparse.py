@@ -16,10 +16,10 @@ from pathlib import Path
 
 from legalir import collections, jvm
 from legalir.atomic import atomic_dir
-from legalir.index import partition_keys
+from legalir.index import lucene, partition_keys
 
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
-META = "legalir-index.json"
+META = lucene.META
 
 
 class IndexError_(LegalirError, RuntimeError):
@@ -43,12 +43,8 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
 
 
 def num_docs(index_dir: str | os.PathLike) -> int:
-    reader_utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = reader_utils.getReader(os.path.abspath(index_dir))
-    try:
-        return int(reader.numDocs())
-    finally:
-        reader.close()
+    """Documents in the index (read through the one Lucene access class)."""
+    return lucene.num_docs(index_dir)
 
 
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None) -> int:
@@ -90,3 +86,15 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
 def partitions(index_dir: str | os.PathLike) -> list[str]:
     """Partition keys of a partitioned index folder (sub-folders holding an index)."""
     return partition_keys(index_dir, META)
+
+
+def partition_field(index_dir: str | os.PathLike) -> str | None:
+    """The partition field recorded by the collection a partitioned index was built from."""
+    from legalir.errors import read_json
+
+    for key in partitions(index_dir):
+        meta = read_json(Path(index_dir) / key / META, "index metadata")
+        manifest = Path(meta["input"]).parent.parent / "manifest.json"
+        if manifest.exists():
+            return read_json(manifest, "collection manifest").get("partition_field")
+    return None

