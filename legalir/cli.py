@@ -55,9 +55,12 @@ def main():
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Dataset-specific option (repeatable), e.g. --option text=citation+path+text.")
 @click.option("--strict", is_flag=True, help="Fail on duplicate ids, empty texts or dangling qrels documents.")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
 @click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
 @friendly_errors
-def convert(dataset, data_dir, out_dir, options, strict, quiet):
+def convert(dataset, data_dir, out_dir, options, strict, quiet, overwrite):
     """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
     from legalir import collections, datasets
 
@@ -69,7 +72,7 @@ def convert(dataset, data_dir, out_dir, options, strict, quiet):
         opts[key] = value
     ds = datasets.get(dataset, data_dir, **opts)
     out = Path(out_dir or f"collections/{dataset}")
-    m = collections.write(ds, out, quiet=quiet, strict=strict)
+    m = collections.write(ds, out, quiet=quiet, strict=strict, overwrite=overwrite)
     d = m["documents"]
     click.echo(f"{out}: {d['written']} documents written of {d['read']} read "
                f"({d['duplicate_ids']} duplicate ids, {d['empty_text']} empty); "
@@ -83,12 +86,16 @@ def convert(dataset, data_dir, out_dir, options, strict, quiet):
 @click.option("--threads", default=2, show_default=True, help="Indexing threads.")
 @click.option("--partition", "partitions", multiple=True,
               help="Build only these partitions of a partitioned collection (repeatable).")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
 @friendly_errors
-def index(collection, index_dir, threads, partitions):
+def index(collection, index_dir, threads, partitions, overwrite):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
     from legalir.index import sparse
 
-    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None)
+    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
+                          overwrite=overwrite)
     click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
 
 
@@ -319,7 +326,8 @@ def _encoder_options(fn):
 @_encoder_options
 @click.option("--shard-size", default=100_000, show_default=True, help="Documents per shard (unit of resuming).")
 @click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
-@click.option("--overwrite", is_flag=True, help="Discard embeddings already in OUT_DIR and start again.")
+@click.option("--overwrite", is_flag=True,
+              help="Encode afresh into OUT_DIR.new (resumable) and replace OUT_DIR only once complete.")
 @click.option("--stop-after-shards", type=int, default=None,
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -354,16 +362,19 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
               help="Check the embeddings' document ids against this collection [default: the one encoded].")
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=int, default=None, help="FAISS threads [default: all cores].")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
 @friendly_errors
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
-                threads):
+                threads, overwrite):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
     from legalir.index import dense
 
     spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
                            pq_bits=pq_bits)
     counts = dense.build(embeddings, index_dir, spec, collection_dir=collection,
-                         partitions=list(partitions) or None, threads=threads)
+                         partitions=list(partitions) or None, threads=threads, overwrite=overwrite)
     click.echo(f"{index_dir}: {sum(counts.values())} vectors in {len(counts)} index(es)", err=True)
 
 
@@ -478,7 +489,7 @@ def fuse(runs, out, params_file, method, weights, rrf_k, norm, depth, keep, tag)
 @friendly_errors
 def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rrf_ks, depth, out):
     """Grid-search fusion method and weights on DATASET's training topic sets (never test)."""
-    from legalir import collections, datasets, trec
+    from legalir import atomic, collections, datasets, trec
     from legalir.evaluate import evaluate
     from legalir.search import fusion
 
@@ -500,8 +511,7 @@ def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rr
     singles = {p: score(r) for p, r in zip(run_patterns, runs)}
     doc = {"dataset": dataset, "topics": list(topic_sets), "measure": measure, "judged_only": judged,
            "runs": list(run_patterns), "single_runs": singles, **result}
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(doc, indent=2) + "\n")
+    atomic.write_json(out, doc, sort_keys=False, ensure_ascii=True)
     b = result["best"]
     extra = f"norm={b['norm']}" if b["method"] == "linear" else f"k={b['k']}"
     click.echo(f"# {dataset}: {measure} on {'+'.join(topic_sets)}" + ("" if not judged else " (judged-only)"))
