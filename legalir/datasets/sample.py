@@ -19,6 +19,7 @@ class Sample(Acord):
     name = "sample"
     hub_repo = None
     references = ()
+    embedded = None  # the packaged sample below is its own fallback
 
     def __init__(self, root, **options):
         root = Path(root)
