@@ -489,8 +489,9 @@ class EncodeResult:
 
 
 def _is_embeddings(path: Path) -> bool:
-    """An embeddings folder written by legalir before output markers existed."""
-    return (path / MANIFEST).exists() and (path / DOCIDS).exists()
+    """An embeddings folder written by legalir before output markers existed (or what one killed
+    before writing its manifest left)."""
+    return ((path / MANIFEST).exists() and (path / DOCIDS).exists()) or _only_leftovers(path)
 
 
 def _only_leftovers(path: Path) -> bool:
