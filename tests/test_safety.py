@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -149,7 +150,7 @@ def test_leftovers_of_dead_processes_are_cleaned_live_ones_kept(tmp_path):
         (tmp_path / f"c.tmp-{dead}").mkdir()
         (tmp_path / f"c.tmp-{dead}" / "docs.jsonl").write_text("half")
         (tmp_path / f"c.tmp-{live.pid}").mkdir()
-        (tmp_path / f".c.lock").write_text(f"{dead}\n")  # a killed writer's lock file holds no lock
+        (tmp_path / ".c.lock").write_text(f"{dead}\n")  # a killed writer's lock file holds no lock
         run = tmp_path / "r.trec"
         (tmp_path / f"r.trec.tmp-{dead}").write_text("half a run")
         assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0
@@ -330,3 +331,53 @@ def test_encode_killed_at_once_resumes_and_overwrite_replaces_only_when_complete
     assert r[""].complete and r[""].shards_written == 2  # resumed its own .new work
     assert encoders.read_manifest(emb)["encoder"]["max_length"] == 64
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emb"]
+
+
+# ------------------------------------------------------------------ ids legalir can read back; old layouts
+@pytest.mark.parametrize("bad, problem", [("two words", "holds whitespace"), ("", "is empty"),
+                                          (None, "is missing \\(null\\)"), ("tab\there", "holds whitespace")])
+def test_ids_a_trec_file_cannot_hold_are_refused_at_conversion(tmp_path, bad, problem):
+    class Bad(Clauses):
+        def documents(self):
+            yield from super().documents()
+            yield Document(bad, "a clause", {"state": "ohio"})
+
+    with pytest.raises(collections.CollectionError,
+                       match=rf"clauses: document #4: id {re.escape(repr(bad))} {problem}"):
+        collections.write(Bad(1), tmp_path / "c", quiet=True)
+
+    class BadTopic(Clauses):
+        def topic_sets(self):
+            return {"test": [Topic(bad, "a query", {})]}
+
+    with pytest.raises(collections.CollectionError, match=rf"topic set 'test', topic #1: id .* {problem}"):
+        collections.write(BadTopic(1), tmp_path / "c", quiet=True)
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_repeated_judgements_are_reported(tmp_path, capsys):
+    class Twice(Clauses):
+        def qrels_sets(self):
+            j = super().qrels_sets()["test"]
+            return {"test": j + j[:2]}
+
+    m = collections.write(Twice(2), tmp_path / "c")
+    assert m["qrels_repeated_judgements"] == {"test": 2}
+    assert "qrels 'test' repeat 2 judgement(s) with the same grade, written once: alaska-q/alaska-1" in capsys.readouterr().err
+    with pytest.raises(collections.CollectionError, match="repeat 2 judgement"):
+        collections.write(Twice(2), tmp_path / "c2", quiet=True, strict=True)
+
+
+def test_an_index_folder_from_before_versioning_is_replaced_by_a_versioned_one(colls, tmp_path):
+    import shutil
+
+    idx = tmp_path / "idx"
+    sparse.build(colls["a"], idx, threads=1, quiet=True)
+    real = atomic.current(idx)
+    idx.unlink()
+    shutil.copytree(real, idx)  # the old layout: a real folder, no marker
+    (idx / atomic.MARKER).unlink()
+    shutil.rmtree(real)
+    assert cli("index", colls["b"], idx)[0] == 0
+    assert idx.is_symlink() and sparse.num_docs(idx) == 18
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "idx.v1"]
