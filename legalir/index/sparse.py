@@ -31,11 +31,13 @@ class IndexError_(LegalirError, RuntimeError):
 
 
 def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> None:
+    # absolute paths: Java resolves relative ones against the directory the JVM started in, not the
+    # current one (a process that changed directory since, e.g. `legalir regress`, would miss them)
     args = [
         "-collection", "JsonCollection",
         "-generator", "DefaultLuceneDocumentGenerator",
-        "-input", str(input_dir),
-        "-index", str(index_dir),
+        "-input", os.path.abspath(input_dir),
+        "-index", os.path.abspath(index_dir),
         "-threads", str(threads),
         "-storePositions", "-storeDocvectors", "-storeRaw",
         "-quiet",
@@ -47,7 +49,7 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
 
 def num_docs(index_dir: str | os.PathLike) -> int:
     reader_utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = reader_utils.getReader(str(index_dir))
+    reader = reader_utils.getReader(os.path.abspath(index_dir))
     try:
         return int(reader.numDocs())
     finally:

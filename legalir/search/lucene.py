@@ -35,7 +35,7 @@ class BM25:
                  rm3: RM3 | None = None, threads: int = 1, batch_size: int = 64):
         if not os.path.isdir(index_dir):
             raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
-        self.index_dir = str(index_dir)
+        self.index_dir = os.path.abspath(index_dir)  # Java resolves relative paths against its start directory
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
         self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(self.index_dir)
