@@ -650,30 +650,60 @@ def _list_measures(ctx, param, value):
 
 
 @main.command("eval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help="trec_eval measure spec, repeatable: map, P.5,10, ndcg_cut.10, recall.100,1000, recip_rank, "
-                   "success.10, recip_rank_cut.10 (MRR@10), recall_all.10, star3_P.5, all_trec ... "
+              help="Measure, repeatable: a trec_eval spec (map, P.5,10, ndcg_cut.10, ndcg.1=3,2=9, "
+                   "utility.1,-1,0,0, 11pt_avg.0.5, rbp.p=0.95, unj.5, recall.100,1000, all_trec, official, set), "
+                   "an ir_measures name (nDCG@10, 'P(rel=2)@5', R@100, RR@10, AP, Judged@10, Success@10, Rprec) "
+                   "or legalir's own (recip_rank_cut.10, recall_all.10, star3_P.5) "
                    "[default: trec_eval's 'official' set].")
+@click.option("--compat", type=click.Choice(["10", "9"]), default="10", show_default=True,
+              help="trec_eval version whose semantics apply: 10 (10.0, current) or 9 (9.0.x: pytrec_eval's, "
+                   "Pyserini's and most published numbers).")
 @click.option("-q", "per_topic", is_flag=True, help="Also print every topic's values (trec_eval -q).")
+@click.option("-n", "no_summary", is_flag=True, help="No summary ('all') lines (trec_eval -n).")
 @click.option("-c", "complete", is_flag=True,
-              help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c).")
+              help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c; with "
+                   "--compat 10 and -q they get per-topic lines too, as 10.0 prints them).")
 @click.option("-J", "judged_only", is_flag=True,
               help="Judged-only: drop run documents without a judgement before scoring (trec_eval -J).")
 @click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
               help="Lowest relevance counted as relevant (trec_eval -l).")
+@click.option("-M", "max_docs", type=click.IntRange(min=1), default=None,
+              help="Only the first N documents of each topic's ranking count (trec_eval -M).")
+@click.option("-N", "num_docs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Documents in the collection, for utility's 4th coefficient (trec_eval -N).")
+@click.option("--skip-missing", is_flag=True,
+              help="Average ir_measures-named measures over the run's topics only (trec_eval's convention) "
+                   "instead of counting qrels topics missing from the run as 0 (ir_measures' convention).")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"all": {...}, "per_topic": {...}} (per_topic with -q) instead of trec_eval lines.')
-@click.option("--quiet", is_flag=True, help="No topic-coverage notes on stderr.")
+@click.option("--quiet", is_flag=True, help="No topic-coverage notes or warnings on stderr.")
 @click.option("--list-measures", is_flag=True, is_eager=True, expose_value=False, callback=_list_measures,
               help="List the supported measures and exit.")
 @friendly_errors
-def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_level, as_json, quiet):
-    """Score RUN against QRELS, exactly as trec_eval 9 would, plus legal IR's own measures.
+def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_only, relevance_level, max_docs,
+          num_docs, skip_missing, as_json, quiet):
+    """Score RUN against QRELS exactly as trec_eval 10.0 (or, --compat 9, 9.0.x) would, plus
+    ir_measures names and legal IR's own measures. QRELS or RUN may be '-' (standard input).
 
     \b
     Output: trec_eval's lines (measure, topic or 'all', value), or --json.
+    Conventions (details in the README, "Scoring any run"):
+    - reading: '#' lines are comments and fields after a run line's sixth are
+      ignored (as 10.0); a repeated qrels line is kept once with a warning and
+      a score or grade with no number is an error (trec_eval: stops / reads 0).
+    - 10.0 stops (exit 4) when a qrels topic is missing from the run and -c is
+      not given; legalir evaluates the other topics, as 9.0.x does.
+    - 10.0 prints -nan for iprec_at_recall/11pt_avg of an empty ranking (-J);
+      legalir prints 0.
+    - the same trec_eval measure twice (-m P.5 -m P.10): legalir computes the
+      union of cut-offs, trec_eval only the first.
+    - ir_measures names: values are ir_measures' (pytrec_eval provider) and a
+      qrels topic missing from the run counts 0, as in ir_measures (use
+      --skip-missing for trec_eval's convention); -l does not apply to them
+      (write P(rel=2)@5).
     Measures trec_eval lacks: recip_rank_cut.k (MRR@k), recall_all.k (all
     relevant documents in the top k: the lower-bound recall), starK_P.N
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
@@ -682,14 +712,15 @@ def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_leve
     from legalir import evaluate
 
     result = evaluate.evaluate_files(qrels, run, list(measures) or None, judged_only=judged_only,
-                                     complete=complete, relevance_level=relevance_level)
+                                     complete=complete, relevance_level=relevance_level, version=compat,
+                                     max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     if not quiet:
         for note in evaluate.coverage_notes(result, complete):
             click.echo(f"eval: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(evaluate.to_json(result, per_topic), indent=1))
+        click.echo(json.dumps(evaluate.to_json(result, per_topic, summary=not no_summary), indent=1))
     else:
-        click.echo(evaluate.format_trec_eval(result, per_topic), nl=False)
+        click.echo(evaluate.format_trec_eval(result, per_topic, summary=not no_summary), nl=False)
 
 
 @main.command()
