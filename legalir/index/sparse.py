@@ -31,8 +31,7 @@ class IndexError_(LegalirError, RuntimeError):
 
 
 def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> None:
-    # absolute paths: Java resolves relative ones against the directory the JVM started in, not the
-    # current one (a process that changed directory since, e.g. `legalir regress`, would miss them)
+    # paths go to Java absolute: the JVM resolves relative ones against the directory it started in, not Python's cwd
     args = [
         "-collection", "JsonCollection",
         "-generator", "DefaultLuceneDocumentGenerator",
