@@ -446,16 +446,11 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
                    mininterval=1.0, file=sys.stderr)
     passages = chunk_records(records, chunker, id_field, text_field, stats=stats)
     if dst.suffix == ".jsonl":
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_name(dst.name + f".tmp-{os.getpid()}")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                for rec in passages:
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            os.replace(tmp, dst)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        from legalir import atomic
+
+        with atomic.open_file(dst) as f:
+            for rec in passages:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     else:
         from legalir import collections
 

@@ -24,6 +24,7 @@ import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from legalir import atomic
 from legalir.datasets.base import DatasetError
 from legalir import log as _logging
 
@@ -123,11 +124,8 @@ def extract_prefix(archive: str | os.PathLike, prefix: str, dest: str | os.PathL
             if path.is_absolute() or ".." in path.parts:
                 raise DownloadError(f"{archive}: unsafe member path {m.name!r}")
             target = dest.joinpath(*path.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
-            with tf.extractfile(m) as src, open(tmp, "wb") as dst:
+            with tf.extractfile(m) as src, atomic.open_file(target, "wb") as dst:
                 shutil.copyfileobj(src, dst)
-            os.replace(tmp, target)
             out.append(target)
     if not out:
         raise DownloadError(f"{archive}: no member under {prefix}")

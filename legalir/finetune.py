@@ -44,10 +44,11 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from legalir import trec
+from legalir import atomic, trec
 from legalir.trec import Qrels, Run, Topic
 
 TRAIN_CONFIG = "legalir-train.json"
+KIND = "cross-encoder"
 
 
 class TrainingError(LegalirError, ValueError):
@@ -303,11 +304,12 @@ def _lr_tag(lr: float) -> str:
 
 
 def _atomic_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic.write_json(path, obj, indent=1, ensure_ascii=True)
+
+
+def _is_model(path: Path) -> bool:
+    """A model folder written by train-ce before output markers existed."""
+    return (path / TRAIN_CONFIG).exists()
 
 
 def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrels, texts: Mapping[str, str],
@@ -332,6 +334,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
     log = log or (lambda m: print(m, file=sys.stderr))
     _set_threads(cfg.threads)
     out = Path(out_dir)
+    atomic.check_target(out, KIND, legacy=_is_model)  # refuse before training, not after
     work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
 
@@ -426,17 +429,14 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
                 prog["records"].append(rec)
                 best = prog["best"]
                 if best is None or rec["score"] > best["score"]:
-                    tmp = work / "best.tmp"
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    ce.save(str(tmp))
-                    shutil.rmtree(work / "best", ignore_errors=True)
-                    os.replace(tmp, work / "best")
+                    with atomic.atomic_dir(work / "best", "checkpoint") as tmp:
+                        ce.save(str(tmp))
                     prog["best"] = rec
                 state_path.parent.mkdir(parents=True, exist_ok=True)
-                torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                            "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state(),
-                            "step": step, "losses": losses}, str(state_path) + ".tmp")
-                os.replace(str(state_path) + ".tmp", state_path)
+                with atomic.open_file(state_path, "wb") as fh:
+                    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state(),
+                                "step": step, "losses": losses}, fh)
                 prog["seconds"][tag] = round(seconds, 1)
                 prog.setdefault("losses", {})[tag] = losses
                 _atomic_json(progress_path, prog)
@@ -471,18 +471,9 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
         "command": command,
         **(dict(extra) if extra else {}),
     }
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(work / "best", tmp)
-    _atomic_json(tmp / TRAIN_CONFIG, summary)
-    if out.exists():
-        old = out.with_name(out.name + f".old-{os.getpid()}")
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old)
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, out)
+    with atomic.atomic_dir(out, KIND, legacy=_is_model) as tmp:
+        shutil.copytree(work / "best", tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(atomic.MARKER))
+        _atomic_json(tmp / TRAIN_CONFIG, summary)
     shutil.rmtree(work, ignore_errors=True)
     log(f"train-ce: selected learning rate {best['learning_rate']:g}, {best['updates']} updates "
         f"({cfg.measure} judged-only on validation = {best['score']:.4f}); model -> {out}")

@@ -138,9 +138,11 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
 
 
 def write_topics(path: str | os.PathLike, topics: Iterable[Topic]) -> int:
-    """Write ``qid<TAB>text`` (Pyserini's TSV topics); returns the count."""
+    """Write ``qid<TAB>text`` (Pyserini's TSV topics), atomically; returns the count."""
+    from legalir import atomic
+
     n = 0
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic.open_file(path) as f:
         for t in topics:
             f.write(f"{t.qid}\t{clean_text(t.text)}\n")
             n += 1
@@ -148,9 +150,11 @@ def write_topics(path: str | os.PathLike, topics: Iterable[Topic]) -> int:
 
 
 def write_topics_jsonl(path: str | os.PathLike, topics: Iterable[Topic]) -> int:
-    """Write topics with their metadata, one JSON object a line (qid, text, fields...)."""
+    """Write topics with their metadata, one JSON object a line (qid, text, fields...), atomically."""
+    from legalir import atomic
+
     n = 0
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic.open_file(path) as f:
         for t in topics:
             rec = {"qid": t.qid, "text": t.text, **dict(t.fields)}
             f.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
@@ -194,9 +198,11 @@ def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
 
 
 def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> int:
-    """Write TREC qrels ``qid 0 docid rel`` (topics and docids in sorted order)."""
+    """Write TREC qrels ``qid 0 docid rel`` (topics and docids in sorted order), atomically."""
+    from legalir import atomic
+
     n = 0
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic.open_file(path) as f:
         for qid in sorted(qrels):
             for docid in sorted(qrels[qid]):
                 f.write(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n")
@@ -330,15 +336,14 @@ def write_run(
     Scores are rounded to ``precision`` decimals *before* ranking, so the rank
     column is exactly the order in which trec_eval will read the file, and a
     re-run writes identical bytes. Topics are written in sorted order. The
-    file is written to a temporary name and renamed, so a reader never sees a
+    file is written through :mod:`legalir.atomic`, so a reader never sees a
     half-written run.
     """
     check_tag(tag)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
+    from legalir import atomic
+
     n = 0
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic.open_file(path) as f:
         for qid in sorted(run):
             rounded = {d: round(float(s), precision) for d, s in run[qid].items()}
             ranked = ranking(rounded)
@@ -347,7 +352,6 @@ def write_run(
             for rank, (docid, score) in enumerate(ranked, 1):
                 f.write(f"{qid} Q0 {docid} {rank} {score:.{precision}f} {tag}\n")
                 n += 1
-    os.replace(tmp, p)
     return n
 
 

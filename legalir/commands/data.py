@@ -41,13 +41,17 @@ def datasets_(as_make):
               help="Dataset-specific option (repeatable), e.g. --option text=citation+path+text "
                    "(`legalir datasets` lists each dataset's options).")
 @click.option("--strict", is_flag=True, help="Fail on duplicate ids, empty texts or dangling qrels documents.")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
 @click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
-def convert(dataset, data_dir, out_dir, options, strict, quiet):
+def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet):
     """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
     from legalir import collections, datasets
 
     out = out_dir or f"collections/{dataset}"
-    m = collections.write(datasets.get(dataset, data_dir, **options), out, quiet=quiet, strict=strict)
+    m = collections.write(datasets.get(dataset, data_dir, **options), out, quiet=quiet, strict=strict,
+                          overwrite=overwrite)
     d = m["documents"]
     click.echo(f"{out}: {d['written']} documents written of {d['read']} read "
                f"({d['duplicate_ids']} duplicate ids, {d['empty_text']} empty); "
@@ -60,11 +64,15 @@ def convert(dataset, data_dir, out_dir, options, strict, quiet):
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Indexing threads.")
 @click.option("--partition", "partitions", multiple=True,
               help="Build only these partitions of a partitioned collection (repeatable).")
-def index(collection, index_dir, threads, partitions):
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
+def index(collection, index_dir, threads, partitions, overwrite):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
     from legalir.index import sparse
 
-    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None)
+    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
+                          overwrite=overwrite)
     click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
 
 

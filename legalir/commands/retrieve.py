@@ -65,7 +65,8 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
 @click.option("--shard-size", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Documents per shard (unit of resuming).")
 @click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
-@click.option("--overwrite", is_flag=True, help="Discard embeddings already in OUT_DIR and start again.")
+@click.option("--overwrite", is_flag=True,
+              help="Encode afresh into OUT_DIR.new (resumable) and replace OUT_DIR only once complete.")
 @click.option("--stop-after-shards", type=click.IntRange(min=1), default=None,
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -101,15 +102,18 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
               help="Check the embeddings' document ids against this collection [default: the one encoded].")
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="FAISS threads [default: all cores].")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
-                threads):
+                threads, overwrite):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
     from legalir.index import dense
 
     spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
                            pq_bits=pq_bits)
     counts = dense.build(embeddings, index_dir, spec, collection_dir=collection,
-                         partitions=list(partitions) or None, threads=threads)
+                         partitions=list(partitions) or None, threads=threads, overwrite=overwrite)
     click.echo(f"{index_dir}: {sum(counts.values())} vectors in {len(counts)} index(es)", err=True)
 
 

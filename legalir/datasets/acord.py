@@ -1,5 +1,5 @@
 """ACORD: Atticus Clause Retrieval Dataset (Wang et al., "ACORD: An
-Expert-Annotated Dataset for Legal Contract Clause Retrieval").
+Expert-Annotated Retrieval Dataset for Legal Contract Drafting", ACL 2025).
 
 Published layout (``$DATA_DIR/acord``)::
 
@@ -12,22 +12,56 @@ Query ids are free text with spaces and quotes, which a TREC file cannot
 hold, so each topic gets a slug id (``"as is" clause`` -> ``as-is-clause``);
 the original id is kept in the topic's ``query_id`` field.
 
+The release ships inside legalir (``legalir/resources/acord``: the same files
+compressed with xz, with the licence, README and citation): when ``--data-dir``
+holds no ACORD file (``$DATA_DIR/acord/corpus.jsonl`` ...), that embedded copy
+is read, so ``legalir convert acord`` needs no download. A copy under
+``--data-dir`` always wins.
+
 Clauses absent from a query's qrels are *unjudged*: ACORD is evaluated
 judged-only (``legalir eval -J``). Relevance 0 is an explicit "irrelevant".
 """
 from __future__ import annotations
 
+import atexit
 import csv
+import lzma
 import re
-from typing import Callable
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable, ClassVar
 
 from legalir import log
-from legalir.datasets.base import DatasetError, Judgement, Pipeline, Reference, Topic, register
+from legalir.datasets.base import DatasetError, Pipeline, Reference, Topic, register
 from legalir.datasets.beir import BeirDataset
 
 _log = log.get(__name__)
 
 SPLITS = ("train", "valid", "test")
+#: the release, compressed, inside the package
+EMBEDDED = Path(__file__).resolve().parent.parent / "resources" / "acord"
+
+_scratch: dict[Path, Path] = {}
+_scratch_lock = threading.Lock()
+
+
+def _decompressed(xz: Path, rel: str) -> Path:
+    """A decompressed copy of the embedded file ``xz`` in a scratch folder removed at exit."""
+    with _scratch_lock:
+        if xz not in _scratch:
+            root = _scratch.get(Path("/"))
+            if root is None:
+                root = Path(tempfile.mkdtemp(prefix="legalir-acord-"))
+                atexit.register(shutil.rmtree, root, True)
+                _scratch[Path("/")] = root
+            out = root / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with lzma.open(xz, "rb") as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            _scratch[xz] = out
+        return _scratch[xz]
 FORMATS = ("medium", "long")
 
 
@@ -55,6 +89,31 @@ class Acord(BeirDataset):
     pipeline = Pipeline(topics=("test", "test.medium", "test.long"), tune=("train", "valid"),
                         bm25={"k1": 1.0, "b": 0.5}, dense=True,
                         sources=("*.jsonl", "*.tsv", "qrels/*.tsv"), title="ACORD test, judged-only")
+    #: the copy read when ``root`` holds no published file (None: no fallback)
+    embedded: ClassVar[Path | None] = EMBEDDED
+
+    def __init__(self, root, **options):
+        root = Path(root)
+        if self.embedded is not None and not any(self._exists(root, f) for f in self.required_files):
+            root = self.embedded
+        super().__init__(root, **options)
+
+    @staticmethod
+    def _exists(root: Path, rel: str) -> bool:
+        return (root / rel).exists() or (root / f"{rel}.xz").exists()
+
+    def file(self, rel: str) -> Path | None:
+        """The published file ``rel`` (decompressed when only ``rel.xz`` is there), or None."""
+        p = self.root / rel
+        if p.exists():
+            return p
+        xz = self.root / f"{rel}.xz"
+        return _decompressed(xz, rel) if xz.exists() else None
+
+    def check_files(self) -> None:
+        missing = [f for f in self.required_files if not self._exists(self.root, f)]
+        if missing:
+            super().check_files()  # the shared message naming what is missing
 
     #: measures reported by `make eval-acord`, judged-only, test split. K-star precision
     #: twice: starK_P as the benchmark documents it (hits / min(5, K-star clauses)),
@@ -78,15 +137,16 @@ class Acord(BeirDataset):
     def queries(self) -> list[dict]:
         """The published query records, in file order, each with its slug ``qid``."""
         out, seen = [], {}
+        path = self.file(self.queries_file)
         for n, rec in self.query_records():
             meta = rec.get("metadata") or {}
             split = meta.get("split")
             if split not in SPLITS:
-                raise DatasetError(f"{self.root / 'queries.jsonl'}:{n}: metadata.split {split!r} is not one of {SPLITS}")
+                raise DatasetError(f"{path}:{n}: metadata.split {split!r} is not one of {SPLITS}")
             qid = slug(str(rec["_id"]))
             if qid in seen:
                 raise DatasetError(
-                    f"{self.root / 'queries.jsonl'}:{n}: query {rec['_id']!r} and {seen[qid]!r} map to the same id {qid!r}")
+                    f"{path}:{n}: query {rec['_id']!r} and {seen[qid]!r} map to the same id {qid!r}")
             seen[qid] = rec["_id"]
             out.append({"qid": qid, "query_id": str(rec["_id"]), "text": str(rec["text"]), "split": split,
                         "category": meta.get("category", ""), "type": meta.get("type", "")})
@@ -98,8 +158,8 @@ class Acord(BeirDataset):
         Short wordings are matched to query ids exactly, then by a loose key
         (case, punctuation and plural -s ignored) when that key is unique.
         """
-        path = self.root / "query_formats.tsv"
-        if not path.exists():
+        path = self.file("query_formats.tsv")
+        if path is None:
             return {}, []
         queries = self.queries()
         exact = {q["query_id"]: q["qid"] for q in queries}

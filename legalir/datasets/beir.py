@@ -28,6 +28,8 @@ def read_records(path: Path) -> Iterator[tuple[int, dict]]:
     for n, rec in iter_jsonl(path):
         if "_id" not in rec or "text" not in rec:
             raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
+        if not isinstance(rec["_id"], (str, int)) or isinstance(rec["_id"], bool) or str(rec["_id"]) == "":
+            raise DatasetError(f"{path}:{n}: '_id' must be a non-empty string or number, found {rec['_id']!r}")
         yield n, rec
 
 
@@ -70,9 +72,13 @@ class BeirDataset(Dataset):
     #: qrels/<split>.tsv files read, in order
     qrels_splits: ClassVar[tuple[str, ...]] = ("test",)
 
+    def file(self, rel: str) -> Path:
+        """The published file ``rel`` (a subclass may read it from elsewhere, e.g. a packaged copy)."""
+        return self.root / rel
+
     def documents(self) -> Iterator[Document]:
         self.check_files()
-        for _, rec in read_records(self.root / self.corpus_file):
+        for _, rec in read_records(self.file(self.corpus_file)):
             fields = {k: v for k, v in rec.items() if k not in ("_id", "text")}
             meta = fields.pop("metadata", None)
             if isinstance(meta, dict):
@@ -82,7 +88,7 @@ class BeirDataset(Dataset):
     def query_records(self) -> Iterator[tuple[int, dict]]:
         """Numbered, validated records of the queries file."""
         self.check_files()
-        return read_records(self.root / self.queries_file)
+        return read_records(self.file(self.queries_file))
 
     def qid_of(self) -> Callable[[str], str | None]:
         """Published query id -> topic id (identity by default)."""
@@ -92,5 +98,5 @@ class BeirDataset(Dataset):
     def qrels_sets(self) -> dict[str, list[Judgement]]:
         self.check_files()
         qid_of = self.qid_of()
-        return {split: read_qrels(self.root / "qrels" / f"{split}.tsv", qid_of, self.queries_file)
+        return {split: read_qrels(self.file(f"qrels/{split}.tsv"), qid_of, self.queries_file)
                 for split in self.qrels_splits}

@@ -10,7 +10,8 @@ parameters, the collection it came from). Index types, all inner product
 * ``ivfpq``  inverted lists + product quantisation (``IndexIVFPQ``: ``--nlist``, ``--pq-m``, ``--pq-bits``;
   ``--nprobe`` at search), trained on (a sample of) the corpus.
 
-Builds go to a temporary folder renamed on success. An index is searched on
+Builds are atomic and versioned as a whole (every partition), like Lucene
+builds: see :mod:`legalir.atomic`. An index is searched on
 the GPU when FAISS was built with GPU support and a CUDA device is visible
 (``faiss.get_num_gpus() > 0``; flat and IVF-PQ, HNSW has no GPU form), on
 the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
@@ -30,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from legalir import collections
-from legalir.atomic import atomic_dir
+from legalir import atomic, collections
 from legalir.index import encoders, partition_keys
 
 META = "legalir-dense.json"
 INDEX_FILE = "index.faiss"
 DOCIDS = "docids.txt"
 TYPES = ("flat", "hnsw", "ivfpq")
+KIND = "dense-index"
 
 
 class DenseIndexError(LegalirError, ValueError):
@@ -120,16 +121,42 @@ def collection_docids(collection_dir: str | os.PathLike, partition: str | None) 
     return [str(r["id"]) for r in collections.iter_documents(collection_dir, partition or None)]
 
 
+def _is_legacy_index(path: Path) -> bool:
+    """A dense index folder written by legalir before output markers existed."""
+    return (path / META).exists() or bool(partition_keys(path, META))
+
+
+def _write_index(folder: Path, index, emb_dir: Path, manifest: dict, spec: IndexSpec, dim: int, n: int,
+                 coll, partition, source: dict) -> None:
+    f = faiss()
+    folder.mkdir(parents=True, exist_ok=True)
+    f.write_index(index, str(folder / INDEX_FILE))
+    shutil.copyfile(emb_dir / encoders.DOCIDS, folder / DOCIDS)
+    meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
+            "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
+            "partition": partition, "partition_field": source.get("partition_field")}
+    atomic.write_json(folder / META, meta)
+
+
 def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
-              collection_dir: str | os.PathLike | None = None, threads: int | None = None) -> int:
-    """Build one FAISS index from a complete embeddings folder; returns its size.
+              collection_dir: str | os.PathLike | None = None, threads: int | None = None,
+              overwrite: bool = False) -> int:
+    """Build one FAISS index from a complete embeddings folder into ``index_dir`` (atomic); returns its size.
 
     The embeddings' document ids are checked against the collection
     (``collection_dir``, else the one recorded when encoding): the same ids in
     the same order, or a :class:`DenseIndexError` and nothing written.
     """
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads)
+        _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source)
+    return n
+
+
+def _make(emb_dir, spec: IndexSpec, collection_dir, threads):
+    """The FAISS index of a complete embeddings folder, checked against its collection, in memory."""
     f = faiss()
-    emb_dir, index_dir = Path(emb_dir), Path(index_dir)
+    emb_dir = Path(emb_dir)
     manifest = encoders.read_manifest(emb_dir)
     dim, n = int(manifest["dim"]), int(manifest["documents"])
     spec.check(dim, n)
@@ -163,24 +190,18 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     for shard in encoders.iter_shards(emb_dir):
         index.add(np.ascontiguousarray(shard, dtype=np.float32))
     if index.ntotal != n:  # pragma: no cover - invariant
-        raise DenseIndexError(f"{index_dir}: {index.ntotal} vectors added, {n} expected")
-
-    with atomic_dir(index_dir) as tmp:
-        f.write_index(index, str(tmp / INDEX_FILE))
-        shutil.copyfile(emb_dir / encoders.DOCIDS, tmp / DOCIDS)
-        meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
-                "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
-                "partition": partition, "partition_field": source.get("partition_field")}
-        with open(tmp / META, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-    return n
+        raise DenseIndexError(f"{emb_dir}: {index.ntotal} vectors added, {n} expected")
+    return index, emb_dir, manifest, dim, n, coll, partition, source
 
 
 def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
           collection_dir: str | os.PathLike | None = None, partitions: list[str] | None = None,
-          threads: int | None = None, quiet: bool = False) -> dict[str, int]:
-    """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``)."""
+          threads: int | None = None, quiet: bool = False, overwrite: bool = False) -> dict[str, int]:
+    """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``).
+
+    Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
+    ``partitions`` keeps the other partitions of the current index.
+    """
     emb_dir = Path(emb_dir)
     parts = encoders.partitions(emb_dir)
     if not parts:
@@ -192,15 +213,25 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
         unknown = [k for k in keys if k not in parts]
         if unknown:
             raise DenseIndexError(f"{emb_dir}: no embeddings for partition(s) {unknown}; known: {', '.join(parts)}")
+    index_dir = Path(index_dir)
     out: dict[str, int] = {}
-    for i, key in enumerate(keys, 1):
-        t0 = time.time()
-        src = emb_dir / key if key else emb_dir
-        target = Path(index_dir) / key if key else Path(index_dir)
-        out[key] = build_one(src, target, spec, collection_dir, threads)
-        if not quiet:
-            print(f"indexed {out[key]} vectors -> {target} ({spec.type}, [{i}/{len(keys)}], "
-                  f"{time.time() - t0:.1f}s)", file=sys.stderr)
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        if parts and partitions is not None:  # keep the partitions not rebuilt now
+            old = atomic.current(index_dir)
+            for key in partition_keys(old, META) if old.is_dir() else []:
+                if key not in keys:
+                    atomic.copy_linked(old / key, tmp / key)
+        for i, key in enumerate(keys, 1):
+            t0 = time.time()
+            src = emb_dir / key if key else emb_dir
+            index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads)
+            _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source)
+            del index
+            out[key] = n
+            if not quiet:
+                where = index_dir / key if key else index_dir
+                print(f"indexed {n} vectors -> {where} ({spec.type}, [{i}/{len(keys)}], "
+                      f"{time.time() - t0:.1f}s)", file=sys.stderr)
     return out
 
 
@@ -228,7 +259,8 @@ class LoadedIndex:
     def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
                  nprobe: int | None = None, threads: int | None = None):
         f = faiss()
-        self.dir = Path(index_dir)
+        # resolved once: every file below comes from the same version of a versioned index
+        self.dir = Path(os.path.realpath(index_dir))
         if not (self.dir / META).exists() or not (self.dir / INDEX_FILE).exists():
             raise DenseIndexError(f"{self.dir}: no dense index here; build it first (legalir index-dense)")
         self.meta = read_meta(self.dir)

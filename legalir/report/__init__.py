@@ -127,13 +127,9 @@ def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, r
 
 
 def save_json(result: Mapping, path: str | os.PathLike) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, p)
+    from legalir import atomic
+
+    atomic.write_json(path, result, indent=1, ensure_ascii=True)
 
 
 def measure_columns(dataset_cls) -> list[str]:

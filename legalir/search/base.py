@@ -108,8 +108,10 @@ class Partitioned:
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         run: Run = {}
+        # resolved once: every partition comes from the same version of a versioned index (legalir.atomic)
+        root = Path(os.path.realpath(self.root))
         for key, group in sorted(self.route(topics).items()):
-            retriever = self.make(self.root / key)
+            retriever = self.make(root / key)
             try:
                 run.update(retriever.search(group, k))
             finally:

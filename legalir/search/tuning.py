@@ -8,12 +8,10 @@ run files of every set.
 from __future__ import annotations
 
 import itertools
-import json
 import os
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from legalir import log
+from legalir import atomic, log
 from legalir.errors import LegalirError
 from legalir.search.lucene import BM25
 from legalir.trec import Qrels, Run, Topic
@@ -135,16 +133,5 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
     result = fusion.tune(runs, score, rrf_ks=tuple(rrf_ks) or (fusion.DEFAULT_RRF_K,), step=step, depth=depth)
     doc = {"dataset": dataset_cls.name, "topics": list(topic_sets), "measure": name, "judged_only": judged,
            "runs": list(run_patterns), "single_runs": {p: score(r) for p, r in zip(run_patterns, runs)}, **result}
-    _write_json(out, doc)
+    atomic.write_json(out, doc, sort_keys=False, ensure_ascii=True)
     return doc
-
-
-def _write_json(path: str | os.PathLike, doc: Mapping) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
