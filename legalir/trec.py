@@ -24,8 +24,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from itertools import compress
-from operator import ne
+from operator import itemgetter, ne
 from typing import Any, Iterable, Iterator, Mapping
+
+try:  # the plain-file fast path of the readers, in C (built by `pip install`; optional)
+    from legalir import _plain as _fast
+except ImportError:  # pragma: no cover - not built: the same fast path in Python
+    _fast = None
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -270,12 +275,18 @@ def read_qrels(path: str | os.PathLike, notes: list[str] | None = None,
 
 
 def _plain_qrels(data: bytes, where: str) -> Qrels | None:
-    """The qrels of a plain file (see :func:`_plain_tokens`: four fields a line, integer grades in range,
-    no judgement twice), read at C speed; None for any other file, which :func:`read_qrels` reads line by
-    line (the same values, with its notes and located errors)."""
+    """The qrels of a plain file (four fields a line, integer grades in range, no judgement twice: see
+    :func:`_plain_tokens`), read at C speed; None for any other file, which :func:`read_qrels` reads line
+    by line (the same values, with its notes and located errors)."""
     qrels: Qrels = {}
     intern = sys.intern
-    for _, text in _chunks(data, where):
+    for line_no, start, end in _pieces(data):
+        if _fast is not None:
+            got = _fast.groups(data, start, end, True, MIN_RELEVANCE, MAX_RELEVANCE)
+            if got is None or not _merge(qrels, got[0]):
+                return None
+            continue
+        text = _text(data, start, end, where, line_no)
         toks = _plain_tokens(text, 4)
         if toks is None:
             return None
@@ -294,19 +305,23 @@ def _plain_qrels(data: bytes, where: str) -> Qrels | None:
     return qrels or None
 
 
-def _chunks(data: bytes, where: str, size: int | None = None) -> Iterator[tuple[int, str]]:
-    """(number of its first line, decoded text) of ``data`` in pieces of about ``size`` bytes that end
-    at a line end (the last one always ends with a newline)."""
+def _pieces(data: bytes, size: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """(number of its first line, start, end) of the pieces of ``data`` of about ``size`` bytes
+    that end at a line end."""
     size = size or _CHUNK
     pos, total, line_no = 0, len(data), 1
     while pos < total:
         end = data.find(b"\n", min(pos + size, total))
         end = total if end < 0 else end + 1
-        chunk = data[pos:end]
-        text = _decode(chunk, where, line_no)
-        yield line_no, (text if text.endswith("\n") else text + "\n")
-        line_no += chunk.count(b"\n")
+        yield line_no, pos, end
+        line_no += data.count(b"\n", pos, end)
         pos = end
+
+
+def _text(data: bytes, start: int, end: int, where: str, line_no: int) -> str:
+    """A piece of ``data`` decoded (a located error if it is not UTF-8), ending with a newline."""
+    text = _decode(data[start:end], where, line_no)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _plain_tokens(text: str, ncols: int) -> list[str] | None:
@@ -397,7 +412,8 @@ def _atof(text: str) -> tuple[float | None, str]:
 
 def ranking(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     """Documents in trec_eval's order: score descending, ties by docid descending."""
-    return sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    ranked = sorted(zip(docs.values(), docs), reverse=True)  # (score, docid) pairs: no Python key function
+    return list(zip(map(itemgetter(1), ranked), map(itemgetter(0), ranked)))
 
 
 def write_run(
@@ -458,10 +474,10 @@ def read_run_and_tag(path: str | os.PathLike, notes: list[str] | None = None,
     run: Run = {}
     state = _RunState()
     with _no_gc():  # millions of new objects, no cycles: the collector would only rescan them
-        for line_no, text in _chunks(data, where):
-            groups = _plain_run(text, state, share=True)
+        for line_no, start, end in _pieces(data):
+            groups = _plain_run(data, start, end, where, line_no, state, share=True)
             if groups is None:
-                _read_run_chunk(text, run, state, where, line_no)
+                _read_run_chunk(_text(data, start, end, where, line_no), run, state, where, line_no)
             elif not _merge(run, groups):  # a document twice for a topic: the line-by-line reader locates it
                 return _read_run_exact(path, data, notes)
     return run, _run_notes(run, state, where, notes)
@@ -473,8 +489,8 @@ def _read_run_exact(path, data: bytes, notes: list[str] | None) -> tuple[Run, st
     run: Run = {}
     state = _RunState()
     with _no_gc():
-        for line_no, text in _chunks(data, where):
-            _read_run_chunk(text, run, state, where, line_no)
+        for line_no, start, end in _pieces(data):
+            _read_run_chunk(_text(data, start, end, where, line_no), run, state, where, line_no)
     return run, _run_notes(run, state, where, notes)
 
 
@@ -506,12 +522,12 @@ class RunBatches:
     """
 
     def __init__(self, path: str | os.PathLike, data: bytes | None = None, notes: list[str] | None = None,
-                 chunk: int | None = None, batch_docs: int = 1 << 16):
+                 chunk: int | None = None, batch_docs: int | None = None):
         self.path = path
         self.data = read_bytes(path) if data is None else data
         self.notes = notes
         self.chunk = chunk
-        self.batch_docs = batch_docs  # a batch is handed out once it holds at least this many documents
+        self.batch_docs = batch_docs or _BATCH_DOCS  # a batch is handed out once it holds this many documents
         self.tag = ""
 
     def __iter__(self) -> Iterator[Run]:
@@ -521,14 +537,19 @@ class RunBatches:
         pending_qid, pending = None, None
         ready: Run = {}
         size = 0
-        for line_no, text in _chunks(self.data, where, self.chunk):
+        data = self.data
+        for line_no, start, end in _pieces(data, self.chunk):
             with _no_gc():
                 part: Run = {}
-                groups = _plain_run(text, state)
+                groups = _plain_run(data, start, end, where, line_no, state)
                 if groups is None:
-                    _read_run_chunk(text, part, state, where, line_no)
+                    try:
+                        _read_run_chunk(_text(data, start, end, where, line_no), part, state, where, line_no)
+                    except FormatError:  # the file's first error may be a duplicate of an earlier piece
+                        _read_run_exact(self.path, data, None)
+                        raise
                 elif not _merge(part, groups):
-                    _read_run_chunk(text, {}, _RunState(), where, line_no)  # raises the located error
+                    _read_run_exact(self.path, data, None)  # raises the located error
                     raise AssertionError("a duplicate document went unreported")  # pragma: no cover
                 if not part:  # comment or blank lines only
                     continue
@@ -571,11 +592,23 @@ class _no_gc:
             gc.enable()
 
 
-def _plain_run(text: str, state: "_RunState", share: bool = False) -> list[tuple[str, dict]] | None:
-    """``[(qid, {docid: score})]`` of a plain chunk (see :func:`_plain_tokens`; every score read the
-    same by Python's float() and C's atof, no NaN), one item per run of consecutive lines of one topic,
-    read at C speed; the chunk's tag and last topic go to ``state``. None for any other chunk.
-    ``share``: intern document ids and share equal scores (a whole run in memory takes less)."""
+def _plain_run(data: bytes, start: int, end: int, where: str, line_no: int, state: "_RunState",
+               share: bool = False) -> list[tuple[str, dict]] | None:
+    """``[(qid, {docid: score})]`` of a plain piece of a run (see :func:`_plain_tokens`; every score
+    read the same by Python's float() and C's atof, no NaN), one item per run of consecutive lines of
+    one topic, read at C speed; the piece's tag and last topic go to ``state``. None for any other
+    piece. ``share``: intern document ids and share equal scores (a whole run in memory takes less)."""
+    if _fast is not None:
+        got = _fast.groups(data, start, end, False, 0, 0)
+        if got is None:
+            return None
+        groups, state.tag, state.last = got
+        if share:
+            intern, floats = sys.intern, state.floats.setdefault
+            groups = [(qid, dict(zip(map(intern, docs), map(floats, docs.values(), docs.values()))))
+                      for qid, docs in groups]
+        return groups
+    text = _text(data, start, end, where, line_no)
     toks = _plain_tokens(text, 6)
     if toks is None:
         return None
@@ -602,6 +635,7 @@ def _plain_run(text: str, state: "_RunState", share: bool = False) -> list[tuple
     return groups
 
 
+_BATCH_DOCS = 1 << 16  # ~6 MB of Python objects a batch; pytrec_eval's per-call cost is paid ~15x at 1M lines
 _CHUNK = 1 << 16  # small enough that the fields of one piece stay in the CPU cache (2x faster than 1 MiB)
 
 
