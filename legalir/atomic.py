@@ -38,3 +38,19 @@ def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@contextlib.contextmanager
+def atomic_file(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``target`` to write; it replaces ``target`` if the block
+    completes, and is removed if the block raises."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise

@@ -707,9 +707,11 @@ def _int_list(ctx, param, value):
 @main.command("train-ce")
 @click.argument("collection", type=click.Path(exists=True, file_okay=False))
 @click.argument("out_dir", type=click.Path(file_okay=False))
-@click.option("--valid-run", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="First-stage run of the validation topics; its top --valid-depth are reranked to pick the model.")
-@click.option("--train-topics", "train_set", default="train", show_default=True, help="Training topic set.")
+@click.option("--valid-run", "valid_runs", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage run(s) of the validation topics; each one's top --valid-depth is reranked and "
+                   "the validation score is the mean over the runs (repeatable).")
+@click.option("--train-topics", "train_sets", multiple=True, default=("train",), show_default=True,
+              help="Training topic set; repeat for several wordings of it (train, train.medium, train.long).")
 @click.option("--valid-topics", "valid_set", default="valid", show_default=True, help="Validation topic set.")
 @click.option("--base-model", default="minilm", show_default=True,
               help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
@@ -717,6 +719,8 @@ def _int_list(ctx, param, value):
               show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated).")
 @click.option("--checkpoints", default="100,200,300,400", show_default=True, callback=_int_list,
               help="Numbers of updates at which each run is validated; the largest is the run's length.")
+@click.option("--seed", "seeds", default="42", show_default=True, callback=_int_list,
+              help="Seed(s) of the grid (comma-separated): a (lr, updates) is scored by its mean over seeds.")
 @click.option("--batch-size", default=64, show_default=True)
 @click.option("--max-length", default=256, show_default=True, help="Tokens per (query, clause) pair.")
 @click.option("--weight-decay", default=0.01, show_default=True)
@@ -729,51 +733,37 @@ def _int_list(ctx, param, value):
               help="Learning rate of the new scoring head = lr x this.")
 @click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
 @click.option("--measure", default="ndcg_cut_10", show_default=True, help="Validation measure (judged-only).")
-@click.option("--seed", default=42, show_default=True)
-@click.option("--threads", type=int, default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--threads", type=int, default=None, help="Torch CPU threads per process [default: torch's].")
+@click.option("--jobs", default=1, show_default=True,
+              help="Grid cells (lr, seed) trained at the same time, in separate processes (one GPU holds several).")
+@click.option("--save-every", default=100, show_default=True,
+              help="Save the resumable state every this many updates (and at every checkpoint).")
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
 @click.option("--stop-after", type=int, default=None,
-              help="Stop at the first checkpoint after this many updates (state kept); run again to resume.")
+              help="Stop at the first save after this many updates (state kept); run again to resume.")
 @friendly_errors
-def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, learning_rates, checkpoints,
+def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
-             valid_depth, measure, seed, threads, work_dir, stop_after):
+             valid_depth, measure, threads, jobs, save_every, work_dir, stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
-    the loss is binary cross-entropy. Each learning rate's run is validated at
-    each checkpoint (judged-only, reranking --valid-run's top --valid-depth);
-    the best (learning rate, updates) is saved with legalir-train.json.
-    Test topic sets are refused.
+    the loss is binary cross-entropy. Each (learning rate, seed) run is validated
+    at each checkpoint (judged-only, reranking each --valid-run's top --valid-depth);
+    the (learning rate, updates) with the best mean over seeds is kept, with its
+    best seed, and saved with legalir-train.json. Killed or stopped, the same
+    command resumes from the last save and gives the same model. Test topic sets are refused.
     """
-    from legalir import collections, finetune, trec
-    from legalir.search.rerank import collection_texts
+    from legalir import finetune
 
-    for name in (train_set, valid_set):
-        if collections.base_set(name) == "test":
-            raise click.BadParameter("training or validating on test topics is not allowed",
-                                     param_hint="--train-topics/--valid-topics")
     cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
-                               checkpoints=sorted(set(checkpoints)), batch_size=batch_size, max_length=max_length,
-                               weight_decay=weight_decay, warmup_ratio=warmup_ratio,
-                               attention_dropout=attention_dropout, precision=precision, seed=seed,
-                               head_lr_multiplier=head_lr_multiplier,
-                               valid_depth=valid_depth, measure=measure, threads=threads)
-    train_topics = trec.read_topics(collections.topics_path(collection, train_set))
-    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_set))
-    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
-    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
-    run = trec.read_run(valid_run)
-    stray = sorted(set(run) - set(valid_topics))
-    if stray:
-        raise click.BadParameter(f"{len(stray)} topic(s) of the run are not {valid_set} topics: "
-                                 f"{', '.join(stray[:5])}", param_hint="--valid-run")
-    texts = collection_texts(collection)
-    valid = finetune.Validation(valid_topics, valid_qrels, run, texts, depth=valid_depth)
-    finetune.train(cfg, train_topics, train_qrels, texts, valid, out_dir, work_dir, stop_after=stop_after,
-                   command=" ".join(["legalir", *sys.argv[1:]]),
-                   extra={"collection": str(collection), "train_topics": train_set, "valid_topics": valid_set,
-                          "valid_run": str(valid_run)})
+                               checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
+                               max_length=max_length, weight_decay=weight_decay, warmup_ratio=warmup_ratio,
+                               attention_dropout=attention_dropout, precision=precision,
+                               head_lr_multiplier=head_lr_multiplier, valid_depth=valid_depth, measure=measure,
+                               threads=threads, jobs=jobs, save_every=save_every)
+    finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
+                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
 
 
 def _generator_options(fn):
