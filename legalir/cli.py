@@ -852,12 +852,26 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
               help="Or a Lucene index: document texts from its stored raw JSON.")
 @click.option("-k", "--k", "k", default=100, show_default=True, help="Rerank each topic's top k.")
+@click.option("--method", type=click.Choice(["cross-encoder", "pointwise", "listwise", "pairwise"]), default=None,
+              help="cross-encoder (--model); pointwise LLM judge (1-5 grade = score, first-stage score breaks "
+                   "ties); listwise (RankGPT sliding window); pairwise (PRP). [default: cross-encoder with "
+                   "--model, pointwise with --judge]")
 @click.option("--model", default=None,
               help="Cross-encoder: model folder (e.g. models/acord-ce), 'minilm', or a Hub name.")
 @click.option("--judge", type=click.Choice(["graded", "binary"]), default=None,
-              help="Rerank with a pointwise LLM judge instead (1-5 grade or yes/no) through the generator options.")
-@click.option("--judge-prompt", type=click.Path(exists=True, dir_okay=False),
-              help="Judge prompt .toml with {query} and {document} [default: the built-in one].")
+              help="Pointwise judge scale: 1-5 grade (the ACORD paper's) or yes/no.")
+@click.option("--prompt", "--judge-prompt", "prompt", type=click.Path(exists=True, dir_okay=False),
+              help="LLM prompt .toml [default: judge-graded / judge-binary, judge-listwise, judge-pairwise].")
+@click.option("--window", default=20, show_default=True, help="listwise: documents per window.")
+@click.option("--step", default=10, show_default=True, help="listwise: how far the window moves up each time.")
+@click.option("--passes", type=int, default=None,
+              help="listwise: sliding-window passes [default: 1]; pairwise sliding: bubble passes = the exact "
+                   "top K [default: 10].")
+@click.option("--pairwise", type=click.Choice(["allpairs", "sliding"]), default="allpairs", show_default=True,
+              help="pairwise: every pair in both orders (k(k-1) requests), or PRP-Sliding-K.")
+@click.option("--max-words", default=300, show_default=True, help="listwise/pairwise: words kept per document.")
+@click.option("--save-generations", type=click.Path(dir_okay=False),
+              help="LLM methods: also write every answer as JSONL, replayable with --backend precomputed.")
 @click.option("--batch-size", default=32, show_default=True)
 @click.option("--max-length", type=int, default=None, help="Cross-encoder tokens per pair [default: the model's].")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True)
@@ -866,34 +880,21 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--tag", default=None, help="Run tag [default: rerank].")
 @_generator_options
 @friendly_errors
-def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, judge_prompt, batch_size, max_length,
-           precision, device, threads, tag, **gen_opts):
-    """Rerank the top --k of a run with a cross-encoder (--model) or an LLM judge (--judge); write OUT.
+def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
+           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
+           **gen_opts):
+    """Rerank the top --k of a run with a cross-encoder or an LLM (pointwise, listwise, pairwise); write OUT.
 
-    Documents below k keep their order, below the reranked ones.
+    Documents below k keep their order, below the reranked ones. LLM methods use
+    the generator options (any backend; answers cached on disk).
     """
-    from legalir import trec
     from legalir.search import rerank as rr
 
-    if (model is None) == (judge is None):
-        raise click.UsageError("give exactly one of --model (cross-encoder) or --judge (LLM judge)")
-    if (collection is None) == (index_dir is None):
-        raise click.UsageError("give exactly one of --collection or --index for the document texts")
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
-    run = trec.read_run(run_path)
-    tops = trec.read_topics(topics_path)
-    texts = (rr.collection_texts(collection, run, k=k) if collection else rr.index_texts(index_dir, run, k=k))
-    if judge:
-        scorer = rr.LLMJudge(_make_generator(**gen_opts), scale=judge, prompt=judge_prompt)
-    else:
-        scorer = rr.CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
-                                       precision=precision)
-    result = rr.rerank(run, tops, texts, scorer, k=k)
-    n = trec.write_run(out, result, tag=tag or "rerank")
-    click.echo(f"{out}: {n} lines for {len(result)} topics (top {k} reranked)", err=True)
+    click.echo(rr.rerank_files(
+        out, run_path, topics_path, method=method, collection=collection, index_dir=index_dir, k=k, model=model,
+        judge=judge, prompt=prompt, make_generator=lambda: _make_generator(**gen_opts), window=window, step=step,
+        passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
+        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
