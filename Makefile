@@ -317,3 +317,44 @@ demo: $(STAMP) ## set up, then convert -> index -> search -> eval on the embedde
 
 clean-outputs: ## remove collections/, indexes/*/, runs/, results/ (keeps .venv)
 	rm -rf collections runs results $(filter-out indexes/README.md,$(wildcard indexes/*))
+
+# ---- downstream QA (legalir qa): answer accuracy under the paper's passage conditions, beside its
+# Llama 3 8B rows (Tables 30/33). QA_BACKEND=local: LLM is a transformers model folder and the answer is
+# the maximum-likelihood label; QA_BACKEND=api: LLM is a model name on an OpenAI-compatible server
+# (LEGALIR_LLM_BASE_URL, LEGALIR_LLM_API_KEY). The default LLM, models/tiny-lm, is a RANDOM-WEIGHT 1-layer
+# GPT-2 written by scripts/tiny_lm.py: it runs the pipeline end to end offline; its accuracies mean nothing.
+#   make qa-barexam DATA_DIR=tests/fixtures      (the fixtures)    make qa-housing LLM=/models/llama-3-8b-instruct
+# QA_EXPANSION=<expand output .jsonl> adds the expansion-as-pseudo-passage condition.
+QA_BACKEND   ?= local
+LLM          ?= models/tiny-lm
+QA_TAG       ?= $(notdir $(LLM))
+QA_K         ?= 5
+QA_ARGS      ?=
+QA_EXPANSION ?=
+QA_CONDITIONS = none top1 topk gold $(if $(QA_EXPANSION),expansion)
+qa_llm_dep = $(if $(filter local,$(QA_BACKEND)),$(if $(filter models/tiny-lm,$(LLM)),models/tiny-lm/config.json))
+# $(1) dataset, $(2) results folder, $(3) run, $(4) collection, $(5) condition
+qa_cmd = $(LEGALIR) qa $(1) $(2)/$(QA_TAG).$(5).jsonl --data-dir $(DATA_DIR) --condition $(5) \
+  $(if $(filter top1 topk,$(5)),--run $(3) --collection $(4) -k $(QA_K))$(if $(filter gold,$(5)),--collection $(4))$(if $(filter expansion,$(5)),--expansion $(QA_EXPANSION)) \
+  --backend $(QA_BACKEND) --llm $(LLM) $(QA_ARGS)
+
+define qa_nl
+
+
+endef
+.PHONY: qa-barexam qa-housing
+models/tiny-lm/config.json: | $(STAMP)
+	$(BIN)/python scripts/tiny_lm.py models/tiny-lm
+
+qa-barexam: runs/barexam/bm25.test.trec $$(qa_llm_dep) ## Bar Exam QA: QA accuracy (LLM=, QA_BACKEND=) without/with BM25 passages, gold; beside the paper's
+	$(foreach c,$(QA_CONDITIONS),$(call qa_cmd,barexam_qa,results/qa/barexam,runs/barexam/bm25.test.trec,collections/barexam_qa,$(c))$(qa_nl))$(LEGALIR) qa-report barexam_qa $(foreach c,$(QA_CONDITIONS),results/qa/barexam/$(QA_TAG).$(c).json)
+
+qa-housing: runs/housing/bm25.trec $$(qa_llm_dep) ## Housing Statute QA: QA accuracy (LLM=, QA_BACKEND=) without/with BM25 statutes, gold; beside the paper's
+	$(foreach c,$(QA_CONDITIONS),$(call qa_cmd,housing_qa,results/qa/housing,runs/housing/bm25.trec,collections/housing_qa,$(c))$(qa_nl))$(LEGALIR) qa-report housing_qa $(foreach c,$(QA_CONDITIONS),results/qa/housing/$(QA_TAG).$(c).json)
+
+# ---- reproducible expectations: legalir/resources/regressions/<dataset>.toml (exact commands, expected
+# scores, tolerance); OK / off by / FAIL per number. REGRESS_ARGS=--all adds the slow tier (dense encoding).
+REGRESS_ARGS ?=
+.PHONY: regress-acord
+regress-acord: | $(STAMP) ## ACORD: rerun the published pipelines (BM25 rows; --all: + MiniLM) and check every number
+	$(LEGALIR) regress acord --data-dir $(DATA_DIR) $(REGRESS_ARGS)

@@ -150,8 +150,20 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
               help="Save each run's scores as <results-dir>/<run name>.json (legalir eval --json -q shape).")
 @click.option("--label", "labels", multiple=True, help="Row label per input, in order [default: file name].")
 @click.option("--title", default=None, help="Title line above the table.")
+@click.option("--by", "by", multiple=True,
+              help="Also print per-group means by this topic metadata field, e.g. category, source, state "
+                   "(repeatable; needs --topics).")
+@click.option("--topics", "topics_path", type=click.Path(exists=True, dir_okay=False),
+              help="Topics .jsonl holding the metadata for --by.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Also write one self-contained HTML page (tables, bootstrap intervals, figures, commands).")
+@click.option("--figure", "figures", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Extra PNG to embed in the HTML page (e.g. from `legalir analyze lexical`); repeatable.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="HTML page: bootstrap resamples over topics.")
+@click.option("--seed", default=0, show_default=True, help="HTML page: bootstrap seed.")
 @friendly_errors
-def report(dataset, inputs, qrels, results_dir, labels, title):
+def report(dataset, inputs, qrels, results_dir, labels, title, by, topics_path, html_out, figures, bootstrap, seed):
     """Score runs with DATASET's own protocol and print them beside the papers' rows.
 
     INPUTS are TREC runs (scored against --qrels with the dataset's measures, e.g.
@@ -162,7 +174,7 @@ def report(dataset, inputs, qrels, results_dir, labels, title):
     cls = type(datasets.get(dataset, "."))
     if labels and len(labels) != len(inputs):
         raise click.BadParameter(f"{len(labels)} labels for {len(inputs)} inputs", param_hint="--label")
-    rows = []
+    rows, full = [], []
     for i, path in enumerate(inputs):
         name = Path(path).name.removesuffix(".trec").removesuffix(".json")
         if path.endswith(".json"):
@@ -173,7 +185,27 @@ def report(dataset, inputs, qrels, results_dir, labels, title):
             out = Path(results_dir) / f"{name}.json" if results_dir else None
             result = rep.score_run(cls, qrels, path, out)
         rows.append((labels[i] if labels else name, result["all"]))
+        full.append((labels[i] if labels else name, result))
     click.echo(rep.table(cls, rows, title=title))
+    if by and not topics_path:
+        raise click.UsageError("--by needs --topics (a .jsonl topics file with the metadata)")
+    fields = rep.topic_fields(topics_path) if topics_path else None
+    from legalir.report import breakdown
+
+    for field in by:
+        for label, result in full:
+            click.echo("\n" + breakdown.format_breakdown(label, field, breakdown.breakdown(
+                result.get("per_topic") or {}, fields, field, rep.measure_columns(cls)), rep.measure_columns(cls),
+                rep.protocol(cls)["scale"]))
+    if html_out:
+        from legalir.report import html
+
+        curves = {lab: rep.recall_curve(cls, qrels, path) for (lab, _), path in zip(full, inputs)
+                  if qrels and not path.endswith(".json")}
+        html.write_report(html_out, cls, full, title=title, command=" ".join(["legalir", *sys.argv[1:]]), by=by,
+                          topic_fields=fields, curves=curves, extra_figures=figures, bootstrap=bootstrap, seed=seed,
+                          inputs=list(inputs))
+        click.echo(f"{html_out}: written", err=True)
 
 
 @main.command("tune-bm25")
@@ -608,30 +640,60 @@ def _list_measures(ctx, param, value):
 
 
 @main.command("eval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help="trec_eval measure spec, repeatable: map, P.5,10, ndcg_cut.10, recall.100,1000, recip_rank, "
-                   "success.10, recip_rank_cut.10 (MRR@10), recall_all.10, star3_P.5, all_trec ... "
+              help="Measure, repeatable: a trec_eval spec (map, P.5,10, ndcg_cut.10, ndcg.1=3,2=9, "
+                   "utility.1,-1,0,0, 11pt_avg.0.5, rbp.p=0.95, unj.5, recall.100,1000, all_trec, official, set), "
+                   "an ir_measures name (nDCG@10, 'P(rel=2)@5', R@100, RR@10, AP, Judged@10, Success@10, Rprec) "
+                   "or legalir's own (recip_rank_cut.10, recall_all.10, star3_P.5) "
                    "[default: trec_eval's 'official' set].")
+@click.option("--compat", type=click.Choice(["10", "9"]), default="10", show_default=True,
+              help="trec_eval version whose semantics apply: 10 (10.0, current) or 9 (9.0.x: pytrec_eval's, "
+                   "Pyserini's and most published numbers).")
 @click.option("-q", "per_topic", is_flag=True, help="Also print every topic's values (trec_eval -q).")
+@click.option("-n", "no_summary", is_flag=True, help="No summary ('all') lines (trec_eval -n).")
 @click.option("-c", "complete", is_flag=True,
-              help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c).")
+              help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c; with "
+                   "--compat 10 and -q they get per-topic lines too, as 10.0 prints them).")
 @click.option("-J", "judged_only", is_flag=True,
               help="Judged-only: drop run documents without a judgement before scoring (trec_eval -J).")
 @click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
               help="Lowest relevance counted as relevant (trec_eval -l).")
+@click.option("-M", "max_docs", type=click.IntRange(min=1), default=None,
+              help="Only the first N documents of each topic's ranking count (trec_eval -M).")
+@click.option("-N", "num_docs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Documents in the collection, for utility's 4th coefficient (trec_eval -N).")
+@click.option("--skip-missing", is_flag=True,
+              help="Average ir_measures-named measures over the run's topics only (trec_eval's convention) "
+                   "instead of counting qrels topics missing from the run as 0 (ir_measures' convention).")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"all": {...}, "per_topic": {...}} (per_topic with -q) instead of trec_eval lines.')
-@click.option("--quiet", is_flag=True, help="No topic-coverage notes on stderr.")
+@click.option("--quiet", is_flag=True, help="No topic-coverage notes or warnings on stderr.")
 @click.option("--list-measures", is_flag=True, is_eager=True, expose_value=False, callback=_list_measures,
               help="List the supported measures and exit.")
 @friendly_errors
-def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_level, as_json, quiet):
-    """Score RUN against QRELS, exactly as trec_eval 9 would, plus legal IR's own measures.
+def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_only, relevance_level, max_docs,
+          num_docs, skip_missing, as_json, quiet):
+    """Score RUN against QRELS exactly as trec_eval 10.0 (or, --compat 9, 9.0.x) would, plus
+    ir_measures names and legal IR's own measures. QRELS or RUN may be '-' (standard input).
 
     \b
     Output: trec_eval's lines (measure, topic or 'all', value), or --json.
+    Conventions (details in the README, "Scoring any run"):
+    - reading: '#' lines are comments and fields after a run line's sixth are
+      ignored (as 10.0); a repeated qrels line is kept once with a warning and
+      a score or grade with no number is an error (trec_eval: stops / reads 0).
+    - 10.0 stops (exit 4) when a qrels topic is missing from the run and -c is
+      not given; legalir evaluates the other topics, as 9.0.x does.
+    - 10.0 prints -nan for iprec_at_recall/11pt_avg of an empty ranking (-J);
+      legalir prints 0.
+    - the same trec_eval measure twice (-m P.5 -m P.10): legalir computes the
+      union of cut-offs, trec_eval only the first.
+    - ir_measures names: values are ir_measures' (pytrec_eval provider) and a
+      qrels topic missing from the run counts 0, as in ir_measures (use
+      --skip-missing for trec_eval's convention); -l does not apply to them
+      (write P(rel=2)@5).
     Measures trec_eval lacks: recip_rank_cut.k (MRR@k), recall_all.k (all
     relevant documents in the top k: the lower-bound recall), starK_P.N
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
@@ -640,14 +702,15 @@ def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_leve
     from legalir import evaluate
 
     result = evaluate.evaluate_files(qrels, run, list(measures) or None, judged_only=judged_only,
-                                     complete=complete, relevance_level=relevance_level)
+                                     complete=complete, relevance_level=relevance_level, version=compat,
+                                     max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     if not quiet:
         for note in evaluate.coverage_notes(result, complete):
             click.echo(f"eval: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(evaluate.to_json(result, per_topic), indent=1))
+        click.echo(json.dumps(evaluate.to_json(result, per_topic, summary=not no_summary), indent=1))
     else:
-        click.echo(evaluate.format_trec_eval(result, per_topic), nl=False)
+        click.echo(evaluate.format_trec_eval(result, per_topic, summary=not no_summary), nl=False)
 
 
 @main.command()
@@ -661,15 +724,21 @@ def eval_(qrels, run, measures, per_topic, complete, judged_only, relevance_leve
               show_default=True, help="Multiple-comparison correction over the runs compared to the first.")
 @click.option("--permutations", default=10000, show_default=True, type=click.IntRange(min=1),
               help="Randomization test: random sign vectors (exact enumeration when 2^topics is fewer).")
-@click.option("--seed", default=0, show_default=True, help="Randomization test seed (same seed, same p-values).")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the randomization test and the bootstrap (same seed, same numbers).")
 @click.option("--alpha", default=0.05, show_default=True, help="Significance level marked with '*'.")
 @click.option("-J", "judged_only", is_flag=True, help="Judged-only evaluation (as `legalir eval -J`).")
 @click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
               help="Lowest relevance counted as relevant.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Percentile-bootstrap resamples over topics for each mean and each difference vs the first "
+                   "run (seeded by --seed; 0: no intervals).")
+@click.option("--level", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Confidence level of the bootstrap intervals.")
 @friendly_errors
 def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
-            as_json):
+            as_json, bootstrap, level):
     """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
     from legalir import evaluate, trec
     from legalir.evaluate import stats
@@ -682,7 +751,7 @@ def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, 
     per_topic = [evaluate.evaluate(q, trec.read_run(r), ms, judged_only=judged_only,
                                    relevance_level=relevance_level)["per_topic"] for r in runs]
     comps = stats.compare(per_topic, runs, names, test=test, correction=correction,
-                          permutations=permutations, seed=seed)
+                          permutations=permutations, seed=seed, bootstrap=bootstrap, level=level)
     if as_json:
         click.echo(json.dumps([c.to_dict() for c in comps], indent=1))
     else:
@@ -895,6 +964,188 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, 
         judge=judge, prompt=prompt, make_generator=lambda: _make_generator(**gen_opts), window=window, step=step,
         passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
         precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
+
+
+# ------------------------------------------------------------------ downstream QA (legalir.qa)
+@main.command()
+@click.argument("dataset", type=click.Choice(["barexam_qa", "housing_qa"]))
+@click.argument("predictions", type=click.Path(dir_okay=False))
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding <dataset>/ in its published layout (questions, choices, answers).")
+@click.option("--split", default="test", show_default=True, help="Question split (Housing: test = all labelled).")
+@click.option("--condition", type=click.Choice(["none", "top1", "topk", "expansion", "gold"]), default="none",
+              show_default=True, help="Passage given with each question: none, the run's top 1, its top k (most "
+                                      "confident answer kept), a generated expansion, the gold passage(s).")
+@click.option("--run", "run_path", type=click.Path(exists=True, dir_okay=False), help="top1/topk: retrieval run.")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="top1/topk/gold: collection holding the passage texts (and the qrels for gold).")
+@click.option("-k", "--k", "k", default=5, show_default=True, help="topk: passages tried per question.")
+@click.option("--expansion", "expansion_path", type=click.Path(exists=True, dir_okay=False),
+              help="expansion: `legalir expand` output topics (.jsonl) or generations JSONL {qid, text}.")
+@click.option("--prompt", "prompt_name", default=None,
+              help="QA prompt: built-in name or .toml file [default: qa_barexam / qa_housing].")
+@click.option("--results", "results_path", type=click.Path(dir_okay=False),
+              help="Accuracy JSON (results/ shape) [default: PREDICTIONS with .json].")
+@click.option("--batch-size", default=8, show_default=True, help="local: sequences per forward pass.")
+@click.option("--device", default=None, help="local: cpu or cuda [default: cuda when available].")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="Bootstrap resamples for the accuracy interval.")
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@_generator_options
+@friendly_errors
+def qa(dataset, predictions, data_dir, split, condition, run_path, collection, k, expansion_path, prompt_name,
+       results_path, batch_size, device, bootstrap, seed, **gen_opts):
+    """Answer DATASET's questions with an LLM under a retrieval condition; write PREDICTIONS (JSONL) and accuracy.
+
+    --backend local scores the answer labels by likelihood (no generation); --backend api / precomputed
+    parse free-text answers (refusals and unreadable answers count as wrong and are reported).
+    """
+    from legalir import qa as qa_mod
+
+    answerer = (qa_mod.LikelihoodAnswerer(gen_opts["llm_model"] or "", device=device, batch_size=batch_size,
+                                          cache=False if gen_opts["no_cache"] else (gen_opts["cache_dir"] or True))
+                if gen_opts["backend"] == "local" else qa_mod.ChatAnswerer(_make_generator(**gen_opts)))
+    result = qa_mod.run(dataset, data_dir, split, condition, answerer, predictions, results_path,
+                        prompt=prompt_name, run_path=run_path, collection=collection, k=k,
+                        expansion_path=expansion_path, bootstrap=bootstrap, seed=seed,
+                        command=" ".join(["legalir", *sys.argv[1:]]))
+    click.echo(qa_mod.summary_line(result))
+
+
+@main.command("qa-report")
+@click.argument("dataset", type=click.Choice(["barexam_qa", "housing_qa"]))
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--label", "labels", multiple=True, help="Row label per results file [default: file name].")
+@friendly_errors
+def qa_report(dataset, results, labels):
+    """Print QA accuracies (RESULTS from `legalir qa`) beside the paper's Llama 3 8B rows."""
+    from legalir import qa as qa_mod
+
+    if labels and len(labels) != len(results):
+        raise click.BadParameter(f"{len(labels)} labels for {len(results)} results", param_hint="--label")
+    rows = [(labels[i] if labels else Path(p).stem, json.loads(Path(p).read_text())) for i, p in enumerate(results)]
+    click.echo(qa_mod.table(dataset, rows))
+
+
+# ------------------------------------------------------------------ analyses (legalir.analyze)
+def _labelled(ctx, param, value):
+    """LABEL=PATH (or PATH: labelled by its file or folder name)."""
+    out = []
+    for v in value:
+        label, _, path = v.rpartition("=") if "=" in v else ("", "", v)
+        out.append((label or Path(path).name.removesuffix(".trec"), path))
+    return out
+
+
+@main.group()
+def analyze():
+    """Analyses beyond retrieval scores (lexical similarity)."""
+
+
+@analyze.command("lexical")
+@click.argument("inputs", nargs=-1, required=True, callback=_labelled, metavar="[LABEL=]COLLECTION...")
+@click.option("--topics", "topic_set", default="test", show_default=True, help="Topic set (and its qrels).")
+@click.option("-l", "--level", default=1, show_default=True, help="Lowest qrels relevance counted as gold.")
+@click.option("--by", default=None, help="Split each collection into subsets by this topic metadata field.")
+@click.option("--run", "runs", multiple=True, callback=_labelled, metavar="[LABEL=]RUN",
+              help="Run of the first collection for the bucket plot (repeatable).")
+@click.option("--measure", default="recall.10", show_default=True, help="Per-topic measure of the bucket plot.")
+@click.option("-J", "judged_only", is_flag=True, help="Judged-only scoring of the runs (ACORD).")
+@click.option("--fit", type=click.Choice(["pairs", "corpus"]), default="pairs", show_default=True,
+              help="Fit TF-IDF on the compared texts of each sample, or on the whole corpus.")
+@click.option("--agg", type=click.Choice(["max", "mean"]), default="max", show_default=True,
+              help="A query with several gold documents: its most similar one, or the mean.")
+@click.option("--answers-from", "answers_dataset", type=click.Choice(["barexam_qa", "housing_qa"]), default=None,
+              help="(gold, answer) similarity for the first collection: answers from this dataset's files.")
+@click.option("--answer-field", default=None, help="Or: topic metadata field holding the answer text.")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder of the published files (for --answers-from).")
+@click.option("--width", default=0.1, show_default=True, help="Similarity bucket width.")
+@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Write lexical.json and the figures (PNG, SVG).")
+@friendly_errors
+def analyze_lexical(inputs, topic_set, level, by, runs, measure, judged_only, fit, agg, answers_dataset, answer_field,
+                    data_dir, width, bootstrap, seed, out_dir):
+    """TF-IDF cosine of (query, gold) and (gold, answer) per topic: means with CIs, KS and Welch tests between
+    collections or subsets, histograms, and a retrieval measure per similarity bucket (--run)."""
+    from legalir.analyze import lexical
+
+    result = lexical.run_analysis(inputs, topic_set=topic_set, level=level, by=by, runs=runs, measure=measure,
+                                  judged_only=judged_only, fit=fit, agg=agg, answers_dataset=answers_dataset,
+                                  answer_field=answer_field, data_dir=data_dir, width=width, bootstrap=bootstrap,
+                                  seed=seed, out_dir=out_dir)
+    click.echo(lexical.format_analysis(result))
+
+
+# ------------------------------------------------------------------ regressions (legalir.regress)
+@main.command()
+@click.argument("dataset")
+@click.option("--all", "all_tiers", is_flag=True, help="Also run the slow tier (e.g. dense encoding).")
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding collections/, indexes/, runs/ (the Makefile's layout); outputs land there.")
+@click.option("--data-dir", default="data", show_default=True,
+              help="Folder of the published files (relative to --root, or absolute).")
+@friendly_errors
+def regress(dataset, all_tiers, root, data_dir):
+    """Rerun DATASET's published pipelines (resources/regressions/DATASET.toml); OK / off by / FAIL per number.
+
+    Exit status 1 when a number FAILs."""
+    from legalir import regress as rg
+
+    spec = rg.load(dataset)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    rows, ok = rg.regress(spec, root=root, data_dir=data_dir, all_tiers=all_tiers,
+                          invoke=lambda args: main.main(args, standalone_mode=False),
+                          log=lambda m: click.echo(m, err=True))
+    click.echo(rg.format_rows(rows))
+    click.echo(f"{dataset}: {'all OK' if ok else 'FAILED'} ({sum(r['verdict'] == 'OK' for r in rows)} of "
+               f"{len(rows)} numbers OK)")
+    if not ok:
+        sys.exit(1)
+
+
+# ------------------------------------------------------------------ serve
+@main.command()
+@click.option("--index", "indexes", multiple=True, metavar="NAME=DIR",
+              help="Expose a Lucene or FAISS index (or a folder of per-partition ones) as NAME (repeatable); the "
+                   "same NAME for a Lucene and a FAISS index offers bm25, dense and hybrid search.")
+@click.option("--collection", "collections_", multiple=True, metavar="NAME=DIR",
+              help="Expose a collection's documents as NAME (repeatable) [default: each index's own collection].")
+@click.option("--run", "runs", multiple=True, metavar="NAME=FILE", help="A TREC run for the run explorer (repeatable).")
+@click.option("--qrels", "qrels", multiple=True, metavar="NAME=FILE",
+              help="Qrels of the run of the same NAME, or of every run when only one is given (repeatable).")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="TOML or JSON file with [index], [collection], [run], [qrels] tables (and host, port).")
+@click.option("--host", default=None, help="Address to listen on [default: the config's, else 127.0.0.1 (loopback)].")
+@click.option("--port", type=int, default=None, help="Port to listen on [default: the config's, else 8000].")
+@click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
+              help="Worker threads for requests; BM25 searches that arrive together run as one Lucene batch "
+                   "over this many Java threads.")
+@click.option("--k1", type=float, default=None, help="BM25 k1 [default: Pyserini's 0.9].")
+@click.option("--b", type=float, default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Run explorer measure, repeatable, as for `legalir eval` [default: the dataset's, else "
+                   "ndcg_cut.10 and recip_rank].")
+@click.option("--judged-only/--all-documents", "judged_only", default=None,
+              help="Score runs judged-only (trec_eval -J) or not [default: the dataset's protocol].")
+@click.option("--device", default=None, help="torch device of dense query encoders [default: cuda if present].")
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
+              show_default=True, help="uvicorn's log level (info shows each request).")
+@friendly_errors
+def serve(indexes, collections_, runs, qrels, config_file, host, port, workers, k1, b, measures,
+          judged_only, device, log_level):
+    """Serve indexes, documents and runs over HTTP: a JSON API (/docs) and a web page (/).
+
+    \b
+      legalir serve --index acord=indexes/acord/bm25 --run bm25=runs/acord/bm25.test.trec \\
+                    --qrels bm25=collections/acord/qrels/test.txt
+    """
+    from legalir.serve import app
+
+    app.serve(indexes, collections_, runs, qrels, config_file, host=host, port=port, workers=workers,
+              log_level=log_level, lucene_threads=workers, k1=k1, b=b, measures=list(measures) or None,
+              judged_only=judged_only, device=device)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -81,7 +81,7 @@ def _number(value, path: Path, n: int, what: str) -> float:
     return v
 
 
-def read_crumb_run(path: str | os.PathLike, *, decode_ids: bool = False) -> Run:
+def read_crumb_run(path: str | os.PathLike, *, decode_ids: bool = False, data: bytes | None = None) -> Run:
     """Read a CRUMB JSONL run into ``{qid: {docid: score}}``.
 
     Every line must hold ``query.id`` and ``items`` (objects with ``id``);
@@ -89,9 +89,9 @@ def read_crumb_run(path: str | os.PathLike, *, decode_ids: bool = False) -> Run:
     ``decode_ids=False`` (default) ids are made TREC-safe with
     :func:`trec_id`, so the run matches a legalir collection's qrels.
     """
-    p = Path(path)
+    p = trec._display(path)
     run: Run = {}
-    for n, rec in trec.iter_jsonl(p):
+    for n, rec in trec.iter_jsonl(path, data):
         query = rec.get("query")
         if not isinstance(query, dict) or query.get("id") in (None, ""):
             raise FormatError(p, n, "missing query id (expected \"query\": {\"id\": ...})")
@@ -168,15 +168,21 @@ def write_crumb_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, floa
 
 def sniff(path: str | os.PathLike) -> str:
     """``"crumb"`` when the first non-blank line is a JSON object, else ``"trec"``."""
-    for _, line in trec._lines(path):
+    return sniff_bytes(trec.read_bytes(path), path)
+
+
+def sniff_bytes(data: bytes, path: str | os.PathLike = "-") -> str:
+    """:func:`sniff` on a file's bytes (already read: a pipe cannot be read twice)."""
+    for line in data.split(b"\n", 64):
         if line.strip():
-            return "crumb" if line.lstrip().startswith("{") else "trec"
-    raise FormatError(path, None, "no run lines in file")
+            return "crumb" if line.lstrip().startswith(b"{") else "trec"
+    raise FormatError(trec._display(path), None, "no run lines in file")
 
 
 def read_any_run(path: str | os.PathLike) -> Run:
-    """Read a TREC run or a CRUMB JSONL run, whichever the file is (see :func:`sniff`)."""
-    return read_crumb_run(path) if sniff(path) == "crumb" else trec.read_run(path)
+    """Read a TREC run or a CRUMB JSONL run, whichever the file is (see :func:`sniff`); read once."""
+    data = trec.read_bytes(path)
+    return read_crumb_run(path, data=data) if sniff_bytes(data, path) == "crumb" else trec.read_run(path, data=data)
 
 
 def convert_run(src: str | os.PathLike, dst: str | os.PathLike, to: str, *, tag: str = "legalir",

@@ -1,13 +1,16 @@
-"""Speed and peak memory of `legalir eval` against the trec_eval 9.0.4 binary, side by side.
+"""Speed and peak memory of `legalir eval` against the trec_eval 10.0 binary, side by side.
 
-Both score the same synthetic qrels and run (``--topics`` x ``--depth``
-lines, graded judgements, ties), as separate processes, with the same
-measures; the script checks that their outputs are identical, then prints
-wall-clock time and peak resident memory of each and the ratios.
+Both score the same synthetic qrels and run (topics x depth lines, graded
+judgements, ties), as separate processes, with the same measures; the script
+checks that their outputs are identical, then prints wall-clock time and peak
+resident memory of each and the ratios, for 10K, 100K and 1M run lines
+(1,000 topics x 1,000 documents and 200 judgements a topic at 1M), plus the
+start-up time on a tiny file.
 
-    .venv/bin/python scripts/bench_eval.py --topics 2000 --depth 1000
+    .venv/bin/python scripts/bench_eval.py            # 10K, 100K, 1M lines
+    .venv/bin/python scripts/bench_eval.py --sizes 1000000 --repeat 5
 
-The trec_eval binary is extracted from the Anserini jar that pyserini ships.
+trec_eval 10.0 is built from ../shared/tools/trec_eval-10.0 (or --trec-eval BINARY).
 """
 from __future__ import annotations
 
@@ -19,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,13 +45,17 @@ def synth(root: Path, topics: int, depth: int, judged: int, seed: int) -> tuple[
 
 
 def trec_eval_binary(root: Path) -> str:
-    from legalir.jvm import anserini_jar
+    """trec_eval 10.0, built from the nearest ../shared/tools/trec_eval-10.0 in a temporary copy."""
+    import shutil
 
-    out = root / "trec_eval"
-    with zipfile.ZipFile(anserini_jar()) as z:
-        out.write_bytes(z.read("trec_eval/trec_eval-linux-amd64"))
-    out.chmod(0o755)
-    return str(out)
+    src = next((p / "shared/tools/trec_eval-10.0" for p in REPO.parents if (p / "shared/tools/trec_eval-10.0").is_dir()),
+               None)
+    if src is None:
+        raise SystemExit("trec_eval 10.0 source not found (../shared/tools/trec_eval-10.0); give --trec-eval BINARY")
+    work = root / "te10"
+    shutil.copytree(src, work)
+    subprocess.run(["make", "-s", "-C", str(work)], check=True, capture_output=True)
+    return str(work / "trec_eval")
 
 
 def measure(cmd: list[str]) -> tuple[float, float, str]:
@@ -65,51 +71,65 @@ def measure(cmd: list[str]) -> tuple[float, float, str]:
     return dt, usage.ru_maxrss / 1024, out.decode()
 
 
+SIZES = {10_000: (100, 100, 20), 100_000: (100, 1000, 200), 1_000_000: (1000, 1000, 200)}
+MEASURES = ["-m", "ndcg_cut.5,10", "-m", "map", "-m", "recip_rank", "-m", "P.5,10", "-m", "recall.100,1000"]
+CASES = {
+    "5 measures -q": ["-q", *MEASURES],
+    "official": [],
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--topics", type=int, default=2000)
-    ap.add_argument("--depth", type=int, default=1000)
-    ap.add_argument("--judged", type=int, default=100, help="judgements per topic")
+    ap.add_argument("--sizes", type=int, nargs="+", default=sorted(SIZES), choices=sorted(SIZES),
+                    help="run lines (10000: 100 topics x 100; 100000: 100 x 1000; 1000000: 1000 x 1000)")
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each tool (best time, max memory kept)")
+    ap.add_argument("--trec-eval", help="trec_eval 10.0 binary [default: build ../shared/tools/trec_eval-10.0]")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args()
 
-    legalir = str(REPO / ".venv" / "bin" / "legalir")
-    cases = {
-        "official": [],
-        "ndcg_cut.5,10 map recip_rank P.5,10 recall.100,1000 -q": ["-q", "-m", "ndcg_cut.5,10", "-m", "map",
-                                                                 "-m", "recip_rank", "-m", "P.5,10",
-                                                                 "-m", "recall.100,1000"],
-        "all_trec -J -c": ["-J", "-c", "-m", "all_trec"],
-    }
+    legalir = [sys.executable, "-m", "legalir.cli", "eval", "--quiet"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        q, r = synth(root, args.topics, args.depth, args.judged, args.seed)
-        te = trec_eval_binary(root)
-        lines = sum(1 for _ in open(r))
-        print(f"run: {lines:,} lines ({args.topics} topics x {args.depth}), qrels: {args.topics * args.judged:,} "
-              f"lines; {args.repeat} runs each, best time, peak RSS")
-        print(f"{'measures':<56} {'trec_eval':>10} {'legalir':>10} {'ratio':>6} {'te MiB':>8} {'li MiB':>8}")
+        te = args.trec_eval or trec_eval_binary(root)
         results = []
-        for name, flags in cases.items():
-            te_t, te_m, li_t, li_m = [], [], [], []
-            for _ in range(args.repeat):
-                t, m, ref = measure([te, *flags, str(q), str(r)])
-                te_t.append(t), te_m.append(m)
-                t, m, ours = measure([legalir, "eval", "--quiet", *flags, str(q), str(r)])
-                li_t.append(t), li_m.append(m)
-                if ours != ref:
-                    raise SystemExit(f"{name}: legalir and trec_eval outputs differ")
-            row = {"measures": name, "trec_eval_s": min(te_t), "legalir_s": min(li_t),
-                   "ratio": min(li_t) / min(te_t), "trec_eval_mib": max(te_m), "legalir_mib": max(li_m)}
-            results.append(row)
-            print(f"{name:<56} {row['trec_eval_s']:>9.2f}s {row['legalir_s']:>9.2f}s {row['ratio']:>5.1f}x "
-                  f"{row['trec_eval_mib']:>8.0f} {row['legalir_mib']:>8.0f}")
+        print(f"{args.repeat} runs each, side by side; best wall time, peak RSS")
+        print(f"{'lines':>9} {'case':<16} {'trec_eval':>10} {'legalir':>10} {'ratio':>6} {'te MiB':>7} {'li MiB':>7} "
+              f"{'MiB ratio':>9}")
+        tiny = root / "tiny"
+        tiny.mkdir()
+        tq, tr = synth(tiny, 2, 3, 2, args.seed)
+        for size in args.sizes:
+            topics, depth, judged = SIZES[size]
+            d = root / str(size)
+            d.mkdir()
+            q, r = synth(d, topics, depth, judged, args.seed)
+            for name in args.cases:
+                flags = CASES[name]
+                te_t, te_m, li_t, li_m = [], [], [], []
+                for _ in range(args.repeat):
+                    t, m, ref = measure([te, *flags, str(q), str(r)])
+                    te_t.append(t), te_m.append(m)
+                    t, m, ours = measure([*legalir, *flags, str(q), str(r)])
+                    li_t.append(t), li_m.append(m)
+                    if ours != ref:
+                        raise SystemExit(f"{size} {name}: legalir and trec_eval outputs differ")
+                row = {"lines": size, "case": name, "trec_eval_s": min(te_t), "legalir_s": min(li_t),
+                       "ratio": min(li_t) / min(te_t), "trec_eval_mib": max(te_m), "legalir_mib": max(li_m),
+                       "mib_ratio": max(li_m) / max(te_m)}
+                results.append(row)
+                print(f"{size:>9,} {name:<16} {row['trec_eval_s']:>9.3f}s {row['legalir_s']:>9.3f}s "
+                      f"{row['ratio']:>5.2f}x {row['trec_eval_mib']:>7.0f} {row['legalir_mib']:>7.0f} "
+                      f"{row['mib_ratio']:>8.2f}x")
+        te_t = min(measure([te, str(tq), str(tr)])[0] for _ in range(args.repeat))
+        li_t = min(measure([*legalir, str(tq), str(tr)])[0] for _ in range(args.repeat))
+        results.append({"lines": "tiny", "case": "start-up", "trec_eval_s": te_t, "legalir_s": li_t})
+        print(f"{'tiny':>9} {'start-up':<16} {te_t:>9.3f}s {li_t:>9.3f}s {li_t / te_t:>5.1f}x")
         print("outputs identical in every case")
         if args.json:
-            Path(args.json).write_text(json.dumps({"args": vars(args), "lines": lines, "results": results},
-                                                  indent=1) + "\n")
+            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -125,7 +125,9 @@ def test_cli_custom_measures_compose_with_q_c_J_json(files):
                                     "-m", "recip_rank_cut.10", "-m", "runid", q, r])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert set(out) == {"all", "per_topic"} and set(out["per_topic"]) == {"t1", "t2"}
+    # trec_eval 10.0 -c -q: the qrels topic missing from the run (t3) has per-topic values too
+    assert set(out) == {"all", "per_topic"} and set(out["per_topic"]) == {"t1", "t2", "t3"}
+    assert out["per_topic"]["t3"]["star3_P_5"] == 0.0 and out["per_topic"]["t3"]["recip_rank_cut_10"] == 0.0
     assert out["all"]["runid"] == "hand"
     assert out["all"]["star3_P_5"] == pytest.approx(0.5)
     assert out["all"]["recip_rank_cut_10"] == pytest.approx(2 / 3)
@@ -165,7 +167,9 @@ def test_parse_measures_spellings_merge_and_order():
     assert names(["success"]) == ["success_1", "success_5", "success_10"]
     assert names(["iprec_at_recall.0.5"]) == ["iprec_at_recall_0.50"]
     assert names(["official"])[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
-    assert len(names(["all_trec"])) == 94 + 1  # trec_eval -m all_trec prints 94 summary values; + relstring
+    # trec_eval 10.0 -m all_trec prints 99 summary values (9.0.4: 94); + relstring
+    assert len(names(["all_trec"])) == 99 + 1
+    assert len([n for m in parse_measures(["all_trec"], "9") for n in m.output_names()]) == 94 + 1
 
 
 @pytest.mark.parametrize("spec,fragment", [

@@ -45,15 +45,26 @@ __all__ = [
 
 
 def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, measures=None,
-                   judged_only: bool = False, complete: bool = False, relevance_level: int = 1) -> Evaluation:
+                   judged_only: bool = False, complete: bool = False, relevance_level: int = 1,
+                   version: str = "10", max_docs: int | None = None, num_docs: int = 0,
+                   skip_missing: bool = False) -> Evaluation:
     """:func:`evaluate` on a qrels file and a run file, TREC or CRUMB JSONL
-    (``runid`` = a TREC run's last tag, as trec_eval reports it)."""
+    (``runid`` = a TREC run's last tag, as trec_eval reports it). Either path may be
+    ``-`` (standard input); each file is read whole, once. What the readers report
+    (repeated qrels lines, ignored fields) is added to the result's ``notes``."""
     from legalir import runformats, trec
 
-    qrels = trec.read_qrels(qrels_path)
-    if runformats.sniff(run_path) == "crumb":
-        run, run_id = runformats.read_crumb_run(run_path), "crumb"
+    notes: list[str] = []
+    parse_measures(measures, version)  # bad measure names fail before any file is read
+    ms = measures
+    qrels = trec.read_qrels(qrels_path, notes)
+    data = trec.read_bytes(run_path)
+    if runformats.sniff_bytes(data) == "crumb":
+        run, run_id = runformats.read_crumb_run(run_path, data=data), "crumb"
     else:
-        run, run_id = trec.read_run(run_path), trec.run_tag(run_path)
-    return evaluate(qrels, run, measures, judged_only=judged_only, complete=complete,
-                    relevance_level=relevance_level, run_id=run_id)
+        run, run_id = trec.read_run_and_tag(run_path, notes, data=data)
+    result = evaluate(qrels, run, ms, judged_only=judged_only, complete=complete,
+                      relevance_level=relevance_level, run_id=run_id, version=version, max_docs=max_docs,
+                      num_docs=num_docs, skip_missing=skip_missing)
+    result.notes[:0] = notes
+    return result

@@ -16,8 +16,9 @@ import math
 from typing import Iterable, Mapping
 
 from legalir import trec
-from legalir.evaluate import custom
-from legalir.evaluate.measures import Measure, MeasureError, parse_measures, star_k, star_normalised
+from legalir.evaluate import custom, trec10
+from legalir.evaluate.measures import (COMPUTED_FOR_10, VERSIONS, Measure, MeasureError, parse_measures, star_k,
+                                       star_normalised)
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
 MIN_GEO_MEAN = 0.00001
@@ -78,6 +79,10 @@ def evaluate(
     complete: bool = False,
     relevance_level: int = 1,
     run_id: str | None = None,
+    version: str = "10",
+    max_docs: int | None = None,
+    num_docs: int = 0,
+    skip_missing: bool = False,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` as ``trec_eval [-J] [-c] [-l N] -m ...`` would.
 
@@ -90,6 +95,16 @@ def evaluate(
       K-star document: -c adds back the missing ones among those only.
     * ``relevance_level`` (-l): the lowest relevance counted as relevant.
     * ``run_id``: what ``runid`` reports (the CLI passes the run's tag).
+    * ``version``: the trec_eval whose semantics apply: "10" (default) or "9"
+      (9.0.x: pytrec_eval's, Pyserini's). 10.0 rounds the recall cut-offs of
+      ``iprec_at_recall``/``11pt_avg``, has ``rbp``, ``rbp_resid``, ``unj``,
+      ``dcg``, ``ideal_dcg``, and under -c evaluates each qrels topic missing
+      from the run as a ranking of one unjudged document (per-topic lines with
+      -q; ``num_ret``, ``utility``, ``relstring``, ``unj``, ``rbp_resid`` reset).
+    * ``max_docs`` (-M): only the first N documents of each topic's ranking count.
+    * ``num_docs`` (-N): documents in the collection (the 4th ``utility`` coefficient).
+    * ``skip_missing``: average ir_measures-named measures over the evaluated topics
+      only (trec_eval's convention) instead of every qrels topic (ir_measures').
 
     Returns an :class:`Evaluation`: ``{"all": ..., "per_topic": ...}``. Per
     topic values exist only for evaluated topics (run topics with qrels);
@@ -99,10 +114,33 @@ def evaluate(
     """
     if relevance_level < 1:
         raise EvaluationError(f"relevance level must be >= 1 (got {relevance_level})")
-    ms = parse_measures(measures)
+    if relevance_level > trec.MAX_RELEVANCE:
+        raise EvaluationError(f"relevance level {relevance_level} is out of range: at most {trec.MAX_RELEVANCE}")
+    if version not in VERSIONS:
+        raise EvaluationError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
+    if max_docs is not None and max_docs < 1:
+        raise EvaluationError(f"-M must be at least 1 (got {max_docs})")
+    ms = parse_measures(measures, version)
+    ir = [m for m in ms if m.provider == "ir_measures"]
+    ms = [m for m in ms if m.provider != "ir_measures"]
     missing_from_run, missing_from_qrels = topic_coverage(qrels, run)
     qrels_topics = [t for t, d in qrels.items() if d]
     topics = sorted(t for t, d in run.items() if d and t in qrels and qrels[t])
+    bogus: set[str] = set()
+    notes: list[str] = []
+    if version == "10" and complete and missing_from_run and topics:
+        # trec_eval 10.0 evaluates each missing topic on a ranking of one unjudged document
+        bogus = set(missing_from_run)
+        run = dict(run)
+        for t in bogus:
+            run[t] = {trec10.BOGUS_DOCNO: 1.0}
+        topics = sorted(set(topics) | bogus)
+    elif version == "10" and missing_from_run and topics:
+        notes.append(f"{len(missing_from_run)} qrels topics have no run results: the trec_eval 10.0 binary stops "
+                     f"there (\"result qid ... not found\", exit 4) unless -c is given; legalir evaluates the "
+                     f"other topics as trec_eval 9.0.x does")
+    if max_docs is not None:
+        run = {t: dict(trec.ranking(run[t])[:max_docs]) if len(run[t]) > max_docs else run[t] for t in topics}
     if not topics:
         raise EvaluationError("no topic has both run results and judgements "
                               f"({len(run)} run topics, {len(qrels_topics)} qrels topics)")
@@ -116,14 +154,30 @@ def evaluate(
             f"or remove them from the qrels")
 
     values: dict[str, dict[str, object]] = {t: {} for t in topics}   # every computed value, per topic
-    _trec_eval_values(ms, qrels, run, topics, judged_only, relevance_level, values)
-    _legalir_values(ms, qrels, run, topics, judged_only, relevance_level, values)
+    if ir:
+        from legalir.evaluate import irm
+
+        real = [t for t in topics if t not in bogus]
+        for t, row in irm.values(ir, qrels, run, real).items():
+            values[t].update(row)
+    own = {m.name for m in ms if m.provider == "legalir" or (version == "10" and m.name in COMPUTED_FOR_10)}
+    _trec_eval_values([m for m in ms if m.name not in own], qrels, run, topics, judged_only, relevance_level,
+                      values)
+    _legalir_values([m for m in ms if m.name in own], qrels, run, topics, judged_only, relevance_level, values,
+                    max_docs, num_docs)
+    for t in bogus:  # trec_eval 10.0's clean-up after its one-document ranking: by exact value name
+        row = values[t]
+        for name in row:
+            if name in ("num_ret", "utility", "rbp_resid", "relstring") or name.startswith("unj"):
+                row[name] = "" if name == "relstring" else (0 if name == "num_ret" else 0.0)
+    recount_num_rel = complete
+    if bogus:
+        complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
 
     n_eval = len(topics)
     denom = len(qrels_topics) if complete else n_eval
     summary: dict[str, object] = {}
     subset_sizes: dict[str, int] = {}
-    notes: list[str] = []
     for m in ms:
         agg = m.family.aggregate
         names = m.output_names()
@@ -137,7 +191,7 @@ def evaluate(
             continue
         for name in names:
             if agg in ("sum", "num_rel"):
-                if agg == "num_rel" and complete:
+                if agg == "num_rel" and recount_num_rel:
                     # trec_eval recounts over the whole qrels file, relevance > 0
                     summary[name] = sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
                 else:
@@ -173,6 +227,12 @@ def evaluate(
             else:  # pragma: no cover - a family with an unknown aggregate is a bug in measures.py
                 raise AssertionError(agg)
 
+    ir_topics = [t for t in topics if t not in bogus]
+    ir_denom = len(ir_topics) if skip_missing else len(qrels_topics)
+    for m in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
+        name = str(m)
+        summary[name] = sum(values[t][name] for t in ir_topics) / ir_denom if ir_denom else 0.0
+    ms = ms + ir
     shown = [name for m in ms if m.family.per_topic for name in m.output_names()]
     per_topic: dict[str, dict[str, object]] = {}
     for t in topics:
@@ -186,6 +246,7 @@ def evaluate(
     result.missing_from_qrels = missing_from_qrels
     result.subset_sizes = subset_sizes
     result.notes = notes
+    result.bogus = sorted(bogus)
     return result
 
 
@@ -197,14 +258,16 @@ def _some(items, n: int = 10) -> str:
 
 def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
     """Per-topic values of the pytrec_eval-provided measures, into ``values``."""
-    wanted = [m for m in ms if m.provider == "trec_eval" and m.family.aggregate not in ("runid", "num_q")]
+    wanted = [m for m in ms if m.family.aggregate not in ("runid", "num_q")]
     if not wanted:
         return
-    import pytrec_eval
+    # pytrec_eval's C evaluator directly: its Python wrapper rewrites parameters (no negative
+    # utility coefficients, no gain maps) and imports numpy (start-up time)
+    from pytrec_eval_ext import RelevanceEvaluator
 
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        {t: dict(qrels[t]) for t in topics},
-        {m.spec() for m in wanted},
+    evaluator = RelevanceEvaluator(
+        query_relevance={t: qrels[t] for t in topics},
+        measures={m.spec() for m in wanted},
         relevance_level=level,
         judged_docs_only_flag=bool(judged),
     )
@@ -212,14 +275,15 @@ def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
         scored = evaluator.evaluate({t: run[t] if type(run[t]) is dict else dict(run[t]) for t in topics})
     except TypeError:  # scores of other numeric types (numpy float32, Decimal ...)
         scored = evaluator.evaluate({t: {d: float(s) for d, s in run[t].items()} for t in topics})
-    names = [(name, m.family.value == "int") for m in wanted for name in m.output_names()]
+    names = [(name, m.name if m.family.params == "raw" else name, m.family.value == "int")
+             for m in wanted for name in m.output_names()]
     for t in topics:
         got = scored.get(t)
         if got is None:  # pragma: no cover - pytrec_eval evaluates every topic given with qrels
             raise EvaluationError(f"pytrec_eval returned nothing for topic {t!r}")
         row = values[t]
-        for name, as_int in names:
-            v = got.get(name)
+        for name, key, as_int in names:
+            v = got.get(key)
             if v is None:  # pragma: no cover - a naming bug, caught by the parity tests
                 raise MeasureError(f"pytrec_eval did not return {name!r}")
             if v != v:
@@ -229,21 +293,46 @@ def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
             row[name] = int(v) if as_int else v
 
 
-def _legalir_values(ms, qrels, run, topics, judged, level, values) -> None:
-    """Per-topic values of legalir's own measures, into ``values``."""
-    wanted = [m for m in ms if m.provider == "legalir"]
-    if not wanted:
+def _legalir_values(ms, qrels, run, topics, judged, level, values, max_docs=None, num_docs=0) -> None:
+    """Per-topic values of the measures legalir computes itself, into ``values``."""
+    if not ms:
         return
     for t in topics:
         j = qrels[t]
         docs = run[t]
-        if judged:
-            docs = {d: s for d, s in docs.items() if j.get(d, -1) >= 0}
-        ranked = [d for d, _ in trec.ranking(docs)]
+        rr = None
         row = values[t]
-        for m in wanted:
+        ranked = None
+        for m in ms:
             names = m.output_names()
             params = m.effective_params()
+            raw = m.params[0] if m.family.params == "raw" and m.params else None
+            if m.name in ("iprec_at_recall", "11pt_avg", "rbp", "rbp_resid", "unj", "dcg", "ideal_dcg", "utility"):
+                if rr is None:
+                    rr = trec10.ranked(j, docs, level, judged, max_docs)
+                if m.name == "iprec_at_recall":
+                    row.update(zip(names, trec10.iprec_at_recall(rr, params)))
+                elif m.name == "11pt_avg":
+                    pts = [float(x) for x in raw.split(",")] if raw else trec10.ELEVEN_POINTS
+                    row[names[0]] = trec10.eleven_pt_avg(rr, pts)
+                elif m.name == "rbp":
+                    row[names[0]] = trec10.rbp(rr, raw)
+                elif m.name == "rbp_resid":
+                    row[names[0]] = trec10.rbp_resid(rr, raw)
+                elif m.name == "unj":
+                    row.update(zip(names, trec10.unj(rr, params)))
+                elif m.name == "dcg":
+                    row[names[0]] = trec10.dcg_pair(rr, raw)[0]
+                elif m.name == "ideal_dcg":
+                    row[names[0]] = trec10.dcg_pair(rr, raw)[1]
+                else:
+                    row[names[0]] = trec10.utility(rr, raw, num_docs)
+                continue
+            if ranked is None:
+                kept = {d: s for d, s in docs.items() if j.get(d, -1) >= 0} if judged else docs
+                ranked = [d for d, _ in trec.ranking(kept)]
+                if max_docs is not None and not judged:
+                    ranked = ranked[:max_docs]
             if m.name == "relstring":
                 row[names[0]] = custom.relstring(ranked, j, params[0])
             elif m.name == "recip_rank_cut":
@@ -279,7 +368,7 @@ def _line(name: str, qid: str, value) -> str:
     return f"{name:<22}\t{qid}\t{value}"
 
 
-def format_trec_eval(result: Evaluation, per_topic: bool = False) -> str:
+def format_trec_eval(result: Evaluation, per_topic: bool = False, summary: bool = True) -> str:
     """The result in trec_eval's layout: ``name<TAB>qid<TAB>value`` lines.
 
     Names are left-justified to 22 characters as trec_eval pads them, floats
@@ -296,16 +385,16 @@ def format_trec_eval(result: Evaluation, per_topic: bool = False) -> str:
                 if name in row:
                     v = row[name]
                     lines.append(_line(name, t, f"'{v}'" if quoted else _fmt(v)))
-    for m in result.measures:
+    for m in result.measures if summary else ():
         for name in m.output_names():
             if name in result["all"]:
                 lines.append(_line(name, "all", _fmt(result["all"][name])))
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def to_json(result: Evaluation, per_topic: bool = False) -> dict:
-    """The JSON object of `legalir eval --json`: ``all``, and ``per_topic`` with -q."""
-    out = {"all": dict(result["all"])}
+def to_json(result: Evaluation, per_topic: bool = False, summary: bool = True) -> dict:
+    """The JSON object of `legalir eval --json`: ``all`` (unless -n), and ``per_topic`` with -q."""
+    out = {"all": dict(result["all"])} if summary else {}
     if per_topic:
         out["per_topic"] = {t: dict(result["per_topic"][t]) for t in result.topics}
     return out

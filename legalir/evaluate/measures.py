@@ -47,7 +47,7 @@ class Family:
     provider: str                 # "trec_eval" | "legalir"
     aggregate: str = "mean"
     value: str = "float"          # "float" | "int" | "str": how values print
-    params: str | None = None     # None | "int" (cutoffs) | "float" | "int1" (one int)
+    params: str | None = None     # None | "int" (cutoffs) | "float" | "int1" (one int) | "raw" (kept as given)
     defaults: tuple = ()
     per_topic: bool = True        # printed per topic with -q
     summary: bool = True          # printed on the `all` lines
@@ -81,13 +81,17 @@ _TREC_EVAL = (
     Family("gm_bpref", "trec_eval", "gm", per_topic=False, doc="geometric mean of bpref"),
     Family("Rprec_mult", "trec_eval", params="float",
            defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), doc="precision at multiples of R"),
-    Family("utility", "trec_eval", doc="set-based utility (trec_eval's default coefficients)"),
-    Family("11pt_avg", "trec_eval", doc="11-point interpolated average precision"),
+    Family("utility", "legalir", params="raw",
+           doc="set utility p1*relret + p2*nonrelret + p3*relnotret + p4*nonrelnotret (-N); utility.1,-1,0,0"),
+    Family("11pt_avg", "trec_eval", params="raw",
+           doc="interpolated precision averaged over recall points (11pt_avg.0.0,0.5,1.0)"),
     Family("binG", "trec_eval", doc="binary G"),
-    Family("G", "trec_eval", doc="gain"),
-    Family("ndcg", "trec_eval", doc="nDCG over the whole ranking (gain = relevance)"),
-    Family("ndcg_rel", "trec_eval", doc="nDCG averaged over relevant documents"),
-    Family("Rndcg", "trec_eval", doc="nDCG at R"),
+    Family("G", "trec_eval", params="raw", doc="gain (gain map: G.1=3,2=9)"),
+    Family("dcg", "trec_eval", params="raw", doc="DCG, trec_eval 10.0 only (gain map: dcg.1=3,2=9)"),
+    Family("ideal_dcg", "trec_eval", params="raw", doc="ideal DCG, trec_eval 10.0 only (gain map)"),
+    Family("ndcg", "trec_eval", params="raw", doc="nDCG over the whole ranking (gain = relevance; ndcg.1=3,2=9)"),
+    Family("ndcg_rel", "trec_eval", params="raw", doc="nDCG averaged over relevant documents (gain map)"),
+    Family("Rndcg", "trec_eval", params="raw", doc="nDCG at R (gain map)"),
     Family("ndcg_cut", "trec_eval", params="int", defaults=DEFAULT_CUTOFFS, doc="nDCG at k"),
     Family("map_cut", "trec_eval", params="int", defaults=DEFAULT_CUTOFFS, doc="average precision at k"),
     Family("relative_P", "trec_eval", params="int", defaults=DEFAULT_CUTOFFS,
@@ -98,9 +102,21 @@ _TREC_EVAL = (
     Family("set_relative_P", "trec_eval", doc="relative precision of the retrieved set"),
     Family("set_recall", "trec_eval", doc="recall of the retrieved set"),
     Family("set_map", "trec_eval", doc="set precision x set recall"),
-    Family("set_F", "trec_eval", doc="F1 of the retrieved set"),
+    Family("set_F", "trec_eval", params="raw", doc="F of the retrieved set (set_F.0.5: beta)"),
     Family("num_nonrel_judged_ret", "trec_eval", "sum", "int", doc="judged non-relevant documents retrieved"),
+    Family("yaap", "trec_eval", doc="yet another average precision (Robertson)"),
+    Family("rbp", "trec_eval", params="raw", doc="rank-biased precision, trec_eval 10.0 only (rbp.p=0.95)"),
+    Family("rbp_resid", "trec_eval", params="raw", doc="RBP residual, trec_eval 10.0 only (rbp_resid.p=0.95)"),
+    Family("unj", "trec_eval", params="int", defaults=(5, 10, 20),
+           doc="fraction of unjudged documents in the top k, trec_eval 10.0 only"),
 )
+
+#: families trec_eval 9.0.x does not have
+TREC_EVAL_10_ONLY = frozenset({"dcg", "ideal_dcg", "rbp", "rbp_resid", "unj"})
+#: families whose trec_eval 10.0 values legalir computes (pytrec_eval is trec_eval 9.0.x)
+COMPUTED_FOR_10 = frozenset({"iprec_at_recall", "11pt_avg"}) | TREC_EVAL_10_ONLY
+#: trec_eval versions `--compat` accepts
+VERSIONS = ("10", "9")
 
 _LEGALIR = (
     Family("recip_rank_cut", "legalir", params="int", defaults=(10,),
@@ -155,8 +171,14 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "recip_rank", "iprec_at_recall", "P"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_relative_P",
             "set_recall", "set_map", "set_F"),
-    "all_trec": tuple(f.name for f in _TREC_EVAL),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
 }
+#: trec_eval 9.0.x's all_trec (without 10.0's additions)
+ALL_TREC_9 = tuple(n for n in NICKNAMES["all_trec"] if n not in TREC_EVAL_10_ONLY)
 
 #: what `legalir eval` computes when no -m is given: trec_eval's own default set
 DEFAULT_MEASURES = ("official",)
@@ -184,6 +206,8 @@ class Measure:
         """The trec_eval -m spelling: ``P.5,10``."""
         if not self.family.takes_params() or not self.params:
             return self.name
+        if self.family.params == "raw":
+            return f"{self.name}.{self.params[0]}"
         return f"{self.name}." + ",".join(_param_str(p, self.family.params) for p in self.params)
 
     def output_names(self) -> list[str]:
@@ -191,7 +215,7 @@ class Measure:
         f = self.family
         if not f.takes_params():
             return [f.name]
-        if f.params == "int1":  # relstring: named plainly unless a length is given
+        if f.params in ("int1", "raw"):  # named plainly unless parameters are given, then name_<as given>
             return [f.name] if not self.params else [f"{f.name}_{self.params[0]}"]
         return [f"{f.name}_{_param_name(p, f.params)}" for p in self.effective_params()]
 
@@ -211,7 +235,7 @@ def supported() -> str:
     """One line per family: what `-m` accepts (for help and error messages)."""
     lines = []
     for f in _TREC_EVAL + _LEGALIR:
-        par = {"int": "[.k1,k2,...]", "float": "[.x1,x2,...]", "int1": "[.N]"}.get(f.params, "")
+        par = {"int": "[.k1,k2,...]", "float": "[.x1,x2,...]", "int1": "[.N]", "raw": "[.params]"}.get(f.params, "")
         lines.append(f"  {f.name}{par}  ({f.provider}) {f.doc}")
     lines.append("  starK_P[.N]  (legalir) ACORD's K-star precision at N, e.g. star3_P.5 "
                  "(stars = relevance + 1; hits / min(N, K-star documents); topics without a K-star document left out)")
@@ -227,6 +251,8 @@ def _known_names() -> str:
 def _parse_params(text: str, fam: Family, spec: str) -> tuple:
     if not fam.takes_params():
         raise MeasureError(f"measure {fam.name!r} takes no parameters (got {spec!r})")
+    if fam.params == "raw":
+        return (_check_raw(text, fam, spec),)
     out = []
     for tok in text.split(","):
         tok = tok.strip()
@@ -248,6 +274,31 @@ def _parse_params(text: str, fam: Family, spec: str) -> tuple:
     if fam.params == "int1" and len(out) != 1:
         raise MeasureError(f"measure {fam.name!r} takes one parameter (got {spec!r})")
     return tuple(out)
+
+
+_PAIR = re.compile(r"[^=,]+=[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_PAIR_FAMILIES = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
+
+
+def _check_raw(text: str, fam: Family, spec: str) -> str:
+    """Parameters trec_eval keeps as written (and prints in the name): gain maps, coefficients."""
+    items = text.split(",")
+    if fam.name in _PAIR_FAMILIES:
+        bad = [x for x in items if not _PAIR.fullmatch(x)]
+        if bad:
+            raise MeasureError(f"parameter {bad[0]!r} of measure {spec!r} must be name=number "
+                               f"(a gain map such as {fam.name}.1=3,2=9" + (", or p=0.95)" if "rbp" in fam.name else ")"))
+        return text
+    for x in items:
+        try:
+            float(x)
+        except ValueError:
+            raise MeasureError(f"parameter {x!r} of measure {spec!r} must be a number") from None
+    if fam.name == "utility" and len(items) != 4:
+        raise MeasureError(f"measure 'utility' takes 4 coefficients p1,p2,p3,p4 (got {spec!r})")
+    if fam.name in ("set_F", "relstring") and len(items) != 1:
+        raise MeasureError(f"measure {fam.name!r} takes one parameter (got {spec!r})")
+    return text
 
 
 _UNDERSCORE = re.compile(r"^(.+?)_([0-9][0-9.,]*)$")
@@ -272,7 +323,7 @@ def _split(spec: str) -> tuple[Family, str | None]:
                        f"(parameters as in trec_eval: P.5,10 ndcg_cut.10 star3_P.5; list: `legalir eval --list-measures`)")
 
 
-def parse_measures(specs: Iterable[str | Measure] | str | None = None) -> list[Measure]:
+def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: str = "10") -> list[Measure]:
     """Parse trec_eval-style measure specs into an ordered, merged list.
 
     ``["map", "P.5,10", "ndcg_cut.10", "star3_P.5"]``; a comma list inside
@@ -280,22 +331,32 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None) -> list[M
     ``set``) expand to families with trec_eval's default parameters. The same
     family requested twice gets the union of its parameters (trec_eval would
     keep only the first). Unknown names raise :class:`MeasureError` listing
-    the supported ones.
+    the supported ones. ``version``: the trec_eval whose measure set applies
+    ("10" or "9": 9.0.x has no rbp, rbp_resid, unj, dcg, ideal_dcg, and its
+    ``all_trec`` lacks them).
     """
+    if version not in VERSIONS:
+        raise MeasureError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
     if specs is None:
         specs = DEFAULT_MEASURES
     if isinstance(specs, str):
         specs = [specs]
+    from legalir.evaluate import irm
+
     fams: dict[str, Family] = {}
     explicit: dict[str, list] = {}
     wants_defaults: set[str] = set()
+    ir: list = []
 
     def add(fam: Family, params: tuple | None):
         fams.setdefault(fam.name, fam)
         cur = explicit.setdefault(fam.name, [])
         if not params:
             wants_defaults.add(fam.name)
-        elif fam.params == "int1":
+        elif fam.params == "raw" and cur and cur != [params[0]]:
+            raise MeasureError(f"measure {fam.name!r} requested with two parameter sets ({cur[0]!r}, "
+                               f"{params[0]!r}); trec_eval would use only the first: request one")
+        elif fam.params in ("int1", "raw"):
             cur[:] = [params[0]]
         else:
             cur.extend(p for p in params if p not in cur)
@@ -304,20 +365,27 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None) -> list[M
         if isinstance(spec, Measure):
             add(spec.family, spec.params or None)
             continue
+        if irm.is_ir_measure(spec):
+            m = spec if isinstance(spec, irm.IrMeasure) else irm.parse(spec)
+            if m not in ir:
+                ir.append(m)
+            continue
         spec = str(spec).strip()
         if not spec:
             raise MeasureError("empty measure name")
         if spec in NICKNAMES:
-            for n in NICKNAMES[spec]:
+            for n in (ALL_TREC_9 if spec == "all_trec" and version == "9" else NICKNAMES[spec]):
                 add(FAMILIES[n], None)
             continue
         fam, params = _split(spec)
+        if version == "9" and fam.name in TREC_EVAL_10_ONLY:
+            raise MeasureError(f"measure {fam.name!r} is new in trec_eval 10.0; not available with --compat 9")
         add(fam, _parse_params(params, fam, spec) if params is not None else None)
 
     out = []
     for name, fam in fams.items():
         ps = list(explicit[name])
-        if fam.params == "int1":
+        if fam.params in ("int1", "raw"):
             out.append(Measure(fam, tuple(ps)))
             continue
         if fam.takes_params() and (name in wants_defaults or not ps):
@@ -325,4 +393,4 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None) -> list[M
         out.append(Measure(fam, tuple(sorted(ps))))
     trec = sorted((m for m in out if m.name in _ORDER), key=lambda m: _ORDER[m.name])
     own = [m for m in out if m.name not in _ORDER]
-    return trec + own
+    return trec + own + ir

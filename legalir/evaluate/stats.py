@@ -9,7 +9,12 @@
   sign vectors from a fixed seed, p = (count + 1) / (permutations + 1).
   Same inputs, same seed: same p-value, run to run.
 * :func:`adjust`: Bonferroni or Holm correction of a family of p-values.
-* :func:`compare`: every run against the first, per measure.
+* :func:`bootstrap_ci`, :func:`paired_bootstrap_ci`: percentile bootstrap
+  intervals over topics (default 1,000 resamples, seed 0) for a mean and for
+  a paired mean difference. The resample indices come from one seeded
+  generator: same inputs, same seed, same interval, run to run.
+* :func:`compare`: every run against the first, per measure, with each
+  run's bootstrap interval and the interval of its difference to the first.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 TESTS = ("t", "randomization")
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_LEVEL = 0.95
 CORRECTIONS = ("none", "bonferroni", "holm")
 
 
@@ -124,6 +131,60 @@ def adjust(pvalues: Sequence[float], method: str = "none") -> list[float]:
     return out
 
 
+@dataclass(frozen=True)
+class Interval:
+    """A percentile-bootstrap interval of a mean: ``low <= mean <= high`` (NaN when there is no data)."""
+
+    mean: float
+    low: float
+    high: float
+    level: float = BOOTSTRAP_LEVEL
+    resamples: int = BOOTSTRAP_RESAMPLES
+    n: int = 0
+
+    def format(self, fmt: str = "{:.4f}") -> str:
+        if math.isnan(self.mean):
+            return "n/a"
+        return f"{fmt.format(self.mean)} [{fmt.format(self.low)}, {fmt.format(self.high)}]"
+
+
+def bootstrap_means(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """The means of ``resamples`` resamples (with replacement, same size) of ``values``; seeded."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if resamples < 1:
+        raise ValueError("resamples must be >= 1")
+    if n == 0:
+        return np.full(resamples, math.nan)
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    chunk = max(1, min(resamples, 4_000_000 // n))
+    for start in range(0, resamples, chunk):
+        m = min(chunk, resamples - start)
+        out[start:start + m] = x[rng.integers(0, n, size=(m, n))].mean(axis=1)
+    return out
+
+
+def bootstrap_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
+                 seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of the mean of ``values`` (e.g. per-topic scores)."""
+    if not 0 < level < 1:
+        raise ValueError("level must be between 0 and 1")
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0:
+        return Interval(math.nan, math.nan, math.nan, level, resamples, 0)
+    means = bootstrap_means(x, resamples, seed)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return Interval(float(x.mean()), float(low), float(high), level, resamples, len(x))
+
+
+def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES,
+                        level: float = BOOTSTRAP_LEVEL, seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of the mean paired difference ``a - b`` (topics resampled together)."""
+    return bootstrap_ci(_pairs(a, b), resamples, level, seed)
+
+
 @dataclass
 class Comparison:
     """One measure: each run's mean over the common topics and its test against the first run."""
@@ -137,16 +198,24 @@ class Comparison:
     results: list[TestResult | None]          # None for the first (baseline) run
     pvalues: list[float | None] = field(default_factory=list)   # adjusted; None for the baseline
     left_out: int = 0                          # evaluated topics not shared by every run
+    intervals: list[Interval] = field(default_factory=list)          # bootstrap interval of each run's mean
+    diff_intervals: list[Interval | None] = field(default_factory=list)  # of run - first run; None for the first
 
     def to_dict(self) -> dict:
         """Plain JSON: non-finite numbers (an infinite t, an undefined p) become null."""
+        ints = self.intervals or [None] * len(self.runs)
+        diffs = self.diff_intervals or [None] * len(self.runs)
         return _finite({
             "measure": self.measure, "test": self.test, "correction": self.correction,
             "topics": self.topics, "left_out": self.left_out,
             "runs": [
-                {"run": r, "mean": m, "p": p, **({"detail": asdict(res)} if res else {})}
-                for r, m, p, res in zip(self.runs, self.means, self.pvalues, self.results)
+                {"run": r, "mean": m, "p": p, **({"detail": asdict(res)} if res else {}),
+                 **({"ci": [ci.low, ci.high]} if ci else {}),
+                 **({"diff": d.mean, "diff_ci": [d.low, d.high]} if d else {})}
+                for r, m, p, res, ci, d in zip(self.runs, self.means, self.pvalues, self.results, ints, diffs)
             ],
+            **({"bootstrap": {"resamples": self.intervals[0].resamples, "level": self.intervals[0].level,
+                              "method": "percentile, topics resampled"}} if self.intervals else {}),
         })
 
 
@@ -162,12 +231,15 @@ def _finite(obj):
 
 def compare(per_topic: Sequence[Mapping[str, Mapping[str, float]]], run_names: Sequence[str],
             measure_names: Sequence[str], test: str = "t", correction: str = "none",
-            permutations: int = 10000, seed: int = 0) -> list[Comparison]:
+            permutations: int = 10000, seed: int = 0, bootstrap: int = BOOTSTRAP_RESAMPLES,
+            level: float = BOOTSTRAP_LEVEL) -> list[Comparison]:
     """Test every run against the first, for each measure, over the topics all runs have.
 
     ``per_topic``: one ``{qid: {measure: value}}`` per run (an
     :class:`~legalir.evaluate.Evaluation`'s ``per_topic``). The correction
     is applied per measure, over the ``len(runs) - 1`` comparisons.
+    ``bootstrap``: resamples of the percentile-bootstrap intervals (0: none),
+    drawn from ``seed``; every interval of a measure resamples the same topics.
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
@@ -187,8 +259,13 @@ def compare(per_topic: Sequence[Mapping[str, Mapping[str, float]]], run_names: S
             else:
                 results.append(randomization_test(c, cols[0], permutations, seed))
         adj = adjust([r.pvalue for r in results[1:]], correction)
+        intervals: list[Interval] = []
+        diffs: list[Interval | None] = []
+        if bootstrap:
+            intervals = [bootstrap_ci(c, bootstrap, level, seed) for c in cols]
+            diffs = [None] + [paired_bootstrap_ci(c, cols[0], bootstrap, level, seed) for c in cols[1:]]
         out.append(Comparison(name, test, correction, len(common), list(run_names), means, results,
-                              [None, *adj], len(union) - len(common)))
+                              [None, *adj], len(union) - len(common), intervals, diffs))
     return out
 
 
@@ -205,16 +282,27 @@ def format_comparisons(comparisons: Sequence[Comparison], alpha: float = 0.05) -
             r = next((x for x in c.results if x is not None), None)
             if r is not None:
                 head += f"; {'exact, ' if r.exact else ''}{r.permutations} sign vectors"
+        if c.intervals:
+            i0 = c.intervals[0]
+            head += f"; {i0.level:.0%} percentile bootstrap over topics ({i0.resamples} resamples)"
         width = max(len("run"), *(len(r) for r in c.runs))
-        rows = [head, f"{'run':<{width}}  {'mean':>8}  {'p':>8}"]
-        for run, mean, p in zip(c.runs, c.means, c.pvalues):
+        ci_head = f"  {'CI':>17}  {'diff vs first':>13}  {'diff CI':>19}" if c.intervals else ""
+        rows = [head, f"{'run':<{width}}  {'mean':>8}{ci_head}  {'p':>8}"]
+        for i, (run, mean, p) in enumerate(zip(c.runs, c.means, c.pvalues)):
             if p is None:
                 ptxt = f"{'-':>8}"
             elif math.isnan(p):
                 ptxt = f"{'n/a':>8}"
             else:
                 ptxt = f"{p:8.4f}" + (" *" if p < alpha else "")
-            rows.append(f"{run:<{width}}  {mean:8.4f}  {ptxt}")
+            ci_txt = ""
+            if c.intervals:
+                ci = c.intervals[i]
+                d = c.diff_intervals[i]
+                ci_txt = f"  {f'[{ci.low:.4f}, {ci.high:.4f}]':>17}"
+                ci_txt += (f"  {d.mean:+13.4f}  {f'[{d.low:+.4f}, {d.high:+.4f}]':>19}" if d
+                           else f"  {'-':>13}  {'-':>19}")
+            rows.append(f"{run:<{width}}  {mean:8.4f}{ci_txt}  {ptxt}")
         blocks.append("\n".join(rows))
     return "\n\n".join(blocks) + f"\n(* p < {alpha} against the first run)\n"
 

@@ -27,11 +27,12 @@ class IndexError_(LegalirError, RuntimeError):
 
 
 def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> None:
+    # paths go to Java absolute: the JVM resolves relative ones against the directory it started in, not Python's cwd
     args = [
         "-collection", "JsonCollection",
         "-generator", "DefaultLuceneDocumentGenerator",
-        "-input", str(input_dir),
-        "-index", str(index_dir),
+        "-input", os.path.abspath(input_dir),
+        "-index", os.path.abspath(index_dir),
         "-threads", str(threads),
         "-storePositions", "-storeDocvectors", "-storeRaw",
         "-quiet",
@@ -43,7 +44,7 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
 
 def num_docs(index_dir: str | os.PathLike) -> int:
     reader_utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = reader_utils.getReader(str(index_dir))
+    reader = reader_utils.getReader(os.path.abspath(index_dir))
     try:
         return int(reader.numDocs())
     finally:

@@ -127,3 +127,23 @@ def load_results(paths: Iterable[str | os.PathLike]) -> list[tuple[str, dict]]:
         with open(path, encoding="utf-8") as f:
             out.append((Path(path).stem, json.load(f)))
     return out
+
+
+CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
+
+
+def recall_curve(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
+                 cutoffs: Sequence[int] = CURVE_CUTOFFS) -> dict[int, float]:
+    """Mean recall@k at each cutoff, scored with the dataset's protocol (judged-only for ACORD)."""
+    from legalir.evaluate import evaluate, parse_measures
+    from legalir.runformats import read_any_run
+
+    spec = "recall." + ",".join(str(k) for k in cutoffs)
+    result = evaluate(trec.read_qrels(qrels_path), read_any_run(run_path), parse_measures([spec]),
+                      judged_only=protocol(dataset_cls)["judged_only"])
+    return {k: float(result["all"][f"recall_{k}"]) for k in cutoffs}
+
+
+def topic_fields(path: str | os.PathLike) -> dict[str, dict]:
+    """Each topic's metadata (a .jsonl topics file), for breakdowns."""
+    return {qid: dict(t.fields) for qid, t in trec.read_topics(path).items()}

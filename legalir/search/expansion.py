@@ -118,7 +118,7 @@ def builtin_prompts() -> list[str]:
 
 def methods() -> list[str]:
     """Built-in expansion methods (prompt files that are not judges)."""
-    return [m for m in builtin_prompts() if not m.startswith("judge-")]
+    return [m for m in builtin_prompts() if not m.startswith(("judge-", "qa_"))]  # qa_*: legalir.qa
 
 
 def load_prompt(name_or_path: str | os.PathLike) -> PromptTemplate:

@@ -38,7 +38,7 @@ class BM25:
         self.index_dir = str(index_dir)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
-        self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(self.index_dir)
+        self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(os.path.abspath(self.index_dir))
         self.set_bm25(k1, b)
         if rm3 is not None:
             self.searcher.set_rm3(int(rm3.fb_terms), int(rm3.fb_docs), float(rm3.original_query_weight))

@@ -59,7 +59,7 @@ class PoolBM25:
             raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
         self.index_dir = str(index_dir)
         self.utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-        self.reader = self.utils.getReader(self.index_dir)
+        self.reader = self.utils.getReader(os.path.abspath(self.index_dir))
         self.similarity = jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:

@@ -93,7 +93,7 @@ def index_texts(index_dir: str | os.PathLike, docids: Iterable[str] | Mapping, k
     if not os.path.isdir(index_dir):
         raise RerankError(f"{index_dir}: no Lucene index here")
     utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = utils.getReader(str(index_dir))
+    reader = utils.getReader(os.path.abspath(index_dir))
     out: dict[str, str] = {}
     try:
         for d in sorted(wanted or ()):

@@ -1,0 +1,234 @@
+"""trec_eval measures that pytrec_eval (trec_eval 9.0.x's code) cannot give as trec_eval 10.0 does.
+
+* ``iprec_at_recall`` and ``11pt_avg``: 10.0 rounds the recall cut-offs
+  (``lround(percent * num_rel)``) where 9.0.x truncated after adding 0.9;
+* ``rbp``, ``rbp_resid``, ``unj``, ``dcg``, ``ideal_dcg``: new in 10.0;
+* ``utility``: needs ``-N`` (documents in the collection), which pytrec_eval lacks.
+
+Each function follows the C code of trec_eval 10.0 (``m_<name>.c``) step by
+step, on a :class:`Ranked` topic: the relevance of each retrieved document in
+trec_eval's order (-1 = not in the qrels, -2 = in the qrels with a negative
+grade), after ``-M`` and ``-J``, with the topic's counts per grade.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from legalir import trec
+
+NONPOOL, UNJUDGED = -1, -2
+#: the one document trec_eval 10.0 "retrieves" for a qrels topic missing from the run under -c
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"
+
+
+@dataclass
+class Ranked:
+    rels: list[int]              # relevance of each retrieved document, in rank order
+    num_rel: int                 # judged documents with relevance >= level
+    num_rel_ret: int             # retrieved ones among them
+    rel_levels: dict[int, int]   # grade (>= 0) -> number of the topic's judgements with it
+    level: int
+
+    @property
+    def num_ret(self) -> int:
+        return len(self.rels)
+
+    @property
+    def num_rel_levels(self) -> int:
+        return max((g for g, c in self.rel_levels.items() if c), default=-1) + 1
+
+
+def ranked(judged: Mapping[str, int], docs: Mapping[str, float], level: int, judged_only: bool,
+           max_docs: int | None) -> Ranked:
+    """trec_eval's form_res_rels: rank by score then docid (both descending), keep -M, drop unjudged under -J."""
+    order = trec.ranking(docs)
+    if max_docs is not None:
+        order = order[:max_docs]
+    rels = []
+    for d, _ in order:
+        r = judged.get(d)
+        rels.append(NONPOOL if r is None else (UNJUDGED if r < 0 else r))
+    if judged_only:
+        rels = [r for r in rels if r >= 0]
+    levels: dict[int, int] = {}
+    for r in judged.values():
+        if r >= 0:
+            levels[r] = levels.get(r, 0) + 1
+    num_rel = sum(c for g, c in levels.items() if g >= level)
+    return Ranked(rels, num_rel, sum(1 for r in rels if r >= level), levels, level)
+
+
+def _lround(x: float) -> int:
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def _interpolated(rr: Ranked, percents) -> list[float]:
+    """Interpolated precision at each recall cut-off (m_iprec_at_recall.c / m_11pt_avg.c, 10.0)."""
+    cutoffs = [_lround(p * rr.num_rel) for p in percents]
+    out = [0.0] * len(cutoffs)
+    cur = len(cutoffs) - 1
+    while cur >= 0 and cutoffs[cur] > rr.num_rel_ret:
+        cur -= 1
+    # 0/0 when nothing is retrieved: trec_eval prints -nan; legalir reports 0 (see the README)
+    precis = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0
+    int_precis = precis
+    rel_so_far = rr.num_rel_ret
+    i = rr.num_ret
+    while i > 0 and rel_so_far > 0:
+        precis = rel_so_far / i
+        if int_precis < precis:
+            int_precis = precis
+        if rr.rels[i - 1] >= rr.level:
+            while cur >= 0 and rel_so_far == cutoffs[cur]:
+                out[cur] = int_precis
+                cur -= 1
+            rel_so_far -= 1
+        i -= 1
+    while cur >= 0:
+        out[cur] = int_precis
+        cur -= 1
+    return out
+
+
+def iprec_at_recall(rr: Ranked, percents) -> list[float]:
+    return _interpolated(rr, percents)
+
+
+ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def eleven_pt_avg(rr: Ranked, percents=ELEVEN_POINTS) -> float:
+    values = _interpolated(rr, percents)
+    return sum(values) / len(values)
+
+
+def _pairs(raw: str | None) -> list[tuple[str, float]]:
+    if not raw:
+        return []
+    return [(k, float(v)) for k, v in (item.split("=", 1) for item in raw.split(","))]
+
+
+def _valid_int(name: str) -> bool:
+    s = name[1:] if name[:1] in "+-" else name
+    return s.isdigit() and s.isascii()
+
+
+def _gains(rr: Ranked, raw: str | None) -> list[list]:
+    """setup_gains (gain_init.c): [level, gain, count] sorted by gain as trec_eval's comparator sorts."""
+    gains = [[int(k), v, 0] for k, v in _pairs(raw) if _valid_int(k)]
+    for i in range(rr.num_rel_levels):
+        for g in gains:
+            if g[0] == i:
+                g[2] = rr.rel_levels.get(i, 0)
+                break
+        else:
+            gains.append([i, float(i), rr.rel_levels.get(i, 0)])
+    # comp_rel_gain returns (int)(gain1 - gain2)
+    gains.sort(key=functools.cmp_to_key(lambda a, b: int(a[1] - b[1])))
+    return gains
+
+
+def _gain(rel: int, gains) -> float:
+    for level, gain, _ in gains:
+        if level == rel:
+            return gain
+    return 0.0
+
+
+def rbp(rr: Ranked, raw: str | None) -> float:
+    p = 0.9
+    for k, v in _pairs(raw):
+        if k == "p":
+            p = v
+    gains = _gains(rr, raw)
+    lo = min([0.0] + [g[1] for g in gains])
+    hi = max([0.0] + [g[1] for g in gains])
+    if lo < 0 or hi > 1:
+        for g in gains:
+            g[1] = (g[1] - lo) / (hi - lo)
+    total, cur_p = 0.0, 1.0
+    for r in rr.rels:
+        gain = _gain(r, gains)
+        if gain != 0:
+            total += gain * cur_p
+        cur_p *= p
+    return (1.0 - p) * total
+
+
+def rbp_resid(rr: Ranked, raw: str | None) -> float:
+    p = 0.9
+    for k, v in _pairs(raw):
+        if k == "p":
+            p = v
+    unjudged, total, cur_p = 0, 0.0, 1.0
+    for r in rr.rels:
+        if r < 0:
+            unjudged += 1
+            total += cur_p
+        cur_p *= p
+    return cur_p + (1 - p) * total if unjudged else 0.0
+
+
+def unj(rr: Ranked, cutoffs) -> list[float]:
+    out = [0.0] * len(cutoffs)
+    idx, unj_so_far = 0, 0
+    for i, r in enumerate(rr.rels):
+        if i == cutoffs[idx]:
+            out[idx] = unj_so_far / i
+            idx += 1
+            if idx == len(cutoffs):
+                break
+        if r < 0:
+            unj_so_far += 1
+    while idx < len(cutoffs):
+        out[idx] = unj_so_far / cutoffs[idx]
+        idx += 1
+    return out
+
+
+def dcg_pair(rr: Ranked, raw: str | None) -> tuple[float, float]:
+    """(results DCG, ideal DCG) as m_ndcg.c computes them."""
+    gains = _gains(rr, raw)
+    results_dcg = ideal_dcg = 0.0
+    cur = len(gains) - 1
+    ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+    at_level = 0
+    i = 0
+    n = rr.num_ret
+
+    def step_ideal():
+        nonlocal at_level, cur, ideal_gain
+        at_level += 1
+        while cur >= 0 and at_level > gains[cur][2]:
+            at_level = 1
+            cur -= 1
+            ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+
+    while i < n and ideal_gain > 0.0:
+        g = _gain(rr.rels[i], gains)
+        if g != 0:
+            results_dcg += g / math.log2(i + 2)
+        step_ideal()
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    while i < n:
+        g = _gain(rr.rels[i], gains)
+        if g != 0:
+            results_dcg += g / math.log2(i + 2)
+        i += 1
+    while ideal_gain > 0.0:
+        step_ideal()
+        if ideal_gain > 0.0:
+            ideal_dcg += ideal_gain / math.log2(i + 2)
+        i += 1
+    return results_dcg, ideal_dcg
+
+
+def utility(rr: Ranked, raw: str | None, num_docs: int = 0) -> float:
+    p1, p2, p3, p4 = (float(x) for x in raw.split(",")) if raw else (1.0, -1.0, 0.0, 0.0)
+    a, ret, rel = rr.num_rel_ret, rr.num_ret, rr.num_rel
+    return p1 * a + p2 * (ret - a) + p3 * (rel - a) + p4 * (num_docs + a - ret - rel)

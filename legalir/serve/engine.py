@@ -1,0 +1,759 @@
+"""The work behind `legalir serve`'s endpoints, without HTTP: search, documents, runs.
+
+Search goes through the library's retrievers: :class:`legalir.search.lucene.BM25`
+(BM25), :class:`legalir.search.dense.DenseRetriever` (FAISS) and
+:func:`legalir.search.fusion.rrf` (hybrid); run scores through
+:func:`legalir.evaluate.evaluate`. What is added here is only what a server
+needs: names for what is exposed, partition routing by a request parameter,
+loaded searchers kept for the next request, document lookup by id,
+metadata and snippets for display.
+
+Nothing a request sends is ever used as a path: index, collection and run
+names, partitions, document ids and topic ids are all looked up in tables
+built at start-up from the configuration.
+
+Concurrency (measured with ``scripts/bench_serve.py``):
+
+* Lucene: pyjnius is not thread-safe: a Java method object is shared by all
+  instances of a class and holds its receiver while it is called (pyjnius
+  issues #287, #563), so two Python threads calling ``BM25.search`` at once,
+  on one searcher *or on one searcher each*, fail now and then
+  (``IncompatibleClassChangeError``, ``NullPointerException``; reproduced
+  here with 8 threads). Every Java call of the server therefore goes through
+  :class:`LuceneGate`, one at a time, and the searches waiting meanwhile are
+  run together: one ``BM25.search`` per partition, i.e. one Anserini
+  ``batch_search`` over Java threads, where Lucene is thread-safe. So one
+  shared searcher per index/partition (``IndexSearcher`` is thread-safe;
+  per-thread searchers would only add open readers).
+* FAISS + encoder: one retriever per index/partition, one encoder per
+  index; a dense search holds the index's lock while it encodes and
+  searches, because a Hugging Face fast tokenizer must not be called from
+  two threads at once ("Already borrowed"); torch and FAISS use several
+  cores inside one call anyway. Dense search runs beside Lucene searches.
+* Worker threads are attached to the JVM when they first call Java, and
+  detached when the server stops (:class:`legalir.serve.app.Workers`).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import re
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from legalir import collections, trec
+from legalir.errors import LegalirError
+from legalir.serve.config import Config, ConfigError, RunSpec
+from legalir.trec import Topic
+
+METHODS = ("bm25", "dense", "hybrid")
+MAX_K = 1000
+MAX_BATCH = 1000
+MAX_QUERY_CHARS = 10_000
+#: hybrid search fuses each retriever's top max(k, HYBRID_DEPTH) documents with RRF (k=60)
+HYBRID_DEPTH = 100
+SNIPPET_WORDS = 40
+DEFAULT_MEASURES = ("ndcg_cut.10", "recip_rank")
+#: Lucene's default English stop words (what the index ignores), not highlighted
+STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
+                      "there these they this to was will with".split())
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class ServeError(LegalirError):
+    """A request that cannot be answered; ``status`` is its HTTP status."""
+
+    status = 400
+
+
+class BadRequest(ServeError):
+    status = 400
+
+
+class NotFound(ServeError):
+    status = 404
+
+
+# ------------------------------------------------------------------ text helpers
+@functools.lru_cache(maxsize=1 << 16)
+def norm_term(word: str) -> str:
+    """A word folded for highlighting (the page's script does the same): lower case, crude suffixes off."""
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def query_terms(q: str) -> list[str]:
+    """The query's folded terms, stop words left out, in first-seen order."""
+    out: list[str] = []
+    for w in _WORD.findall(q):
+        if w.lower() in STOPWORDS:
+            continue
+        t = norm_term(w)
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
+    """The ``width``-word window of ``text`` holding the most query terms (the start when none)."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    if len(words) <= width:
+        return " ".join(text.split())
+    wanted = set(terms)
+    hit = [norm_term(w) in wanted for _, _, w in words]
+    cur = sum(hit[:width])
+    best, best_at = cur, 0
+    for start in range(1, len(words) - width + 1):
+        cur += hit[start + width - 1] - hit[start - 1]
+        if cur > best:
+            best, best_at = cur, start
+    if best > 0:  # centre the window on its first and last query term
+        inside = [i for i in range(best_at, best_at + width) if hit[i]]
+        best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
+    end = best_at + width
+    start_char = 0 if best_at == 0 else words[best_at][0]
+    end_char = len(text) if end >= len(words) else words[end - 1][1]
+    out = " ".join(text[start_char:end_char].split())
+    return ("… " if best_at > 0 else "") + out + (" …" if end < len(words) else "")
+
+
+def describe(rec: Mapping[str, Any]) -> dict:
+    """Display fields of a collection record: citation, heading path, state, category, body text.
+
+    The citation is the ``citation`` (or ``source``) field; the heading path the
+    ``heading_path`` (or ``path``) field, else, for statutes written as
+    ``citation / heading > path / text`` (Housing's default text), the line
+    after the citation when it holds ``' > '``.
+    """
+    fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
+    text = str(rec.get("contents", ""))
+    citation = fields.get("citation") or fields.get("source") or None
+    heading = fields.get("heading_path") or fields.get("path") or None
+    lines = text.split("\n")
+    if citation and lines and lines[0].strip() == str(citation).strip():
+        lines = lines[1:]
+        if heading is None and lines and " > " in lines[0]:
+            heading = lines[0].strip()
+            lines = lines[1:]
+    return {"citation": citation, "heading_path": heading, "state": fields.get("state"),
+            "category": fields.get("category"), "fields": fields, "body": "\n".join(lines).strip()}
+
+
+# ------------------------------------------------------------------ documents
+class DocStore:
+    """A collection's documents by id: byte offsets of each partition's docs.jsonl, built on first use."""
+
+    def __init__(self, name: str, root: str | Path):
+        self.name = name
+        self.root = Path(root).resolve()
+        try:
+            self.manifest = collections.read_manifest(self.root)
+            self.dirs = collections.corpus_dirs(self.root)
+        except (LegalirError, ValueError, OSError) as e:
+            raise ConfigError(f"collection {name}: {e}") from None
+        self.partition_field = self.manifest.get("partition_field")
+        self._offsets: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def partitions(self) -> list[str]:
+        return sorted(k for k in self.dirs if k)
+
+    def _file(self, key: str) -> Path:
+        return self.dirs[key] / "docs.jsonl"
+
+    def _offsets_of(self, key: str) -> dict[str, int]:
+        table = self._offsets.get(key)
+        if table is not None:
+            return table
+        with self._lock:
+            if key not in self._offsets:
+                table = {}
+                offset = 0
+                with open(self._file(key), "rb") as f:
+                    for line in f:
+                        if line.strip():
+                            table.setdefault(str(json.loads(line)["id"]), offset)
+                        offset += len(line)
+                self._offsets[key] = table
+            return self._offsets[key]
+
+    def get(self, docid: str, partition: str | None = None) -> dict | None:
+        """The record of ``docid`` (``{"id", "contents", ...}``), or None; ``partition`` narrows the search."""
+        keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
+        for key in keys:
+            offset = self._offsets_of(key).get(docid)
+            if offset is not None:
+                with open(self._file(key), "rb") as f:
+                    f.seek(offset)
+                    rec = json.loads(f.readline())
+                if key:
+                    rec.setdefault("_partition", key)
+                return rec
+        return None
+
+    def warm(self) -> None:
+        for key in self.dirs:
+            self._offsets_of(key)
+
+    def info(self) -> dict:
+        return {"name": self.name, "dataset": self.manifest.get("dataset"), "partition_field": self.partition_field,
+                "partitions": self.partitions, "documents": self.manifest.get("documents", {}).get("written")}
+
+
+# ------------------------------------------------------------------ the one way into the JVM
+class LuceneGate:
+    """Java calls one at a time; searches that queue up meanwhile are searched as one batch.
+
+    A caller adds its search to the queue and takes the JVM lock; whoever
+    holds the lock runs everything queued (grouped by searcher: one
+    ``search`` call each, with the largest k asked for, cut per query), so a
+    caller often finds its answer ready when it gets the lock.
+    """
+
+    def __init__(self):
+        self.jvm = threading.Lock()
+        self._queue: list[list] = []
+        self._mutex = threading.Lock()
+        self.batches = 0  # searcher calls made (for tests and benchmarks)
+
+    def call(self, fn, *args, **kwargs):
+        """``fn(*args)`` with the JVM to itself (construction, closing, anything else in Java)."""
+        with self.jvm:
+            return fn(*args, **kwargs)
+
+    def search(self, get_searcher, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        """``get_searcher().search(topics, k)``; ``get_searcher`` is called with the JVM lock held."""
+        item = [get_searcher, dict(topics), k, concurrent.futures.Future()]
+        with self._mutex:
+            self._queue.append(item)
+        with self.jvm:
+            if not item[3].done():
+                with self._mutex:
+                    batch, self._queue = self._queue, []
+                self._run(batch)
+        return item[3].result()
+
+    def _run(self, batch: list[list]) -> None:
+        groups: dict[Any, list[list]] = {}
+        for it in batch:
+            groups.setdefault(it[0], []).append(it)
+        for get_searcher, items in groups.items():
+            try:
+                merged = {f"{i}\t{q}": t for i, it in enumerate(items) for q, t in it[1].items()}
+                run = get_searcher().search(merged, max(it[2] for it in items))
+                self.batches += 1
+                for i, it in enumerate(items):
+                    it[3].set_result({q: dict(trec.ranking(run.get(f"{i}\t{q}", {}))[:it[2]]) for q in it[1]})
+            except BaseException as e:  # each waiting caller gets the error
+                for it in items:
+                    if not it[3].done():
+                        it[3].set_exception(e)
+
+
+#: the server's only way into the JVM (one per process, as the JVM is)
+LUCENE = LuceneGate()
+
+
+# ------------------------------------------------------------------ indexes
+def _kind(path: Path) -> tuple[str, list[str]]:
+    """("sparse"|"dense", partition keys) of an index folder."""
+    from legalir.index import dense, sparse
+
+    if (path / sparse.META).exists():
+        return "sparse", []
+    if (path / dense.META).exists():
+        return "dense", []
+    sp, dn = sparse.partitions(path), dense.partitions(path)
+    if sp:
+        return "sparse", sp
+    if dn:
+        return "dense", dn
+    raise ConfigError(f"{path}: neither a Lucene index ({sparse.META}) nor a FAISS index ({dense.META}), nor a "
+                      f"folder of per-partition indexes; build it first (legalir index / legalir index-dense)")
+
+
+def _collection_of(path: Path, kind: str, partitioned: bool) -> Path | None:
+    """The collection folder an index was built from, when recorded and still there."""
+    from legalir.index import dense, sparse
+
+    try:
+        if kind == "sparse":
+            first = path / sparse.partitions(path)[0] if partitioned else path
+            meta = json.loads((first / sparse.META).read_text(encoding="utf-8"))
+            corpus = Path(meta["input"])
+            root = corpus.parent.parent if partitioned else corpus.parent
+        else:
+            root = Path(dense.read_meta(path).get("collection") or "")
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return root.resolve() if str(root) and (root / "manifest.json").exists() else None
+
+
+class IndexEntry:
+    """One exposed name: a Lucene index, a FAISS index, or both (bm25, dense and hybrid)."""
+
+    def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
+                 lucene_threads: int = 1):
+        self.name = name
+        self.sparse: Path | None = None
+        self.dense: Path | None = None
+        parts: dict[str, list[str]] = {}
+        for d in dirs:
+            kind, keys = _kind(d)
+            if getattr(self, kind) is not None:
+                raise ConfigError(f"--index {name}: two {'Lucene' if kind == 'sparse' else 'FAISS'} indexes "
+                                  f"({getattr(self, kind)} and {d}); give one of each kind per name")
+            setattr(self, kind, d)
+            parts[kind] = keys
+        if self.sparse and self.dense and bool(parts["sparse"]) != bool(parts["dense"]):
+            raise ConfigError(f"--index {name}: {self.sparse} and {self.dense} are not both partitioned")
+        self.sparse_parts = parts.get("sparse", [])
+        self.dense_parts = parts.get("dense", [])
+        self.partitioned = bool(self.sparse_parts or self.dense_parts)
+        self.partitions = sorted(set(self.sparse_parts) | set(self.dense_parts))
+        self.methods = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
+                                        ("hybrid", self.sparse and self.dense)) if ok]
+        self.k1, self.b = k1, b
+        self.lucene_threads = max(1, lucene_threads)
+        self.device = device
+        self.collection: DocStore | None = None
+        self.partition_field: str | None = None
+        self._shared: dict[str, Any] = {}
+        self._getters: dict[str, Any] = {}
+        self._dense: dict[str, Any] = {}
+        self._encoder = None
+        self._lock = threading.Lock()
+        self._dense_lock = threading.Lock()
+
+    def recorded_collection(self) -> Path | None:
+        for kind in ("sparse", "dense"):
+            d = getattr(self, kind)
+            if d is not None:
+                found = _collection_of(d, kind, self.partitioned)
+                if found is not None:
+                    return found
+        return None
+
+    def info(self) -> dict:
+        return {"name": self.name, "methods": self.methods, "default_method": self.methods[0],
+                "partitioned": self.partitioned, "partition_field": self.partition_field,
+                "partitions": self.partitions,
+                "collection": self.collection.name if self.collection else None,
+                "bm25": {"k1": self.k1, "b": self.b} if self.sparse else None}
+
+    # ---- searchers
+    def bm25(self, key: str):
+        """The shared searcher of partition ``key``; call with the JVM lock held (see :class:`LuceneGate`)."""
+        from legalir.search import lucene
+
+        found = self._shared.get(key)
+        if found is None:
+            found = lucene.BM25(self.sparse / key if key else self.sparse, k1=self.k1, b=self.b,
+                                threads=self.lucene_threads)
+            self._shared[key] = found
+        return found
+
+    def _bm25_search(self, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        getter = self._getters.get(key)
+        if getter is None:  # one getter per partition: the gate groups queued searches by it
+            getter = self._getters.setdefault(key, lambda: self.bm25(key))
+        return LUCENE.search(getter, topics, k)
+
+    def encoder(self):
+        from legalir.search import dense as dense_search
+
+        if self._encoder is None:
+            with self._lock:
+                if self._encoder is None:
+                    self._encoder = dense_search.load_encoder(self.dense, device=self.device)
+        return self._encoder
+
+    def dense_retriever(self, key: str):
+        from legalir.search import dense as dense_search
+
+        found = self._dense.get(key)
+        if found is None:
+            enc = self.encoder()
+            with self._lock:
+                found = self._dense.get(key)
+                if found is None:
+                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc)
+                    self._dense[key] = found
+        return found
+
+    def warm(self) -> None:
+        """Load what requests would wait for: every Lucene searcher (memory-mapped, cheap), the
+        encoder (torch) with one FAISS index, the collection's id -> offset tables."""
+        key = self.partitions[0] if self.partitioned else ""
+        for part in (self.sparse_parts or [""]) if self.sparse else []:
+            LUCENE.call(self.bm25, part)
+        if self.collection is not None:
+            self.collection.warm()
+        if self.dense:
+            self.dense_retriever(key if key in self.dense_parts or not self.partitioned else self.dense_parts[0])
+
+    def close(self) -> None:
+        for searcher in self._shared.values():
+            LUCENE.call(searcher.close)
+        self._shared.clear()
+
+    # ---- routing and search
+    def route(self, partition: str | None, method: str) -> str:
+        """The partition key a request goes to ('' for an index that is not partitioned)."""
+        if not self.partitioned:
+            if partition not in (None, ""):
+                raise BadRequest(f"index {self.name!r} is not partitioned; leave out partition")
+            return ""
+        if partition in (None, ""):
+            raise BadRequest(f"index {self.name!r} holds one index per {self.partition_field or 'partition'}: "
+                             f"give partition=, one of: {', '.join(self.partitions)}")
+        try:
+            key = collections.partition_key(partition)
+        except LegalirError:
+            key = None
+        have = {"bm25": self.sparse_parts, "dense": self.dense_parts,
+                "hybrid": sorted(set(self.sparse_parts) & set(self.dense_parts))}[method]
+        if key not in have:
+            raise NotFound(f"index {self.name!r} has no partition {partition!r} for {method}; known: "
+                           f"{', '.join(have)}")
+        return key
+
+    def search(self, method: str, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        from legalir.search import fusion
+
+        if method == "bm25":
+            return self._bm25_search(key, topics, k)
+        if method == "dense":
+            retriever = self.dense_retriever(key)
+            with self._dense_lock:
+                return retriever.search(topics, k)
+        depth = max(k, HYBRID_DEPTH)
+        sparse_run = self._bm25_search(key, topics, depth)
+        retriever = self.dense_retriever(key)
+        with self._dense_lock:
+            dense_run = retriever.search(topics, depth)
+        fused = fusion.rrf([sparse_run, dense_run])
+        return {q: fused.get(q, {}) for q in topics}
+
+
+# ------------------------------------------------------------------ runs
+@dataclass
+class RunEntry:
+    name: str
+    path: Path
+    run: trec.Run
+    qrels: trec.Qrels | None = None
+    qrels_path: Path | None = None
+    qrels_name: str | None = None
+    topics: dict[str, Topic] | None = None
+    topics_path: Path | None = None
+    collection: DocStore | None = None
+    judged_only: bool = False
+    measures: list[str] = field(default_factory=list)
+    evaluation: dict | None = None
+
+    def info(self) -> dict:
+        return {"name": self.name, "file": self.path.name, "topics": len(self.run),
+                "qrels": self.qrels_name, "qrels_file": self.qrels_path.name if self.qrels_path else None,
+                "collection": self.collection.name if self.collection else None,
+                "judged_only": self.judged_only, "measures": self.measures,
+                "all": self.evaluation["all"] if self.evaluation else None}
+
+
+def _sibling_topics(qrels_path: Path) -> Path | None:
+    """``collections/x/topics/<set>.jsonl`` (or .tsv) beside ``collections/x/qrels/<set>.txt``."""
+    folder = qrels_path.parent.parent / "topics"
+    for suffix in (".jsonl", ".tsv"):
+        p = folder / f"{qrels_path.stem}{suffix}"
+        if p.is_file():
+            return p
+    return None
+
+
+# ------------------------------------------------------------------ the engine
+class Engine:
+    """Everything exposed, loaded and checked at start-up; each method answers one endpoint."""
+
+    def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
+                 measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
+                 quiet: bool = False):
+        from legalir.search import lucene
+
+        if cfg.empty():
+            raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
+        self.quiet = quiet
+        self.collections: dict[str, DocStore] = {n: DocStore(n, p) for n, p in sorted(cfg.collections.items())}
+        self.indexes: dict[str, IndexEntry] = {}
+        for name, dirs in sorted(cfg.indexes.items()):
+            entry = IndexEntry(name, dirs, k1=lucene.DEFAULT_K1 if k1 is None else k1,
+                               b=lucene.DEFAULT_B if b is None else b, device=device,
+                               lucene_threads=lucene_threads)
+            entry.collection = self.collections.get(name) or self._collection_for(entry.recorded_collection(), name)
+            if entry.collection is not None:
+                entry.partition_field = entry.collection.partition_field
+            self.indexes[name] = entry
+        self.runs: dict[str, RunEntry] = {}
+        for name, spec in sorted(cfg.runs.items()):
+            self.runs[name] = self._load_run(spec, cfg, measures, judged_only)
+
+    def _collection_for(self, root: Path | None, name: str) -> DocStore | None:
+        """The registered collection at ``root``, else ``root`` registered under ``name`` (if free)."""
+        if root is None:
+            return None
+        for store in self.collections.values():
+            if store.root == root.resolve():
+                return store
+        if name in self.collections:
+            return None
+        self.collections[name] = DocStore(name, root)
+        return self.collections[name]
+
+    def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
+                  judged_only: bool | None) -> RunEntry:
+        from legalir import datasets, evaluate
+
+        entry = RunEntry(spec.name, spec.file, trec.read_run(spec.file))
+        qname = spec.qrels or (spec.name if spec.name in cfg.qrels else None)
+        if qname is None and len(cfg.qrels) == 1:
+            qname = next(iter(cfg.qrels))
+        if spec.qrels and spec.qrels not in cfg.qrels:
+            raise ConfigError(f"run {spec.name}: no qrels named {spec.qrels!r}; known: {', '.join(cfg.qrels)}")
+        if qname is None and cfg.qrels:
+            raise ConfigError(f"run {spec.name}: which qrels? give --qrels {spec.name}=FILE or name it in a "
+                              f"config file ([run] {spec.name} = {{ file = ..., qrels = ... }})")
+        if qname is not None:
+            entry.qrels_name, entry.qrels_path = qname, cfg.qrels[qname]
+            entry.qrels = trec.read_qrels(entry.qrels_path)
+        entry.topics_path = spec.topics or (_sibling_topics(entry.qrels_path) if entry.qrels_path else None)
+        if entry.topics_path:
+            entry.topics = trec.read_topics(entry.topics_path)
+        if spec.collection:
+            if spec.collection not in self.collections:
+                raise ConfigError(f"run {spec.name}: no collection named {spec.collection!r}; known: "
+                                  f"{', '.join(self.collections) or 'none'}")
+            entry.collection = self.collections[spec.collection]
+        elif entry.qrels_path and (entry.qrels_path.parent.parent / "manifest.json").exists():
+            root = entry.qrels_path.parent.parent
+            entry.collection = self._collection_for(root, root.name)
+        # the dataset's own protocol (ACORD: judged-only), unless told otherwise
+        dataset_cls = None
+        if entry.collection is not None:
+            try:
+                dataset_cls = type(datasets.get(entry.collection.manifest.get("dataset", ""), "."))
+            except LegalirError:
+                dataset_cls = None
+        entry.judged_only = bool(getattr(dataset_cls, "judged_only", False)) if judged_only is None else judged_only
+        entry.measures = list(measures or getattr(dataset_cls, "measures", None) or DEFAULT_MEASURES)
+        if entry.qrels is not None:
+            try:
+                entry.evaluation = evaluate.evaluate(entry.qrels, entry.run, entry.measures,
+                                                     judged_only=entry.judged_only)
+            except LegalirError as e:
+                raise ConfigError(f"run {spec.name} ({spec.file}) against {entry.qrels_path}: {e}") from None
+        return entry
+
+    def warm(self) -> None:
+        for entry in self.indexes.values():
+            entry.warm()
+
+    def close(self) -> None:
+        for entry in self.indexes.values():
+            entry.close()
+
+    # ---- lookups
+    def index(self, name: str) -> IndexEntry:
+        if name not in self.indexes:
+            raise NotFound(f"no index named {name!r}; known: {', '.join(self.indexes) or 'none'}")
+        return self.indexes[name]
+
+    def collection(self, name: str) -> DocStore:
+        if name not in self.collections:
+            raise NotFound(f"no collection named {name!r}; known: {', '.join(self.collections) or 'none'}")
+        return self.collections[name]
+
+    def run(self, name: str) -> RunEntry:
+        if name not in self.runs:
+            raise NotFound(f"no run named {name!r}; known: {', '.join(self.runs) or 'none'}")
+        return self.runs[name]
+
+    def health(self) -> dict:
+        from legalir import __version__
+
+        return {"status": "ok", "version": __version__, "indexes": sorted(self.indexes),
+                "collections": sorted(self.collections), "runs": sorted(self.runs)}
+
+    def list_indexes(self) -> list[dict]:
+        return [e.info() for e in self.indexes.values()]
+
+    def list_collections(self) -> list[dict]:
+        return [c.info() for c in self.collections.values()]
+
+    # ---- search
+    @staticmethod
+    def _check_query(q: Any, where: str) -> str:
+        if not isinstance(q, str) or not q.strip():
+            raise BadRequest(f"{where}empty query: give the query text in q")
+        if len(q) > MAX_QUERY_CHARS:
+            raise BadRequest(f"{where}query of {len(q)} characters; at most {MAX_QUERY_CHARS}")
+        return q
+
+    @staticmethod
+    def _check_k(k: Any) -> int:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise BadRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        return k
+
+    def _method(self, entry: IndexEntry, method: str | None) -> str:
+        if method in (None, ""):
+            return entry.methods[0]
+        if method not in METHODS:
+            raise BadRequest(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if method not in entry.methods:
+            raise BadRequest(f"index {entry.name!r} offers {', '.join(entry.methods)}, not {method} "
+                             f"(hybrid needs a Lucene and a FAISS index under one name)")
+        return method
+
+    def _hit(self, entry: IndexEntry, key: str, rank: int, docid: str, score: float, terms: list[str]) -> dict:
+        hit: dict[str, Any] = {"rank": rank, "id": docid, "score": score}
+        if key:
+            hit["partition"] = key
+        rec = entry.collection.get(docid, key or None) if entry.collection else None
+        if rec is not None:
+            d = describe(rec)
+            hit.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
+                       category=d["category"], snippet=snippet(d["body"], terms),
+                       metadata={k: v for k, v in d["fields"].items() if not k.startswith("_")})
+        return hit
+
+    def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
+                    method: str | None = None) -> list[dict]:
+        """``queries``: (id, text, partition) triples; one result per query, in order."""
+        entry = self.index(index)
+        method = self._method(entry, method)
+        k = self._check_k(k)
+        groups: dict[str, dict[str, Topic]] = {}
+        for i, (qid, text, partition) in enumerate(queries):
+            where = f"query {i} ({qid}): " if len(queries) > 1 else ""
+            self._check_query(text, where)
+            try:
+                key = entry.route(partition, method)
+            except ServeError as e:
+                raise type(e)(f"{where}{e}") from None
+            groups.setdefault(key, {})[str(i)] = Topic(str(i), text)
+        runs: dict[str, dict[str, float]] = {}
+        keys: dict[str, str] = {}
+        for key, topics in groups.items():
+            runs.update(entry.search(method, key, topics, k))
+            keys.update({t: key for t in topics})
+        out = []
+        for i, (qid, text, partition) in enumerate(queries):
+            terms = query_terms(text)
+            ranked = trec.ranking(runs.get(str(i), {}))[:k]
+            out.append({"id": qid, "query": text, "index": index, "method": method, "partition": keys[str(i)] or None,
+                        "k": k, "terms": terms,
+                        "hits": [self._hit(entry, keys[str(i)], r, d, float(s), terms)
+                                 for r, (d, s) in enumerate(ranked, 1)]})
+        return out
+
+    def search(self, index: str, q: str, k: int = 10, method: str | None = None,
+               partition: str | None = None) -> dict:
+        return self.search_many(index, [("q", q, partition)], k=k, method=method)[0]
+
+    # ---- documents
+    def document(self, collection: str, docid: str, q: str | None = None) -> dict:
+        store = self.collection(collection)
+        rec = store.get(docid)
+        if rec is None:
+            raise NotFound(f"collection {collection!r} has no document {docid!r}")
+        d = describe(rec)
+        partition = rec.pop("_partition", None)
+        return {"collection": collection, "id": docid, "partition": partition, "contents": rec.get("contents", ""),
+                "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
+                "category": d["category"], "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_")},
+                "terms": query_terms(q) if q else []}
+
+    # ---- runs
+    def list_runs(self) -> list[dict]:
+        return [r.info() for r in self.runs.values()]
+
+    def _per_topic(self, entry: RunEntry, qid: str) -> dict | None:
+        if entry.evaluation is None:
+            return None
+        return entry.evaluation["per_topic"].get(qid)
+
+    def run_topics(self, name: str) -> dict:
+        entry = self.run(name)
+        qids = sorted(set(entry.run) | (set(entry.qrels) if entry.qrels else set()))
+        topics = []
+        for qid in qids:
+            t = entry.topics.get(qid) if entry.topics else None
+            fields = dict(t.fields) if t else {}
+            topics.append({"qid": qid, "text": t.text if t else None, "category": fields.get("category"),
+                           "state": fields.get("state"), "retrieved": len(entry.run.get(qid, {})),
+                           "relevant": sum(1 for r in (entry.qrels or {}).get(qid, {}).values() if r > 0),
+                           "measures": self._per_topic(entry, qid)})
+        return {**entry.info(), "topic_list": topics}
+
+    def run_topic(self, name: str, qid: str, compare: str | None = None, k: int = 20) -> dict:
+        entry = self.run(name)
+        other = self.run(compare) if compare else None
+        if not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise BadRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        if qid not in entry.run and qid not in (entry.qrels or {}):
+            raise NotFound(f"run {name!r} has no topic {qid!r} (GET /runs/{name}/topics lists them)")
+        labels = (entry.qrels or {}).get(qid, {})
+        ranking = trec.ranking(entry.run.get(qid, {}))
+        rank_of = {d: r for r, (d, _) in enumerate(ranking, 1)}
+        # judged-only scoring sees only judged documents: their ranks among themselves
+        judged_rank = {d: r for r, d in enumerate((d for d, _ in ranking if d in labels), 1)}
+        other_rank = {d: r for r, (d, _) in enumerate(trec.ranking(other.run.get(qid, {})), 1)} if other else {}
+        t = entry.topics.get(qid) if entry.topics else None
+        store = entry.collection
+
+        def doc_fields(docid: str) -> dict:
+            rec = store.get(docid) if store else None
+            if rec is None:
+                return {}
+            d = describe(rec)
+            return {"citation": d["citation"], "heading_path": d["heading_path"],
+                    "snippet": snippet(d["body"], query_terms(t.text) if t else [], 25)}
+
+        hits = []
+        for r, (docid, score) in enumerate(ranking[:k], 1):
+            hits.append({"rank": r, "id": docid, "score": score, "label": labels.get(docid),
+                         "judged": docid in labels, "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
+                         **doc_fields(docid)})
+        gold = sorted(((d, r) for d, r in labels.items() if r > 0), key=lambda dr: (-dr[1], dr[0]))
+        gold_out = [{"id": d, "label": r, "rank": rank_of.get(d), "judged_rank": judged_rank.get(d),
+                     **({"other_rank": other_rank.get(d)} if other else {}), **doc_fields(d)} for d, r in gold]
+        out = {"run": name, "qid": qid, "text": t.text if t else None, "fields": dict(t.fields) if t else {},
+               "collection": store.name if store else None, "judged_only": entry.judged_only,
+               "retrieved": len(ranking), "k": k, "measures": self._per_topic(entry, qid),
+               "terms": query_terms(t.text) if t else [], "hits": hits, "gold": gold_out}
+        if other:
+            out["compare"] = {"run": other.name, "retrieved": len(other_rank), "measures": self._per_topic(other, qid)}
+        return out
+
+
+def build(cfg: Config, **kwargs: Any) -> Engine:
+    """An :class:`Engine` for ``cfg``, with its searchers loaded (what the first request would wait for)."""
+    engine = Engine(cfg, **kwargs)
+    if not kwargs.get("quiet"):
+        for e in engine.indexes.values():
+            print(f"serve: index {e.name}: {', '.join(e.methods)}"
+                  + (f", {len(e.partitions)} partitions" if e.partitioned else "")
+                  + (f", documents from {e.collection.root}" if e.collection else ", no collection (ids only)"),
+                  file=sys.stderr)
+        for r in engine.runs.values():
+            print(f"serve: run {r.name}: {len(r.run)} topics"
+                  + (f", scored against {r.qrels_path}" if r.qrels_path else ", no qrels"), file=sys.stderr)
+    engine.warm()
+    return engine

