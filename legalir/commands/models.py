@@ -11,9 +11,11 @@ from legalir.commands.options import DEPTH, float_list, generator_options, int_l
 @click.command("train-ce")
 @click.argument("collection", type=click.Path(exists=True, file_okay=False))
 @click.argument("out_dir", type=click.Path(file_okay=False))
-@click.option("--valid-run", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="First-stage run of the validation topics; its top --valid-depth are reranked to pick the model.")
-@click.option("--train-topics", "train_set", default="train", show_default=True, help="Training topic set.")
+@click.option("--valid-run", "valid_runs", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage run(s) of the validation topics; each one's top --valid-depth is reranked and "
+                   "the validation score is the mean over the runs (repeatable).")
+@click.option("--train-topics", "train_sets", multiple=True, default=("train",), show_default=True,
+              help="Training topic set; repeat for several wordings of it (train, train.medium, train.long).")
 @click.option("--valid-topics", "valid_set", default="valid", show_default=True, help="Validation topic set.")
 @click.option("--base-model", default="minilm", show_default=True,
               help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
@@ -21,6 +23,8 @@ from legalir.commands.options import DEPTH, float_list, generator_options, int_l
               show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated).")
 @click.option("--checkpoints", default="100,200,300,400", show_default=True, callback=int_list,
               help="Numbers of updates at which each run is validated; the largest is the run's length.")
+@click.option("--seed", "seeds", default="42", show_default=True, callback=int_list,
+              help="Seed(s) of the grid (comma-separated): a (lr, updates) is scored by its mean over seeds.")
 @click.option("--batch-size", default=64, show_default=True)
 @click.option("--max-length", default=256, show_default=True, help="Tokens per (query, clause) pair.")
 @click.option("--weight-decay", default=0.01, show_default=True)
@@ -34,33 +38,37 @@ from legalir.commands.options import DEPTH, float_list, generator_options, int_l
 @click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
 @click.option("--measure", default="ndcg_cut_10", show_default=True,
               help="Validation measure, judged-only: one value, ndcg_cut_10 or ndcg_cut.10.")
-@click.option("--seed", default=42, show_default=True)
-@click.option("--threads", type=int, default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Torch CPU threads per process [default: torch's].")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Grid cells (lr, seed) trained at the same time, in separate processes (one GPU holds several).")
+@click.option("--save-every", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Save the resumable state every this many updates (and at every checkpoint).")
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
-@click.option("--stop-after", type=int, default=None,
-              help="Stop at the first checkpoint after this many updates (state kept); run again to resume.")
-def train_ce(collection, out_dir, valid_run, train_set, valid_set, base_model, learning_rates, checkpoints,
+@click.option("--stop-after", type=click.IntRange(min=1), default=None,
+              help="Stop at the first save after this many updates (state kept); run again to resume.")
+def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
-             valid_depth, measure, seed, threads, work_dir, stop_after):
+             valid_depth, measure, threads, jobs, save_every, work_dir, stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
-    the loss is binary cross-entropy. Each learning rate's run is validated at
-    each checkpoint (judged-only, reranking --valid-run's top --valid-depth);
-    the best (learning rate, updates) is saved with legalir-train.json.
-    Test topic sets are refused.
+    the loss is binary cross-entropy. Each (learning rate, seed) run is validated
+    at each checkpoint (judged-only, reranking each --valid-run's top --valid-depth);
+    the (learning rate, updates) with the best mean over seeds is kept, with its
+    best seed, and saved with legalir-train.json. Killed or stopped, the same
+    command resumes from the last save and gives the same model. Test topic sets are refused.
     """
     from legalir import finetune
 
     cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
-                               checkpoints=sorted(set(checkpoints)), batch_size=batch_size, max_length=max_length,
-                               weight_decay=weight_decay, warmup_ratio=warmup_ratio,
-                               attention_dropout=attention_dropout, precision=precision, seed=seed,
-                               head_lr_multiplier=head_lr_multiplier,
-                               valid_depth=valid_depth, measure=measure, threads=threads)
-    finetune.train_from_collection(cfg, collection, out_dir, valid_run, train_set=train_set, valid_set=valid_set,
-                                   work_dir=work_dir, stop_after=stop_after,
-                                   command=" ".join(["legalir", *sys.argv[1:]]))
+                               checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
+                               max_length=max_length, weight_decay=weight_decay, warmup_ratio=warmup_ratio,
+                               attention_dropout=attention_dropout, precision=precision,
+                               head_lr_multiplier=head_lr_multiplier, valid_depth=valid_depth, measure=measure,
+                               threads=threads, jobs=jobs, save_every=save_every)
+    finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
+                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
 
 
 @click.command()
@@ -107,12 +115,28 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
               help="Or a Lucene index: document texts from its stored raw JSON.")
 @click.option("-k", "--k", "k", default=100, show_default=True, type=DEPTH, help="Rerank each topic's top k.")
+@click.option("--method", type=click.Choice(["cross-encoder", "pointwise", "listwise", "pairwise"]), default=None,
+              help="cross-encoder (--model); pointwise LLM judge (1-5 grade = score, first-stage score breaks "
+                   "ties); listwise (RankGPT sliding window); pairwise (PRP). [default: cross-encoder with "
+                   "--model, pointwise with --judge]")
 @click.option("--model", default=None,
               help="Cross-encoder: model folder (e.g. models/acord-ce), 'minilm', or a Hub name.")
 @click.option("--judge", type=click.Choice(["graded", "binary"]), default=None,
-              help="Rerank with a pointwise LLM judge instead (1-5 grade or yes/no) through the generator options.")
-@click.option("--judge-prompt", type=click.Path(exists=True, dir_okay=False),
-              help="Judge prompt .toml with {query} and {document} [default: the built-in one].")
+              help="Pointwise judge scale: 1-5 grade (the ACORD paper's) or yes/no.")
+@click.option("--prompt", "--judge-prompt", "prompt", type=click.Path(exists=True, dir_okay=False),
+              help="LLM prompt .toml [default: judge-graded / judge-binary, judge-listwise, judge-pairwise].")
+@click.option("--window", default=20, show_default=True, type=click.IntRange(min=2), help="listwise: documents per window.")
+@click.option("--step", default=10, show_default=True, type=click.IntRange(min=1),
+              help="listwise: how far the window moves up each time.")
+@click.option("--passes", type=click.IntRange(min=1), default=None,
+              help="listwise: sliding-window passes [default: 1]; pairwise sliding: bubble passes = the exact "
+                   "top K [default: 10].")
+@click.option("--pairwise", type=click.Choice(["allpairs", "sliding"]), default="allpairs", show_default=True,
+              help="pairwise: every pair in both orders (k(k-1) requests), or PRP-Sliding-K.")
+@click.option("--max-words", default=300, show_default=True, type=click.IntRange(min=1),
+              help="listwise/pairwise: words kept per document.")
+@click.option("--save-generations", type=click.Path(dir_okay=False),
+              help="LLM methods: also write every answer as JSONL, replayable with --backend precomputed.")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1), help="Pairs per forward pass.")
 @click.option("--max-length", type=click.IntRange(min=8), default=None,
               help="Cross-encoder tokens per pair [default: the model's].")
@@ -122,34 +146,21 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
 @tag(None, "Run tag [default: rerank]")
 @generator_options
-def rerank(out, run_path, topics_path, collection, index_dir, k, model, judge, judge_prompt, batch_size, max_length,
-           precision, device, threads, tag, **gen_opts):
-    """Rerank the top --k of a run with a cross-encoder (--model) or an LLM judge (--judge); write OUT.
+def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
+           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
+           **gen_opts):
+    """Rerank the top --k of a run with a cross-encoder or an LLM (pointwise, listwise, pairwise); write OUT.
 
-    Documents below k keep their order, below the reranked ones.
+    Documents below k keep their order, below the reranked ones. LLM methods use
+    the generator options (any backend; answers cached on disk).
     """
-    from legalir import trec
     from legalir.search import rerank as rr
 
-    if (model is None) == (judge is None):
-        raise click.UsageError("give exactly one of --model (cross-encoder) or --judge (LLM judge)")
-    if (collection is None) == (index_dir is None):
-        raise click.UsageError("give exactly one of --collection or --index for the document texts")
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
-    run = trec.read_run(run_path)
-    tops = trec.read_topics(topics_path)
-    texts = (rr.collection_texts(collection, run, k=k) if collection else rr.index_texts(index_dir, run, k=k))
-    if judge:
-        scorer = rr.LLMJudge(make_generator(**gen_opts), scale=judge, prompt=judge_prompt)
-    else:
-        scorer = rr.CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
-                                       precision=precision)
-    result = rr.rerank(run, tops, texts, scorer, k=k)
-    n = trec.write_run(out, result, tag=tag or "rerank")
-    click.echo(f"{out}: {n} lines for {len(result)} topics (top {k} reranked)", err=True)
+    click.echo(rr.rerank_files(
+        out, run_path, topics_path, method=method, collection=collection, index_dir=index_dir, k=k, model=model,
+        judge=judge, prompt=prompt, make_generator=lambda: make_generator(**gen_opts), window=window, step=step,
+        passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
+        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
 
 
 COMMANDS = [train_ce, expand, rerank]
