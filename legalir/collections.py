@@ -11,9 +11,12 @@ Layout of ``collections/<name>/``::
 
 Conversion streams documents (memory grows only with the set of ids kept to
 detect duplicates), checks that documents in = documents written + reported
-rejects, and reports duplicate ids, empty texts and qrels documents missing
-from the corpus. The whole folder is written under a temporary name and
-renamed when complete.
+rejects, and reports duplicate ids, empty texts, repeated judgements and qrels
+documents missing from the corpus. Every document, topic and qrels id is
+checked: an id a TREC file cannot hold (empty, null, holding whitespace) is an
+error naming it, so that every file legalir writes can be read back. The
+whole folder is written atomically (:mod:`legalir.atomic`), and replaces only
+a collection that legalir wrote.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
@@ -28,12 +31,12 @@ from typing import Any, Iterable, Mapping
 
 from tqdm import tqdm
 
-from legalir import trec
-from legalir.atomic import atomic_dir
+from legalir import atomic, trec
 from legalir.datasets.base import Dataset, Judgement
 from legalir.trec import Topic
 
 RESERVED = ("id", "contents")
+KIND = "collection"
 SHOW = 10  # ids listed per problem in messages
 
 
@@ -60,22 +63,58 @@ def _report(lines: list[str], quiet: bool) -> None:
             print(line, file=sys.stderr)
 
 
-def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False) -> dict:
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be an id in legalir's TREC files (run, qrels, topics), or None.
+
+    TREC files are whitespace-separated columns, so an id must be a non-empty
+    string without whitespace or control characters. A missing (null) id is
+    refused rather than written as the word ``None``.
+    """
+    if value is None:
+        return "is missing (null)"
+    if not isinstance(value, str):
+        return f"is a {type(value).__name__}, not a string"
+    if not value:
+        return "is empty"
+    if any(c.isspace() or not c.isprintable() for c in value):
+        return "holds whitespace or a control character, which TREC run and qrels files cannot hold"
+    return None
+
+
+def _check_id(dataset: Dataset, value: Any, what: str) -> None:
+    problem = id_problem(value)
+    if problem:
+        raise CollectionError(f"{dataset.root}: {dataset.name}: {what} id {value!r} {problem}; fix the published "
+                              f"file, or map the ids in the dataset module (legalir writes only ids it can read back)")
+
+
+def is_collection(path: Path) -> bool:
+    """A collection folder written by legalir before output markers existed."""
+    try:
+        with open(path / "manifest.json", encoding="utf-8") as f:
+            return "dataset" in json.load(f)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False,
+          overwrite: bool = False) -> dict:
     """Convert ``dataset`` into ``out_dir``; returns the manifest.
 
     A qrels document counts as present when it is a document of the corpus or
     the ``parent_id`` of one of its passages (document-level qrels scored after MaxP).
 
-    ``strict`` turns every reported problem (duplicates, empty texts, dangling
-    qrels documents) into an error.
+    ``strict`` turns every reported problem (duplicates, empty texts, repeated
+    judgements, dangling qrels documents) into an error. Every id written is
+    checked (:func:`id_problem`). ``out_dir`` is written atomically and only
+    replaces a collection legalir wrote (``overwrite``: another legalir output;
+    see :mod:`legalir.atomic`).
     """
-    with atomic_dir(out_dir) as tmp:
+    with atomic.atomic_dir(out_dir, KIND, overwrite=overwrite, legacy=is_collection) as tmp:
         for sub in ("corpus", "topics", "qrels"):
             (tmp / sub).mkdir()
         manifest = _write(dataset, tmp, quiet=quiet, strict=strict)
-        with open(tmp / "manifest.json", "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=2, sort_keys=True)
-            f.write("\n")
+        atomic.write_json(tmp / "manifest.json", manifest, ensure_ascii=True)
     return manifest
 
 
@@ -101,6 +140,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         for doc in tqdm(dataset.documents(), desc=f"{dataset.name}: documents", unit=" docs",
                         disable=quiet, mininterval=1.0, file=sys.stderr):
             docs_in += 1
+            _check_id(dataset, doc.id, f"document #{docs_in}:")
             if doc.id in seen:
                 duplicates.append(doc.id)
                 continue
@@ -145,6 +185,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
     topic_counts = {}
     for set_name, topics in dataset.topic_sets().items():
         topics = list(topics)
+        for n, t in enumerate(topics, 1):
+            _check_id(dataset, t.qid, f"topic set {set_name!r}, topic #{n}:")
         ids = Counter(t.qid for t in topics)
         dup = [q for q, c in ids.items() if c > 1]
         if dup:
@@ -156,15 +198,25 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         trec.write_topics_jsonl(tmp / "topics" / f"{set_name}.jsonl", topics)
         topic_counts[set_name] = len(topics)
 
-    qrels_counts, missing_docs = {}, {}
+    qrels_counts, missing_docs, repeated_judgements = {}, {}, {}
     for set_name, judgements in dataset.qrels_sets().items():
         qrels: dict[str, dict[str, int]] = {}
-        for j in judgements:
+        repeated: list[str] = []
+        for n, j in enumerate(judgements, 1):
+            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic")
+            _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document")
             docs = qrels.setdefault(j.qid, {})
-            if j.docid in docs and docs[j.docid] != j.relevance:
-                raise CollectionError(f"{dataset.name}: qrels {set_name!r} judge topic {j.qid!r}, "
-                                      f"document {j.docid!r} twice with different grades")
+            if j.docid in docs:
+                if docs[j.docid] != j.relevance:
+                    raise CollectionError(f"{dataset.name}: qrels {set_name!r} judge topic {j.qid!r}, "
+                                          f"document {j.docid!r} twice with different grades")
+                repeated.append(f"{j.qid}/{j.docid}")
             docs[j.docid] = int(j.relevance)
+        if repeated:
+            repeated_judgements[set_name] = len(repeated)
+            problems.append(f"{dataset.name}: qrels {set_name!r} repeat {len(repeated)} judgement(s) with the same "
+                            f"grade, written once: " + ", ".join(repeated[:SHOW])
+                            + (" ..." if len(repeated) > SHOW else ""))
         n = trec.write_qrels(tmp / "qrels" / f"{set_name}.txt", qrels)
         qrels_counts[set_name] = {"topics": len(qrels), "judgements": n,
                                   "relevant": sum(1 for d in qrels.values() for r in d.values() if r > 0)}
@@ -196,6 +248,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         "topics": topic_counts,
         "qrels": qrels_counts,
         "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},
+        "qrels_repeated_judgements": repeated_judgements,
         "problems": problems,
     }
 
@@ -204,8 +257,12 @@ def read_manifest(collection_dir: str | os.PathLike) -> dict:
     path = Path(collection_dir) / "manifest.json"
     if not path.exists():
         raise CollectionError(f"{path}: not found; convert the dataset first (legalir convert)")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    from legalir.errors import read_json
+
+    manifest = read_json(path, "collection manifest")
+    if not isinstance(manifest, dict) or "documents" not in manifest:
+        raise CollectionError(f"{path}: not a legalir collection manifest; convert the dataset again (legalir convert)")
+    return manifest
 
 
 def corpus_dirs(collection_dir: str | os.PathLike) -> dict[str, Path]:
@@ -224,9 +281,10 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
     for key in keys:
         if key not in dirs:
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
-        with open(dirs[key] / "docs.jsonl", encoding="utf-8") as f:
-            for line in f:
-                yield json.loads(line)
+        from legalir.trec import iter_jsonl
+
+        for _, rec in iter_jsonl(dirs[key] / "docs.jsonl"):
+            yield rec
 
 
 def topics_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:

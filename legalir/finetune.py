@@ -2,7 +2,8 @@
 
 Recipe (Wang et al. 2025, ACORD):
 
-* training pairs: every judged (topic, document) pair of the training qrels;
+* training pairs: every judged (topic, document) pair of the training qrels,
+  optionally once per query wording (``train``, ``train.medium``, ``train.long``);
 * oversampling: every batch holds the relevance levels in equal numbers
   (levels rotate through the remainder when the batch size is not a multiple
   of the number of levels), each level's pairs cycling in a fresh seeded
@@ -10,31 +11,38 @@ Recipe (Wang et al. 2025, ACORD):
 * target: normalised grade ``rel / max_rel`` (ACORD: 1 star -> 0.0 ... 5 stars -> 1.0);
 * loss: binary cross-entropy on the logit; AdamW (weight decay 0.01, not on
   biases and LayerNorm), batch 64, linear warm-up then linear decay;
-* model selection: a small grid of learning rates, each run evaluated at a
-  few numbers of updates; the (learning rate, updates) with the best
-  validation score (judged-only NDCG@10 of the validation topics' first-stage
-  candidates, reranked) is kept. Test topics are never read.
+* model selection: a grid of learning rates x seeds, each run validated at
+  several numbers of updates (checkpoints within one run). A (learning rate,
+  updates) is scored by the mean over seeds of the validation score
+  (judged-only NDCG@10 of each validation run's top ``valid_depth``, reranked,
+  averaged over the validation runs); the best one's best seed is kept. Test
+  topics are never read.
 
-Reproducible: one seed fixes the new head's initialisation, dropout and the
-batch order (batch ``b`` is a pure function of the seed and ``b``). Each run
-saves its state at every checkpoint under ``work_dir``; an interrupted
-``train`` resumes from the last checkpoint and gives the same model as an
-uninterrupted one (same machine and thread count).
+Reproducible and resumable: a seed fixes the new head's initialisation,
+dropout and the batch order (batch ``b`` is a pure function of the seed and
+``b``: the data-order position is the update count). Each grid cell
+``(learning rate, seed)`` saves its whole state (model, optimizer, scheduler,
+torch/CUDA/numpy/python RNG states, data position, losses, validation
+records) every ``save_every`` updates and at every checkpoint, atomically,
+under ``work_dir``; a killed or time-limited ``train`` resumes from the last
+save and ends with the same model, bit for bit, as an uninterrupted run (same
+machine, device and thread count). Cells run one after the other, or ``jobs``
+at a time in separate processes (one GPU holds several).
 
 Output (``out_dir``, written under a temporary name then renamed): the
 selected model as a sentence-transformers CrossEncoder folder, plus
 ``legalir-train.json``: configuration, data counts and digests, the whole
-validation grid, the selection, timings, library versions and the command.
+validation grid, the selection, training losses, timings, library versions
+and the command.
 """
 from __future__ import annotations
-
-from legalir.errors import LegalirError
 
 import dataclasses
 import hashlib
 import json
 import os
 import platform
+import random
 import shutil
 import sys
 import time
@@ -44,10 +52,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from legalir import trec
+from legalir import atomic, trec
+from legalir.errors import LegalirError
 from legalir.trec import Qrels, Run, Topic
 
 TRAIN_CONFIG = "legalir-train.json"
+KIND = "cross-encoder"
 
 
 class TrainingError(LegalirError, ValueError):
@@ -59,6 +69,7 @@ class TrainConfig:
     base_model: str = "minilm"
     learning_rates: list[float] = field(default_factory=lambda: [2e-5, 5e-5])
     checkpoints: list[int] = field(default_factory=lambda: [100, 200, 300, 400])
+    seeds: list[int] = field(default_factory=lambda: [42])
     batch_size: int = 64
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
@@ -67,26 +78,34 @@ class TrainConfig:
     attention_dropout: float | None = 0.0     # None: the base model's (0.1); 0 lets torch use fused attention
     head_lr_multiplier: float = 1.0           # learning rate of the new scoring head = lr x this
     precision: str = "auto"                   # bf16 autocast where the hardware has it (AMX, CUDA), else fp32
-    seed: int = 42
     max_relevance: int | None = None          # default: the highest grade in the training qrels
     valid_depth: int = 1000                   # rerank depth of the validation candidates
     measure: str = "ndcg_cut_10"
     eval_batch_size: int = 64
     threads: int | None = None
+    save_every: int = 100                     # resumable state every this many updates (and at checkpoints)
+    jobs: int = 1                             # grid cells trained at the same time (separate processes)
 
     def validate(self) -> None:
         if not self.learning_rates or any(lr <= 0 for lr in self.learning_rates):
             raise TrainingError(f"learning rates must be > 0 (got {self.learning_rates})")
         if not self.checkpoints or any(c < 1 for c in self.checkpoints):
             raise TrainingError(f"checkpoints must be numbers of updates >= 1 (got {self.checkpoints})")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise TrainingError(f"seeds must be distinct and at least one (got {self.seeds})")
         if self.batch_size < 1 or self.max_length < 8 or self.valid_depth < 1:
             raise TrainingError("batch size, max length and validation depth must be positive")
         if not 0 <= self.warmup_ratio < 1:
             raise TrainingError(f"warmup ratio must be in [0, 1) (got {self.warmup_ratio})")
+        if self.save_every < 1 or self.jobs < 1:
+            raise TrainingError("--save-every and --jobs must be >= 1")
 
     @property
     def updates(self) -> int:
         return max(self.checkpoints)
+
+    def cells(self) -> list[tuple[float, int]]:
+        return [(lr, seed) for lr in self.learning_rates for seed in self.seeds]
 
 
 # ---------------------------------------------------------------- data
@@ -103,28 +122,32 @@ class GradedPairs:
         return {r: len(p) for r, p in sorted(self.levels.items())}
 
 
-def graded_pairs(topics: Mapping[str, Topic], qrels: Qrels, texts: Mapping[str, str],
-                 max_relevance: int | None = None) -> GradedPairs:
+def graded_pairs(topics: Mapping[str, Topic] | Sequence[Mapping[str, Topic]], qrels: Qrels,
+                 texts: Mapping[str, str], max_relevance: int | None = None) -> GradedPairs:
     """Every judged pair of ``qrels`` as (query text, document text), by grade.
 
-    Judgements of topics missing from ``topics`` are an error; documents
-    missing from ``texts`` are reported (``missing_documents``) and left out.
-    Negative grades (trec_eval's "unjudged") are left out.
+    ``topics`` may be a list of topic sets with the same ids (query wordings):
+    each judged pair then appears once per wording. Judgements of topics
+    missing from a topic set are an error; documents missing from ``texts``
+    are reported (``missing_documents``) and left out. Negative grades
+    (trec_eval's "unjudged") are left out.
     """
-    absent = sorted(q for q in qrels if q not in topics)
-    if absent:
-        raise TrainingError(f"{len(absent)} qrels topic(s) have no query: {', '.join(absent[:10])}")
+    sets = [topics] if isinstance(topics, Mapping) else list(topics)
     levels: dict[int, list[tuple[str, str]]] = {}
     missing: set[str] = set()
-    for qid in sorted(qrels):
-        for docid in sorted(qrels[qid]):
-            rel = int(qrels[qid][docid])
-            if rel < 0:
-                continue
-            if docid not in texts:
-                missing.add(docid)
-                continue
-            levels.setdefault(rel, []).append((topics[qid].text, texts[docid]))
+    for tops in sets:
+        absent = sorted(q for q in qrels if q not in tops)
+        if absent:
+            raise TrainingError(f"{len(absent)} qrels topic(s) have no query: {', '.join(absent[:10])}")
+        for qid in sorted(qrels):
+            for docid in sorted(qrels[qid]):
+                rel = int(qrels[qid][docid])
+                if rel < 0:
+                    continue
+                if docid not in texts:
+                    missing.add(docid)
+                    continue
+                levels.setdefault(rel, []).append((tops[qid].text, texts[docid]))
     if len(levels) < 2:
         raise TrainingError(f"training needs at least two relevance levels (found {sorted(levels)})")
     top = max(levels) if max_relevance is None else max_relevance
@@ -189,46 +212,59 @@ class BalancedBatches:
 
 @dataclass
 class Validation:
-    """Validation topics, qrels and the candidates to rerank (judged-only scoring)."""
+    """Validation topics, qrels and the first-stage runs whose candidates are reranked (judged-only scoring).
+
+    ``runs`` maps a name (``bm25.valid``) to a run; the validation score is the
+    mean of the measure over the runs.
+    """
 
     topics: Mapping[str, Topic]
     qrels: Qrels
-    run: Run                      # first-stage run of the validation topics
+    runs: Mapping[str, Run]
     texts: Mapping[str, str]
     depth: int = 1000
 
     def pairs(self) -> list[tuple[str, str]]:
-        """(qid, docid) of the judged documents in each topic's top ``depth``.
+        """(qid, docid) of the judged documents in any run's top ``depth`` for its topic.
 
         Judged-only scoring drops unjudged documents, so scoring only the
         judged ones gives exactly the judged-only score of the full rerank.
         """
-        out = []
-        for qid in sorted(self.run):
-            judged = self.qrels.get(qid, {})
-            for d, _ in trec.ranking(self.run[qid])[:self.depth]:
-                if judged.get(d, -1) >= 0:
-                    out.append((qid, d))
-        if not out:
+        seen: set[tuple[str, str]] = set()
+        for run in self.runs.values():
+            for qid in run:
+                judged = self.qrels.get(qid, {})
+                for d, _ in trec.ranking(run[qid])[:self.depth]:
+                    if judged.get(d, -1) >= 0:
+                        seen.add((qid, d))
+        if not seen:
             raise TrainingError("no judged document among the validation candidates")
-        return out
+        return sorted(seen)
 
 
 def evaluate_scores(valid: Validation, keys: Sequence[tuple[str, str]], scores: Sequence[float],
                     measure: str = "ndcg_cut_10", depths: Sequence[int] = ()) -> dict[str, float]:
-    """Judged-only ``measure`` of the reranked candidates, at the full depth and at each of ``depths``."""
+    """Judged-only ``measure`` of each validation run's reranked candidates, at the full depth and at
+    each of ``depths``; ``<measure>@rerank<depth>`` is the mean over the runs."""
     from legalir.evaluate import evaluate
 
     spec = _measure_spec(measure)
-    rank = {q: {d: i for i, (d, _) in enumerate(trec.ranking(docs))} for q, docs in valid.run.items()}
-    out = {}
+    score_of = dict(zip(keys, (float(s) for s in scores)))
+    out: dict[str, float] = {}
     for depth in [valid.depth, *depths]:
-        run: Run = {}
-        for (q, d), s in zip(keys, scores):
-            if rank[q][d] < depth:
-                run.setdefault(q, {})[d] = float(s)
-        res = evaluate(valid.qrels, run, [spec], judged_only=True)
-        out[f"{measure}@rerank{depth}"] = float(res["all"][measure])
+        values = []
+        for name, first in sorted(valid.runs.items()):
+            run: Run = {}
+            for q, docs in first.items():
+                for d, _ in trec.ranking(docs)[:depth]:
+                    if (q, d) in score_of:
+                        run.setdefault(q, {})[d] = score_of[(q, d)]
+            res = evaluate(valid.qrels, run, [spec], judged_only=True)
+            v = float(res["all"][measure])
+            values.append(v)
+            if len(valid.runs) > 1:
+                out[f"{name}:{measure}@rerank{depth}"] = v
+        out[f"{measure}@rerank{depth}"] = float(np.mean(values))
     return out
 
 
@@ -247,19 +283,18 @@ def _set_threads(n: int | None) -> None:
         torch.set_num_threads(int(n))
 
 
-def _new_model(cfg: TrainConfig, device: str = "cpu"):
+def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
 
     from legalir.search.rerank import resolve_model
 
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seed)
     config_kwargs = {}
     if cfg.attention_dropout is not None:
         config_kwargs["attention_probs_dropout_prob"] = float(cfg.attention_dropout)
-    ce = CrossEncoder(resolve_model(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
-                      config_kwargs=config_kwargs or None)
-    return ce
+    return CrossEncoder(resolve_model(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
+                        config_kwargs=config_kwargs or None)
 
 
 def _optimizer(model, lr: float, weight_decay: float, head_lr_multiplier: float = 1.0):
@@ -298,108 +333,121 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def _lr_tag(lr: float) -> str:
-    return f"lr-{lr:g}"
+def _cell_tag(lr: float, seed: int) -> str:
+    return f"lr-{lr:g}.seed-{seed}"
 
 
-def _atomic_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+def _write_json(path: Path, obj) -> None:
+    atomic.write_json(path, obj, indent=1, sort_keys=True)
 
 
-def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrels, texts: Mapping[str, str],
-          valid: Validation, out_dir: str | os.PathLike, work_dir: str | os.PathLike | None = None, *,
-          progress: bool = True, command: str | None = None, extra: Mapping | None = None,
-          log: Callable[[str], None] | None = None, stop_after: int | None = None) -> dict:
-    """Run the grid, keep the best (learning rate, updates) by validation score; returns the summary.
+def _is_model(path: Path) -> bool:
+    """A model folder written by train-ce before output markers existed."""
+    return (path / TRAIN_CONFIG).exists()
 
-    ``work_dir`` (default ``<out_dir>.work``) holds resumable state; it is
-    removed after a successful run. ``stop_after``: return (``{"stopped": True}``)
-    at the first checkpoint reached after this many updates in this call, state
-    saved, so a long grid can run in slices; call again to resume.
+
+def _rng_states() -> dict:
+    import torch
+
+    st = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def _set_rng_states(st: Mapping) -> None:
+    import torch
+
+    torch.set_rng_state(st["torch"])
+    np.random.set_state(st["numpy"])
+    random.setstate(st["python"])
+    if "cuda" in st and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(st["cuda"])
+
+
+@dataclass
+class _Cell:
+    """What one grid cell needs; picklable, so a worker process can run it."""
+
+    cfg: TrainConfig
+    lr: float
+    seed: int
+    pairs: GradedPairs
+    valid: Validation
+    vkeys: list[tuple[str, str]]
+    work: str
+    device: str
+    precision: str
+    progress: bool
+    stop_after: int | None
+
+
+def _run_cell(c: _Cell) -> dict:
+    """Train one (learning rate, seed) to ``cfg.updates``, validating and saving each checkpoint.
+
+    Returns ``{"records", "losses", "seconds", "ran", "stopped"}``; resumes from
+    ``<work>/state.pt`` when present.
     """
     import torch
     from tqdm import tqdm
 
-    from legalir.search.rerank import autocast, default_device, resolve_precision, score_pairs
+    from legalir.search.rerank import autocast, score_pairs
 
-    cfg.validate()
-    device = default_device()
-    precision = resolve_precision(cfg.precision, device)
-    log = log or (lambda m: print(m, file=sys.stderr))
+    cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
     _set_threads(cfg.threads)
-    out = Path(out_dir)
-    work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
+    work = Path(c.work)
     work.mkdir(parents=True, exist_ok=True)
+    done_path, state_path = work / "done.json", work / "state.pt"
+    if done_path.exists():
+        return {**json.loads(done_path.read_text(encoding="utf-8")), "ran": 0, "stopped": False}
+    log = (lambda m: tqdm.write(m, file=sys.stderr))
+    batches = BalancedBatches(c.pairs, cfg.batch_size, c.seed)
+    vq = [c.valid.topics[q].text for q, _ in c.vkeys]
+    vd = [c.valid.texts[d] for _, d in c.vkeys]
+    depths = [d for d in (10, 100) if d < c.valid.depth]
+    key = f"{cfg.measure}@rerank{c.valid.depth}"
 
-    pairs = graded_pairs(train_topics, train_qrels, texts, cfg.max_relevance)
-    if pairs.missing_documents:
-        log(f"train-ce: {len(pairs.missing_documents)} judged document(s) have no text and are left out: "
-            + ", ".join(pairs.missing_documents[:10]))
-    batches = BalancedBatches(pairs, cfg.batch_size, cfg.seed)
-    vkeys = valid.pairs()
-    vq = [valid.topics[q].text for q, _ in vkeys]
-    vd = [valid.texts[d] for _, d in vkeys]
-    depths = [d for d in (10, 100) if d < valid.depth]
-    log(f"train-ce: {sum(pairs.counts().values())} training pairs by grade {pairs.counts()} "
-        f"(targets rel/{pairs.max_relevance}); {len(vkeys)} judged validation candidates "
-        f"(top {valid.depth} of {len(valid.run)} topics)")
+    ce = _new_model(cfg, c.seed, c.device)
+    model, tok = ce.model, ce.tokenizer
+    opt = _optimizer(model, c.lr, cfg.weight_decay, cfg.head_lr_multiplier)
+    total = cfg.updates
+    warmup = int(round(cfg.warmup_ratio * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, warmup))
+    step, losses, records, seconds = 0, [], [], 0.0
+    if state_path.exists():
+        st = torch.load(state_path, weights_only=False, map_location="cpu")
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["optimizer"])
+        sched.load_state_dict(st["scheduler"])
+        _set_rng_states(st["rng"])
+        step, losses, records, seconds = st["data_position"], st["losses"], st["records"], st["seconds"]
+        log(f"train-ce: {tag}: resuming at update {step}")
+    else:
+        torch.manual_seed(c.seed + 1)  # dropout stream
+        random.seed(c.seed)
+        np.random.seed(c.seed)
 
-    state_id = _digest({"config": {k: v for k, v in dataclasses.asdict(cfg).items()
-                                   if k != "threads" and not (k == "head_lr_multiplier" and v == 1.0)},
-                        "precision": precision, "device": device,
-                        "train": {q: train_qrels[q] for q in sorted(train_qrels)}, "valid": vkeys})
-    progress_path = work / "progress.json"
-    prog = json.loads(progress_path.read_text()) if progress_path.exists() else {}
-    if prog.get("state_id") != state_id:
-        if prog:
-            log(f"train-ce: {work} holds another configuration's state; starting over")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        prog = {"state_id": state_id, "records": [], "best": None, "seconds": {}}
-        _atomic_json(progress_path, prog)
+    def save_state():
+        with atomic.open_file(state_path, "wb") as fh:
+            torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(), "rng": _rng_states(), "data_position": step,
+                        "losses": losses, "records": records, "seconds": round(seconds, 1),
+                        "cell": {"learning_rate": c.lr, "seed": c.seed}}, fh)
 
-    t_all = time.time()
+    done = {r["updates"] for r in records}
     ran = 0
-    for lr in cfg.learning_rates:
-        tag = _lr_tag(lr)
-        done = {r["updates"] for r in prog["records"] if r["learning_rate"] == lr}
-        if all(c in done for c in cfg.checkpoints):
-            log(f"train-ce: {tag}: already done (resumed)")
-            continue
-        ce = _new_model(cfg, device)
-        model, tok = ce.model, ce.tokenizer
-        opt = _optimizer(model, lr, cfg.weight_decay, cfg.head_lr_multiplier)
-        total = cfg.updates
-        warmup = int(round(cfg.warmup_ratio * total))
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(total, warmup))
-        state_path = work / tag / "state.pt"
-        step, losses = 0, []
-        if state_path.exists():
-            st = torch.load(state_path, weights_only=False)
-            model.load_state_dict(st["model"])
-            opt.load_state_dict(st["optimizer"])
-            sched.load_state_dict(st["scheduler"])
-            torch.set_rng_state(st["torch_rng"])
-            step, losses = st["step"], st["losses"]
-            log(f"train-ce: {tag}: resuming at update {step}")
-        else:
-            torch.manual_seed(cfg.seed + 1)  # dropout stream: same for every learning rate
-        seconds = prog["seconds"].get(tag, 0.0)
-        model.train()
-        bar = tqdm(total=total, initial=step, desc=f"train-ce {tag}", unit=" updates", disable=not progress,
-                   file=sys.stderr, mininterval=2.0)
-        t0 = time.time()
+    model.train()
+    bar = tqdm(total=total, initial=step, desc=f"train-ce {tag}", unit=" updates", disable=not c.progress,
+               file=sys.stderr, mininterval=2.0)
+    t0 = time.time()
+    try:
         while step < total:
             batch = batches.batch(step)
             enc = tok([q for q, _, _ in batch], [d for _, d, _ in batch], truncation="longest_first",
                       max_length=cfg.max_length, padding=True, return_tensors="pt")
-            enc = {k: v.to(device) for k, v in enc.items()}
-            target = torch.tensor([t for _, _, t in batch], dtype=torch.float32, device=device)
-            with autocast(precision, device):
+            enc = {k: v.to(c.device) for k, v in enc.items()}
+            target = torch.tensor([t for _, _, t in batch], dtype=torch.float32, device=c.device)
+            with autocast(c.precision, c.device):
                 logits = model(**enc).logits[:, 0].float()
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
             loss.backward()
@@ -413,80 +461,199 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic], train_qrels: Qrel
             losses.append(float(loss.item()))
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
-            if step in cfg.checkpoints and step not in done:
+            checkpoint = step in cfg.checkpoints and step not in done
+            if checkpoint:
                 scores = score_pairs(model, tok, vq, vd, max_length=cfg.max_length,
-                                     batch_size=cfg.eval_batch_size, progress=False, precision=precision)
-                values = evaluate_scores(valid, vkeys, scores, cfg.measure, depths)
+                                     batch_size=cfg.eval_batch_size, progress=False, precision=c.precision)
+                values = evaluate_scores(c.valid, c.vkeys, scores, cfg.measure, depths)
                 model.train()
                 seconds += time.time() - t0
                 t0 = time.time()
-                key = f"{cfg.measure}@rerank{valid.depth}"
-                rec = {"learning_rate": lr, "updates": step, "valid": values, "score": values[key],
-                       "train_loss_last50": float(np.mean(losses[-50:])), "seconds": round(seconds, 1)}
-                prog["records"].append(rec)
-                best = prog["best"]
-                if best is None or rec["score"] > best["score"]:
-                    tmp = work / "best.tmp"
-                    shutil.rmtree(tmp, ignore_errors=True)
+                rec = {"learning_rate": c.lr, "seed": c.seed, "updates": step, "valid": values,
+                       "score": values[key], "train_loss_last50": float(np.mean(losses[-50:])),
+                       "seconds": round(seconds, 1)}
+                with atomic.atomic_dir(work / f"ckpt-{step}", "checkpoint") as tmp:
                     ce.save(str(tmp))
-                    shutil.rmtree(work / "best", ignore_errors=True)
-                    os.replace(tmp, work / "best")
-                    prog["best"] = rec
-                state_path.parent.mkdir(parents=True, exist_ok=True)
-                torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                            "scheduler": sched.state_dict(), "torch_rng": torch.get_rng_state(),
-                            "step": step, "losses": losses}, str(state_path) + ".tmp")
-                os.replace(str(state_path) + ".tmp", state_path)
-                prog["seconds"][tag] = round(seconds, 1)
-                prog.setdefault("losses", {})[tag] = losses
-                _atomic_json(progress_path, prog)
-                bar.write(f"train-ce: {tag} updates={step} valid " + " ".join(
-                    f"{k}={v:.4f}" for k, v in values.items()) + f" loss={rec['train_loss_last50']:.4f}"
-                    + (" (best so far)" if prog["best"] is rec else ""), file=sys.stderr)
-                if stop_after is not None and ran >= stop_after:
-                    bar.close()
-                    log(f"train-ce: stopped after {ran} updates; state saved in {work}: run again to resume")
-                    return {"stopped": True, "work_dir": str(work), "records": prog["records"]}
+                records.append(rec)
+                done.add(step)
+                log(f"train-ce: {tag} updates={step} valid " + " ".join(
+                    f"{k}={v:.4f}" for k, v in values.items()) + f" loss={rec['train_loss_last50']:.4f}")
+            if checkpoint or step % cfg.save_every == 0 or step == total:
+                seconds += time.time() - t0
+                t0 = time.time()
+                save_state()
+                if c.stop_after is not None and ran >= c.stop_after and step < total:
+                    log(f"train-ce: {tag}: stopped after {ran} updates; state saved in {work}: run again to resume")
+                    return {"records": records, "losses": losses, "seconds": round(seconds, 1), "ran": ran,
+                            "stopped": True}
+    finally:
         bar.close()
-        del ce, model, opt
+    result = {"records": records, "losses": losses, "seconds": round(seconds, 1)}
+    _write_json(done_path, result)
+    state_path.unlink(missing_ok=True)
+    return {**result, "ran": ran, "stopped": False}
 
-    best = prog["best"]
+
+def select(records: Sequence[Mapping]) -> tuple[dict, dict]:
+    """The (learning rate, updates) with the best mean validation score over seeds, and its best seed's record.
+
+    Ties go to fewer updates, then the smaller learning rate, then the smaller seed.
+    """
+    by_cfg: dict[tuple[float, int], list[Mapping]] = {}
+    for r in records:
+        by_cfg.setdefault((r["learning_rate"], r["updates"]), []).append(r)
+    means = {k: float(np.mean([r["score"] for r in rs])) for k, rs in by_cfg.items()}
+    (lr, updates) = min(means, key=lambda k: (-means[k], k[1], k[0]))
+    best = min(by_cfg[(lr, updates)], key=lambda r: (-r["score"], r["seed"]))
+    return ({"learning_rate": lr, "updates": updates, "mean_score_over_seeds": means[(lr, updates)],
+             "seeds": sorted(r["seed"] for r in by_cfg[(lr, updates)])}, dict(best))
+
+
+def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping[str, Topic]], train_qrels: Qrels,
+          texts: Mapping[str, str], valid: Validation, out_dir: str | os.PathLike,
+          work_dir: str | os.PathLike | None = None, *, progress: bool = True, command: str | None = None,
+          extra: Mapping | None = None, log: Callable[[str], None] | None = None,
+          stop_after: int | None = None) -> dict:
+    """Run the grid, keep the selected (learning rate, updates, seed); returns the summary.
+
+    ``work_dir`` (default ``<out_dir>.work``) holds resumable state; it is
+    removed after a successful run. ``stop_after``: each cell returns at the
+    first save point after this many updates in this call (state saved), and
+    ``train`` returns ``{"stopped": True, ...}``: call again to resume.
+    """
+    from legalir.search.rerank import default_device, resolve_precision
+
+    cfg.validate()
+    device = default_device()
+    precision = resolve_precision(cfg.precision, device)
+    log = log or (lambda m: print(m, file=sys.stderr))
+    out = Path(out_dir)
+    atomic.check_target(out, KIND, legacy=_is_model)  # refuse before training, not after
+    work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
+    work.mkdir(parents=True, exist_ok=True)
+
+    pairs = graded_pairs(train_topics, train_qrels, texts, cfg.max_relevance)
+    if pairs.missing_documents:
+        log(f"train-ce: {len(pairs.missing_documents)} judged document(s) have no text and are left out: "
+            + ", ".join(pairs.missing_documents[:10]))
+    vkeys = valid.pairs()
+    log(f"train-ce: {sum(pairs.counts().values())} training pairs by grade {pairs.counts()} "
+        f"(targets rel/{pairs.max_relevance}); {len(vkeys)} judged validation candidates "
+        f"(top {valid.depth} of {', '.join(sorted(valid.runs))}); grid: {len(cfg.learning_rates)} learning "
+        f"rate(s) x {len(cfg.seeds)} seed(s), checkpoints {cfg.checkpoints}; {device}, {precision}")
+
+    # the state of a cell depends on everything but the grid's other cells, the threads and the jobs
+    common = {k: v for k, v in dataclasses.asdict(cfg).items()
+              if k not in ("threads", "jobs", "learning_rates", "seeds", "save_every")
+              and not (k == "head_lr_multiplier" and v == 1.0)}
+    state_id = _digest({"config": common, "precision": precision, "device": device,
+                        "train": pairs.counts(), "train_digest": _digest(sorted(
+                            (lv, p) for lv, ps in pairs.levels.items() for p in ps)),
+                        "valid": vkeys, "runs": sorted(valid.runs)})
+    marker = work / "state-id.json"
+    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")).get("state_id") != state_id:
+        log(f"train-ce: {work} holds another configuration's state; starting over")
+        for p in sorted(work.iterdir()):
+            if p.is_dir() and p.name.startswith("lr-"):
+                shutil.rmtree(p)
+    _write_json(marker, {"state_id": state_id})
+
+    t_all = time.time()
+    cells = [_Cell(cfg, lr, seed, pairs, valid, vkeys, str(work / _cell_tag(lr, seed)), device, precision,
+                   progress and cfg.jobs == 1, stop_after) for lr, seed in cfg.cells()]
+    if cfg.jobs == 1 or len(cells) == 1:
+        results = []
+        for c in cells:
+            results.append(_run_cell(c))
+            if results[-1]["stopped"]:
+                break
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(min(cfg.jobs, len(cells)), mp_context=mp.get_context("spawn")) as pool:
+            results = list(pool.map(_run_cell, cells))
+    records = [r for res in results for r in res["records"]]
+    if any(res["stopped"] for res in results) or len(results) < len(cells):
+        return {"stopped": True, "work_dir": str(work), "records": records}
+
+    chosen, best = select(records)
     summary = {
         "recipe": "ACORD (Wang et al. 2025): balanced relevance levels, targets rel/max_rel, BCE, AdamW",
         "config": dataclasses.asdict(cfg),
         "base_model_resolved": _resolved(cfg.base_model),
-        "train": {"topics": len(train_qrels), "pairs_by_grade": {str(k): v for k, v in pairs.counts().items()},
+        "train": {"topics": len(train_qrels), "wordings": 1 if isinstance(train_topics, Mapping) else len(train_topics),
+                  "pairs_by_grade": {str(k): v for k, v in pairs.counts().items()},
                   "max_relevance": pairs.max_relevance, "missing_documents": pairs.missing_documents,
                   "qrels_digest": _digest({q: train_qrels[q] for q in sorted(train_qrels)})},
-        "valid": {"topics": len(valid.run), "judged_candidates": len(vkeys), "depth": valid.depth,
-                  "measure": f"{cfg.measure} (judged-only)", "qrels_digest": _digest(
-                      {q: valid.qrels[q] for q in sorted(valid.qrels)})},
-        "grid": prog["records"],
+        "valid": {"topics": len({q for q, _ in vkeys}), "judged_candidates": len(vkeys), "depth": valid.depth,
+                  "runs": sorted(valid.runs), "measure": f"{cfg.measure} (judged-only)",
+                  "qrels_digest": _digest({q: valid.qrels[q] for q in sorted(valid.qrels)})},
+        "grid": sorted(records, key=lambda r: (r["learning_rate"], r["seed"], r["updates"])),
+        "selected_config": chosen,
         "selected": best,
-        "train_losses": prog.get("losses", {}),
-        "seconds": {"total_this_call": round(time.time() - t_all, 1), **prog["seconds"]},
+        "train_losses": {_cell_tag(c.lr, c.seed): res["losses"] for c, res in zip(cells, results)},
+        "seconds": {"total_this_call": round(time.time() - t_all, 1),
+                    **{_cell_tag(c.lr, c.seed): res["seconds"] for c, res in zip(cells, results)}},
         "versions": _versions(),
-        "machine": {"platform": platform.platform(), "torch_threads": _threads(), "device": device,
-                    "precision": precision},
+        "machine": {"platform": platform.platform(), "torch_threads": _threads(), "device": _device_name(device),
+                    "precision": precision, "jobs": cfg.jobs},
         "command": command,
         **(dict(extra) if extra else {}),
     }
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(work / "best", tmp)
-    _atomic_json(tmp / TRAIN_CONFIG, summary)
-    if out.exists():
-        old = out.with_name(out.name + f".old-{os.getpid()}")
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old)
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, out)
+    src = work / _cell_tag(best["learning_rate"], best["seed"]) / f"ckpt-{best['updates']}"
+    with atomic.atomic_dir(out, KIND, legacy=_is_model) as tmp:
+        shutil.copytree(src, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(atomic.MARKER))
+        _write_json(tmp / TRAIN_CONFIG, summary)
     shutil.rmtree(work, ignore_errors=True)
-    log(f"train-ce: selected learning rate {best['learning_rate']:g}, {best['updates']} updates "
-        f"({cfg.measure} judged-only on validation = {best['score']:.4f}); model -> {out}")
+    log(f"train-ce: selected learning rate {best['learning_rate']:g}, {best['updates']} updates, seed "
+        f"{best['seed']} ({cfg.measure} judged-only on validation = {best['score']:.4f}; mean over seeds "
+        f"{chosen['mean_score_over_seeds']:.4f}); model -> {out}")
     return summary
+
+
+def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: str | os.PathLike,
+                     valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
+                     valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
+                     stop_after: int | None = None, command: str | None = None) -> dict:
+    """:func:`train` on a collection's topic sets: ``train_sets`` (query wordings of the training topics,
+    e.g. ``train train.medium train.long``) and ``valid_set``; validation reranks ``valid_runs``."""
+    import dataclasses
+
+    from legalir import collections, models
+    from legalir.search.rerank import collection_texts
+    from legalir.search.tuning import objective, refuse_test
+
+    # everything checked before training starts: no test set, a measure with one value
+    # (ndcg_cut_10 or ndcg_cut.10), a base model that resolves, validation runs of the validation topics
+    refuse_test([*train_sets, valid_set], "--train-topics/--valid-topics", "training or validating")
+    _, measure = objective(cfg.measure)
+    cfg = dataclasses.replace(cfg, measure=measure)
+    cfg.validate()
+    models.resolve(cfg.base_model)
+    if len({collections.base_set(s) for s in train_sets}) != 1:
+        raise TrainingError(f"training topic sets must be wordings of one set (got {', '.join(train_sets)})")
+    train_topics = [trec.read_topics(collections.topics_path(collection, s)) for s in train_sets]
+    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_sets[0]))
+    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
+    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
+    runs: dict[str, Run] = {}
+    for path in valid_runs:
+        run = trec.read_run(path)
+        stray = sorted(set(run) - set(valid_topics))
+        if stray:
+            raise TrainingError(f"{path}: {len(stray)} topic(s) of the run are not {valid_set} topics: "
+                                f"{', '.join(stray[:5])}")
+        name = Path(path).name.removesuffix(".trec")
+        if name in runs:
+            raise TrainingError(f"{path}: two validation runs named {name!r}")
+        runs[name] = run
+    texts = collection_texts(collection)
+    valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth)
+    return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
+                 out_dir, work_dir, stop_after=stop_after, command=command,
+                 extra={"collection": str(collection), "train_topics": list(train_sets), "valid_topics": valid_set,
+                        "valid_runs": [str(p) for p in valid_runs]})
 
 
 def _resolved(model: str) -> str:
@@ -496,6 +663,14 @@ def _resolved(model: str) -> str:
         return resolve_model(model)
     except Exception:  # pragma: no cover
         return model
+
+
+def _device_name(device: str) -> str:
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name()})"
+    return device
 
 
 def _threads() -> int:

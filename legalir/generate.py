@@ -14,7 +14,14 @@ Backends:
   import; a server that needs none (local vLLM) works without one. Transient
   errors (429, 5xx, timeouts, resets, refused connections) are retried with
   exponential back-off (``Retry-After`` honoured); 401/403 and 404 (unknown
-  model) fail at once with a clear message.
+  model) fail at once with a clear message. An unreachable endpoint fails
+  fast: before its first request a generator opens one TCP connection to the
+  server (or to the proxy that urllib would use); a host name that does not
+  resolve fails at once, a refused or unanswered connection is retried for at
+  most ``LEGALIR_LLM_CONNECT_TIMEOUT`` seconds (default 10, also
+  ``connect_timeout=``), then a :class:`GenerationError` says so. Once the
+  server has been reached, the retries above apply (a server restarting
+  mid-run is waited for).
 * ``local``: a transformers causal LM from a folder (its chat template when
   it has one); greedy when temperature is 0, seeded sampling otherwise.
 * ``precomputed``: a JSONL file of ``{"qid": ..., "text": ...}`` lines (plus
@@ -39,6 +46,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
@@ -48,6 +56,7 @@ from typing import Any, Mapping, Sequence
 BACKENDS = ("api", "local", "precomputed")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CACHE_DIR = "cache/generations"
+DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to wait for an unreachable endpoint before giving up
 TRANSIENT_STATUS = (408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529)
 
 
@@ -162,13 +171,12 @@ class DiskCache:
             return None  # a damaged entry is regenerated and overwritten
 
     def put(self, backend: str, key: str, identity: Mapping, messages, text: str) -> None:
-        p = self._path(backend, key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f"{p.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"identity": identity, "messages": [dict(m) for m in messages], "text": text,
-                       "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, f, ensure_ascii=False)
-        os.replace(tmp, p)
+        from legalir import atomic
+
+        atomic.write_json(self._path(backend, key),
+                          {"identity": identity, "messages": [dict(m) for m in messages], "text": text,
+                           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                          indent=None, sort_keys=False)
 
 
 class Cached(Generator):
@@ -235,7 +243,7 @@ class OpenAIChat(Generator):
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  sampling: Sampling | None = None, *, timeout: float = 120.0, max_retries: int = 6,
                  backoff: float = 1.0, max_backoff: float = 60.0, concurrency: int = 4,
-                 extra_body: Mapping[str, Any] | None = None):
+                 extra_body: Mapping[str, Any] | None = None, connect_timeout: float | None = None):
         model = model or os.environ.get("LEGALIR_LLM_MODEL")
         if not model:
             raise GenerationError("no model for the API backend: pass --model or set LEGALIR_LLM_MODEL")
@@ -251,6 +259,52 @@ class OpenAIChat(Generator):
         self.concurrency = max(1, concurrency)
         self.extra_body = dict(extra_body or {})
         self.url = self.base_url + "/chat/completions"
+        if connect_timeout is None:
+            raw = os.environ.get("LEGALIR_LLM_CONNECT_TIMEOUT", str(DEFAULT_CONNECT_TIMEOUT))
+            try:
+                connect_timeout = float(raw)
+            except ValueError:
+                raise GenerationError(f"LEGALIR_LLM_CONNECT_TIMEOUT must be a number of seconds, got {raw!r}") from None
+        if connect_timeout <= 0:
+            raise GenerationError(f"the connect timeout must be positive, got {connect_timeout}")
+        self.connect_timeout = float(connect_timeout)
+        self._reached = False
+        self._reach_lock = threading.Lock()
+
+    def _check_reachable(self) -> None:
+        """Fail fast when nothing answers at the endpoint (see the module doc); once per generator."""
+        if self._reached:
+            return
+        with self._reach_lock:
+            if self._reached:
+                return
+            parts = urllib.parse.urlsplit(self.url)
+            host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+            proxy = urllib.request.getproxies().get(parts.scheme)
+            via = ""
+            if proxy and not urllib.request.proxy_bypass(host):
+                p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+                host, port, via = p.hostname or "", p.port or 80, f" (through the proxy {proxy})"
+            deadline = time.monotonic() + self.connect_timeout
+            delay = 0.25
+            while True:
+                try:
+                    socket.create_connection((host, port), timeout=max(0.05, deadline - time.monotonic())).close()
+                    break
+                except socket.gaierror as e:
+                    raise GenerationError(f"{self.url}: host {host!r}{via} does not resolve ({e.strerror or e}); "
+                                          f"check --base-url / LEGALIR_LLM_BASE_URL") from None
+                except OSError as e:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        reason = e.strerror or type(e).__name__
+                        raise GenerationError(
+                            f"{self.url}: cannot connect to {host}:{port}{via} ({reason}) within "
+                            f"{self.connect_timeout:g} s: is the server running? Check --base-url / "
+                            f"LEGALIR_LLM_BASE_URL (LEGALIR_LLM_CONNECT_TIMEOUT sets this wait)") from None
+                    time.sleep(min(delay, left))
+                    delay = min(2.0, delay * 2)
+            self._reached = True
 
     def identity(self) -> dict:
         ident = super().identity()
@@ -303,6 +357,7 @@ class OpenAIChat(Generator):
         return "" if content is None else str(content)
 
     def _with_retries(self, messages) -> str:
+        self._check_reachable()
         last = None
         for attempt in range(self.max_retries + 1):
             try:
@@ -505,16 +560,14 @@ class Precomputed(Generator):
 
 def write_generations(path: str | os.PathLike, requests: Sequence[Request], texts: Sequence[str]) -> int:
     """Save generations in the precomputed backend's format (atomic); returns the count."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
+    from legalir import atomic
+
+    with atomic.open_file(path) as f:
         for r, t in zip(requests, texts):
             rec = {"qid": r.qid if r.qid is not None else r.key, "text": t}
             if r.docid is not None:
                 rec["docid"] = r.docid
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    os.replace(tmp, p)
     return len(texts)
 
 
@@ -525,7 +578,8 @@ def make(backend: str, *, model: str | None = None, path: str | os.PathLike | No
          **options: Any) -> Generator:
     """A generator by backend name, wrapped in the disk cache unless ``cache`` is False/None.
 
-    ``api``: ``model``, ``base_url``, ``api_key``, ``concurrency``, ``max_retries``, ``backoff``, ``timeout``;
+    ``api``: ``model``, ``base_url``, ``api_key``, ``concurrency``, ``max_retries``, ``backoff``, ``timeout``,
+    ``connect_timeout``;
     ``local``: ``path`` (or ``model``) = model folder, ``device``, ``batch_size``;
     ``precomputed``: ``path`` = the JSONL file.
     """

@@ -74,7 +74,9 @@ def start() -> None:
         if not jnius_config.vm_running:
             jnius_config.set_classpath(anserini_jar())
             heap = os.environ.get("LEGALIR_JVM_HEAP")
-            options = ["-Xss4m", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
+            # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
+            # its temporary output (legalir.atomic) instead of exiting from inside Java
+            options = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
             if heap:
                 options.append(f"-Xmx{heap}")
             jnius_config.set_options(*options)

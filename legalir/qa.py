@@ -511,13 +511,11 @@ def write_outputs(records: Sequence[dict], result: Mapping, predictions: str | o
     """Predictions JSONL and results JSON, each written atomically."""
     from legalir.report import save_json
 
-    p = Path(predictions)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
+    from legalir import atomic
+
+    with atomic.open_file(predictions) as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, p)
     save_json(result, results_path)
 
 

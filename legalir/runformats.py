@@ -138,28 +138,22 @@ def write_crumb_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, floa
     ``item_scores`` list. Ids written by :func:`trec_id` are decoded back to
     the original ids (``decode_ids``). Written to a temporary name, then renamed.
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
+    from legalir import atomic
+
     n = 0
     dec = original_id if decode_ids else str
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for qid in sorted(run):
-                ranked = trec.ranking({d: float(s) for d, s in run[qid].items()})
-                if depth is not None:
-                    ranked = ranked[:depth]
-                rec = {
-                    "query": {"id": dec(qid)},
-                    "items": [{"id": dec(d), "score": s} for d, s in ranked],
-                    "item_scores": [s for _, s in ranked],
-                }
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                n += len(ranked)
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic.open_file(path) as f:
+        for qid in sorted(run):
+            ranked = trec.ranking({d: float(s) for d, s in run[qid].items()})
+            if depth is not None:
+                ranked = ranked[:depth]
+            rec = {
+                "query": {"id": dec(qid)},
+                "items": [{"id": dec(d), "score": s} for d, s in ranked],
+                "item_scores": [s for _, s in ranked],
+            }
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            n += len(ranked)
     return n
 
 
@@ -173,7 +167,7 @@ def sniff(path: str | os.PathLike) -> str:
 
 def sniff_bytes(data: bytes, path: str | os.PathLike = "-") -> str:
     """:func:`sniff` on a file's bytes (already read: a pipe cannot be read twice)."""
-    for line in data.split(b"\n", 64):
+    for line in data[:1 << 20].split(b"\n", 64):  # (not all of a large file: split copies the rest)
         if line.strip():
             return "crumb" if line.lstrip().startswith(b"{") else "trec"
     raise FormatError(trec._display(path), None, "no run lines in file")

@@ -58,8 +58,8 @@ def trec_eval_binary(root: Path) -> str:
     return str(work / "trec_eval")
 
 
-def measure(cmd: list[str]) -> tuple[float, float, str]:
-    """(seconds, peak RSS in MiB, stdout) of one child process."""
+def measure(cmd: list[str]) -> tuple[float, float, str, float]:
+    """(seconds, peak RSS in MiB, stdout, CPU seconds: user + system) of one child process."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -68,7 +68,7 @@ def measure(cmd: list[str]) -> tuple[float, float, str]:
     dt = time.perf_counter() - t0
     if status != 0:
         raise SystemExit(f"{cmd[0]} failed (status {status})")
-    return dt, usage.ru_maxrss / 1024, out.decode()
+    return dt, usage.ru_maxrss / 1024, out.decode(), usage.ru_utime + usage.ru_stime
 
 
 SIZES = {10_000: (100, 100, 20), 100_000: (100, 1000, 200), 1_000_000: (1000, 1000, 200)}
@@ -95,9 +95,13 @@ def main() -> None:
         root = Path(tmp)
         te = args.trec_eval or trec_eval_binary(root)
         results = []
-        print(f"{args.repeat} runs each, side by side; best wall time, peak RSS")
-        print(f"{'lines':>9} {'case':<16} {'trec_eval':>10} {'legalir':>10} {'ratio':>6} {'te MiB':>7} {'li MiB':>7} "
-              f"{'MiB ratio':>9}")
+        from legalir import trec
+
+        reader = "C (legalir._plain)" if trec._fast is not None else "Python (legalir._plain not built)"
+        print(f"{args.repeat} runs each, side by side; best wall time, best CPU time (user + system: steadier on a "
+              f"busy machine), peak RSS; legalir's reader: {reader}")
+        print(f"{'lines':>9} {'case':<16} {'trec_eval':>10} {'legalir':>10} {'ratio':>6} {'te CPU':>7} {'li CPU':>7} "
+              f"{'ratio':>6} {'te MiB':>7} {'li MiB':>7} {'MiB ratio':>9}")
         tiny = root / "tiny"
         tiny.mkdir()
         tq, tr = synth(tiny, 2, 3, 2, args.seed)
@@ -108,20 +112,22 @@ def main() -> None:
             q, r = synth(d, topics, depth, judged, args.seed)
             for name in args.cases:
                 flags = CASES[name]
-                te_t, te_m, li_t, li_m = [], [], [], []
+                te_t, te_m, li_t, li_m, te_c, li_c = [], [], [], [], [], []
                 for _ in range(args.repeat):
-                    t, m, ref = measure([te, *flags, str(q), str(r)])
-                    te_t.append(t), te_m.append(m)
-                    t, m, ours = measure([*legalir, *flags, str(q), str(r)])
-                    li_t.append(t), li_m.append(m)
+                    t, m, ref, c = measure([te, *flags, str(q), str(r)])
+                    te_t.append(t), te_m.append(m), te_c.append(c)
+                    t, m, ours, c = measure([*legalir, *flags, str(q), str(r)])
+                    li_t.append(t), li_m.append(m), li_c.append(c)
                     if ours != ref:
                         raise SystemExit(f"{size} {name}: legalir and trec_eval outputs differ")
                 row = {"lines": size, "case": name, "trec_eval_s": min(te_t), "legalir_s": min(li_t),
-                       "ratio": min(li_t) / min(te_t), "trec_eval_mib": max(te_m), "legalir_mib": max(li_m),
-                       "mib_ratio": max(li_m) / max(te_m)}
+                       "ratio": min(li_t) / min(te_t), "trec_eval_cpu_s": min(te_c), "legalir_cpu_s": min(li_c),
+                       "cpu_ratio": min(li_c) / max(min(te_c), 1e-3), "trec_eval_mib": max(te_m),
+                       "legalir_mib": max(li_m), "mib_ratio": max(li_m) / max(te_m), "reader": reader}
                 results.append(row)
                 print(f"{size:>9,} {name:<16} {row['trec_eval_s']:>9.3f}s {row['legalir_s']:>9.3f}s "
-                      f"{row['ratio']:>5.2f}x {row['trec_eval_mib']:>7.0f} {row['legalir_mib']:>7.0f} "
+                      f"{row['ratio']:>5.2f}x {row['trec_eval_cpu_s']:>6.3f}s {row['legalir_cpu_s']:>6.3f}s "
+                      f"{row['cpu_ratio']:>5.2f}x {row['trec_eval_mib']:>7.0f} {row['legalir_mib']:>7.0f} "
                       f"{row['mib_ratio']:>8.2f}x")
         te_t = min(measure([te, str(tq), str(tr)])[0] for _ in range(args.repeat))
         li_t = min(measure([*legalir, str(tq), str(tr)])[0] for _ in range(args.repeat))

@@ -76,8 +76,29 @@ def test_unknown_query_in_qrels_is_an_error(acord_copy):
 
 
 def test_missing_files_say_what_to_place_where(tmp_path):
+    """A partial copy under --data-dir is an error naming what is missing (never silently replaced by
+    the embedded release, which is read only when the folder holds no ACORD file at all)."""
+    root = tmp_path / "acord"
+    root.mkdir()
+    (root / "queries.jsonl").write_text("")
     with pytest.raises(DatasetError, match="missing published file.*corpus.jsonl.*legalir download acord"):
-        list(Acord(tmp_path / "acord").documents())
+        list(Acord(root).documents())
+
+
+def test_no_copy_under_data_dir_reads_the_embedded_release(tmp_path):
+    from legalir.datasets.acord import EMBEDDED
+
+    ds = datasets.get("acord", tmp_path)  # no tmp_path/acord at all
+    assert ds.root == EMBEDDED
+    assert sum(1 for _ in ds.documents()) == 3931
+    assert datasets.get("sample", tmp_path).root == datasets.sample.PACKAGED  # the sample keeps its own
+
+
+def test_null_document_id_is_a_located_error(acord_copy):
+    p = acord_copy / "corpus.jsonl"
+    p.write_text(p.read_text() + '{"_id": null, "text": "a clause"}\n')
+    with pytest.raises(DatasetError, match=r"corpus\.jsonl:31: '_id' must be a non-empty string or number, found None"):
+        list(Acord(acord_copy).documents())
 
 
 def test_bad_json_line_names_file_and_line(acord_copy):

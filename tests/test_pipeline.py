@@ -63,7 +63,8 @@ def test_cli_unknown_dataset_and_missing_index(tmp_path):
     assert p.returncode == 2 and "unknown dataset 'nosuch'" in p.stderr
     (tmp_path / "t.tsv").write_text("q1\tsome query\n")
     p = run_cli(["search", str(tmp_path), str(tmp_path / "t.tsv"), str(tmp_path / "r.trec")], tmp_path)
-    assert p.returncode != 0 and not (tmp_path / "r.trec").exists()
+    assert p.returncode == 2 and not (tmp_path / "r.trec").exists()
+    assert f"error: {tmp_path}: not a Lucene index" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.slow

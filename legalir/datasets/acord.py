@@ -1,5 +1,5 @@
 """ACORD: Atticus Clause Retrieval Dataset (Wang et al., "ACORD: An
-Expert-Annotated Dataset for Legal Contract Clause Retrieval").
+Expert-Annotated Retrieval Dataset for Legal Contract Drafting", ACL 2025).
 
 Published layout (``$DATA_DIR/acord``)::
 
@@ -12,21 +12,56 @@ Query ids are free text with spaces and quotes, which a TREC file cannot
 hold, so each topic gets a slug id (``"as is" clause`` -> ``as-is-clause``);
 the original id is kept in the topic's ``query_id`` field.
 
+The release ships inside legalir (``legalir/resources/acord``: the same files
+compressed with xz, with the licence, README and citation): when ``--data-dir``
+holds no ACORD file (``$DATA_DIR/acord/corpus.jsonl`` ...), that embedded copy
+is read, so ``legalir convert acord`` needs no download. A copy under
+``--data-dir`` always wins.
+
 Clauses absent from a query's qrels are *unjudged*: ACORD is evaluated
 judged-only (``legalir eval -J``). Relevance 0 is an explicit "irrelevant".
 """
 from __future__ import annotations
 
+import atexit
 import csv
+import lzma
 import re
-import sys
+import shutil
+import tempfile
+import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, ClassVar
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
-from legalir.trec import iter_jsonl
+from legalir import log
+from legalir.datasets.base import DatasetError, Pipeline, Reference, Topic, register
+from legalir.datasets.beir import BeirDataset
+
+_log = log.get(__name__)
 
 SPLITS = ("train", "valid", "test")
+#: the release, compressed, inside the package
+EMBEDDED = Path(__file__).resolve().parent.parent / "resources" / "acord"
+
+_scratch: dict[Path, Path] = {}
+_scratch_lock = threading.Lock()
+
+
+def _decompressed(xz: Path, rel: str) -> Path:
+    """A decompressed copy of the embedded file ``xz`` in a scratch folder removed at exit."""
+    with _scratch_lock:
+        if xz not in _scratch:
+            root = _scratch.get(Path("/"))
+            if root is None:
+                root = Path(tempfile.mkdtemp(prefix="legalir-acord-"))
+                atexit.register(shutil.rmtree, root, True)
+                _scratch[Path("/")] = root
+            out = root / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with lzma.open(xz, "rb") as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            _scratch[xz] = out
+        return _scratch[xz]
 FORMATS = ("medium", "long")
 
 
@@ -44,19 +79,41 @@ def _match_key(text: str) -> str:
     return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Numbered records holding '_id' and 'text' (BEIR's corpus and queries layout)."""
-    for n, rec in iter_jsonl(path):
-        if "_id" not in rec or "text" not in rec:
-            raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
-        yield n, rec
-
-
 @register
-class Acord(Dataset):
+class Acord(BeirDataset):
     name = "acord"
     required_files = ("corpus.jsonl", "queries.jsonl", "qrels/train.tsv", "qrels/valid.tsv", "qrels/test.tsv")
     hub_repo = "theatticusproject/acord"
+    qrels_splits = SPLITS
+    #: BM25 k1/b chosen on train+valid (`make tune-acord`), never on test
+    pipeline = Pipeline(topics=("test", "test.medium", "test.long"), tune=("train", "valid"),
+                        bm25={"k1": 1.0, "b": 0.5}, dense=True,
+                        sources=("*.jsonl", "*.tsv", "qrels/*.tsv"), title="ACORD test, judged-only")
+    #: the copy read when ``root`` holds no published file (None: no fallback)
+    embedded: ClassVar[Path | None] = EMBEDDED
+
+    def __init__(self, root, **options):
+        root = Path(root)
+        if self.embedded is not None and not any(self._exists(root, f) for f in self.required_files):
+            root = self.embedded
+        super().__init__(root, **options)
+
+    @staticmethod
+    def _exists(root: Path, rel: str) -> bool:
+        return (root / rel).exists() or (root / f"{rel}.xz").exists()
+
+    def file(self, rel: str) -> Path | None:
+        """The published file ``rel`` (decompressed when only ``rel.xz`` is there), or None."""
+        p = self.root / rel
+        if p.exists():
+            return p
+        xz = self.root / f"{rel}.xz"
+        return _decompressed(xz, rel) if xz.exists() else None
+
+    def check_files(self) -> None:
+        missing = [f for f in self.required_files if not self._exists(self.root, f)]
+        if missing:
+            super().check_files()  # the shared message naming what is missing
 
     #: measures reported by `make eval-acord`, judged-only, test split. K-star precision
     #: twice: starK_P as the benchmark documents it (hits / min(5, K-star clauses)),
@@ -76,30 +133,20 @@ class Acord(Dataset):
                   {"ndcg_cut_5": 64.7, "ndcg_cut_10": 68.1, "star3_rawP_5": 61.6, "star4_rawP_5": 44.9, "star5_rawP_5": 12.2}),
     )
 
-    # ------------------------------------------------------------ corpus
-    def documents(self) -> Iterator[Document]:
-        self.check_files()
-        for n, rec in _read_jsonl(self.root / "corpus.jsonl"):
-            fields = {k: v for k, v in rec.items() if k not in ("_id", "text")}
-            meta = fields.pop("metadata", None)
-            if isinstance(meta, dict):
-                fields.update(meta)
-            yield Document(str(rec["_id"]), str(rec["text"]), fields)
-
     # ------------------------------------------------------------ topics
     def queries(self) -> list[dict]:
         """The published query records, in file order, each with its slug ``qid``."""
-        self.check_files()
         out, seen = [], {}
-        for n, rec in _read_jsonl(self.root / "queries.jsonl"):
+        path = self.file(self.queries_file)
+        for n, rec in self.query_records():
             meta = rec.get("metadata") or {}
             split = meta.get("split")
             if split not in SPLITS:
-                raise DatasetError(f"{self.root / 'queries.jsonl'}:{n}: metadata.split {split!r} is not one of {SPLITS}")
+                raise DatasetError(f"{path}:{n}: metadata.split {split!r} is not one of {SPLITS}")
             qid = slug(str(rec["_id"]))
             if qid in seen:
                 raise DatasetError(
-                    f"{self.root / 'queries.jsonl'}:{n}: query {rec['_id']!r} and {seen[qid]!r} map to the same id {qid!r}")
+                    f"{path}:{n}: query {rec['_id']!r} and {seen[qid]!r} map to the same id {qid!r}")
             seen[qid] = rec["_id"]
             out.append({"qid": qid, "query_id": str(rec["_id"]), "text": str(rec["text"]), "split": split,
                         "category": meta.get("category", ""), "type": meta.get("type", "")})
@@ -111,8 +158,8 @@ class Acord(Dataset):
         Short wordings are matched to query ids exactly, then by a loose key
         (case, punctuation and plural -s ignored) when that key is unique.
         """
-        path = self.root / "query_formats.tsv"
-        if not path.exists():
+        path = self.file("query_formats.tsv")
+        if path is None:
             return {}, []
         queries = self.queries()
         exact = {q["query_id"]: q["qid"] for q in queries}
@@ -121,8 +168,13 @@ class Acord(Dataset):
             loose.setdefault(_match_key(q["query_id"]), []).append(q["qid"])
         formats: dict[str, dict[str, str]] = {}
         unmatched: list[str] = []
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f, delimiter="\t"))
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                rows = list(csv.reader(f, delimiter="\t"))
+        except csv.Error as e:
+            raise DatasetError(f"{path}: malformed CSV ({e}); check the quoting") from None
+        except UnicodeDecodeError as e:
+            raise DatasetError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); save it as UTF-8") from None
         if not rows or len(rows[0]) < 3:
             raise DatasetError(f"{path}:1: expected a header with short, medium and long columns")
         for n, row in enumerate(rows[1:], 2):
@@ -149,8 +201,8 @@ class Acord(Dataset):
             sets[q["split"]].append(Topic(q["qid"], q["text"], fields))
         formats, unmatched = self.query_formats()
         if unmatched:
-            print(f"acord: {len(unmatched)} wording(s) in query_formats.tsv matched no query: "
-                  + "; ".join(repr(u) for u in unmatched), file=sys.stderr)
+            _log.warning(f"acord: {len(unmatched)} wording(s) in query_formats.tsv matched no query: "
+                         + "; ".join(repr(u) for u in unmatched))
         if formats:
             for fmt in FORMATS:
                 for s in SPLITS:
@@ -162,31 +214,6 @@ class Acord(Dataset):
         return sets
 
     # ------------------------------------------------------------ qrels
-    def qrels_sets(self) -> dict[str, list[Judgement]]:
-        self.check_files()
-        qid_of = {q["query_id"]: q["qid"] for q in self.queries()}
-        sets: dict[str, list[Judgement]] = {}
-        for split in SPLITS:
-            path = self.root / "qrels" / f"{split}.tsv"
-            judgements = []
-            with open(path, encoding="utf-8", newline="") as f:
-                reader = csv.reader(f, delimiter="\t")
-                header = next(reader, None)
-                if header is None or [h.strip() for h in header[:3]] != ["query-id", "corpus-id", "score"]:
-                    raise DatasetError(f"{path}:1: expected header 'query-id<TAB>corpus-id<TAB>score', found {header!r}")
-                for row in reader:
-                    n = reader.line_num
-                    if not row:
-                        continue
-                    if len(row) != 3:
-                        raise DatasetError(f"{path}:{n}: expected 3 columns, found {len(row)}")
-                    query_id, docid, score = row
-                    if query_id not in qid_of:
-                        raise DatasetError(f"{path}:{n}: query {query_id!r} is not in queries.jsonl")
-                    try:
-                        rel = int(score)
-                    except ValueError:
-                        raise DatasetError(f"{path}:{n}: score {score!r} is not an integer") from None
-                    judgements.append(Judgement(qid_of[query_id], docid, rel))
-            sets[split] = judgements
-        return sets
+    def qid_of(self) -> Callable[[str], str | None]:
+        """Published query ids (free text) -> slug topic ids."""
+        return {q["query_id"]: q["qid"] for q in self.queries()}.get

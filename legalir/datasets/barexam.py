@@ -26,12 +26,14 @@ qrels, reported, as golds that can never be retrieved).
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_rows
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 SPLITS = ("train", "validation", "test")
 QA_REQUIRED = ("idx", "prompt", "question", "gold_idx")
@@ -72,14 +74,19 @@ class BarExamQA(Dataset):
         Reference("BM25 + structured-reasoning query expansion", PAPER, {"recall_10": 11.31, "recall_100": 26.39}),
     )
 
+    options_spec = {
+        "pool": Option("passage files making up the corpus: all, or a comma list of the splits "
+                       "(train, validation, test)", "all"),
+        "dangling": Option("a question whose gold passage is not in the pool: error, or warn and skip it",
+                           "error", choices=("error", "warn")),
+    }
+    pipeline = Pipeline(short="barexam", dense=True, tune=("train", "validation"),
+                        sources=("data/qa/*.csv*", "data/passages/*.tsv*"),
+                        title="Bar Exam QA test, full passage pool")
+
     def __init__(self, root, **options):
         super().__init__(root, **options)
-        unknown = sorted(set(options) - {"pool", "dangling"})
-        if unknown:
-            raise DatasetError(f"{self.name}: unknown option(s) {', '.join(unknown)}; known: pool, dangling")
         self.dangling = str(options.get("dangling", "error")).lower()
-        if self.dangling not in ("error", "warn"):
-            raise DatasetError(f"{self.name}: option dangling={self.dangling!r}: expected error or warn")
         self._questions: dict[str, list[dict]] | None = None
 
     # ------------------------------------------------------------ files
@@ -163,9 +170,8 @@ class BarExamQA(Dataset):
         pool = self.pool_splits()
         golds = {r["gold_idx"]: r for rows in self._all_questions().values() for r in rows}
         if len(pool) < len(SPLITS):
-            print(f"{self.name}: passage pool = {', '.join(f'{s}.tsv' for s in pool)} "
-                  f"({len(pool)} of the {len(SPLITS)} published passage files; the paper searches their union)",
-                  file=sys.stderr)
+            _log.info(f"{self.name}: passage pool = {', '.join(f'{s}.tsv' for s in pool)} "
+                      f"({len(pool)} of the {len(SPLITS)} published passage files; the paper searches their union)")
         found: set[str] = set()
         for split in pool:
             path = self._file("passages", split)
@@ -185,7 +191,7 @@ class BarExamQA(Dataset):
                    + (f"; {len(dangling) - 1} more gold passage(s) missing" if len(dangling) > 1 else ""))
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            print(f"{self.name}: warning: {msg} (kept in the qrels)", file=sys.stderr)
+            _log.warning(f"{self.name}: warning: {msg} (kept in the qrels)")
 
     # ------------------------------------------------------------ topics, qrels
     def topic_sets(self) -> dict[str, list[Topic]]:

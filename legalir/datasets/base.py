@@ -1,21 +1,29 @@
-"""What every dataset module provides: a corpus of documents, topics, qrels.
+"""What every dataset module provides: a corpus of documents, topics, qrels, and its protocol.
 
 A dataset module subclasses :class:`Dataset` and registers itself with
 :func:`register`. It reads the *published* files from ``root``
 (``$DATA_DIR/<name>``) and yields plain records; everything downstream
 (collections, indexes, search, evaluation) is dataset-agnostic.
+
+Everything else legalir needs to know about a dataset is *declared* on the
+class, never probed: its files (``required_files``, ``hub_*``), its options
+(``options_spec``, validated when the dataset is created), its evaluation
+protocol (``measures``, ``judged_only``, ``references``, ``report_scale``)
+and how the Makefile runs it (``pipeline``: printed by ``legalir datasets
+--make``). A new dataset is one module; no Makefile edit.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
+from legalir.errors import LegalirError
 from legalir.trec import Topic
 
-__all__ = ["Document", "Topic", "Judgement", "Dataset", "DatasetError", "Reference", "register", "get", "names"]
+__all__ = ["Document", "Topic", "Judgement", "Dataset", "DatasetError", "Reference", "Option", "Pipeline",
+           "register", "get", "names", "dataset_class"]
 
 
 class DatasetError(LegalirError, ValueError):
@@ -45,6 +53,48 @@ class Reference:
     values: Mapping[str, float]  # measure name -> value, on the scale the report prints
 
 
+@dataclass(frozen=True)
+class Option:
+    """One ``--option KEY=VALUE`` a dataset accepts."""
+
+    help: str
+    default: str | None = None
+    #: the only values allowed (checked when the dataset is created), if limited
+    choices: tuple[str, ...] | None = None
+    #: more checks: called with the value, raises :class:`DatasetError`
+    check: Callable[[str], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """How the Makefile runs a dataset (``legalir datasets --make`` prints it as make variables).
+
+    ``kind``: ``bm25`` (index, search, report), ``pool`` (rank each topic's
+    candidates) or ``passages`` (BM25 over passages, then MaxP; one run per
+    ``parts`` entry, converted with ``--option <part_option>=<part>``).
+    """
+
+    kind: str = "bm25"
+    #: folder name under indexes/, runs/, results/ (default: the dataset name)
+    short: str | None = None
+    #: topic sets searched and reported (a set ``X.variant`` is scored on qrels ``X``)
+    topics: tuple[str, ...] = ("test",)
+    #: topic sets that BM25 and fusion are tuned on (never test); empty: untuned
+    tune: tuple[str, ...] = ()
+    #: BM25 parameters chosen on ``tune`` (legalir tune-bm25), empty: Pyserini's defaults
+    bm25: Mapping[str, float] = field(default_factory=dict)
+    #: globs (relative to $DATA_DIR/<name>) of the published files the collection is made from
+    sources: tuple[str, ...] = ()
+    #: dense and hybrid runs are defined for it
+    dense: bool = False
+    #: report title
+    title: str = ""
+    #: `passages` kind: the option naming a part, the parts, and the options of every conversion
+    part_option: str | None = None
+    parts: tuple[str, ...] = ()
+    convert_options: tuple[str, ...] = ()
+
+
 class Dataset(ABC):
     #: registry name and folder name under $DATA_DIR
     name: ClassVar[str]
@@ -52,12 +102,56 @@ class Dataset(ABC):
     required_files: ClassVar[tuple[str, ...]] = ()
     #: Hugging Face Hub dataset repository holding the published files, if any
     hub_repo: ClassVar[str | None] = None
+    #: what `legalir download` fetches (glob patterns in the Hub repository) [default: required_files]
+    hub_files: ClassVar[tuple[str, ...]] = ()
+    #: (archive in the Hub repository, member prefix) to extract when ``hub_files`` match nothing
+    hub_archive: ClassVar[tuple[str, str] | None] = None
     #: a document field whose values partition the corpus (one index per value), if any
     partition_field: ClassVar[str | None] = None
+    #: the ``--option KEY=VALUE`` it accepts; any other key is refused
+    options_spec: ClassVar[Mapping[str, Option]] = {}
+
+    # ---- evaluation protocol (legalir report, tune-bm25, tune-fusion, train-ce)
+    #: trec_eval-style measure specs of its papers, e.g. ``("ndcg_cut.5", "recall.100,1000")``
+    measures: ClassVar[tuple[str, ...]] = ()
+    #: drop unjudged documents before scoring (trec_eval -J)
+    judged_only: ClassVar[bool] = False
+    #: published rows printed beside ours
+    references: ClassVar[tuple[Reference, ...]] = ()
+    #: 100 when the papers print percentages, 1 for fractions
+    report_scale: ClassVar[float] = 100
+    #: how the Makefile runs it; ``None``: no pipeline (e.g. the embedded sample)
+    pipeline: ClassVar[Pipeline | None] = None
 
     def __init__(self, root: str | Path, **options: Any):
         self.root = Path(root)
-        self.options = options
+        self.options = self.check_options(options)
+
+    @classmethod
+    def part_sources(cls, part: str) -> tuple[str, ...]:
+        """Published files (globs under $DATA_DIR/<name>) of one part of a ``passages`` pipeline."""
+        return cls.pipeline.sources if cls.pipeline else ()
+
+    @classmethod
+    def part_qrels(cls, part: str) -> tuple[str, ...]:
+        """Qrels sets one part of a ``passages`` pipeline is scored on."""
+        return ("test",)
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` validated against ``options_spec`` (unknown keys, choices, checks)."""
+        unknown = sorted(set(options) - set(cls.options_spec))
+        if unknown:
+            known = ", ".join(sorted(cls.options_spec)) or "none"
+            raise DatasetError(f"{cls.name}: unknown option(s) {', '.join(unknown)}; known: {known}")
+        for key, value in options.items():
+            spec = cls.options_spec[key]
+            if spec.choices is not None and str(value).strip().lower() not in {c.lower() for c in spec.choices}:
+                raise DatasetError(f"{cls.name}: unknown {key} {value!r} (--option {key}={value}); "
+                                   f"expected one of: {', '.join(spec.choices)}")
+            if spec.check is not None:
+                spec.check(str(value))
+        return dict(options)
 
     # ---- what a dataset yields
     @abstractmethod
@@ -98,11 +192,16 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get(name: str, data_dir: str | Path, **options: Any) -> Dataset:
-    """The dataset ``name`` reading from ``data_dir/<name>``."""
+def dataset_class(name: str) -> type[Dataset]:
+    """The class registered as ``name`` (its declared protocol, without reading any file)."""
     from legalir import datasets  # noqa: F401
 
     if name not in _REGISTRY:
         raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    cls = _REGISTRY[name]
+    return _REGISTRY[name]
+
+
+def get(name: str, data_dir: str | Path, **options: Any) -> Dataset:
+    """The dataset ``name`` reading from ``data_dir/<name>``."""
+    cls = dataset_class(name)
     return cls(Path(data_dir) / name, **options)

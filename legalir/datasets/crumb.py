@@ -50,12 +50,14 @@ percent-encoded (:func:`legalir.runformats.trec_id`); ``legalir convert-run
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.runformats import trec_id
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 TASKS = (
     "clinical_trial",
@@ -89,7 +91,7 @@ _PAPER = "Killingback & Zamani 2025 (CRUMB), passage collection"
 
 
 def _note(msg: str) -> None:
-    print(f"crumb: {msg}", file=sys.stderr)
+    _log.info(f"crumb: {msg}")
 
 
 _SUFFIXES = (".jsonl", ".json", ".parquet")
@@ -185,6 +187,27 @@ class Crumb(Dataset):
     required_files = ("README.md",)
     #: what `legalir download crumb` fetches: the card (its YAML names every file) and the data files
     hub_files = ("README.md", "*.jsonl", "*.jsonl.gz", "*.json", "*.parquet")
+
+    options_spec = {
+        "task": Option("the task converted (one collection per task)", choices=TASKS),
+        "corpus": Option("passage (chunks, scored after MaxP where the task uses it) or full_document",
+                         "passage", choices=tuple(CORPORA)),
+    }
+    pipeline = Pipeline(kind="passages", part_option="task", parts=TASKS, convert_options=("corpus=passage",),
+                        title="CRUMB passage collection, evaluation queries: BM25, MaxP where the task uses it")
+
+    @classmethod
+    def part_sources(cls, part: str) -> tuple[str, ...]:
+        """Published files of one task (relative to $DATA_DIR/crumb): its Hub folder and parquet configs."""
+        folder = HUB_FOLDERS.get(part, part)
+        return (f"{folder}/*", f"{folder}/*/*",
+                *(f"{config}/{part}/*" for config in (*TOPIC_SETS.values(), *CORPORA.values())))
+
+    @classmethod
+    def part_qrels(cls, part: str) -> tuple[str, ...]:
+        """Qrels sets a task's runs are scored on: ``test``, and ``test.binary`` where CRUMB publishes binary
+        qrels (its Recall@k)."""
+        return ("test", "test.binary") if part in BINARY_QRELS_TASKS else ("test",)
 
     #: CRUMB's headline measures; Recall@k on ``test.binary`` where the task has it
     measures = ("ndcg_cut.10", "recall.100,1000")

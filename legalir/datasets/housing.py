@@ -28,12 +28,14 @@ not a topic set: it has no statute labels.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_json, read_rows
+from legalir import log as _logging
+
+_log = _logging.get(__name__)
 
 STATUTE_COLUMNS = ("idx", "state", "citation", "path", "text")
 TEXT_PARTS = ("citation", "path", "text")
@@ -106,17 +108,22 @@ class HousingQA(Dataset):
                                                     "recall_all_1000": 59.68}),
     )
 
+    options_spec = {
+        "text": Option(f"what is indexed of each statute: '+'-joined parts of {', '.join(TEXT_PARTS)}",
+                       TEXT_DEFAULT, check=lambda v: parse_text_option(v)),
+        "dangling": Option("a question citing a statute that is not in the corpus: error, or warn and skip it",
+                           "error", choices=("error", "warn")),
+    }
+    pipeline = Pipeline(short="housing", dense=True, sources=("data/*.zip", "data/*.tsv", "data/*.json"),
+                        title="Housing Statute QA, per-jurisdiction search; R@k (any) = upper bound, "
+                              "R@k (all) = lower bound")
+
     def __init__(self, root, **options):
         super().__init__(root, **options)
         self._questions: list[dict] | None = None
         self.text_parts = parse_text_option(options.get("text", TEXT_DEFAULT))
         self.options["text"] = "+".join(self.text_parts)  # recorded in the collection's manifest
         self.dangling = str(options.get("dangling", "error")).lower()
-        if self.dangling not in ("error", "warn"):
-            raise DatasetError(f"{self.name}: option dangling={self.dangling!r}: expected error or warn")
-        unknown = sorted(set(options) - {"text", "dangling"})
-        if unknown:
-            raise DatasetError(f"{self.name}: unknown option(s) {', '.join(unknown)}; known: text, dangling")
 
     # ------------------------------------------------------------ files
     def _file(self, stem: str) -> Path | None:
@@ -180,9 +187,9 @@ class HousingQA(Dataset):
                 empty.append(qid)
             out.append({**rec, "qid": qid, "state": state, "gold": gold, "where": where})
         if empty:
-            print(f"{self.name}: {len(empty)} question(s) without any labelled statute (kept as topics, "
-                  f"no qrels; trec_eval skips them unless -c): {', '.join(empty[:10])}"
-                  + (" ..." if len(empty) > 10 else ""), file=sys.stderr)
+            _log.info(f"{self.name}: {len(empty)} question(s) without any labelled statute (kept as topics, "
+                      f"no qrels; trec_eval skips them unless -c): {', '.join(empty[:10])}"
+                      + (" ..." if len(empty) > 10 else ""))
         self._questions = out
         return out
 
@@ -237,9 +244,9 @@ class HousingQA(Dataset):
             msg = problems[0] + (f" ({len(problems) - 1} more such label(s))" if len(problems) > 1 else "")
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            print(f"{self.name}: warning: {len(problems)} unretrievable label(s), kept in the qrels:", file=sys.stderr)
+            _log.warning(f"{self.name}: warning: {len(problems)} unretrievable label(s), kept in the qrels:")
             for p in problems[:10]:
-                print(f"  {p}", file=sys.stderr)
+                _log.info(f"  {p}")
 
     # ------------------------------------------------------------ topics, qrels
     def topic_sets(self) -> dict[str, list[Topic]]:

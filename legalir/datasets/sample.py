@@ -19,6 +19,8 @@ class Sample(Acord):
     name = "sample"
     hub_repo = None
     references = ()
+    pipeline = None  # the demo runs it (make demo)
+    embedded = None  # the packaged sample below is its own fallback
 
     def __init__(self, root, **options):
         root = Path(root)

@@ -30,7 +30,7 @@ import glob
 from pathlib import Path
 from typing import Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Reference, Topic, register
+from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import read_rows
 
 SPLITS = ("train", "test")
@@ -63,10 +63,11 @@ class Scalr(Dataset):
         Reference("gpt-4-0314 (one-shot, not retrieval)", SOURCE, {"P_1": 81.4}),
     )
 
+    pipeline = Pipeline(kind="pool", sources=("data/scalr/*", "scalr/*", "*.tsv"),
+                        title="SCALR (LegalBench test, all questions): P@1 = accuracy")
+
     def __init__(self, root, **options):
         super().__init__(root, **options)
-        if options:
-            raise DatasetError(f"{self.name}: unknown option(s) {', '.join(sorted(options))}; it takes none")
         self._questions: dict[str, list[dict]] | None = None
 
     # ------------------------------------------------------------ files

@@ -19,6 +19,7 @@ from legalir.evaluate.evaluator import (
     EvaluationError,
     coverage_notes,
     evaluate,
+    evaluate_batches,
     format_trec_eval,
     judged_only,
     to_json,
@@ -34,6 +35,7 @@ __all__ = [
     "MeasureError",
     "coverage_notes",
     "evaluate",
+    "evaluate_batches",
     "evaluate_files",
     "format_trec_eval",
     "judged_only",
@@ -56,15 +58,23 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
 
     notes: list[str] = []
     parse_measures(measures, version)  # bad measure names fail before any file is read
-    ms = measures
+    options = dict(judged_only=judged_only, complete=complete, relevance_level=relevance_level, version=version,
+                   max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     qrels = trec.read_qrels(qrels_path, notes)
     data = trec.read_bytes(run_path)
     if runformats.sniff_bytes(data) == "crumb":
-        run, run_id = runformats.read_crumb_run(run_path, data=data), "crumb"
+        result = evaluate(qrels, runformats.read_crumb_run(run_path, data=data), measures, run_id="crumb",
+                          **options)
     else:
-        run, run_id = trec.read_run_and_tag(run_path, notes, data=data)
-    result = evaluate(qrels, run, ms, judged_only=judged_only, complete=complete,
-                      relevance_level=relevance_level, run_id=run_id, version=version, max_docs=max_docs,
-                      num_docs=num_docs, skip_missing=skip_missing)
+        # topic by topic as the run is read: a large run is never in memory as Python objects
+        run_notes: list[str] = []
+        batches = trec.RunBatches(run_path, data, run_notes)
+        try:
+            result = evaluate_batches(qrels, batches, measures, run_id=lambda: batches.tag, **options)
+        except trec.ScatteredTopics:  # a topic's lines are not consecutive: read the run whole
+            run_notes = []
+            run, run_id = trec.read_run_and_tag(run_path, run_notes, data=data)
+            result = evaluate(qrels, run, measures, run_id=run_id, **options)
+        notes += run_notes
     result.notes[:0] = notes
     return result

@@ -13,7 +13,7 @@ from __future__ import annotations
 from legalir.errors import LegalirError
 
 import math
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from legalir import trec
 from legalir.evaluate import custom, trec10
@@ -112,6 +112,28 @@ def evaluate(
     ``all``, ``relstring`` only per topic, ``starK_P`` only for topics with
     a K-star document.
     """
+    return evaluate_batches(qrels, (run,), measures, judged_only=judged_only, complete=complete,
+                            relevance_level=relevance_level, run_id=run_id, version=version, max_docs=max_docs,
+                            num_docs=num_docs, skip_missing=skip_missing)
+
+
+def evaluate_batches(
+    qrels: Mapping[str, Mapping[str, int]],
+    batches: Iterable[Mapping[str, Mapping[str, float]]],
+    measures: Iterable[str | Measure] | str | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    relevance_level: int = 1,
+    run_id: str | Callable[[], str] | None = None,
+    version: str = "10",
+    max_docs: int | None = None,
+    num_docs: int = 0,
+    skip_missing: bool = False,
+) -> Evaluation:
+    """:func:`evaluate` on a run given as batches of whole topics (each topic in one batch only, as
+    :class:`legalir.trec.RunBatches` reads them): every topic's values are computed with its batch,
+    so only one batch of the run is in memory at a time. ``run_id`` may be a function, called after
+    the last batch (a streamed run's tag is known at its end)."""
     if relevance_level < 1:
         raise EvaluationError(f"relevance level must be >= 1 (got {relevance_level})")
     if relevance_level > trec.MAX_RELEVANCE:
@@ -123,48 +145,69 @@ def evaluate(
     ms = parse_measures(measures, version)
     ir = [m for m in ms if m.provider == "ir_measures"]
     ms = [m for m in ms if m.provider != "ir_measures"]
-    missing_from_run, missing_from_qrels = topic_coverage(qrels, run)
+    own = {m.name for m in ms if m.provider == "legalir" or (version == "10" and m.name in COMPUTED_FOR_10)}
+    by_pytrec = [m for m in ms if m.name not in own]
+    by_legalir = [m for m in ms if m.name in own]
     qrels_topics = [t for t, d in qrels.items() if d]
-    topics = sorted(t for t, d in run.items() if d and t in qrels and qrels[t])
+
+    def score(run: Mapping, topics: list[str], real: bool = True) -> None:
+        """Every value of ``topics`` (run topics with judgements) into ``values``."""
+        if max_docs is not None:
+            run = {t: dict(trec.ranking(run[t])[:max_docs]) if len(run[t]) > max_docs else run[t] for t in topics}
+        for t in topics:
+            values[t] = {}
+        if ir and real:
+            from legalir.evaluate import irm
+
+            for t, row in irm.values(ir, qrels, run, topics).items():
+                values[t].update(row)
+        _trec_eval_values(by_pytrec, qrels, run, topics, judged_only, relevance_level, values)
+        _legalir_values(by_legalir, qrels, run, topics, judged_only, relevance_level, values, max_docs, num_docs)
+
+    values: dict[str, dict[str, object]] = {}   # every computed value, per topic
+    run_topics: list[str] = []                  # with at least one document
+    run_keys = 0
+    unjudgeable: list[str] = []
+    for batch in batches:
+        run_keys += len(batch)
+        topics = []
+        for t, docs in batch.items():
+            if docs:
+                run_topics.append(t)
+                j = qrels.get(t)
+                if j:
+                    # trec_eval stops on such a topic ("Can't calculate measure"), pytrec_eval misbehaves
+                    (unjudgeable if max(j.values()) < 0 else topics).append(t)
+        if topics and not unjudgeable:
+            score(batch, topics)
+
+    in_run = set(run_topics)
+    missing_from_run = sorted(set(qrels_topics) - in_run)
+    missing_from_qrels = sorted(in_run.difference(qrels_topics))
+    topics = sorted(t for t in in_run if qrels.get(t))
     bogus: set[str] = set()
     notes: list[str] = []
     if version == "10" and complete and missing_from_run and topics:
         # trec_eval 10.0 evaluates each missing topic on a ranking of one unjudged document
         bogus = set(missing_from_run)
-        run = dict(run)
-        for t in bogus:
-            run[t] = {trec10.BOGUS_DOCNO: 1.0}
         topics = sorted(set(topics) | bogus)
+        unjudgeable += [t for t in bogus if max(qrels[t].values()) < 0]
     elif version == "10" and missing_from_run and topics:
         notes.append(f"{len(missing_from_run)} qrels topics have no run results: the trec_eval 10.0 binary stops "
                      f"there (\"result qid ... not found\", exit 4) unless -c is given; legalir evaluates the "
                      f"other topics as trec_eval 9.0.x does")
-    if max_docs is not None:
-        run = {t: dict(trec.ranking(run[t])[:max_docs]) if len(run[t]) > max_docs else run[t] for t in topics}
     if not topics:
         raise EvaluationError("no topic has both run results and judgements "
-                              f"({len(run)} run topics, {len(qrels_topics)} qrels topics)")
-
-    unjudgeable = [t for t in topics if all(r < 0 for r in qrels[t].values())]
+                              f"({run_keys} run topics, {len(qrels_topics)} qrels topics)")
     if unjudgeable:
-        # trec_eval stops on such a topic ("Can't calculate measure"), and pytrec_eval misbehaves.
+        unjudgeable.sort()
         raise EvaluationError(
             f"{len(unjudgeable)} topic(s) in both run and qrels have only negative (unjudged) relevance "
             f"values, which trec_eval cannot evaluate: {_some(unjudgeable)}; give them a judgement >= 0 "
             f"or remove them from the qrels")
-
-    values: dict[str, dict[str, object]] = {t: {} for t in topics}   # every computed value, per topic
-    if ir:
-        from legalir.evaluate import irm
-
-        real = [t for t in topics if t not in bogus]
-        for t, row in irm.values(ir, qrels, run, real).items():
-            values[t].update(row)
-    own = {m.name for m in ms if m.provider == "legalir" or (version == "10" and m.name in COMPUTED_FOR_10)}
-    _trec_eval_values([m for m in ms if m.name not in own], qrels, run, topics, judged_only, relevance_level,
-                      values)
-    _legalir_values([m for m in ms if m.name in own], qrels, run, topics, judged_only, relevance_level, values,
-                    max_docs, num_docs)
+    if bogus:
+        missing = sorted(bogus)
+        score({t: {trec10.BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
     for t in bogus:  # trec_eval 10.0's clean-up after its one-document ranking: by exact value name
         row = values[t]
         for name in row:
@@ -173,6 +216,8 @@ def evaluate(
     recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
+    if callable(run_id):
+        run_id = run_id()
 
     n_eval = len(topics)
     denom = len(qrels_topics) if complete else n_eval

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import itemgetter
 from typing import Mapping
 
-from legalir import trec
 
 NONPOOL, UNJUDGED = -1, -2
 #: the one document trec_eval 10.0 "retrieves" for a qrels topic missing from the run under -c
@@ -44,21 +46,18 @@ class Ranked:
 def ranked(judged: Mapping[str, int], docs: Mapping[str, float], level: int, judged_only: bool,
            max_docs: int | None) -> Ranked:
     """trec_eval's form_res_rels: rank by score then docid (both descending), keep -M, drop unjudged under -J."""
-    order = trec.ranking(docs)
+    order = sorted(zip(docs.values(), docs), reverse=True)  # trec.ranking's order, without a Python key
     if max_docs is not None:
         order = order[:max_docs]
-    rels = []
-    for d, _ in order:
-        r = judged.get(d)
-        rels.append(NONPOOL if r is None else (UNJUDGED if r < 0 else r))
+    levels = Counter(judged.values())
+    if any(g < 0 for g in levels):  # judged with a negative grade: in the pool, not judged
+        judged = {d: (r if r >= 0 else UNJUDGED) for d, r in judged.items()}
+        levels = Counter({g: c for g, c in levels.items() if g >= 0})
+    rels = list(map(judged.get, map(itemgetter(1), order), repeat(NONPOOL)))
     if judged_only:
         rels = [r for r in rels if r >= 0]
-    levels: dict[int, int] = {}
-    for r in judged.values():
-        if r >= 0:
-            levels[r] = levels.get(r, 0) + 1
     num_rel = sum(c for g, c in levels.items() if g >= level)
-    return Ranked(rels, num_rel, sum(1 for r in rels if r >= level), levels, level)
+    return Ranked(rels, num_rel, sum(map(level.__le__, rels)), dict(levels), level)
 
 
 def _lround(x: float) -> int:
@@ -66,27 +65,26 @@ def _lround(x: float) -> int:
 
 
 def _interpolated(rr: Ranked, percents) -> list[float]:
-    """Interpolated precision at each recall cut-off (m_iprec_at_recall.c / m_11pt_avg.c, 10.0)."""
+    """Interpolated precision at each recall cut-off (m_iprec_at_recall.c / m_11pt_avg.c, 10.0).
+
+    trec_eval walks the ranking from the bottom, keeping the highest precision seen; a precision
+    below a relevant document is never above the one at that document (same count, deeper rank), so
+    the walk visits the relevant documents only: the same values, in the same order."""
     cutoffs = [_lround(p * rr.num_rel) for p in percents]
     out = [0.0] * len(cutoffs)
     cur = len(cutoffs) - 1
     while cur >= 0 and cutoffs[cur] > rr.num_rel_ret:
         cur -= 1
     # 0/0 when nothing is retrieved: trec_eval prints -nan; legalir reports 0 (see the README)
-    precis = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0
-    int_precis = precis
-    rel_so_far = rr.num_rel_ret
-    i = rr.num_ret
-    while i > 0 and rel_so_far > 0:
-        precis = rel_so_far / i
+    int_precis = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0
+    ranks = list(compress(count(1), map(rr.level.__le__, rr.rels)))  # ranks of the relevant documents
+    for rel_so_far in range(len(ranks), 0, -1):
+        precis = rel_so_far / ranks[rel_so_far - 1]
         if int_precis < precis:
             int_precis = precis
-        if rr.rels[i - 1] >= rr.level:
-            while cur >= 0 and rel_so_far == cutoffs[cur]:
-                out[cur] = int_precis
-                cur -= 1
-            rel_so_far -= 1
-        i -= 1
+        while cur >= 0 and rel_so_far == cutoffs[cur]:
+            out[cur] = int_precis
+            cur -= 1
     while cur >= 0:
         out[cur] = int_precis
         cur -= 1

@@ -18,7 +18,8 @@ memory or the GPU that searches it. A sharded flat index returns exactly what
 one flat index over the same vectors returns, ties at the cut included (both
 keep the lowest rows, :func:`_search_exact`).
 
-Builds go to a temporary folder renamed on success. An index is searched on
+Builds are atomic and versioned as a whole (every partition), like Lucene
+builds: see :mod:`legalir.atomic`. An index is searched on
 the GPU when FAISS was built with GPU support and a CUDA device is visible
 (``faiss.get_num_gpus() > 0``; flat and IVF-PQ, HNSW has no GPU form), on
 the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
@@ -38,14 +39,14 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from legalir import collections
-from legalir.atomic import atomic_dir
+from legalir import atomic, collections
 from legalir.index import encoders, partition_keys
 
 META = "legalir-dense.json"
 INDEX_FILE = "index.faiss"
 DOCIDS = "docids.txt"
 TYPES = ("flat", "hnsw", "ivfpq")
+KIND = "dense-index"
 
 
 class DenseIndexError(LegalirError, ValueError):
@@ -165,10 +166,36 @@ def write_shards(folder: Path, template, spec: IndexSpec, emb_dir: Path, n: int,
     return shards
 
 
+def _sharded(n: int, shard_size: int | None) -> bool:
+    if shard_size is not None and shard_size < 1:
+        raise DenseIndexError(f"--shard-size must be at least 1, got {shard_size}")
+    return shard_size is not None and n > shard_size
+
+
+def _is_legacy_index(path: Path) -> bool:
+    """A dense index folder written by legalir before output markers existed."""
+    return (path / META).exists() or bool(partition_keys(path, META))
+
+
+def _write_index(folder: Path, index, emb_dir: Path, manifest: dict, spec: IndexSpec, dim: int, n: int,
+                 coll, partition, source: dict, shard_size: int | None = None) -> None:
+    f = faiss()
+    folder.mkdir(parents=True, exist_ok=True)
+    sharded = _sharded(n, shard_size)
+    extra = {"shards": write_shards(folder, index, spec, emb_dir, n, shard_size)} if sharded else {}
+    if not sharded:
+        f.write_index(index, str(folder / INDEX_FILE))
+    shutil.copyfile(emb_dir / encoders.DOCIDS, folder / DOCIDS)
+    meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
+            "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
+            "partition": partition, "partition_field": source.get("partition_field"), **extra}
+    atomic.write_json(folder / META, meta)
+
+
 def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
               collection_dir: str | os.PathLike | None = None, threads: int | None = None,
-              shard_size: int | None = None) -> int:
-    """Build one FAISS index from a complete embeddings folder; returns its size.
+              overwrite: bool = False, shard_size: int | None = None) -> int:
+    """Build one FAISS index from a complete embeddings folder into ``index_dir`` (atomic); returns its size.
 
     ``shard_size``: build it as FAISS shards of at most that many vectors
     (searched shard by shard, :class:`ShardedIndex`), for an index larger than
@@ -178,8 +205,17 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     (``collection_dir``, else the one recorded when encoding): the same ids in
     the same order, or a :class:`DenseIndexError` and nothing written.
     """
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads,
+                                                                          shard_size)
+        _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source, shard_size)
+    return n
+
+
+def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | None = None):
+    """The FAISS index of a complete embeddings folder, checked against its collection, in memory."""
     f = faiss()
-    emb_dir, index_dir = Path(emb_dir), Path(index_dir)
+    emb_dir = Path(emb_dir)
     manifest = encoders.read_manifest(emb_dir)
     dim, n = int(manifest["dim"]), int(manifest["documents"])
     spec.check(dim, n)
@@ -207,36 +243,27 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
                                   f"{where} ({detail}); encode it again (legalir encode --overwrite)")
     if threads:
         f.omp_set_num_threads(int(threads))
-    if shard_size is not None and shard_size < 1:
-        raise DenseIndexError(f"--shard-size must be at least 1, got {shard_size}")
-    sharded = shard_size is not None and n > shard_size
+    _sharded(n, shard_size)  # checked before the work
     index = _make_index(spec, dim, n)
     if not index.is_trained:
         index.train(_training_sample(emb_dir, n, spec.train_size, spec.seed))
-    if not sharded:
+    if not _sharded(n, shard_size):  # a sharded index is filled shard by shard as it is written
         for shard in encoders.iter_shards(emb_dir):
             index.add(np.ascontiguousarray(shard, dtype=np.float32))
         if index.ntotal != n:  # pragma: no cover - invariant
-            raise DenseIndexError(f"{index_dir}: {index.ntotal} vectors added, {n} expected")
-
-    with atomic_dir(index_dir) as tmp:
-        extra = {"shards": write_shards(tmp, index, spec, emb_dir, n, shard_size)} if sharded else {}
-        if not sharded:
-            f.write_index(index, str(tmp / INDEX_FILE))
-        shutil.copyfile(emb_dir / encoders.DOCIDS, tmp / DOCIDS)
-        meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
-                "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
-                "partition": partition, "partition_field": source.get("partition_field"), **extra}
-        with open(tmp / META, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-    return n
+            raise DenseIndexError(f"{emb_dir}: {index.ntotal} vectors added, {n} expected")
+    return index, emb_dir, manifest, dim, n, coll, partition, source
 
 
 def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
           collection_dir: str | os.PathLike | None = None, partitions: list[str] | None = None,
-          threads: int | None = None, quiet: bool = False, shard_size: int | None = None) -> dict[str, int]:
-    """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``)."""
+          threads: int | None = None, quiet: bool = False, overwrite: bool = False,
+          shard_size: int | None = None) -> dict[str, int]:
+    """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``).
+
+    Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
+    ``partitions`` keeps the other partitions of the current index.
+    """
     emb_dir = Path(emb_dir)
     parts = encoders.partitions(emb_dir)
     if not parts:
@@ -248,15 +275,26 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
         unknown = [k for k in keys if k not in parts]
         if unknown:
             raise DenseIndexError(f"{emb_dir}: no embeddings for partition(s) {unknown}; known: {', '.join(parts)}")
+    index_dir = Path(index_dir)
     out: dict[str, int] = {}
-    for i, key in enumerate(keys, 1):
-        t0 = time.time()
-        src = emb_dir / key if key else emb_dir
-        target = Path(index_dir) / key if key else Path(index_dir)
-        out[key] = build_one(src, target, spec, collection_dir, threads, shard_size=shard_size)
-        if not quiet:
-            print(f"indexed {out[key]} vectors -> {target} ({spec.type}, [{i}/{len(keys)}], "
-                  f"{time.time() - t0:.1f}s)", file=sys.stderr)
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        if parts and partitions is not None:  # keep the partitions not rebuilt now
+            old = atomic.current(index_dir)
+            for key in partition_keys(old, META) if old.is_dir() else []:
+                if key not in keys:
+                    atomic.copy_linked(old / key, tmp / key)
+        for i, key in enumerate(keys, 1):
+            t0 = time.time()
+            src = emb_dir / key if key else emb_dir
+            index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads, shard_size)
+            _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source,
+                         shard_size)
+            del index
+            out[key] = n
+            if not quiet:
+                where = index_dir / key if key else index_dir
+                print(f"indexed {n} vectors -> {where} ({spec.type}, [{i}/{len(keys)}], "
+                      f"{time.time() - t0:.1f}s)", file=sys.stderr)
     return out
 
 
@@ -344,7 +382,8 @@ class LoadedIndex:
     def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
                  nprobe: int | None = None, threads: int | None = None):
         f = faiss()
-        self.dir = Path(index_dir)
+        # resolved once: every file below comes from the same version of a versioned index
+        self.dir = Path(os.path.realpath(index_dir))
         if not (self.dir / META).exists() or not (self.dir / INDEX_FILE).exists():
             raise DenseIndexError(f"{self.dir}: no dense index here; build it first (legalir index-dense)")
         self.meta = read_meta(self.dir)
@@ -432,7 +471,7 @@ class ShardedIndex(LoadedIndex):
     def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
                  nprobe: int | None = None, threads: int | None = None, resident: bool = False):
         f = faiss()
-        self.dir = Path(index_dir)
+        self.dir = Path(os.path.realpath(index_dir))  # one version of a versioned index, shard after shard
         self.meta = read_meta(self.dir)
         self.shards = list(self.meta.get("shards") or [])
         if not self.shards or not all((self.dir / sh["file"]).exists() for sh in self.shards):

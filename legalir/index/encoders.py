@@ -54,6 +54,7 @@ import numpy as np
 POOLINGS = ("mean", "cls", "last")
 DTYPES = ("float32", "float16", "bfloat16")
 MANIFEST = "manifest.json"
+KIND = "embeddings"
 DOCIDS = "docids.txt"
 DEFAULT_SHARD_SIZE = 100_000
 DEFAULT_BATCH_SIZE = 32
@@ -136,30 +137,11 @@ class EncoderSettings:
         return {k: getattr(self, k) for k in DOCUMENT_SIDE}
 
 
-def _looks_like_hub_name(model: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", model)) and not model.startswith(".")
-
-
 def resolve_model_dir(model: str, revision: str | None = None) -> Path:
-    """A local folder holding ``model``: the path itself, or a Hub snapshot (downloaded if needed)."""
-    p = Path(os.path.expanduser(str(model)))
-    if p.exists():
-        if not p.is_dir():
-            raise EncoderError(f"{p}: encoder path is a file, expected a model folder (config.json, weights)")
-        if not (p / "config.json").exists() and not (p / "modules.json").exists():
-            raise EncoderError(f"{p}: not a Hugging Face model folder (no config.json or modules.json)")
-        return p.resolve()
-    if not _looks_like_hub_name(str(model)):
-        raise EncoderError(f"{model}: encoder path does not exist")
-    try:  # pragma: no cover - needs the Hub (or its cache); never exercised in tests
-        from huggingface_hub import snapshot_download
+    """A local folder holding ``model`` (see :func:`legalir.models.resolve`: ``minilm``, a folder, a Hub name)."""
+    from legalir import models
 
-        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
-        return Path(snapshot_download(repo_id=str(model), revision=revision, local_files_only=offline))
-    except Exception as e:  # pragma: no cover
-        raise EncoderError(f"{model}: not a local folder, and could not get it from the Hugging Face Hub "
-                           f"({type(e).__name__}: {e}). Give a local model path, or go online "
-                           f"(HF_HUB_OFFLINE unset) to download it.") from None
+    return models.resolve(model, revision, what="encoder", error=EncoderError)
 
 
 def _read_json(path: Path) -> Any:
@@ -456,11 +438,9 @@ class Encoder:
 
 # ------------------------------------------------------------------ sharded corpus encoding
 def _write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    from legalir import atomic
+
+    atomic.write_json(path, obj)
 
 
 def docids_digest(docids: Iterable[str]) -> str:
@@ -500,6 +480,18 @@ class EncodeResult:
     out_dir: Path = field(default_factory=Path)
 
 
+def _is_embeddings(path: Path) -> bool:
+    """An embeddings folder written by legalir before output markers existed (or what one killed
+    before writing its manifest left)."""
+    return ((path / MANIFEST).exists() and (path / DOCIDS).exists()) or _only_leftovers(path)
+
+
+def _only_leftovers(path: Path) -> bool:
+    """A folder holding nothing but what an older legalir left when killed before its manifest."""
+    names = [p.name for p in path.iterdir()]
+    return bool(names) and all(n == DOCIDS or re.fullmatch(r"docids\.txt\.tmp-\d+", n) for n in names)
+
+
 def encode_corpus(
     encoder: Encoder,
     docs: Callable[[], Iterator[tuple[str, str]]],
@@ -515,15 +507,42 @@ def encode_corpus(
     """Encode the documents ``docs()`` yields (``(docid, text)``, same order each call) into shards.
 
     Resumes the shards already in ``out_dir`` when they were written with the
-    same document-side settings for the same document ids; refuses otherwise
-    (unless ``overwrite``, which starts afresh). ``stop_after_shards`` stops
-    after writing that many new shards (to split a long job, or to test resuming).
+    same document-side settings and batch size for the same document ids;
+    refuses otherwise. ``overwrite`` encodes afresh into ``OUT_DIR.new`` (itself
+    resumable by the same command) and replaces ``out_dir`` with it only when
+    complete: the old embeddings stay usable until then. ``stop_after_shards``
+    stops after writing that many new shards (to split a long job, or to test
+    resuming). One process at a time writes ``out_dir`` (:func:`legalir.atomic.lock`).
     """
-    from tqdm import tqdm
+    from legalir import atomic
 
     out = Path(out_dir)
     if shard_size < 1:
         raise EncoderError(f"shard size must be at least 1, got {shard_size}")
+    if batch_size < 1:
+        raise EncoderError(f"batch size must be at least 1, got {batch_size}")
+    with atomic.lock(out):
+        atomic.check_target(out, KIND, overwrite=overwrite, legacy=_is_embeddings)
+        if not overwrite:
+            return _encode_into(encoder, docs, out, shard_size, batch_size, stop_after_shards, source, progress,
+                                restart=False)
+        work = out.with_name(out.name + ".new")
+        result = _encode_into(encoder, docs, work, shard_size, batch_size, stop_after_shards, source, progress,
+                              restart=True)
+        if result.complete:
+            atomic.check_target(out, KIND, overwrite=True, legacy=_is_embeddings)
+            atomic._swap_in(work, out)
+            result.out_dir = out
+        return result
+
+
+def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size: int,
+                 stop_after_shards: int | None, source, progress: bool, restart: bool) -> EncodeResult:
+    """Encode into ``out``, resuming it; ``restart``: a folder of other settings there is ours to replace."""
+    from tqdm import tqdm
+
+    from legalir import atomic
+
     docids: list[str] = []
     seen: set[str] = set()
     for n, (docid, text) in enumerate(docs(), 1):
@@ -539,36 +558,37 @@ def encode_corpus(
     digest = docids_digest(docids)
     settings = encoder.settings.to_dict()
 
-    if out.exists() and overwrite:
+    manifest = None
+    if out.is_dir() and _only_leftovers(out):  # killed in its first moment by an older legalir
         shutil.rmtree(out)
     if (out / MANIFEST).exists():
         manifest = read_manifest(out)
-        old = EncoderSettings.from_dict(manifest.get("encoder", {})).document_side()
-        new = encoder.settings.document_side()
-        diff = {k: (old.get(k), new[k]) for k in new if old.get(k) != new[k]}
-        if diff:
-            what = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
-            raise EncoderError(f"{out}: holds embeddings made with other settings ({what}). "
-                               f"Use a new output folder, or --overwrite to start again.")
-        if manifest.get("docids_sha256") != digest or manifest.get("documents") != len(docids):
-            raise EncoderError(f"{out}: holds embeddings of other documents ({manifest.get('documents')} there, "
-                               f"{len(docids)} now, or different ids): the collection changed. "
-                               f"Use a new output folder, or --overwrite to start again.")
-        shard_size = int(manifest["shard_size"])
+        problem = _resume_problem(manifest, encoder, digest, len(docids), batch_size)
+        if problem and restart:
+            shutil.rmtree(out)  # our own unfinished --overwrite work of other settings
+            manifest = None
+        elif problem:
+            raise EncoderError(f"{out}: {problem}. Use a new output folder, or --overwrite to start again "
+                               f"(the old embeddings stay until the new ones are complete).")
+        else:
+            shard_size = int(manifest["shard_size"])
+            if "batch_size" not in manifest:
+                manifest["batch_size"] = batch_size
     elif out.exists() and any(out.iterdir()):
         raise EncoderError(f"{out}: exists and is not an embeddings folder (no {MANIFEST}); "
-                           f"use a new output folder, or --overwrite")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp_ids = out / (DOCIDS + f".tmp-{os.getpid()}")
-        with open(tmp_ids, "w", encoding="utf-8") as f:
-            for d in docids:
-                f.write(d + "\n")
-        os.replace(tmp_ids, out / DOCIDS)
+                           f"use a new output folder")
+    if manifest is None:
         manifest = {"format": FORMAT_VERSION, "encoder": settings, "dim": encoder.dim, "documents": len(docids),
-                    "docids_sha256": digest, "shard_size": shard_size, "shards": {}, "complete": False,
-                    "source": dict(source or {})}
-        _write_json_atomic(out / MANIFEST, manifest)
+                    "docids_sha256": digest, "shard_size": shard_size, "batch_size": batch_size, "shards": {},
+                    "complete": False, "source": dict(source or {})}
+        # the folder appears whole (ids + manifest) or not at all: a kill here leaves nothing to refuse
+        with atomic.atomic_dir(out, KIND, marker={"patterns": ["shard-*.npy"]}) as tmp:
+            with open(tmp / DOCIDS, "w", encoding="utf-8") as f:
+                for d in docids:
+                    f.write(d + "\n")
+            with open(tmp / MANIFEST, "w", encoding="utf-8") as f:
+                json.dump(manifest, f, indent=2, sort_keys=True)
+                f.write("\n")
 
     n_shards = (len(docids) + shard_size - 1) // shard_size
     done = {int(k) for k in manifest["shards"]}
@@ -612,15 +632,31 @@ def encode_corpus(
     return EncodeResult(len(docids), n_shards, len(manifest["shards"]), written, complete, out)
 
 
+def _resume_problem(manifest: dict, encoder: Encoder, digest: str, n_docs: int, batch_size: int) -> str | None:
+    """Why the shards of ``manifest`` cannot be continued by this encoding, or None."""
+    old = EncoderSettings.from_dict(manifest.get("encoder", {})).document_side()
+    new = encoder.settings.document_side()
+    diff = {k: (old.get(k), new[k]) for k in new if old.get(k) != new[k]}
+    if diff:
+        what = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+        return f"holds embeddings made with other settings ({what})"
+    if manifest.get("docids_sha256") != digest or manifest.get("documents") != n_docs:
+        return (f"holds embeddings of other documents ({manifest.get('documents')} there, {n_docs} now, or "
+                f"different ids): the collection changed")
+    old_batch = manifest.get("batch_size")
+    if old_batch is not None and int(old_batch) != int(batch_size) and manifest.get("shards"):
+        return (f"was encoded with --batch-size {old_batch}, now {batch_size}: vectors differ slightly "
+                f"(about 1e-7) with the batch size, so the shards would mix two encodings; resume with "
+                f"--batch-size {old_batch}")
+    return None
+
+
 def save_shard(out: Path, index: int, vecs: np.ndarray) -> None:
     """Write shard ``index`` of an embeddings folder (float32 ``.npy``), atomically."""
-    final = out / shard_name(index)
-    tmp = out / (shard_name(index) + f".tmp-{os.getpid()}")
-    mm = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=vecs.shape)
-    mm[:] = vecs
-    mm.flush()
-    del mm
-    os.replace(tmp, final)
+    from legalir import atomic
+
+    with atomic.open_file(out / shard_name(index), "wb") as f:
+        np.save(f, np.ascontiguousarray(vecs, dtype=np.float32), allow_pickle=False)
 
 
 def iter_shards(emb_dir: str | os.PathLike) -> Iterator[np.ndarray]:
@@ -648,11 +684,32 @@ def load_embeddings(emb_dir: str | os.PathLike) -> np.ndarray:
 
 
 def partitions(emb_dir: str | os.PathLike) -> list[str]:
-    """Partition keys of a partitioned embeddings folder (sub-folders with a manifest); [] if not partitioned."""
+    """Partition keys of a partitioned embeddings folder (sub-folders with a manifest); [] if not partitioned.
+
+    Work folders (``KEY.new`` of ``--overwrite``, ``KEY.tmp-PID``) are not partitions."""
     root = Path(emb_dir)
     if (root / MANIFEST).exists():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).exists()) if root.is_dir() else []
+    return sorted(p.name for p in root.iterdir()
+                  if "." not in p.name and (p / MANIFEST).exists()) if root.is_dir() else []
+
+
+def _check_partitioned_root(root: Path, keys: list[str]) -> None:
+    """Refuse to put partition folders into a folder holding anything else (legalir never mixes
+    its output into a user's folder)."""
+    from legalir.atomic import OutputError
+
+    if not root.is_dir():
+        if root.exists():
+            raise OutputError(f"{root}: exists and is a file; name a folder for the embeddings")
+        return
+    allowed = re.compile(r"(?:\.(?:%s)\.lock|(?:%s)(?:\.new|\.tmp-\d+(?:-[0-9a-z]+)?)?)" % (
+        "|".join(map(re.escape, keys)), "|".join(map(re.escape, keys))))
+    foreign = sorted(p.name for p in root.iterdir() if not allowed.fullmatch(p.name))
+    if foreign:
+        raise OutputError(f"{root}: holds entries that are not this collection's partition embeddings "
+                          f"({', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}); legalir never "
+                          f"mixes its output into another folder: choose a new output folder")
 
 
 def encode_collection(encoder: Encoder, collection_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
@@ -670,6 +727,8 @@ def encode_collection(encoder: Encoder, collection_dir: str | os.PathLike, out_d
     if unknown:
         raise EncoderError(f"unknown partition(s) {unknown}; known: {', '.join(sorted(dirs))}")
     results: dict[str, EncodeResult] = {}
+    if manifest.get("partition_field"):
+        _check_partitioned_root(Path(out_dir), sorted(dirs))
     budget = kwargs.pop("stop_after_shards", None)  # new shards allowed in all, over every partition
     for key in keys:
         target = Path(out_dir) / key if key else Path(out_dir)

@@ -1,25 +1,29 @@
 """Lucene indexes over a collection, built with Anserini's IndexCollection in-process.
 
 Each index stores positions, document vectors and the raw JSON, which is what
-BM25, RM3 (document vectors) and raw-text display need. A build writes to a
-temporary folder and renames it on success: an interrupted build leaves no
-half index. A partitioned collection gets one index per partition value.
+BM25, RM3 (document vectors) and raw-text display need. A partitioned
+collection gets one index per partition value, under one folder.
+
+Builds are atomic and versioned (:mod:`legalir.atomic`): ``INDEX_DIR`` is a
+link to ``INDEX_DIR.vN``; a build writes the next version and switches the
+link when every partition is complete, so an interrupted build leaves the
+old index, and a search opened before or during a build keeps reading one
+consistent version. A folder that is not a legalir index is never replaced.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
 
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
-from legalir import collections, jvm
-from legalir.atomic import atomic_dir
-from legalir.index import partition_keys
+from legalir import atomic, collections, jvm
+from legalir.index import lucene, partition_keys
 
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
-META = "legalir-index.json"
+META = lucene.META
+KIND = "lucene-index"
 
 
 class IndexError_(LegalirError, RuntimeError):
@@ -43,50 +47,81 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
 
 
 def num_docs(index_dir: str | os.PathLike) -> int:
-    reader_utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = reader_utils.getReader(os.path.abspath(index_dir))
-    try:
-        return int(reader.numDocs())
-    finally:
-        reader.close()
+    """Documents in the index (read through the one Lucene access class)."""
+    return lucene.num_docs(index_dir)
 
 
-def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None) -> int:
-    """Build one index atomically; returns its document count."""
-    with atomic_dir(index_dir) as tmp:
-        _index_collection(Path(input_dir), tmp, threads)
-        n = num_docs(tmp)
-        if expected is not None and n != expected:
-            raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
-        with open(tmp / META, "w", encoding="utf-8") as f:
-            json.dump({"input": str(input_dir), "documents": n}, f, indent=2)
+def _is_legacy_index(path: Path) -> bool:
+    """An index folder written by legalir before output markers existed."""
+    return (path / META).exists() or bool(partition_keys(path, META))
+
+
+def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | None) -> int:
+    index_dir.mkdir(parents=True, exist_ok=True)
+    _index_collection(Path(input_dir), index_dir, threads)
+    n = num_docs(index_dir)
+    if expected is not None and n != expected:
+        raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
+    atomic.write_json(index_dir / META, {"input": str(input_dir), "documents": n}, sort_keys=False)
     return n
 
 
+def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None,
+              overwrite: bool = False) -> int:
+    """Build one index atomically (see :mod:`legalir.atomic`); returns its document count."""
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        return _build_into(Path(input_dir), tmp, threads, expected)
+
+
 def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threads: int = DEFAULT_THREADS,
-          partitions: list[str] | None = None, quiet: bool = False) -> dict[str, int]:
+          partitions: list[str] | None = None, quiet: bool = False, overwrite: bool = False) -> dict[str, int]:
     """Index a collection: one index, or one per partition under ``index_dir/<partition>/``.
 
-    Returns document counts by partition key (``""`` when not partitioned).
+    The whole build is atomic: ``index_dir`` holds the old index (every partition of it) until the
+    new one is complete, then switches to it at once (:mod:`legalir.atomic`, versioned). Building
+    only some ``partitions`` keeps the other partitions of the current index (hard-linked, not
+    rebuilt). Returns document counts by partition key (``""`` when not partitioned).
     """
     manifest = collections.read_manifest(collection_dir)
     dirs = collections.corpus_dirs(collection_dir)
     counts = manifest["partitions"] if manifest.get("partition_field") else {"": manifest["documents"]["written"]}
-    keys = sorted(dirs) if partitions is None else partitions
+    keys = sorted(dirs) if partitions is None else list(partitions)
     unknown = [k for k in keys if k not in dirs]
     if unknown:
         raise IndexError_(f"unknown partition(s) {unknown}; known: {', '.join(sorted(dirs))}")
+    if partitions is not None and "" in dirs:
+        raise IndexError_(f"{collection_dir}: not partitioned, cannot build partitions {partitions}")
+    index_dir = Path(index_dir)
     out: dict[str, int] = {}
-    for i, key in enumerate(keys, 1):
-        target = Path(index_dir) / key if key else Path(index_dir)
-        t0 = time.time()
-        out[key] = build_one(dirs[key], target, threads, expected=counts[key])
-        if not quiet:
-            label = f"[{i}/{len(keys)}] {key}" if key else str(target)
-            print(f"indexed {out[key]} documents -> {target} ({label}, {time.time() - t0:.1f}s)", file=sys.stderr)
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        if partitions is not None:  # keep the partitions not rebuilt now
+            old = atomic.current(index_dir)
+            for key in partition_keys(old, META) if old.is_dir() else []:
+                if key not in keys:
+                    atomic.copy_linked(old / key, tmp / key)
+        for i, key in enumerate(keys, 1):
+            t0 = time.time()
+            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key])
+            if not quiet:
+                label = f"[{i}/{len(keys)}] {key}" if key else str(index_dir)
+                where = index_dir / key if key else index_dir
+                print(f"indexed {out[key]} documents -> {where} ({label}, {time.time() - t0:.1f}s)",
+                      file=sys.stderr)
     return out
 
 
 def partitions(index_dir: str | os.PathLike) -> list[str]:
     """Partition keys of a partitioned index folder (sub-folders holding an index)."""
     return partition_keys(index_dir, META)
+
+
+def partition_field(index_dir: str | os.PathLike) -> str | None:
+    """The partition field recorded by the collection a partitioned index was built from."""
+    from legalir.errors import read_json
+
+    for key in partitions(index_dir):
+        meta = read_json(Path(index_dir) / key / META, "index metadata")
+        manifest = Path(meta["input"]).parent.parent / "manifest.json"
+        if manifest.exists():
+            return read_json(manifest, "collection manifest").get("partition_field")
+    return None

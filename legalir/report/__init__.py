@@ -1,6 +1,6 @@
 """Benchmark reports: score runs with a dataset's own protocol and print them beside the papers' rows.
 
-A dataset module declares its protocol as class attributes:
+A dataset declares its protocol on :class:`legalir.datasets.base.Dataset`:
 
 * ``measures``: trec_eval-style measure specs, e.g. ``("ndcg_cut.5", "recall.100,1000")``
 * ``judged_only``: drop unjudged documents before scoring (ACORD)
@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from legalir import trec
+from legalir.errors import LegalirError, read_json
+
+
+class ReportError(LegalirError, ValueError):
+    pass
 
 _NAMES = [
     (r"ndcg_cut_(\d+)", r"nDCG@\1"),
@@ -44,10 +49,10 @@ def display_name(measure: str) -> str:
 
 def protocol(dataset_cls) -> dict:
     return {
-        "measures": list(getattr(dataset_cls, "measures", ())),
-        "judged_only": bool(getattr(dataset_cls, "judged_only", False)),
-        "scale": float(getattr(dataset_cls, "report_scale", 100)),
-        "references": list(getattr(dataset_cls, "references", ())),
+        "measures": list(dataset_cls.measures),
+        "judged_only": bool(dataset_cls.judged_only),
+        "scale": float(dataset_cls.report_scale),
+        "references": list(dataset_cls.references),
     }
 
 
@@ -58,7 +63,7 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
 
     p = protocol(dataset_cls)
     if not p["measures"]:
-        raise ValueError(f"dataset {dataset_cls.name!r} declares no measures")
+        raise ReportError(f"dataset {dataset_cls.name!r} declares no measures; score its runs with legalir eval")
     from legalir.runformats import read_any_run
 
     qrels = trec.read_qrels(qrels_path)
@@ -69,14 +74,62 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     return result
 
 
+def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, results_dir: str | None = None,
+           labels: Sequence[str] = (), title: str | None = None, by: Sequence[str] = (),
+           topics_path: str | None = None, html_out: str | None = None, figures: Sequence[str] = (),
+           bootstrap: int = 1000, seed: int = 0, command: str | None = None) -> str:
+    """What `legalir report` prints: the table of ``inputs`` beside the papers' rows, then per-group means
+    for each ``by`` field (metadata from ``topics_path``); with ``html_out`` also one HTML page."""
+    from legalir.report import breakdown
+
+    if by and not topics_path:
+        raise ReportError("--by needs --topics (a .jsonl topics file with the metadata)")
+    fields = topic_fields(topics_path) if topics_path else None
+    full = score_inputs(dataset_cls, inputs, qrels, results_dir, labels, keep_per_topic=True)
+    parts = [table(dataset_cls, [(label, result["all"]) for label, result in full], title=title)]
+    columns, scale = measure_columns(dataset_cls), protocol(dataset_cls)["scale"]
+    for field in by:
+        for label, result in full:
+            parts.append("\n" + breakdown.format_breakdown(label, field, breakdown.breakdown(
+                result.get("per_topic") or {}, fields, field, columns), columns, scale))
+    if html_out:
+        from legalir.report import html
+
+        curves = {lab: recall_curve(dataset_cls, qrels, path) for (lab, _), path in zip(full, inputs)
+                  if qrels and not str(path).endswith(".json")}
+        html.write_report(html_out, dataset_cls, full, title=title, command=command, by=by, topic_fields=fields,
+                          curves=curves, extra_figures=figures, bootstrap=bootstrap, seed=seed, inputs=list(inputs))
+    return "\n".join(parts)
+
+
+def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, results_dir: str | None = None,
+                 labels: Sequence[str] = (), keep_per_topic: bool = False) -> list[tuple[str, Mapping]]:
+    """Table rows for ``inputs``: TREC/CRUMB runs scored with the dataset's protocol (saved as
+    ``results_dir/<run name>.json``), or results .json files saved earlier. ``keep_per_topic``: each
+    row holds the whole result (``{"all", "per_topic"}``) instead of the means."""
+    if labels and len(labels) != len(inputs):
+        raise ReportError(f"{len(labels)} --label(s) for {len(inputs)} inputs; give one per input, in order")
+    if not qrels and any(not str(p).endswith(".json") for p in inputs):
+        raise ReportError("--qrels is needed to score a run (only results .json files need none)")
+    rows = []
+    for i, path in enumerate(inputs):
+        name = Path(path).name.removesuffix(".trec").removesuffix(".json")
+        if str(path).endswith(".json"):
+            result = read_json(path, "results file")
+            if not isinstance(result, dict) or not isinstance(result.get("all"), dict):
+                raise ReportError(f"{path}: not a results file (expected {{\"all\": {{measure: value}}, ...}}, "
+                                  f"as legalir report --results-dir or legalir eval --json -q write)")
+        else:
+            out = Path(results_dir) / f"{name}.json" if results_dir else None
+            result = score_run(dataset_cls, qrels, path, out)
+        rows.append((labels[i] if labels else name, result if keep_per_topic else result["all"]))
+    return rows
+
+
 def save_json(result: Mapping, path: str | os.PathLike) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, p)
+    from legalir import atomic
+
+    atomic.write_json(path, result, indent=1, ensure_ascii=True)
 
 
 def measure_columns(dataset_cls) -> list[str]:
@@ -122,11 +175,7 @@ def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns:
 
 
 def load_results(paths: Iterable[str | os.PathLike]) -> list[tuple[str, dict]]:
-    out = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            out.append((Path(path).stem, json.load(f)))
-    return out
+    return [(Path(path).stem, read_json(path, "results file")) for path in paths]
 
 
 CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)

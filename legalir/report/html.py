@@ -204,9 +204,8 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
 
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+    from legalir import atomic
+
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmpf = out.with_name(out.name + f".tmp-{os.getpid()}")
-    tmpf.write_text(page, encoding="utf-8")
-    os.replace(tmpf, out)
+    atomic.write_text(out, page)
     return out

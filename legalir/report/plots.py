@@ -25,14 +25,14 @@ plt.rcParams.update({"svg.hashsalt": "legalir", "figure.dpi": 100, "font.size": 
 
 def save(fig, stem: str | os.PathLike) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` (each atomically) and close the figure."""
+    from legalir import atomic
+
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for fmt in FORMATS:
         p = stem.with_name(stem.name + f".{fmt}")
-        tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-        fig.savefig(tmp, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
-        os.replace(tmp, p)
+        with atomic.open_file(p, "wb") as f:
+            fig.savefig(f, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
         out.append(p)
     plt.close(fig)
     return out

@@ -1,14 +1,21 @@
-"""The retriever interface and partition routing, shared by sparse and dense search."""
+"""The retriever interface, partition routing, and the one `topics -> retriever -> run file` chain.
+
+Every search command (BM25, dense, pools) ends in :func:`search_to_run`:
+options are checked first (depth, run tag), then the topics are read,
+searched, topics that retrieved nothing are reported, and the run is written.
+"""
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 import os
-import sys
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
+from legalir import log
 from legalir.collections import partition_key
+from legalir.errors import LegalirError
 from legalir.trec import Run, Topic
+
+_log = log.get(__name__)
 
 
 class SearchError(LegalirError, ValueError):
@@ -17,6 +24,9 @@ class SearchError(LegalirError, ValueError):
 
 class Retriever(Protocol):
     def search(self, topics: Mapping[str, Topic], k: int) -> Run: ...
+
+    def close(self) -> None:
+        """Release what the retriever holds open (Lucene readers); a no-op for in-memory ones."""
 
 
 def check_topics(topics: Mapping[str, Topic]) -> None:
@@ -32,9 +42,39 @@ def report_empty_results(run: Run, topics: Mapping[str, Topic], quiet: bool = Fa
     """Topics that retrieved nothing (e.g. all stopwords): reported, never hidden."""
     missing = sorted(q for q in topics if not run.get(q))
     if missing and not quiet:
-        print(f"warning: {len(missing)} topic(s) retrieved no documents: {', '.join(missing[:10])}"
-              + (" ..." if len(missing) > 10 else ""), file=sys.stderr)
+        _log.warning(f"warning: {len(missing)} topic(s) retrieved no documents: {', '.join(missing[:10])}"
+                     + (" ..." if len(missing) > 10 else ""))
     return missing
+
+
+def check_depth(k: int, what: str = "documents retrieved per topic") -> int:
+    if k is None or int(k) < 1:
+        raise SearchError(f"{what} must be at least 1 (got {k}); e.g. -k 1000")
+    return int(k)
+
+
+def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os.PathLike,
+                  run_path: str | os.PathLike, *, k: int, tag: str, depth: int | None = None) -> tuple[int, int]:
+    """Read ``topics_path``, search it with the retriever ``make_retriever()`` builds, write ``run_path``.
+
+    Options are checked before anything slow starts (the retriever is built
+    after the topics are read). Returns (lines written, topics).
+    """
+    from legalir import trec
+
+    check_depth(k)
+    trec.check_tag(tag)
+    topics = trec.read_topics(topics_path)
+    check_topics(topics)
+    retriever = make_retriever()
+    try:
+        result = retriever.search(topics, k)
+    finally:
+        retriever.close()
+    report_empty_results(result, topics)
+    n = trec.write_run(run_path, result, tag=tag, depth=k if depth is None else depth)
+    _log.info(f"{run_path}: {n} lines for {len(result)} topics")
+    return n, len(result)
 
 
 class Partitioned:
@@ -68,12 +108,15 @@ class Partitioned:
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         run: Run = {}
+        # resolved once: every partition comes from the same version of a versioned index (legalir.atomic)
+        root = Path(os.path.realpath(self.root))
         for key, group in sorted(self.route(topics).items()):
-            retriever = self.make(self.root / key)
+            retriever = self.make(root / key)
             try:
                 run.update(retriever.search(group, k))
             finally:
-                close = getattr(retriever, "close", None)
-                if close is not None:
-                    close()
+                retriever.close()
         return run
+
+    def close(self) -> None:
+        """Each partition's retriever is closed after its topics are searched."""

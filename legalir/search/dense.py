@@ -8,12 +8,14 @@ is loaded once and shared by every partition's index.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Mapping
 
+from legalir import log
 from legalir.index import dense, encoders
 from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic
+
+_log = log.get(__name__)
 
 #: topic metadata field holding a per-topic instruction (CRUMB)
 INSTRUCTION_FIELD = "instruction"
@@ -39,9 +41,8 @@ def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device:
         settings = dataclasses.replace(settings, **clean)
     changed = [k for k in encoders.DOCUMENT_SIDE if k != "model" and getattr(settings, k) != getattr(recorded, k)]
     if changed:
-        print(f"warning: querying {index_dir} with other settings than its documents were encoded with: "
-              + ", ".join(f"{k}={getattr(settings, k)!r} (index: {getattr(recorded, k)!r})" for k in changed),
-              file=sys.stderr)
+        _log.warning(f"warning: querying {index_dir} with other settings than its documents were encoded with: "
+                     + ", ".join(f"{k}={getattr(settings, k)!r} (index: {getattr(recorded, k)!r})" for k in changed))
     return encoders.Encoder.from_settings(settings, device=device)
 
 
@@ -75,6 +76,9 @@ class DenseRetriever:
         instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
         vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions, batch_size=self.batch_size)
         return dict(zip(qids, self.index.search(vecs, k)))
+
+    def close(self) -> None:
+        """The FAISS index stays loaded (partitions share one encoder and may be searched again)."""
 
 
 def retriever(index_dir: str | os.PathLike, encoder: encoders.Encoder, partition_field: str | None = None,

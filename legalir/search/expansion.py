@@ -211,12 +211,4 @@ def write_topics(path: str | os.PathLike, topics: Mapping[str, Topic] | Sequence
     items = list(topics.values()) if isinstance(topics, Mapping) else list(topics)
     if p.suffix not in (".jsonl", ".tsv"):
         raise ExpansionError(f"{p}: expanded topics are written as .jsonl or .tsv")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".tmp-{os.getpid()}")
-    try:
-        n = (trec.write_topics_jsonl if p.suffix == ".jsonl" else trec.write_topics)(tmp, items)
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return n
+    return (trec.write_topics_jsonl if p.suffix == ".jsonl" else trec.write_topics)(p, items)

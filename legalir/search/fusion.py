@@ -20,6 +20,8 @@ Weights default to equal (1 each). ``depth`` keeps only each run's top
 ``depth`` documents before fusing.
 """
 from __future__ import annotations
+
+import os
 from legalir.errors import LegalirError
 
 import itertools
@@ -51,8 +53,7 @@ def _weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[float
 
 
 def _top(docs: Mapping[str, float], depth: int | None) -> list[tuple[str, float]]:
-    ranked = ranking(docs)
-    return ranked if depth is None else ranked[:depth]
+    return ranking(docs, depth)
 
 
 def _qids(runs: Sequence[Run]) -> list[str]:
@@ -150,3 +151,43 @@ def tune(runs: Sequence[Run], score: Callable[[Run], float], *, methods: Sequenc
         raise FusionError("nothing to tune: no methods given")
     best = max(enumerate(tried), key=lambda iv: (iv[1]["score"], -iv[0]))[1]
     return {"best": best, "grid": tried}
+
+
+def params(params_file: str | os.PathLike | None = None, *, method: str | None = None, weights: str | None = None,
+           rrf_k: float | None = None, norm: str | None = None) -> dict:
+    """Fusion settings: the best of a ``tune-fusion`` result file first, then the options given explicitly
+    (``weights`` as comma-separated text)."""
+    from legalir.errors import read_json
+
+    chosen: dict = {}
+    if params_file:
+        data = read_json(params_file, "fusion parameters")
+        best = data.get("best", data) if isinstance(data, dict) else None
+        if not isinstance(best, dict):
+            raise FusionError(f"{params_file}: not a tune-fusion result (expected a JSON object with 'best')")
+        chosen = dict(best)
+    if method is not None:
+        chosen["method"] = method
+    if weights is not None:
+        try:
+            chosen["weights"] = [float(x) for x in weights.split(",")]
+        except ValueError:
+            raise FusionError(f"--weights: expected comma-separated numbers, got {weights!r}") from None
+    if rrf_k is not None:
+        chosen["k"] = rrf_k
+    if norm is not None:
+        chosen["norm"] = norm
+    chosen.setdefault("method", "rrf")
+    if chosen["method"] not in ("rrf", "linear"):
+        raise FusionError(f"{params_file or '--method'}: fusion method {chosen['method']!r} is not rrf or linear")
+    return {k: chosen[k] for k in ("method", "weights", "k", "norm") if k in chosen}
+
+
+def fuse_files(run_paths: Sequence[str | os.PathLike], out: str | os.PathLike, params: Mapping, *,
+               depth: int | None = None, keep: int | None = None, tag: str = "fused") -> tuple[int, int]:
+    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`)."""
+    from legalir import trec
+
+    trec.check_tag(tag)
+    fused = fuse([trec.read_run(r) for r in run_paths], depth=depth, **params)
+    return trec.write_run(out, fused, tag=tag, depth=keep), len(fused)

@@ -1,10 +1,10 @@
-"""BM25 (optionally + RM3) over a Lucene index.
+"""BM25 (optionally + RM3) over a Lucene index, and the sparse-retriever factory.
 
-This drives the same Java object that Pyserini's ``LuceneSearcher`` wraps
-(``io.anserini.search.SimpleSearcher`` from Pyserini's Anserini jar), with the
-same ``set_bm25`` / ``set_rm3`` / ``batch_search`` calls. Going to it directly
-skips the Python import of ``pyserini.search.lucene``, which pulls in torch and
-the encoders and costs ~13 s per command; results are identical.
+:class:`BM25` searches one index through :class:`legalir.index.lucene.LuceneIndex`
+(the one way into a Lucene index; the same Java searcher and calls as
+Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
+:func:`retriever` is the sparse counterpart of :func:`legalir.search.dense.retriever`:
+one index, or one per partition with each topic routed to its own.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from legalir import jvm
-from legalir.search.base import check_topics
+from legalir.index.lucene import LuceneIndex
+from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
 #: Pyserini's LuceneSearcher defaults
@@ -27,43 +27,67 @@ class RM3:
     fb_docs: int = 10
     original_query_weight: float = 0.5
 
+    def __post_init__(self):
+        if self.fb_terms < 1 or self.fb_docs < 1 or not 0.0 <= self.original_query_weight <= 1.0:
+            raise SearchError(f"RM3 needs fb_terms >= 1, fb_docs >= 1 and 0 <= original query weight <= 1 "
+                              f"(got {self.fb_terms}, {self.fb_docs}, {self.original_query_weight})")
+
 
 class BM25:
     """BM25 over one Lucene index. ``search`` is a multi-threaded batch search."""
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
                  rm3: RM3 | None = None, threads: int = 1, batch_size: int = 64):
-        if not os.path.isdir(index_dir):
-            raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
-        self.index_dir = str(index_dir)
+        check_bm25(k1, b)
+        self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
+        self.index_dir = str(self.index.path)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
-        self.searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(os.path.abspath(self.index_dir))
-        self.set_bm25(k1, b)
-        if rm3 is not None:
-            self.searcher.set_rm3(int(rm3.fb_terms), int(rm3.fb_docs), float(rm3.original_query_weight))
 
     def set_bm25(self, k1: float, b: float) -> None:
+        check_bm25(k1, b)
         self.k1, self.b = k1, b
-        self.searcher.set_bm25(float(k1), float(b))
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         check_topics(topics)
         qids = list(topics)
         texts = [clean_text(topics[q].text) for q in qids]
-        jlist = jvm.autoclass("java.util.ArrayList")
+        rm3 = None if self.rm3 is None else (self.rm3.fb_terms, self.rm3.fb_docs, self.rm3.original_query_weight)
         run: Run = {}
         # Batches bound memory: each hit carries its stored document until converted.
         for start in range(0, len(qids), self.batch_size):
-            jtexts, jqids = jlist(), jlist()
-            for q, t in zip(qids[start:start + self.batch_size], texts[start:start + self.batch_size]):
-                jqids.add(q)
-                jtexts.add(t)
-            results = self.searcher.batch_search(jtexts, jqids, int(k), int(self.threads))
-            for e in results.entrySet().toArray():
-                run[e.getKey()] = {h.docid: float(h.score) for h in e.getValue()}
-            del results
+            end = start + self.batch_size
+            run.update(self.index.search(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
+                                         threads=self.threads))
         return {q: run.get(q, {}) for q in qids}
 
     def close(self) -> None:
-        self.searcher.close()
+        self.index.close()
+
+
+def check_bm25(k1: float, b: float) -> None:
+    if not (k1 >= 0) or not (0 <= b <= 1):
+        raise SearchError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
+
+
+def retriever(index_dir: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
+              rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None) -> Retriever:
+    """BM25 over ``index_dir``: one index, or one per partition routed by ``partition_field``
+    (default: the field recorded by the collection the partitions were built from)."""
+    from legalir.index import sparse
+
+    k1 = DEFAULT_K1 if k1 is None else k1
+    b = DEFAULT_B if b is None else b
+    check_bm25(k1, b)
+
+    def make(path):
+        return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads)
+
+    parts = sparse.partitions(index_dir)
+    if not parts:
+        return make(index_dir)
+    field = partition_field or sparse.partition_field(index_dir)
+    if not field:
+        raise SearchError(f"{index_dir} holds one index per partition: name the topic field with "
+                          f"--partition-field")
+    return Partitioned(index_dir, field, make, parts)

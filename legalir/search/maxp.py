@@ -22,18 +22,21 @@ one document): retrieve passages deep (CRUMB: 2,000) to keep ~1,000 documents.
 from __future__ import annotations
 
 import os
-import sys
+from pathlib import Path
 from typing import Mapping
 
-from legalir import collections
+from legalir import collections, log
 from legalir.search.base import SearchError, check_topics
 from legalir.trec import Run, Topic
 
-__all__ = ["parent_of", "maxp", "parents_from_collection", "MaxP", "MaxPError"]
+__all__ = ["parent_of", "maxp", "maxp_file", "parents_from_collection", "MaxP", "MaxPError"]
 
 
 class MaxPError(SearchError):
     pass
+
+
+_log = log.get(__name__)
 
 
 def parent_of(passage_id: str, parents: Mapping[str, str] | None = None) -> str:
@@ -71,7 +74,7 @@ def maxp(run: Mapping[str, Mapping[str, float]], parents: Mapping[str, str] | No
                + ", ".join(sorted(unknown)[:10]) + (" ..." if len(unknown) > 10 else ""))
         if strict:
             raise MaxPError(msg)
-        print(f"warning: {msg}; their parent was taken from the id (text before the last ':')", file=sys.stderr)
+        _log.warning(f"warning: {msg}; their parent was taken from the id (text before the last ':')")
     return out
 
 
@@ -121,3 +124,39 @@ class MaxP:
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         check_topics(topics)
         return maxp(self.passages.search(topics, k), self.parents)
+
+
+def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection: str | os.PathLike | None = None,
+              auto: bool = False, depth: int | None = None, tag: str = "maxp") -> tuple[int, int, int, int]:
+    """MaxP on a passage run file (TREC or CRUMB JSONL) into ``out`` (``.jsonl``: CRUMB JSONL, else TREC).
+
+    ``auto``: only topics whose ``use_max_p`` is true in ``collection``'s topics
+    (CRUMB's flag) become document rankings; the others are copied unchanged.
+    Returns (topics MaxP'ed, topics, passages read, entries written).
+    """
+    from legalir import runformats, trec
+
+    if auto and not collection:
+        raise MaxPError("--auto needs --collection (its topics carry use_max_p)")
+    if depth is not None and depth < 1:
+        raise MaxPError(f"-k/--depth must be at least 1 (got {depth})")
+    if not str(out).endswith(".jsonl"):
+        trec.check_tag(tag)
+    passages = runformats.read_any_run(run_path)
+    chosen = set(passages)
+    if auto:
+        topics = {}
+        for path in sorted((Path(collection) / "topics").glob("*.jsonl")):
+            topics.update(trec.read_topics(path))
+        chosen = topics_using_maxp(topics) & set(passages)
+    parents = None
+    if collection and chosen:
+        needed = {d for q in chosen for d in passages[q]}
+        parents = parents_from_collection(collection, only=needed)
+    docs = maxp({q: passages[q] for q in chosen}, parents)
+    result = {q: (docs[q] if q in chosen else passages[q]) for q in passages}
+    if str(out).endswith(".jsonl"):
+        runformats.write_crumb_run(out, result, depth=depth)
+    else:
+        trec.write_run(out, result, tag=tag, depth=depth)
+    return len(chosen), len(passages), sum(map(len, passages.values())), sum(map(len, result.values()))

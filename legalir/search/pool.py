@@ -24,10 +24,10 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from legalir import jvm
+from legalir.index.lucene import LuceneIndex
 from legalir.search.base import SearchError, check_topics
-from legalir.search.lucene import DEFAULT_B, DEFAULT_K1
-from legalir.trec import Run, Topic, clean_text
+from legalir.search.lucene import DEFAULT_B, DEFAULT_K1, check_bm25
+from legalir.trec import Run, Topic, clean_text, ranking
 
 FIELD = "candidates"
 
@@ -47,40 +47,33 @@ def candidate_pools(topics: Mapping[str, Topic]) -> dict[str, list[str]]:
 
 
 def _top(scores: Mapping[str, float], k: int) -> dict[str, float]:
-    ranked = sorted(scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    return dict(ranked[:k])
+    return dict(ranking(scores, k))
 
 
 class PoolBM25:
     """BM25 (Lucene, via Anserini) of each topic's candidates in the index at ``index_dir``."""
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B):
-        if not os.path.isdir(index_dir):
-            raise FileNotFoundError(f"{index_dir}: no Lucene index here; build it first (legalir index)")
-        self.index_dir = str(index_dir)
-        self.utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-        self.reader = self.utils.getReader(os.path.abspath(self.index_dir))
-        self.similarity = jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
+        check_bm25(k1, b)
+        self.index = LuceneIndex(index_dir)
+        self.index_dir = str(self.index.path)
+        self.k1, self.b = k1, b
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         check_topics(topics)
         pools = candidate_pools(topics)
-        missing = sorted({d for pool in pools.values() for d in pool
-                          if self.utils.convertDocidToLuceneDocid(self.reader, d) < 0})
+        missing = sorted({d for pool in pools.values() for d in pool if not self.index.has_doc(d)})
         if missing:
             raise SearchError(f"{self.index_dir}: {len(missing)} candidate document(s) are not in the index: "
                               + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""))
         run: Run = {}
         for qid, pool in pools.items():
             text = clean_text(topics[qid].text)
-            scores = {d: float(self.utils.computeQueryDocumentScoreWithSimilarity(self.reader, d, text,
-                                                                                   self.similarity))
-                      for d in pool}
-            run[qid] = _top(scores, k)
+            run[qid] = _top({d: self.index.score(d, text, self.k1, self.b) for d in pool}, k)
         return run
 
     def close(self) -> None:
-        self.reader.close()
+        self.index.close()
 
 
 class PoolTfidf:
@@ -118,3 +111,30 @@ class PoolTfidf:
             sims = (cand @ qvec.T).toarray().ravel()
             run[qid] = _top({d: float(s) for d, s in zip(pools[qid], sims)}, k)
         return run
+
+    def close(self) -> None:
+        """Nothing held open."""
+
+
+def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranker: str = "bm25", *,
+              index_dir: str | os.PathLike | None = None, collection: str | os.PathLike | None = None,
+              k1: float | None = None, b: float | None = None, tag: str | None = None) -> tuple[int, int]:
+    """Rank every topic's candidates of ``topics_path`` with ``ranker`` (``bm25`` over ``index_dir``,
+    ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics)."""
+    from legalir import trec
+    from legalir.search.base import search_to_run
+
+    if ranker not in ("bm25", "tfidf"):
+        raise SearchError(f"unknown pool ranker {ranker!r}; choose bm25 or tfidf")
+    if ranker == "bm25" and not index_dir:
+        raise SearchError("--ranker bm25 needs --index (the collection's Lucene index)")
+    if ranker == "tfidf" and not collection:
+        raise SearchError("--ranker tfidf needs --collection")
+    depth = max(len(v) for v in candidate_pools(trec.read_topics(topics_path)).values())
+
+    def make():
+        if ranker == "bm25":
+            return PoolBM25(index_dir, k1=DEFAULT_K1 if k1 is None else k1, b=DEFAULT_B if b is None else b)
+        return PoolTfidf.from_collection(collection)
+
+    return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None)

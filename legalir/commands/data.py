@@ -1,0 +1,108 @@
+"""Published files -> collections -> Lucene indexes: download, datasets, convert, index, chunk."""
+from __future__ import annotations
+
+import click
+
+from legalir.commands.options import key_values
+
+
+@click.command()
+@click.argument("dataset")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding <dataset>/ in its published layout.")
+@click.option("--revision", default=None, help="Hub revision (branch, tag or commit) to fetch [default: main].")
+@click.option("--timeout", default=10.0, show_default=True, help="Seconds to wait for the Hub before giving up.")
+@click.option("--force", is_flag=True, help="Fetch even when the files are already there.")
+def download(dataset, data_dir, revision, timeout, force):
+    """Fetch DATASET's published files from the Hugging Face Hub (fails at once when offline)."""
+    from legalir import download as dl
+
+    for path in dl.fetch(dataset, data_dir, timeout=timeout, force=force, revision=revision):
+        click.echo(str(path))
+
+
+@click.command("datasets")
+@click.option("--make", "as_make", is_flag=True,
+              help="Print the datasets' pipelines as make variables (what the Makefile includes).")
+def datasets_(as_make):
+    """List the datasets: name, Hub repository, measures, options, pipeline."""
+    from legalir.datasets import catalogue
+
+    click.echo(catalogue.make_variables() if as_make else catalogue.listing(), nl=False)
+
+
+@click.command()
+@click.argument("dataset")
+@click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
+              help="Folder holding <dataset>/ in its published layout.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Collection folder to write [default: collections/<dataset>].")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", callback=key_values,
+              help="Dataset-specific option (repeatable), e.g. --option text=citation+path+text "
+                   "(`legalir datasets` lists each dataset's options).")
+@click.option("--strict", is_flag=True, help="Fail on duplicate ids, empty texts or dangling qrels documents.")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
+@click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
+def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet):
+    """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
+    from legalir import collections, datasets
+
+    out = out_dir or f"collections/{dataset}"
+    m = collections.write(datasets.get(dataset, data_dir, **options), out, quiet=quiet, strict=strict,
+                          overwrite=overwrite)
+    d = m["documents"]
+    click.echo(f"{out}: {d['written']} documents written of {d['read']} read "
+               f"({d['duplicate_ids']} duplicate ids, {d['empty_text']} empty); "
+               f"topic sets: {', '.join(f'{k} ({v})' for k, v in m['topics'].items())}", err=True)
+
+
+@click.command()
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("index_dir", type=click.Path(file_okay=False))
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Indexing threads.")
+@click.option("--partition", "partitions", multiple=True,
+              help="Build only these partitions of a partitioned collection (repeatable).")
+@click.option("--overwrite", is_flag=True,
+              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
+                   "not write is never replaced).")
+def index(collection, index_dir, threads, partitions, overwrite):
+    """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
+    from legalir.index import sparse
+
+    counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
+                          overwrite=overwrite)
+    click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.argument("out", type=click.Path())
+@click.option("--max-tokens", default=512, show_default=True, type=click.IntRange(min=1),
+              help="Chunk size limit in tokenizer tokens.")
+@click.option("--tokenizer", default=None,
+              help="Tokenizer folder, tokenizer.json, 'minilm' or Hub name [default: the bundled MiniLM (BERT "
+                   "uncased) one].")
+@click.option("--id-field", default="id", show_default=True, help="Document id field of a JSONL SOURCE.")
+@click.option("--text-field", default="contents", show_default=True, help="Markdown text field of a JSONL SOURCE.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def chunk(source, out, max_tokens, tokenizer, id_field, text_field, quiet):
+    """Split markdown documents into contextualised passages (CRUMB's chunking).
+
+    SOURCE is a JSONL corpus or a collection folder. OUT ending in .jsonl gets
+    the passages as JSONL; otherwise OUT becomes a collection folder (passages
+    and the source's topics) ready for `legalir index`. Passage ids are
+    <docid>:<n> with parent_id; score passage runs after `legalir maxp`.
+    """
+    from legalir.chunking import Chunker, chunk_corpus
+
+    stats = chunk_corpus(source, out, Chunker(max_tokens, tokenizer), id_field=id_field, text_field=text_field,
+                         quiet=quiet)
+    click.echo(f"{out}: {stats['passages']} passages from {stats['documents']} documents "
+               f"({stats['over_limit']} single blocks over {max_tokens} tokens kept whole; "
+               f"{stats['empty_documents']} documents without text"
+               + (f": {', '.join(stats['empty_first'])}" if stats['empty_documents'] else "") + ")", err=True)
+
+
+COMMANDS = [download, datasets_, convert, index, chunk]

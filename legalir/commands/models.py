@@ -1,0 +1,166 @@
+"""Models and LLMs: fine-tune a cross-encoder (train-ce), expand queries (expand), rerank runs (rerank)."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from legalir.commands.options import DEPTH, float_list, generator_options, int_list, make_generator, tag
+
+
+@click.command("train-ce")
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--valid-run", "valid_runs", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage run(s) of the validation topics; each one's top --valid-depth is reranked and "
+                   "the validation score is the mean over the runs (repeatable).")
+@click.option("--train-topics", "train_sets", multiple=True, default=("train",), show_default=True,
+              help="Training topic set; repeat for several wordings of it (train, train.medium, train.long).")
+@click.option("--valid-topics", "valid_set", default="valid", show_default=True, help="Validation topic set.")
+@click.option("--base-model", default="minilm", show_default=True,
+              help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
+@click.option("--lr", "learning_rates", multiple=True, callback=float_list, default=("2e-5", "5e-5"),
+              show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated).")
+@click.option("--checkpoints", default="100,200,300,400", show_default=True, callback=int_list,
+              help="Numbers of updates at which each run is validated; the largest is the run's length.")
+@click.option("--seed", "seeds", default="42", show_default=True, callback=int_list,
+              help="Seed(s) of the grid (comma-separated): a (lr, updates) is scored by its mean over seeds.")
+@click.option("--batch-size", default=64, show_default=True)
+@click.option("--max-length", default=256, show_default=True, help="Tokens per (query, clause) pair.")
+@click.option("--weight-decay", default=0.01, show_default=True)
+@click.option("--warmup-ratio", default=0.1, show_default=True)
+@click.option("--attention-dropout", default=0.0, show_default=True,
+              help="Attention dropout (0 lets torch use its fused attention; the base model has 0.1).")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
+@click.option("--head-lr-multiplier", default=1.0, show_default=True,
+              help="Learning rate of the new scoring head = lr x this.")
+@click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
+@click.option("--measure", default="ndcg_cut_10", show_default=True,
+              help="Validation measure, judged-only: one value, ndcg_cut_10 or ndcg_cut.10.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Torch CPU threads per process [default: torch's].")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Grid cells (lr, seed) trained at the same time, in separate processes (one GPU holds several).")
+@click.option("--save-every", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Save the resumable state every this many updates (and at every checkpoint).")
+@click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
+@click.option("--stop-after", type=click.IntRange(min=1), default=None,
+              help="Stop at the first save after this many updates (state kept); run again to resume.")
+def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
+             batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
+             valid_depth, measure, threads, jobs, save_every, work_dir, stop_after):
+    """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
+
+    Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
+    the loss is binary cross-entropy. Each (learning rate, seed) run is validated
+    at each checkpoint (judged-only, reranking each --valid-run's top --valid-depth);
+    the (learning rate, updates) with the best mean over seeds is kept, with its
+    best seed, and saved with legalir-train.json. Killed or stopped, the same
+    command resumes from the last save and gives the same model. Test topic sets are refused.
+    """
+    from legalir import finetune
+
+    cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
+                               checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
+                               max_length=max_length, weight_decay=weight_decay, warmup_ratio=warmup_ratio,
+                               attention_dropout=attention_dropout, precision=precision,
+                               head_lr_multiplier=head_lr_multiplier, valid_depth=valid_depth, measure=measure,
+                               threads=threads, jobs=jobs, save_every=save_every)
+    finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
+                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
+
+
+@click.command()
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--method", default="structured", show_default=True,
+              help="Built-in prompt (paraphrase, cot, structured, cot-housing, structured-housing, q2a, q2d, q2r) "
+                   "or a .toml prompt file.")
+@click.option("--join", type=click.Choice(["append", "replace", "repeat"]), default="append", show_default=True,
+              help="How the generation joins the query.")
+@click.option("--repeat", default=5, show_default=True, help="--join repeat: copies of the original query.")
+@click.option("--save-generations", type=click.Path(dir_okay=False),
+              help="Also write the raw generations as JSONL, reusable with --backend precomputed.")
+@generator_options
+def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
+    """Expand TOPICS (.tsv/.jsonl) with an LLM; write OUT (.jsonl keeps metadata, or .tsv).
+
+    OUT is an ordinary topics file: `legalir search` (and dense search) run on it unchanged.
+    """
+    from legalir import generate, trec
+    from legalir.search import expansion
+
+    tops = trec.read_topics(topics)
+    gen = make_generator(**gen_opts)
+    raw: list[str] = []
+    expanded = expansion.expand(tops, gen, method, join=join, repeat=repeat, generations=raw)
+    n = expansion.write_topics(out, expanded)
+    if save_generations:
+        template = expansion.load_prompt(method)
+        generate.write_generations(save_generations, expansion.requests_for(tops, template), raw)
+    source = (f"read from {gen_opts['generations']}" if gen_opts["backend"] == "precomputed"
+              else f"{gen.calls} generated, {getattr(gen, 'hits', 0)} from cache")
+    click.echo(f"{out}: {n} expanded topics ({method}, join={join}; {source})", err=True)
+
+
+@click.command()
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--run", "run_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="First-stage TREC run to rerank.")
+@click.option("--topics", "topics_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Topics (.tsv/.jsonl) holding the queries of the run's topics.")
+@click.option("--collection", type=click.Path(exists=True, file_okay=False),
+              help="Collection folder: document texts from its JSONL corpus.")
+@click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
+              help="Or a Lucene index: document texts from its stored raw JSON.")
+@click.option("-k", "--k", "k", default=100, show_default=True, type=DEPTH, help="Rerank each topic's top k.")
+@click.option("--method", type=click.Choice(["cross-encoder", "pointwise", "listwise", "pairwise"]), default=None,
+              help="cross-encoder (--model); pointwise LLM judge (1-5 grade = score, first-stage score breaks "
+                   "ties); listwise (RankGPT sliding window); pairwise (PRP). [default: cross-encoder with "
+                   "--model, pointwise with --judge]")
+@click.option("--model", default=None,
+              help="Cross-encoder: model folder (e.g. models/acord-ce), 'minilm', or a Hub name.")
+@click.option("--judge", type=click.Choice(["graded", "binary"]), default=None,
+              help="Pointwise judge scale: 1-5 grade (the ACORD paper's) or yes/no.")
+@click.option("--prompt", "--judge-prompt", "prompt", type=click.Path(exists=True, dir_okay=False),
+              help="LLM prompt .toml [default: judge-graded / judge-binary, judge-listwise, judge-pairwise].")
+@click.option("--window", default=20, show_default=True, type=click.IntRange(min=2), help="listwise: documents per window.")
+@click.option("--step", default=10, show_default=True, type=click.IntRange(min=1),
+              help="listwise: how far the window moves up each time.")
+@click.option("--passes", type=click.IntRange(min=1), default=None,
+              help="listwise: sliding-window passes [default: 1]; pairwise sliding: bubble passes = the exact "
+                   "top K [default: 10].")
+@click.option("--pairwise", type=click.Choice(["allpairs", "sliding"]), default="allpairs", show_default=True,
+              help="pairwise: every pair in both orders (k(k-1) requests), or PRP-Sliding-K.")
+@click.option("--max-words", default=300, show_default=True, type=click.IntRange(min=1),
+              help="listwise/pairwise: words kept per document.")
+@click.option("--save-generations", type=click.Path(dir_okay=False),
+              help="LLM methods: also write every answer as JSONL, replayable with --backend precomputed.")
+@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1), help="Pairs per forward pass.")
+@click.option("--max-length", type=click.IntRange(min=8), default=None,
+              help="Cross-encoder tokens per pair [default: the model's].")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
+@click.option("--device", default=None, help="cpu or cuda [default: cuda when available].")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
+@tag(None, "Run tag [default: rerank]")
+@generator_options
+def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
+           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
+           **gen_opts):
+    """Rerank the top --k of a run with a cross-encoder or an LLM (pointwise, listwise, pairwise); write OUT.
+
+    Documents below k keep their order, below the reranked ones. LLM methods use
+    the generator options (any backend; answers cached on disk).
+    """
+    from legalir.search import rerank as rr
+
+    click.echo(rr.rerank_files(
+        out, run_path, topics_path, method=method, collection=collection, index_dir=index_dir, k=k, model=model,
+        judge=judge, prompt=prompt, make_generator=lambda: make_generator(**gen_opts), window=window, step=step,
+        passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
+        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
+
+
+COMMANDS = [train_ce, expand, rerank]

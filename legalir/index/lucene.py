@@ -1,0 +1,175 @@
+"""The one way into a Lucene index: :class:`LuceneIndex`.
+
+Every reader of a Lucene index goes through it: BM25 (+RM3) search
+(:mod:`legalir.search.lucene`), candidate-pool scoring
+(:mod:`legalir.search.pool`), document lookup for rerankers
+(:mod:`legalir.search.rerank`) and the index builder's checks
+(:mod:`legalir.index.sparse`). The folder is validated when it is opened,
+so a user who points at the wrong folder gets a located error, never a Java
+stack trace:
+
+* a missing folder, a collection folder, a partitioned index folder (one
+  index per sub-folder), a folder without Lucene segments;
+* RM3 needs the document vectors that ``legalir index`` stores.
+
+It drives the Java objects that Pyserini wraps (``IndexReaderUtils``,
+``SimpleSearcher`` from Pyserini's Anserini jar) directly: importing
+``pyserini.search.lucene`` pulls in torch and the encoders (~13 s per
+command); results are identical.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from legalir import jvm
+from legalir.errors import LegalirError
+
+#: the file every index built by legalir holds (what it was built from, document count)
+META = "legalir-index.json"
+
+
+class LuceneError(LegalirError, RuntimeError):
+    pass
+
+
+def check_folder(index_dir: str | os.PathLike) -> Path:
+    """``index_dir`` if it holds one Lucene index, else a :class:`LuceneError` saying what it is instead."""
+    from legalir.index import partition_keys
+
+    p = Path(index_dir)
+    if not p.exists():
+        raise LuceneError(f"{p}: no such folder; build the index first (legalir index COLLECTION {p})")
+    if not p.is_dir():
+        raise LuceneError(f"{p}: a file, not an index folder; give the folder that `legalir index` wrote")
+    if any(p.glob("segments_*")):
+        return p
+    if (p / "manifest.json").exists() and (p / "corpus").is_dir():
+        raise LuceneError(f"{p}: a collection folder, not an index; index it first "
+                          f"(legalir index {p} INDEX_DIR) and give INDEX_DIR")
+    parts = partition_keys(p, META)
+    if parts:
+        raise LuceneError(f"{p}: holds one index per partition ({', '.join(parts[:5])}"
+                          f"{' ...' if len(parts) > 5 else ''}); this command needs one index: give "
+                          f"{p / parts[0]}, or use a command that routes topics to partitions (legalir search)")
+    raise LuceneError(f"{p}: not a Lucene index (no segments file); build it with `legalir index`")
+
+
+def _java(call, where: Path, what: str):
+    """Run a Java call; a Java exception becomes a located :class:`LuceneError`."""
+    try:
+        return call()
+    except Exception as e:  # jnius.JavaException
+        if type(e).__name__ != "JavaException":
+            raise
+        cls = getattr(e, "classname", "") or "JavaException"
+        detail = str(getattr(e, "innermessage", "") or e).splitlines()[0]
+        raise LuceneError(f"{where}: {what} failed ({cls.rsplit('.', 1)[-1]}: {detail}); "
+                          f"rebuild the index with `legalir index`") from None
+
+
+class LuceneIndex:
+    """One Lucene index opened for reading, validated at open.
+
+    ``needs_docvectors``: refuse an index without stored document vectors
+    (RM3 reads them). Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, *, needs_docvectors: bool = False):
+        self.path = check_folder(index_dir)
+        self._utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
+        # paths go to Java absolute: the JVM resolves relative ones against the directory it started in
+        self.reader = _java(lambda: self._utils.getReader(os.path.abspath(self.path)), self.path, "opening the index")
+        self._searcher = None
+        if needs_docvectors and not self.has_docvectors():
+            self.close()
+            raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "
+                              f"rebuild it with `legalir index` (it stores them)")
+
+    # ---- what the index holds
+    def num_docs(self) -> int:
+        return int(self.reader.numDocs())
+
+    def has_docvectors(self) -> bool:
+        infos = jvm.autoclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(self.reader)
+        return bool(infos.hasVectors())
+
+    def has_doc(self, docid: str) -> bool:
+        return int(self._utils.convertDocidToLuceneDocid(self.reader, docid)) >= 0
+
+    def raw(self, docid: str) -> str | None:
+        """The stored raw JSON of ``docid`` (``None`` when absent)."""
+        raw = self._utils.documentRaw(self.reader, docid)
+        return None if raw is None else str(raw)
+
+    # ---- scoring
+    def score(self, docid: str, query: str, k1: float, b: float) -> float:
+        """BM25 score of one document for ``query`` (term statistics of the whole index)."""
+        sim = jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
+        return float(self._utils.computeQueryDocumentScoreWithSimilarity(self.reader, docid, query, sim))
+
+    def search(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
+               rm3: tuple[int, int, float] | None = None, threads: int = 1) -> dict[str, dict[str, float]]:
+        """Batch BM25 (+RM3 ``(fb_terms, fb_docs, original_query_weight)``) search of one batch of queries."""
+        s = self.searcher()
+        s.set_bm25(float(k1), float(b))
+        if rm3 is not None:
+            s.set_rm3(int(rm3[0]), int(rm3[1]), float(rm3[2]))
+        else:
+            s.unset_rm3()
+        jlist = jvm.autoclass("java.util.ArrayList")
+        jq, jt = jlist(), jlist()
+        for q, t in zip(qids, queries):
+            jq.add(q)
+            jt.add(t)
+        results = _java(lambda: s.batch_search(jt, jq, int(k), int(threads)), self.path, "search")
+        out = {e.getKey(): {h.docid: float(h.score) for h in e.getValue()} for e in results.entrySet().toArray()}
+        del results
+        return out
+
+    def searcher(self):
+        if self._searcher is None:
+            self._searcher = _java(lambda: jvm.autoclass("io.anserini.search.SimpleSearcher")(
+                os.path.abspath(self.path)), self.path, "opening a searcher")
+        return self._searcher
+
+    # ---- lifetime
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+
+    def __enter__(self) -> "LuceneIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def num_docs(index_dir: str | os.PathLike) -> int:
+    """Documents in the index at ``index_dir``."""
+    with LuceneIndex(index_dir) as idx:
+        return idx.num_docs()
+
+
+def texts(index_dir: str | os.PathLike, docids: Sequence[str] | set[str], field: str = "contents") -> Mapping[str, str]:
+    """Stored texts (``field`` of the raw JSON, else the raw text) of ``docids`` found in the index."""
+    import json
+
+    out: dict[str, str] = {}
+    with LuceneIndex(index_dir) as idx:
+        for d in sorted(docids):
+            raw = idx.raw(d)
+            if raw is None:
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                out[d] = raw
+                continue
+            out[d] = str(rec.get(field, rec.get("contents", raw))) if isinstance(rec, dict) else raw
+    return out

