@@ -3,16 +3,25 @@
 The Ray folder must be the single-process folder: same ``manifest.json`` and
 ``docids.txt`` bytes, same shard files, vectors equal to float tolerance
 (workers run torch with one thread each, so the last bits may differ).
+
+Ray runs outside the pytest process (``ray start`` for the cluster, ``legalir
+encode --ray`` for the drivers): a Ray driver installs signal handlers that
+crash the JVM other tests start in this process. Every process of the
+cluster carries this session's token in its environment: that is how the
+tests find the workers to kill, and the cluster's processes to end, without
+touching any other Ray on the machine.
 """
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +31,12 @@ from legalir import collections
 from legalir.datasets.base import Dataset, Document, Topic
 from legalir.index import encoders
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 SHARD = 6
+#: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine)
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+TOKEN = f"legalir-test-{uuid.uuid4().hex}"
 WORDS = ("landlord tenant deposit notice repair premises lease rent court damages statute day written "
          "return dwelling habitation entry emergency fee overdue eviction quit served animal detector").split()
 
@@ -46,30 +58,53 @@ class Statutes(Dataset):
         return {"test": []}
 
 
+def _ours(prefix: str = "") -> list[int]:
+    """Live processes of this session's Ray cluster whose title starts with ``prefix``: those carrying
+    the token, and those of the same Ray node (its agents get an environment without the token)."""
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{d}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                title = f.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        node = next((e for e in env if e.startswith(b"RAY_NODE_ID=")), None)
+        procs[int(d)] = (f"LEGALIR_TEST_RAY={TOKEN}".encode() in env, node, title)
+    nodes = {node for mine, node, _ in procs.values() if mine and node}
+    return [pid for pid, (mine, node, title) in procs.items()
+            if (mine or (node is not None and node in nodes)) and title.startswith(prefix)]
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray.get_runtime_context().gcs_address
-    ours = {pid: _title(pid) for pid in _descendants_titled("ray::")}
-    ray.shutdown()
-    deadline = time.time() + 15
-    while time.time() < deadline and any(_title(p) == t for p, t in ours.items()):
-        time.sleep(0.2)
-    for pid, title in ours.items():  # a worker that outlived its cluster (it would exit later): ours to end
-        if _title(pid) == title:
-            os.kill(pid, signal.SIGKILL)
-
-
-def _title(pid: int) -> str | None:
-    """A live process's title, None once it is gone (or a zombie)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, **RAY_ENV, "LEGALIR_TEST_RAY": TOKEN}
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    r = subprocess.run([ray_cli, "start", "--head", "--num-cpus=2", f"--port={port}", "--node-ip-address=127.0.0.1",
+                        "--include-dashboard=false", "--disable-usage-stats"],
+                       env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                return None
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")[0].decode(errors="replace")
-    except OSError:
-        return None
+        yield f"127.0.0.1:{port}"
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # only this session's cluster; never `ray stop` (all of them)
+            for pid in _ours():
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.time() + 3
+            while _ours() and time.time() < deadline:
+                time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -95,15 +130,6 @@ def single(minilm_path, statutes, tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def ray_encoder(cluster, minilm_path):
-    from legalir.index import distributed
-
-    enc = distributed.RayEncoder.load(minilm_path, address=cluster, workers=2, device="cpu")
-    yield enc
-    enc.close()
-
-
 def _same_folder(a: Path, b: Path) -> None:
     """``a`` is what ``b`` is: same files, same manifest and ids bytes, vectors equal to float tolerance."""
     def files(p):
@@ -117,102 +143,69 @@ def _same_folder(a: Path, b: Path) -> None:
     assert np.abs(va - vb).max() < 1e-5
 
 
-def _descendants_titled(prefix: str) -> list[int]:
-    """Processes of this test's own Ray cluster (descendants of this process) whose title starts with ``prefix``."""
-    parent: dict[int, int] = {}
-    title: dict[int, str] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read().decode(errors="replace")
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                title[int(d)] = f.read().split(b"\0")[0].decode(errors="replace")
-        except OSError:
-            continue
-        parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
-    me, found = os.getpid(), []
-    for pid, t in title.items():
-        if not t.startswith(prefix):
-            continue
-        p = pid
-        while p > 1 and p != me:
-            p = parent.get(p, 1)
-        if p == me:
-            found.append(pid)
-    return found
-
-
-def test_killed_ray_driver_resumes_at_the_missing_shards(cluster, minilm_path, statutes, single, tmp_path, request):
-    """`legalir encode --ray ADDRESS` killed (SIGKILL) mid-job; the next run writes only the missing shards."""
-    out = tmp_path / "emb"
+def _encode(statutes, out, minilm_path, cluster, *extra):
+    """`legalir encode --ray ADDRESS` (2 workers) as a child process."""
     cmd = [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder", minilm_path,
-           "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8", "--quiet",
-           "--ray", cluster, "--ray-workers", "1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    done_before = 0
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            if (out / encoders.MANIFEST).exists():
-                done_before = len(json.loads((out / encoders.MANIFEST).read_text())["shards"])
-                if done_before >= 1:
-                    proc.send_signal(signal.SIGKILL)
-                    break
-            time.sleep(0.02)
-    finally:
-        proc.wait(timeout=60)
-        output = proc.stdout.read().decode()
+           "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8", "--quiet", "--ray", cluster,
+           "--ray-workers", "2", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **RAY_ENV})
+
+
+def _finish(proc) -> str:
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    return out
+
+
+def test_ray_encoding_equals_single_process(cluster, minilm_path, statutes, single, tmp_path):
+    out = _finish(_encode(statutes, tmp_path / "emb", minilm_path, cluster))
+    assert "Ray: 16 shard(s) encoded by 2 worker process(es)" in out, out  # both workers took shards
+    _same_folder(tmp_path / "emb", single)
+
+
+def test_killed_driver_resumes_and_killed_worker_is_retried(cluster, minilm_path, statutes, single, tmp_path):
+    """A driver killed (SIGKILL) mid-job; the next run writes only the missing shards, and survives one of its
+    workers killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again."""
+    out = tmp_path / "emb"
+    proc = _encode(statutes, out, minilm_path, cluster)
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    output, _ = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL, output
     manifest = json.loads((out / encoders.MANIFEST).read_text())
     done_before = len(manifest["shards"])
     assert 1 <= done_before < 16 and not manifest["complete"]
-    ray_encoder = request.getfixturevalue("ray_encoder")  # started now: the killed driver's worker held a CPU
-    res = encoders.encode_collection(ray_encoder, statutes, out, shard_size=SHARD, batch_size=8, quiet=True)[""]
-    assert res.complete and res.shards_written == 16 - done_before
-    _same_folder(out, single)
+    deadline = time.time() + 60  # Ray ends the dead driver's actors; the watcher below must not catch those
+    while _ours("ray::ShardEncoder") and time.time() < deadline:
+        time.sleep(0.1)
 
-
-def test_ray_encoding_equals_single_process(ray_encoder, statutes, single, tmp_path):
-    before = dict(ray_encoder.shards_by_process)
-    res = encoders.encode_collection(ray_encoder, statutes, tmp_path / "emb", shard_size=SHARD, batch_size=8,
-                                     quiet=True)[""]
-    assert res.complete and res.shards_written == 16
-    _same_folder(tmp_path / "emb", single)
-    # both workers took shards
-    now = {pid: n - before.get(pid, 0) for pid, n in ray_encoder.shards_by_process.items()}
-    assert len([n for n in now.values() if n]) == 2 and sum(now.values()) == 16
-
-
-def test_worker_killed_mid_shard_is_restarted_and_its_shard_retried(ray_encoder, statutes, single, tmp_path):
     killed: list[int] = []
     stop = threading.Event()
 
     def kill_one():  # SIGKILL the first worker caught encoding a shard
         while not stop.is_set() and not killed:
-            for pid in _descendants_titled("ray::ShardEncoder.encode"):
+            for pid in _ours("ray::ShardEncoder.encode"):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 break
             time.sleep(0.005)
 
-    before = dict(ray_encoder.shards_by_process)
     watcher = threading.Thread(target=kill_one)
     watcher.start()
     try:
-        res = encoders.encode_collection(ray_encoder, statutes, tmp_path / "emb", shard_size=SHARD, batch_size=8,
-                                         quiet=True)[""]
+        output = _finish(_encode(statutes, out, minilm_path, cluster))
     finally:
         stop.set()
         watcher.join()
     assert killed, "no worker was caught mid-shard"
-    assert res.complete and res.shards_written == 16
-    _same_folder(tmp_path / "emb", single)
-    # the killed actor came back as a new process, which finished shards (the retried one at least)
-    now = {pid: n - before.get(pid, 0) for pid, n in ray_encoder.shards_by_process.items()}
-    assert killed[0] not in now or now[killed[0]] < 16
-    assert any(n and pid not in before and pid != killed[0] for pid, n in now.items()), (before, now, killed)
+    # the shards missing, and only those, were written; the killed actor came back as a third process
+    assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
+    _same_folder(out, single)
 
 
 def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):

@@ -90,6 +90,8 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
     results = encoders.encode_collection(enc, collection, out_dir, partitions=list(partitions) or None, quiet=quiet,
                                          shard_size=shard_size, batch_size=batch_size, overwrite=overwrite,
                                          stop_after_shards=stop_after_shards)
+    if ray_address:
+        click.echo(enc.summary(), err=True)
     done = all(r.complete for r in results.values())
     click.echo(f"{out_dir}: {sum(r.documents for r in results.values())} documents in {len(results)} folder(s), "
                f"{'complete' if done else 'NOT complete: run the same command again to resume'}", err=True)

@@ -99,8 +99,11 @@ class ShardEncoder:
     def info(self) -> dict:
         return {"dim": int(self.encoder.dim), "pid": os.getpid()}
 
-    def encode(self, index: int, texts: Sequence[str], batch_size: int) -> tuple[int, np.ndarray, int]:
-        return index, self.encoder.encode_documents(texts, batch_size=batch_size), os.getpid()
+    def encode(self, index: int, texts: Sequence[str], batch_size: int) -> tuple[int, np.ndarray, int, bool]:
+        import ray
+
+        restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        return index, self.encoder.encode_documents(texts, batch_size=batch_size), os.getpid(), restarted
 
 
 class RayEncoder:
@@ -132,6 +135,7 @@ class RayEncoder:
             options, threads, where = {"num_cpus": per}, per, "cpu"
         actor = ray.remote(max_restarts=self.max_retries, max_task_retries=self.max_retries, **options)(ShardEncoder)
         self.actors = [actor.remote(settings.to_dict(), where, threads) for _ in range(n)]
+        self.n_actors = n
         try:
             infos = ray.get([a.info.remote() for a in self.actors])
         except ray.exceptions.RayError as e:
@@ -143,6 +147,8 @@ class RayEncoder:
         self.pool = ActorPool(self.actors)
         #: pid -> shards encoded there (a restarted actor is a new process)
         self.shards_by_process: dict[int, int] = {}
+        #: worker processes that are restarts of an actor whose process died
+        self.restarted: set[int] = set()
 
     @classmethod
     def load(cls, model: str, *, revision: str | None = None, address: str | None = "auto",
@@ -167,12 +173,14 @@ class RayEncoder:
 
         def collect():
             try:
-                index, vecs, pid = self.pool.get_next_unordered()
+                index, vecs, pid, restarted = self.pool.get_next_unordered()
             except ray.exceptions.RayError as e:
                 raise DistributedError(f"a shard failed on the Ray workers (after up to {self.max_retries} "
                                        f"retries): {_reason(e)}. The shards finished are saved: run the same "
                                        f"command again to resume") from None
             self.shards_by_process[pid] = self.shards_by_process.get(pid, 0) + 1
+            if restarted:
+                self.restarted.add(pid)
             if callback:
                 callback(len(vecs))
             return index, np.asarray(vecs, dtype=np.float32)
@@ -186,6 +194,12 @@ class RayEncoder:
         while in_flight:
             in_flight -= 1
             yield collect()
+
+    def summary(self) -> str:
+        """Who did the work: shards per worker process (a restarted actor is a new process)."""
+        counts = sorted(self.shards_by_process.values(), reverse=True)
+        return (f"Ray: {sum(counts)} shard(s) encoded by {len(counts)} worker process(es) "
+                f"({', '.join(map(str, counts))}) on {self.n_actors} actor(s), {len(self.restarted)} restarted")
 
     def close(self) -> None:
         """Stop the actors (the cluster itself is left running)."""
