@@ -5,10 +5,14 @@
    sentence-transformers' own ``SentenceTransformer.encode()`` on the same model,
    batch size and texts (ACORD clauses when the collection exists, else the
    embedded sample repeated).
-2. FAISS search, queries per second: legalir's ``LoadedIndex.search`` (row ->
-   docid mapping included) against raw ``faiss`` ``index.search`` on the same
-   index, for an exact Flat index and an HNSW index (with HNSW's recall@10
-   against Flat), over a corpus of unit vectors built from real embeddings
+2. FAISS search, queries per second: legalir's index search (``open_index(...).search``:
+   row -> docid mapping and the per-query ``{docid: score}`` of the run included)
+   against raw ``faiss`` ``index.search`` on the same index, for an exact Flat
+   index, an HNSW index (with HNSW's recall@10 against Flat) and the Flat index
+   in ``--shards`` shards (merged exactly; raw FAISS searches the one Flat
+   index); then the time to write those hits as a TREC run file
+   (``trec.write_run``), reported beside it and as a second ratio (search +
+   run file against raw search alone); over a corpus of unit vectors built from real embeddings
    (ACORD's 3,931 clause vectors when ``make index-acord-dense`` has run, else
    the encoded texts; copies with small noise up to ``--corpus`` rows).
 
@@ -93,7 +97,7 @@ def phase_faiss(args) -> dict:
     from legalir.index import dense
 
     faiss.omp_set_num_threads(args.threads)
-    base = np.load(args.vectors).astype(np.float32)
+    base = np.unique(np.load(args.vectors).astype(np.float32), axis=0)  # repeated texts: one vector each
     rng = np.random.default_rng(0)
     reps = -(-args.corpus // len(base))
     noise = 0.02  # per dimension: a copy's cosine to its original is about 0.93
@@ -117,26 +121,50 @@ def phase_faiss(args) -> dict:
             "docids_sha256": encoders.docids_digest(ids), "shard_size": len(ids),
             "shards": {"0": {"file": encoders.shard_name(0), "start": 0, "count": len(ids)}}, "complete": True,
             "source": {}}))
-    spec = dense.IndexSpec(type=args.index, hnsw_m=32, ef_construction=200)
+    kind = "flat" if args.index == "sharded" else args.index
+    spec = dense.IndexSpec(type=kind, hnsw_m=32, ef_construction=200)
     t0 = time.perf_counter()
-    dense.build_one(emb, work / args.index, spec, threads=args.threads)
+    shard_size = -(-len(corpus) // args.shards) if args.index == "sharded" else None
+    dense.build_one(emb, work / args.index, spec, threads=args.threads, shard_size=shard_size)
     build_s = time.perf_counter() - t0
-    loaded = dense.LoadedIndex(work / args.index, gpu=False, ef_search=args.ef_search, threads=args.threads)
-    loaded.search(queries[:10], args.k)  # warm-up
+    loaded = dense.open_index(work / args.index, gpu=False, ef_search=args.ef_search, threads=args.threads,
+                              resident=True)
+    if args.index == "sharded":  # the reference: raw FAISS on one flat index of the same vectors
+        if not (work / "flat" / dense.META).exists():
+            dense.build_one(emb, work / "flat", spec, threads=args.threads)
+        raw_index = dense.LoadedIndex(work / "flat", gpu=False, threads=args.threads).index
+    else:
+        raw_index = loaded.index
+    loaded.search(queries[:10], args.k)  # warm-up (a sharded index loads its shards here)
     ours_s = raw_s = float("inf")
     for _ in range(args.repeat):  # interleaved, best of each: the two see the same machine load
         t0 = time.perf_counter()
         hits = loaded.search(queries, args.k)
         ours_s = min(ours_s, time.perf_counter() - t0)
         t0 = time.perf_counter()
-        loaded.index.search(queries, args.k)
+        raw_index.search(queries, args.k)
         raw_s = min(raw_s, time.perf_counter() - t0)
+    # the run file: what legalir writes after the search (sorted, rounded, atomic), on its own
+    from legalir import trec
+
+    run = {f"q{i}": h for i, h in enumerate(hits)}
+    write_s = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        lines = trec.write_run(work / "run.trec", run, tag="bench", depth=args.k)
+        write_s = min(write_s, time.perf_counter() - t0)
     out = {"corpus": len(corpus), "queries": len(queries), "k": args.k, "build_s": build_s,
-           "legalir_qps": len(queries) / ours_s, "faiss_qps": len(queries) / raw_s}
+           "legalir_qps": len(queries) / ours_s, "faiss_qps": len(queries) / raw_s,
+           "run_lines": lines, "run_write_s": write_s,
+           "legalir_with_run_qps": len(queries) / (ours_s + write_s)}
+    if args.index == "sharded":
+        out["shards"] = args.shards
+        flat_hits = dense.LoadedIndex(work / "flat", gpu=False, threads=args.threads).search(queries, args.k)
+        out["identical_to_flat"] = flat_hits == hits
     exact = faiss.IndexFlatIP(corpus.shape[1])
     exact.add(corpus)
     _, truth = exact.search(queries, 10)
-    got = [[int(d[1:]) for d, _ in h[:10]] for h in hits]
+    got = [[int(d[1:]) for d in list(h)[:10]] for h in hits]
     out["recall@10_vs_flat"] = float(np.mean([len(set(g) & set(t)) / 10 for g, t in zip(got, truth)]))
     return out
 
@@ -165,7 +193,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("-k", type=int, default=100)
     ap.add_argument("--ef-search", type=int, default=128)
-    ap.add_argument("--repeat", type=int, default=3, help="encoding runs per implementation (best kept)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    ap.add_argument("--indexes", default="flat,hnsw,sharded",
+                    help="FAISS measurements, comma-separated: flat, hnsw, sharded (flat in --shards shards)")
+    ap.add_argument("--shards", type=int, default=4, help="shards of the sharded flat index")
+    ap.add_argument("--no-encode", action="store_true",
+                    help="skip the encoding comparison (the FAISS corpus then grows from the embedded sample)")
     ap.add_argument("--json", default=None, help="also save the figures here")
     # internal: one phase
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
@@ -185,9 +218,12 @@ def main() -> None:
 
     common = ["--threads", str(args.threads), "--batch-size", str(args.batch_size), "--texts", str(args.texts)]
     figures: dict[str, dict] = {}
+    ratios: dict[str, float] = {}
+    import numpy as np
+
     with tempfile.TemporaryDirectory() as work:
         vec = {impl: os.path.join(work, f"{impl}.npy") for impl in ("legalir", "sentence-transformers")}
-        for rep in range(args.repeat):  # alternate the order; keep each implementation's best run
+        for rep in range(0 if args.no_encode else args.repeat):  # alternate the order; keep each one's best run
             for impl in (("sentence-transformers", "legalir") if rep % 2 == 0 else ("legalir", "sentence-transformers")):
                 r = run_phase("encode", [*common, "--impl", impl, "--out", vec[impl]])
                 print(f"encode {impl:22s} {r['texts_per_s']:8.1f} texts/s  ({r['texts']} texts, "
@@ -195,9 +231,11 @@ def main() -> None:
                 best = figures.get(f"encode {impl}")
                 if best is None or r["texts_per_s"] > best["texts_per_s"]:
                     figures[f"encode {impl}"] = r
-        import numpy as np
-
-        diff = float(np.abs(np.load(vec["legalir"]) - np.load(vec["sentence-transformers"])).max())
+        if not args.no_encode:
+            ratios["encode legalir / sentence-transformers (throughput)"] = (
+                figures["encode legalir"]["texts_per_s"] / figures["encode sentence-transformers"]["texts_per_s"])
+            ratios["max |legalir - sentence-transformers| embedding difference"] = float(
+                np.abs(np.load(vec["legalir"]) - np.load(vec["sentence-transformers"])).max())
         acord = REPO / "indexes" / "acord" / "embeddings" / "minilm"
         base = vec["legalir"]
         if (acord / "manifest.json").exists():  # 3,931 real clause vectors as the corpus' seeds
@@ -205,24 +243,26 @@ def main() -> None:
 
             base = os.path.join(work, "acord.npy")
             np.save(base, encoders.load_embeddings(acord))
-        for kind in ("flat", "hnsw"):
+        elif args.no_encode:  # the embedded sample's texts, encoded once
+            run_phase("encode", [*common, "--impl", "legalir", "--out", base])
+        for kind in args.indexes.split(","):
             figures[f"faiss {kind}"] = r = run_phase("faiss", [
-                *common, "--repeat", str(args.repeat), "--vectors", base, "--index", kind, "--work", work, "--corpus", str(args.corpus),
-                "--queries", str(args.queries), "-k", str(args.k), "--ef-search", str(args.ef_search)])
-            print(f"faiss {kind:5s} {r['corpus']} x 384: legalir {r['legalir_qps']:9.1f} q/s, raw faiss "
+                *common, "--repeat", str(args.repeat), "--vectors", base, "--index", kind, "--work", work,
+                "--corpus", str(args.corpus), "--queries", str(args.queries), "-k", str(args.k),
+                "--ef-search", str(args.ef_search), "--shards", str(args.shards)])
+            extra = f", identical to flat: {r['identical_to_flat']}" if "identical_to_flat" in r else ""
+            print(f"faiss {kind:7s} {r['corpus']} x 384, k={r['k']}: legalir {r['legalir_qps']:9.1f} q/s, raw faiss "
                   f"{r['faiss_qps']:9.1f} q/s, build {r['build_s']:.1f}s, recall@10 vs flat "
-                  f"{r['recall@10_vs_flat']:.3f}, peak RSS {r['peak_rss_mib']:.0f} MiB", flush=True)
-    ratios = {
-        "encode legalir / sentence-transformers (throughput)":
-            figures["encode legalir"]["texts_per_s"] / figures["encode sentence-transformers"]["texts_per_s"],
-        "max |legalir - sentence-transformers| embedding difference": diff,
-        "flat: legalir / raw faiss (q/s)": figures["faiss flat"]["legalir_qps"] / figures["faiss flat"]["faiss_qps"],
-        "hnsw: legalir / raw faiss (q/s)": figures["faiss hnsw"]["legalir_qps"] / figures["faiss hnsw"]["faiss_qps"],
-        "hnsw / flat (q/s)": figures["faiss hnsw"]["legalir_qps"] / figures["faiss flat"]["legalir_qps"],
-    }
+                  f"{r['recall@10_vs_flat']:.3f}, run file {r['run_lines']} lines in {r['run_write_s']:.2f}s, "
+                  f"peak RSS {r['peak_rss_mib']:.0f} MiB{extra}", flush=True)
+            ratios[f"{kind}: legalir / raw faiss (q/s)"] = r["legalir_qps"] / r["faiss_qps"]
+            ratios[f"{kind}: legalir search + run file / raw faiss search (q/s)"] = (
+                r["legalir_with_run_qps"] / r["faiss_qps"])
+    if "faiss hnsw" in figures and "faiss flat" in figures:
+        ratios["hnsw / flat (q/s)"] = figures["faiss hnsw"]["legalir_qps"] / figures["faiss flat"]["legalir_qps"]
     for k, v in ratios.items():
         print(f"{k}: {v:.3g}")
-    print(f"(CPU only, {args.threads} threads; the GPU path was not run)")
+    print(f"(CPU only, {args.threads} threads; the GPU path: scripts/bench_gpu.py)")
     if args.json:
         Path(args.json).write_text(json.dumps({"figures": figures, "ratios": ratios, "args": vars(args)}, indent=2))
 

@@ -70,17 +70,28 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
 @click.option("--stop-after-shards", type=click.IntRange(min=1), default=None,
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS",
+              help="Spread the shards over Ray workers (pip install 'legalir[distributed]'): 'auto' for a running "
+                   "cluster (RAY_ADDRESS, `ray start`) else a new local one, or a cluster address such as "
+                   "10.0.0.1:6379. Writes the same folder as without --ray; resumes the same way.")
+@click.option("--ray-workers", type=click.IntRange(min=1), default=None,
+              help="Ray workers (actors) to start [default: one per GPU of the cluster, else one per CPU].")
 def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
            normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
-           stop_after_shards, quiet):
+           stop_after_shards, quiet, ray_address, ray_workers):
     """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
-    from legalir.index import encoders
+    from legalir.index import distributed, encoders
 
-    enc = encoders.Encoder.load(model, revision=revision, device=device, **encoder_overrides(
-        pooling, max_length, query_format, doc_format, instruction, normalize, dtype, backend, trust_remote_code))
+    overrides = encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype,
+                                  backend, trust_remote_code)
+    enc = (distributed.RayEncoder.load(model, revision=revision, device=device, address=ray_address,
+                                       workers=ray_workers, **overrides) if ray_address
+           else encoders.Encoder.load(model, revision=revision, device=device, **overrides))
     results = encoders.encode_collection(enc, collection, out_dir, partitions=list(partitions) or None, quiet=quiet,
                                          shard_size=shard_size, batch_size=batch_size, overwrite=overwrite,
                                          stop_after_shards=stop_after_shards)
+    if ray_address:
+        click.echo(enc.summary(), err=True)
     done = all(r.complete for r in results.values())
     click.echo(f"{out_dir}: {sum(r.documents for r in results.values())} documents in {len(results)} folder(s), "
                f"{'complete' if done else 'NOT complete: run the same command again to resume'}", err=True)
@@ -105,15 +116,19 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
 @click.option("--overwrite", is_flag=True,
               help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
                    "not write is never replaced).")
+@click.option("--shard-size", type=click.IntRange(min=1), default=None,
+              help="Write the index as FAISS shards of at most this many vectors, built and searched one at a time "
+                   "with an exact merge of the top k (an index larger than memory or GPU memory) [default: one index].")
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
-                threads, overwrite):
+                threads, overwrite, shard_size):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
     from legalir.index import dense
 
     spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
                            pq_bits=pq_bits)
     counts = dense.build(embeddings, index_dir, spec, collection_dir=collection,
-                         partitions=list(partitions) or None, threads=threads, overwrite=overwrite)
+                         partitions=list(partitions) or None, threads=threads, overwrite=overwrite,
+                         shard_size=shard_size)
     click.echo(f"{index_dir}: {sum(counts.values())} vectors in {len(counts)} index(es)", err=True)
 
 

@@ -10,6 +10,14 @@ parameters, the collection it came from). Index types, all inner product
 * ``ivfpq``  inverted lists + product quantisation (``IndexIVFPQ``: ``--nlist``, ``--pq-m``, ``--pq-bits``;
   ``--nprobe`` at search), trained on (a sample of) the corpus.
 
+With ``--shard-size N`` an index is written as FAISS shards of at most N
+vectors (``index-NNNNN.faiss``, listed under ``shards`` in the metadata; one
+``docids.txt``), built one at a time, and searched one at a time with an exact
+merge of the top k (:class:`ShardedIndex`): for an index that does not fit the
+memory or the GPU that searches it. A sharded flat index returns exactly what
+one flat index over the same vectors returns, ties at the cut included (both
+keep the lowest rows, :func:`_search_exact`).
+
 Builds are atomic and versioned as a whole (every partition), like Lucene
 builds: see :mod:`legalir.atomic`. An index is searched on
 the GPU when FAISS was built with GPU support and a CUDA device is visible
@@ -27,7 +35,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -121,39 +129,90 @@ def collection_docids(collection_dir: str | os.PathLike, partition: str | None) 
     return [str(r["id"]) for r in collections.iter_documents(collection_dir, partition or None)]
 
 
+def shard_file(i: int) -> str:
+    return f"index-{i:05d}.faiss"
+
+
+def _rows(emb_dir: Path, start: int, stop: int) -> Iterator[np.ndarray]:
+    """Rows ``start:stop`` of a complete embeddings folder, block by block (float32, contiguous)."""
+    offset = 0
+    for shard in encoders.iter_shards(emb_dir):
+        lo, hi = max(start, offset), min(stop, offset + len(shard))
+        if lo < hi:
+            yield np.ascontiguousarray(shard[lo - offset:hi - offset], dtype=np.float32)
+        offset += len(shard)
+        if offset >= stop:
+            return
+
+
+def write_shards(folder: Path, template, spec: IndexSpec, emb_dir: Path, n: int, shard_size: int) -> list[dict]:
+    """Write the index of ``emb_dir`` as FAISS shards of ``shard_size`` rows into ``folder``, one in memory at a time.
+
+    ``template`` is the empty index (trained, for IVF-PQ: every shard shares
+    its quantiser and codebooks). Returns the shards' list for the metadata.
+    """
+    f = faiss()
+    shards = []
+    for i, start in enumerate(range(0, n, shard_size)):
+        stop = min(n, start + shard_size)
+        index = f.clone_index(template) if spec.type == "ivfpq" else _make_index(spec, int(template.d), n)
+        for block in _rows(emb_dir, start, stop):
+            index.add(block)
+        if index.ntotal != stop - start:  # pragma: no cover - invariant
+            raise DenseIndexError(f"{folder}: shard {i} holds {index.ntotal} vectors, {stop - start} expected")
+        f.write_index(index, str(folder / shard_file(i)))
+        shards.append({"file": shard_file(i), "start": start, "count": stop - start})
+        del index
+    return shards
+
+
+def _sharded(n: int, shard_size: int | None) -> bool:
+    if shard_size is not None and shard_size < 1:
+        raise DenseIndexError(f"--shard-size must be at least 1, got {shard_size}")
+    return shard_size is not None and n > shard_size
+
+
 def _is_legacy_index(path: Path) -> bool:
     """A dense index folder written by legalir before output markers existed."""
     return (path / META).exists() or bool(partition_keys(path, META))
 
 
 def _write_index(folder: Path, index, emb_dir: Path, manifest: dict, spec: IndexSpec, dim: int, n: int,
-                 coll, partition, source: dict) -> None:
+                 coll, partition, source: dict, shard_size: int | None = None) -> None:
     f = faiss()
     folder.mkdir(parents=True, exist_ok=True)
-    f.write_index(index, str(folder / INDEX_FILE))
+    sharded = _sharded(n, shard_size)
+    extra = {"shards": write_shards(folder, index, spec, emb_dir, n, shard_size)} if sharded else {}
+    if not sharded:
+        f.write_index(index, str(folder / INDEX_FILE))
     shutil.copyfile(emb_dir / encoders.DOCIDS, folder / DOCIDS)
     meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
             "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
-            "partition": partition, "partition_field": source.get("partition_field")}
+            "partition": partition, "partition_field": source.get("partition_field"), **extra}
     atomic.write_json(folder / META, meta)
 
 
 def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
               collection_dir: str | os.PathLike | None = None, threads: int | None = None,
-              overwrite: bool = False) -> int:
+              overwrite: bool = False, shard_size: int | None = None) -> int:
     """Build one FAISS index from a complete embeddings folder into ``index_dir`` (atomic); returns its size.
+
+    ``shard_size``: build it as FAISS shards of at most that many vectors
+    (searched shard by shard, :class:`ShardedIndex`), for an index larger than
+    the memory (or GPU memory) that searches it.
 
     The embeddings' document ids are checked against the collection
     (``collection_dir``, else the one recorded when encoding): the same ids in
     the same order, or a :class:`DenseIndexError` and nothing written.
     """
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
-        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads)
-        _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source)
+        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads,
+                                                                          shard_size)
+        _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source, shard_size)
     return n
 
 
-def _make(emb_dir, spec: IndexSpec, collection_dir, threads):
+def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | None = None):
     """The FAISS index of a complete embeddings folder, checked against its collection, in memory."""
     f = faiss()
     emb_dir = Path(emb_dir)
@@ -184,19 +243,22 @@ def _make(emb_dir, spec: IndexSpec, collection_dir, threads):
                                   f"{where} ({detail}); encode it again (legalir encode --overwrite)")
     if threads:
         f.omp_set_num_threads(int(threads))
+    _sharded(n, shard_size)  # checked before the work
     index = _make_index(spec, dim, n)
     if not index.is_trained:
         index.train(_training_sample(emb_dir, n, spec.train_size, spec.seed))
-    for shard in encoders.iter_shards(emb_dir):
-        index.add(np.ascontiguousarray(shard, dtype=np.float32))
-    if index.ntotal != n:  # pragma: no cover - invariant
-        raise DenseIndexError(f"{emb_dir}: {index.ntotal} vectors added, {n} expected")
+    if not _sharded(n, shard_size):  # a sharded index is filled shard by shard as it is written
+        for shard in encoders.iter_shards(emb_dir):
+            index.add(np.ascontiguousarray(shard, dtype=np.float32))
+        if index.ntotal != n:  # pragma: no cover - invariant
+            raise DenseIndexError(f"{emb_dir}: {index.ntotal} vectors added, {n} expected")
     return index, emb_dir, manifest, dim, n, coll, partition, source
 
 
 def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexSpec = IndexSpec(),
           collection_dir: str | os.PathLike | None = None, partitions: list[str] | None = None,
-          threads: int | None = None, quiet: bool = False, overwrite: bool = False) -> dict[str, int]:
+          threads: int | None = None, quiet: bool = False, overwrite: bool = False,
+          shard_size: int | None = None) -> dict[str, int]:
     """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``).
 
     Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
@@ -224,8 +286,9 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
         for i, key in enumerate(keys, 1):
             t0 = time.time()
             src = emb_dir / key if key else emb_dir
-            index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads)
-            _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source)
+            index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads, shard_size)
+            _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source,
+                         shard_size)
             del index
             out[key] = n
             if not quiet:
@@ -253,6 +316,66 @@ def read_meta(index_dir: str | os.PathLike) -> dict[str, Any]:
         return json.load(fh)
 
 
+def _search_exact(index, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` of an exact index with ties at the cut resolved by row: ``(scores, rows)``.
+
+    FAISS keeps an arbitrary subset of the documents tied with the k-th score
+    (it depends on k and on its heap). Here the search goes a little deeper
+    than ``k`` (deeper again, for the whole batch, in the rare case where a
+    tie runs past that), so that every document tied at the cut is seen, and
+    the lowest rows are kept. The result is then a function of the vectors
+    alone: the same for one index and for any split of it into shards
+    (:func:`merge_topk`). The batch is searched whole each time: FAISS's
+    scores may differ in the last bit with the number of queries searched
+    together, never with the number of vectors.
+    """
+    n = int(index.ntotal)
+    k = min(int(k), n)
+    depth = min(n, k + max(16, k // 8))
+    while True:
+        scores, rows = index.search(q, depth)
+        if depth == n or not (scores[:, k - 1] == scores[:, depth - 1]).any():
+            break
+        depth = min(n, 4 * depth)
+    tied = np.flatnonzero(scores[:, k - 1] == scores[:, k]) if depth > k else np.zeros(0, dtype=np.int64)
+    if tied.size:
+        s, r = scores[tied], rows[tied]
+        order = np.lexsort((r, -s), axis=1)[:, :k]
+        scores[tied, :k], rows[tied, :k] = np.take_along_axis(s, order, 1), np.take_along_axis(r, order, 1)
+    return np.ascontiguousarray(scores[:, :k]), np.ascontiguousarray(rows[:, :k])
+
+
+def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact top ``k`` of several ``(scores, global rows)`` results of the same queries.
+
+    Highest score first, ties by lowest row; missing hits (row -1) last. With
+    shards searched by :func:`_search_exact`, this is what one index over all
+    the vectors gives.
+    """
+    scores = np.concatenate([s for s, _ in parts], axis=1)
+    rows = np.concatenate([r for _, r in parts], axis=1)
+    key = np.where(rows < 0, -np.inf, scores)
+    order = np.lexsort((np.where(rows < 0, np.iinfo(np.int64).max, rows), -key), axis=1)[:, :k]
+    return np.take_along_axis(scores, order, axis=1), np.take_along_axis(rows, order, axis=1)
+
+
+def _open_faiss(path: Path, kind: str, use_gpu: bool, ef_search: int | None, nprobe: int | None):
+    """Read one FAISS file with the search settings; on the GPU when asked. Returns (index, gpu resources)."""
+    f = faiss()
+    index = f.read_index(str(path))
+    if kind == "hnsw" and ef_search:
+        index.hnsw.efSearch = int(ef_search)
+    if kind == "ivfpq" and nprobe:
+        index.nprobe = int(nprobe)
+    if use_gpu and kind != "hnsw":  # pragma: no cover - needs a GPU
+        res = f.StandardGpuResources()
+        index = f.index_cpu_to_gpu(res, 0, index)
+        if kind == "ivfpq" and nprobe:
+            index.nprobe = int(nprobe)
+        return index, res
+    return index, None
+
+
 class LoadedIndex:
     """A FAISS index in memory, with its row -> docid mapping; on the GPU when one is usable."""
 
@@ -264,39 +387,141 @@ class LoadedIndex:
         if not (self.dir / META).exists() or not (self.dir / INDEX_FILE).exists():
             raise DenseIndexError(f"{self.dir}: no dense index here; build it first (legalir index-dense)")
         self.meta = read_meta(self.dir)
-        with open(self.dir / DOCIDS, encoding="utf-8") as fh:
-            self.docids = [line.rstrip("\n") for line in fh]
+        self._read_docids()
         if threads:
             f.omp_set_num_threads(int(threads))
-        index = f.read_index(str(self.dir / INDEX_FILE))
+        self.kind = self.meta["index"]["type"]
+        use_gpu = _use_gpu(gpu)
+        index, self._res = _open_faiss(self.dir / INDEX_FILE, self.kind, use_gpu, ef_search, nprobe)
         if index.ntotal != len(self.docids):
             raise DenseIndexError(f"{self.dir}: {index.ntotal} vectors but {len(self.docids)} document ids")
         self.dim = int(index.d)
-        kind = self.meta["index"]["type"]
-        if kind == "hnsw" and ef_search:
-            index.hnsw.efSearch = int(ef_search)
-        if kind == "ivfpq" and nprobe:
-            index.nprobe = int(nprobe)
-        self.on_gpu = False
-        use_gpu = (num_gpus() > 0) if gpu is None else gpu
-        if use_gpu and num_gpus() == 0:
-            raise DenseIndexError("--gpu asked for, but FAISS sees no GPU (install faiss-gpu-cu12, check CUDA)")
-        if use_gpu and kind != "hnsw":  # pragma: no cover - needs a GPU
-            self._res = f.StandardGpuResources()
-            index = f.index_cpu_to_gpu(self._res, 0, index)
-            if kind == "ivfpq" and nprobe:
-                index.nprobe = int(nprobe)
-            self.on_gpu = True
+        self.on_gpu = self._res is not None
         self.index = index
 
-    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    def _read_docids(self) -> None:
+        with open(self.dir / DOCIDS, encoding="utf-8") as fh:
+            self.docids = [line.rstrip("\n") for line in fh]
+        self._ids = np.array(self.docids, dtype=object)  # row -> docid in one gather, no Python loop
+        self.size = len(self.docids)
+
+    def _check(self, queries: np.ndarray) -> np.ndarray:
         q = np.ascontiguousarray(queries, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise DenseIndexError(f"{self.dir}: query vectors have dimension {q.shape[-1]}, the index {self.dim}")
-        k = min(int(k), self.index.ntotal)
-        if k <= 0 or len(q) == 0:
-            return [[] for _ in range(len(q))]
-        scores, rows = self.index.search(q, k)
-        ids = self.docids
-        return [[(ids[r], s) for s, r in zip(srow, rrow) if r >= 0]
-                for srow, rrow in zip(scores.tolist(), rows.tolist())]
+        return q
+
+    def search_arrays(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, rows)`` of the top ``k`` (``min(k, size)``) per query; row -1 where fewer were found.
+
+        Exact (flat) indexes resolve ties at the cut by row (:func:`_search_exact`)."""
+        q = self._check(queries)
+        k = min(int(k), self.size)
+        if self.kind == "flat":
+            return _search_exact(self.index, q, k)
+        return self.index.search(q, k)
+
+    def search(self, queries: np.ndarray, k: int) -> list[dict[str, float]]:
+        """Per query, its hits as ``{docid: score}`` (best first)."""
+        if min(int(k), self.size) <= 0 or len(queries) == 0:
+            return [{} for _ in range(len(queries))]
+        return self.hits(*self.search_arrays(queries, k))
+
+    def hits(self, scores: np.ndarray, rows: np.ndarray) -> list[dict[str, float]]:
+        """``{docid: score}`` per query from FAISS's arrays.
+
+        The row -> docid mapping is one numpy gather, and each query's dict is
+        built from two lists in C (no per-hit tuple); the garbage collector is
+        paused meanwhile (these objects hold no cycles, and a collection
+        triggered every few hundred allocations would scan them all again).
+        """
+        import gc
+
+        missing = rows < 0
+        ids = self._ids[np.where(missing, 0, rows)].tolist()
+        values = scores.tolist()
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            if not missing.any():
+                return [dict(zip(i, v)) for i, v in zip(ids, values)]
+            keep = (~missing).sum(axis=1).tolist()  # FAISS puts missing hits last
+            return [dict(zip(i[:n], v[:n])) for i, v, n in zip(ids, values, keep)]
+        finally:
+            if enabled:
+                gc.enable()
+
+
+def _use_gpu(gpu: bool | None) -> bool:
+    use = (num_gpus() > 0) if gpu is None else gpu
+    if use and num_gpus() == 0:
+        raise DenseIndexError("--gpu asked for, but FAISS sees no GPU (install faiss-gpu-cu12, check CUDA)")
+    return bool(use)
+
+
+class ShardedIndex(LoadedIndex):
+    """An index built in shards (``index-dense --shard-size``): each shard searched in turn, the top k merged exactly.
+
+    With ``resident=False`` (the default) one shard is in memory (or on the
+    GPU) at a time: an index larger than memory or GPU memory is searched in
+    as many passes as it has shards, every query in each pass. ``resident=True``
+    keeps the shards loaded (repeated searches of one index).
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
+                 nprobe: int | None = None, threads: int | None = None, resident: bool = False):
+        f = faiss()
+        self.dir = Path(os.path.realpath(index_dir))  # one version of a versioned index, shard after shard
+        self.meta = read_meta(self.dir)
+        self.shards = list(self.meta.get("shards") or [])
+        if not self.shards or not all((self.dir / sh["file"]).exists() for sh in self.shards):
+            raise DenseIndexError(f"{self.dir}: sharded index with missing shard files; build it again "
+                                  f"(legalir index-dense --shard-size)")
+        self._read_docids()
+        if sum(int(sh["count"]) for sh in self.shards) != self.size:
+            raise DenseIndexError(f"{self.dir}: its shards hold {sum(int(sh['count']) for sh in self.shards)} "
+                                  f"vectors but there are {self.size} document ids")
+        if threads:
+            f.omp_set_num_threads(int(threads))
+        self.kind = self.meta["index"]["type"]
+        self.dim = int(self.meta["dim"])
+        self._settings = (_use_gpu(gpu), ef_search, nprobe)
+        self.on_gpu = self._settings[0] and self.kind != "hnsw"
+        self.resident = resident
+        self._loaded: dict[int, Any] = {}
+
+    def _shard(self, i: int):
+        """Shard ``i`` as ``(index, GPU resources or None)``: the caller holds both while searching."""
+        if i in self._loaded:
+            return self._loaded[i]
+        sh = self.shards[i]
+        loaded = _open_faiss(self.dir / sh["file"], self.kind, *self._settings)
+        if loaded[0].ntotal != int(sh["count"]) or int(loaded[0].d) != self.dim:
+            raise DenseIndexError(f"{self.dir / sh['file']}: {loaded[0].ntotal} vectors of dimension "
+                                  f"{loaded[0].d}, expected {sh['count']} of dimension {self.dim}")
+        if self.resident:
+            self._loaded[i] = loaded
+        return loaded
+
+    def search_arrays(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        q = self._check(queries)
+        k = min(int(k), self.size)
+        best = None
+        for i, sh in enumerate(self.shards):
+            loaded = self._shard(i)
+            index = loaded[0]
+            scores, rows = (_search_exact(index, q, k) if self.kind == "flat"
+                            else index.search(q, min(k, int(sh["count"]))))
+            del index, loaded  # not resident: this shard leaves memory (or the GPU) before the next comes
+            part = (scores, np.where(rows < 0, -1, rows + int(sh["start"])))
+            best = part if best is None else merge_topk([best, part], k)  # the running top k only
+        return best
+
+
+def open_index(index_dir: str | os.PathLike, **kwargs: Any) -> LoadedIndex:
+    """The index in ``index_dir``, ready to search: one FAISS index, or one built in shards."""
+    root = Path(index_dir)
+    if (root / META).exists() and not (root / INDEX_FILE).exists() and read_meta(root).get("shards"):
+        return ShardedIndex(root, **kwargs)
+    kwargs.pop("resident", None)
+    return LoadedIndex(root, **kwargs)

@@ -360,6 +360,17 @@ class Encoder:
         return self.encode(self.format_documents(texts), batch_size=batch_size, progress=progress, desc="documents",
                            callback=callback)
 
+    def encode_shards(self, shards: Iterable[tuple[int, Sequence[str]]], batch_size: int = DEFAULT_BATCH_SIZE,
+                      callback: Callable[[int], Any] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(index, vectors)`` of each ``(index, document texts)`` shard, in order.
+
+        :func:`encode_corpus` writes what this yields; another implementation
+        (:class:`legalir.index.distributed.RayEncoder`) spreads the shards over
+        workers and yields them as they finish.
+        """
+        for index, texts in shards:
+            yield index, self.encode_documents(texts, batch_size=batch_size, callback=callback)
+
     # ---- the model
     def encode(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False,
                desc: str = "encoding", callback: Callable[[int], Any] | None = None) -> np.ndarray:
@@ -586,26 +597,32 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
     bar = tqdm(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size) for i in todo),
                desc=f"encoding {out.name}", unit=" docs", disable=not progress, file=sys.stderr, mininterval=1.0)
     todo_set = set(todo)
-    try:
-        shard: list[tuple[str, str]] = []
-        index = 0
+
+    def pending() -> Iterator[tuple[int, list[str]]]:
+        """(index, texts) of each shard still to write, in order, at most ``stop_after_shards`` of them."""
+        shard: list[str] = []
+        given = 0
         for pos, (docid, text) in enumerate(docs()):
             i = pos // shard_size
             if i not in todo_set:
                 continue
             if pos >= len(docids) or docids[pos] != docid:
                 raise EncoderError(f"document {pos + 1}: the documents changed while encoding ({docid!r})")
-            shard.append((docid, text))
-            index = i
+            shard.append(text)
             if len(shard) == min(shard_size, len(docids) - i * shard_size):
-                if stop_after_shards is not None and written >= stop_after_shards:
-                    break
-                _write_shard(encoder, shard, out, index, batch_size, bar.update)
-                manifest["shards"][str(index)] = {"file": shard_name(index), "start": index * shard_size,
-                                                  "count": len(shard)}
-                _write_json_atomic(out / MANIFEST, manifest)
-                written += 1
+                if stop_after_shards is not None and given >= stop_after_shards:
+                    return
+                yield i, shard
+                given += 1
                 shard = []
+
+    try:  # the encoder may finish shards out of order (several workers): each is recorded as it lands
+        for index, vecs in encoder.encode_shards(pending(), batch_size=batch_size, callback=bar.update):
+            save_shard(out, index, vecs)
+            manifest["shards"][str(index)] = {"file": shard_name(index), "start": index * shard_size,
+                                              "count": len(vecs)}
+            _write_json_atomic(out / MANIFEST, manifest)
+            written += 1
     finally:
         bar.close()
     complete = len(manifest["shards"]) == n_shards
@@ -634,11 +651,10 @@ def _resume_problem(manifest: dict, encoder: Encoder, digest: str, n_docs: int, 
     return None
 
 
-def _write_shard(encoder: Encoder, shard: list[tuple[str, str]], out: Path, index: int, batch_size: int,
-                 callback: Callable[[int], Any] | None = None) -> None:
+def save_shard(out: Path, index: int, vecs: np.ndarray) -> None:
+    """Write shard ``index`` of an embeddings folder (float32 ``.npy``), atomically."""
     from legalir import atomic
 
-    vecs = encoder.encode_documents([t for _, t in shard], batch_size=batch_size, callback=callback)
     with atomic.open_file(out / shard_name(index), "wb") as f:
         np.save(f, np.ascontiguousarray(vecs, dtype=np.float32), allow_pickle=False)
 

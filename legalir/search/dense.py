@@ -47,12 +47,20 @@ def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device:
 
 
 class DenseRetriever:
-    """Exact or approximate inner-product search of one FAISS index."""
+    """Exact or approximate inner-product search of one FAISS index, or of one built in shards.
+
+    A sharded index (``index-dense --shard-size``) is searched shard by shard
+    with an exact merge of the top k: the run equals the one of a single flat
+    index over the same vectors. ``resident`` keeps its shards loaded between
+    searches (otherwise one shard at a time is in memory).
+    """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: encoders.Encoder, *, instruction: str | None = None,
                  batch_size: int = encoders.DEFAULT_BATCH_SIZE, gpu: bool | None = None,
-                 ef_search: int | None = None, nprobe: int | None = None, threads: int | None = None):
-        self.index = dense.LoadedIndex(index_dir, gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads)
+                 ef_search: int | None = None, nprobe: int | None = None, threads: int | None = None,
+                 resident: bool = False):
+        self.index = dense.open_index(index_dir, gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads,
+                                      resident=resident)
         if encoder.dim != self.index.dim:
             raise dense.DenseIndexError(
                 f"{index_dir}: the index holds {self.index.dim}-dimensional vectors but the encoder "
@@ -67,8 +75,7 @@ class DenseRetriever:
         qids = list(topics)
         instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
         vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions, batch_size=self.batch_size)
-        hits = self.index.search(vecs, k)
-        return {q: dict(h) for q, h in zip(qids, hits)}
+        return dict(zip(qids, self.index.search(vecs, k)))
 
     def close(self) -> None:
         """The FAISS index stays loaded (partitions share one encoder and may be searched again)."""

@@ -1,0 +1,224 @@
+"""Corpus encoding spread over a Ray cluster (``pip install 'legalir[distributed]'``).
+
+:class:`RayEncoder` stands in for an :class:`~legalir.index.encoders.Encoder`
+in :func:`~legalir.index.encoders.encode_corpus`: the same document ids are
+read, the same folder, ``docids.txt`` and ``manifest.json`` are written by the
+same code, and each shard is saved by the same function as it lands. Only the
+encoding of the shards moves: each shard's texts go to one Ray actor (one per
+GPU, or CPU workers), through Ray's own :class:`ray.util.ActorPool`. So a
+folder encoded on Ray is exactly one encoded by a single process (same files,
+same manifest; vectors equal to float tolerance), ``index-dense`` reads it
+unchanged, and a job stopped or killed (driver or workers) resumes at the
+missing shards with or without Ray.
+
+Failures: an actor whose process dies (killed, out of memory, a lost node) is
+restarted by Ray and its shard retried, up to ``max_retries`` times each; past
+that, or on an error inside the encoder, the job stops with a
+:class:`DistributedError` once the shards already finished are saved. A
+shard is never skipped: it is recorded in the manifest only when its vectors
+are written.
+
+Workers import legalir and load the model themselves: on a cluster of several
+machines, install legalir on every node and give the model as a Hub name or a
+path every node can read (the embeddings are written by the driver, so the
+output folder needs to be on the driver's machine only).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from legalir.index.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings
+
+DEFAULT_RETRIES = 3
+
+
+class DistributedError(EncoderError):
+    """Ray missing or unreachable, or a shard that failed on every try."""
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise DistributedError("Ray is not installed: pip install 'legalir[distributed]' (or pip install ray)") from None
+    return ray
+
+
+def connect(address: str | None = "auto"):
+    """The ``ray`` module, connected: to ``address``; for ``auto`` to a running cluster (``RAY_ADDRESS``
+    or one started by ``ray start`` on this machine), else to a new local one. Kept as is when this
+    process is already connected."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    if address not in (None, "", "auto"):
+        _reachable(address)
+    try:
+        if address in (None, "", "auto"):
+            try:
+                ray.init(address="auto", log_to_driver=False)
+            except ConnectionError:
+                ray.init(log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    except Exception as e:  # Ray raises several kinds (ConnectionError, RuntimeError, ValueError)
+        raise DistributedError(f"could not connect to the Ray cluster {address!r} ({type(e).__name__}: {e}); "
+                               f"start one with `ray start --head`, or give --ray auto for a local one") from None
+    return ray
+
+
+def _reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself would retry for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not port.isdigit():
+        return  # ray://... (Ray Client) and other forms: Ray's own checks
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise DistributedError(f"could not connect to the Ray cluster {address!r} ({e.strerror or e}); start one "
+                               f"with `ray start --head`, or give --ray auto for a local one") from None
+
+
+class ShardEncoder:
+    """The Ray actor: one loaded encoder, encoding whole shards."""
+
+    def __init__(self, settings: dict, device: str, threads: int | None):
+        if threads:
+            import torch
+
+            torch.set_num_threads(int(threads))
+        from legalir.index.encoders import Encoder
+
+        self.encoder = Encoder.from_settings(settings, device=device)
+
+    def info(self) -> dict:
+        return {"dim": int(self.encoder.dim), "pid": os.getpid()}
+
+    def encode(self, index: int, texts: Sequence[str], batch_size: int) -> tuple[int, np.ndarray, int, bool]:
+        import ray
+
+        restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        return index, self.encoder.encode_documents(texts, batch_size=batch_size), os.getpid(), restarted
+
+
+class RayEncoder:
+    """An encoder whose :meth:`encode_shards` runs on Ray actors; see the module doc.
+
+    ``workers``: actors to start [default: one per GPU of the cluster, else one per CPU];
+    ``device``: ``cuda`` or ``cpu`` [default: ``cuda`` when the cluster has GPUs].
+    """
+
+    def __init__(self, settings: EncoderSettings, *, address: str | None = "auto", workers: int | None = None,
+                 device: str | None = None, max_retries: int = DEFAULT_RETRIES):
+        ray = connect(address)
+        from ray.util import ActorPool
+
+        self.settings = settings
+        self.max_retries = int(max_retries)
+        resources = ray.cluster_resources()
+        gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
+        use_gpu = str(device).startswith("cuda") if device else gpus > 0
+        if use_gpu and gpus == 0:
+            raise DistributedError(f"--device {device} asked for, but the Ray cluster has no GPU")
+        if workers is not None and workers < 1:
+            raise DistributedError(f"the number of Ray workers must be at least 1, got {workers}")
+        if use_gpu:
+            n, options, threads, where = workers or gpus, {"num_gpus": 1, "num_cpus": 1}, None, "cuda"
+        else:
+            n = workers or cpus
+            per = max(1, cpus // n)
+            options, threads, where = {"num_cpus": per}, per, "cpu"
+        actor = ray.remote(max_restarts=self.max_retries, max_task_retries=self.max_retries, **options)(ShardEncoder)
+        self.actors = [actor.remote(settings.to_dict(), where, threads) for _ in range(n)]
+        self.n_actors = n
+        try:
+            infos = ray.get([a.info.remote() for a in self.actors])
+        except ray.exceptions.RayError as e:
+            self.close()
+            raise DistributedError(f"the Ray workers could not load the encoder {settings.model}: "
+                                   f"{_reason(e)}") from None
+        self.dim = infos[0]["dim"]
+        self.device = where
+        self.pool = ActorPool(self.actors)
+        #: pid -> shards encoded there (a restarted actor is a new process)
+        self.shards_by_process: dict[int, int] = {}
+        #: worker processes that are restarts of an actor whose process died
+        self.restarted: set[int] = set()
+
+    @classmethod
+    def load(cls, model: str, *, revision: str | None = None, address: str | None = "auto",
+             workers: int | None = None, device: str | None = None, max_retries: int = DEFAULT_RETRIES,
+             **overrides: Any) -> "RayEncoder":
+        """Resolve ``model``'s settings here (as :meth:`Encoder.load` does) and start the workers."""
+        ray = connect(address)
+        if device is None:
+            device = "cuda" if int(ray.cluster_resources().get("GPU", 0)) else "cpu"
+        settings, _ = resolve_settings(model, revision=revision, device=device, **overrides)
+        return cls(settings, address=address, workers=workers, device=device, max_retries=max_retries)
+
+    def encode_shards(self, shards: Iterable[tuple[int, Sequence[str]]], batch_size: int = DEFAULT_BATCH_SIZE,
+                      callback: Callable[[int], Any] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(index, vectors)`` of each shard, in the order they finish; a bounded number in flight."""
+        ray = _ray()
+        limit = 2 * len(self.actors)  # shards read ahead: every actor busy, one queued each
+        in_flight = 0
+
+        def submit(actor, value):
+            return actor.encode.remote(value[0], value[1], batch_size)
+
+        def collect():
+            try:
+                index, vecs, pid, restarted = self.pool.get_next_unordered()
+            except ray.exceptions.RayError as e:
+                raise DistributedError(f"a shard failed on the Ray workers (after up to {self.max_retries} "
+                                       f"retries): {_reason(e)}. The shards finished are saved: run the same "
+                                       f"command again to resume") from None
+            self.shards_by_process[pid] = self.shards_by_process.get(pid, 0) + 1
+            if restarted:
+                self.restarted.add(pid)
+            if callback:
+                callback(len(vecs))
+            return index, np.asarray(vecs, dtype=np.float32)
+
+        for item in shards:
+            self.pool.submit(submit, item)
+            in_flight += 1
+            if in_flight >= limit:
+                in_flight -= 1
+                yield collect()
+        while in_flight:
+            in_flight -= 1
+            yield collect()
+
+    def summary(self) -> str:
+        """Who did the work: shards per worker process (a restarted actor is a new process)."""
+        counts = sorted(self.shards_by_process.values(), reverse=True)
+        return (f"Ray: {sum(counts)} shard(s) encoded by {len(counts)} worker process(es) "
+                f"({', '.join(map(str, counts))}) on {self.n_actors} actor(s), {len(self.restarted)} restarted")
+
+    def close(self) -> None:
+        """Stop the actors (the cluster itself is left running)."""
+        ray = _ray()
+        for a in getattr(self, "actors", []):
+            try:
+                ray.kill(a)
+            except Exception:  # pragma: no cover - already gone
+                pass
+        self.actors = []
+
+    def __enter__(self) -> "RayEncoder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _reason(e: BaseException) -> str:
+    """The last line of a Ray error (its cause), not the remote traceback."""
+    text = str(e).strip().splitlines()
+    return text[-1] if text else type(e).__name__

