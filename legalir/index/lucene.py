@@ -164,7 +164,9 @@ class LuceneIndex:
             s.unset_rm3()
         jlist = jvm.autoclass("java.util.ArrayList")
         jq, jt = jlist(), jlist()
-        for q, t in zip(qids, queries):
+        # longest queries first: the Java threads take them in this order, so the batch ends on short
+        # ones and no thread idles long waiting for the last (results do not depend on the order)
+        for q, t in sorted(zip(qids, queries), key=lambda qt: -len(qt[1])):
             jq.add(q)
             jt.add(t)
         results = _java(lambda: s.batch_search(jt, jq, int(k), int(threads)), self.path, "search")
