@@ -33,13 +33,11 @@ backend and its disk cache: a re-run asks nothing twice):
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import sys
 from pathlib import Path
-from string import Formatter
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from legalir import trec
