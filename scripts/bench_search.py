@@ -19,7 +19,8 @@ peak memory is the resident set of the process tree, sampled every 50 ms
 Java's default (1/4 of RAM) unless --heap caps both (`-Xmx` for
 SearchCollection, LEGALIR_JVM_HEAP for legalir).
 
-Prints the best-of-N wall time and peak RSS of each side and the ratios
+Prints the best-of-N wall time, CPU time (user + system: what a loaded
+machine disturbs least) and peak RSS of each side and the ratios
 legalir / SearchCollection, and checks that both runs hold the same
 (topic, document, score) triples (the order of tied documents differs by
 design: legalir ranks ties as trec_eval reads them, docid descending).
@@ -120,6 +121,8 @@ def main(argv=None) -> None:
         "median_time_ratio": round(statistics.median(r["seconds"] for r in runs[a])
                                    / statistics.median(r["seconds"] for r in runs[b]), 3),
         "memory_ratio": round(peak[a] / peak[b], 3),
+        "min_cpu_seconds": {k: min(r["cpu_seconds"] for r in v) for k, v in runs.items()},
+        "cpu_ratio": round(min(r["cpu_seconds"] for r in runs[a]) / min(r["cpu_seconds"] for r in runs[b]), 3),
         "same_results": same,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -127,10 +130,10 @@ def main(argv=None) -> None:
     print(f"Bar Exam (synthetic, scale {args.scale:g}): {n_docs:,} passages, {n_topics} {args.topics} topics, "
           f"depth {args.depth}, {args.threads} threads, heap {doc['heap']}, best of {args.repeat} interleaved")
     for k in sides:
-        print(f"  {k:17s} {best[k]['seconds']:7.2f} s (median {doc['median_seconds'][k]:.2f})  "
-              f"peak {peak[k]:8.1f} MB")
+        print(f"  {k:17s} {best[k]['seconds']:7.2f} s (median {doc['median_seconds'][k]:.2f}), "
+              f"CPU {doc['min_cpu_seconds'][k]:7.2f} s, peak {peak[k]:8.1f} MB")
     print(f"  legalir / SearchCollection: time {doc['time_ratio']:.2f}x (medians {doc['median_time_ratio']:.2f}x), "
-          f"peak memory {doc['memory_ratio']:.2f}x; same (topic, docid, score) triples: {same}")
+          f"CPU {doc['cpu_ratio']:.2f}x, peak memory {doc['memory_ratio']:.2f}x; same (topic, docid, score) triples: {same}")
     print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
           f"JSON: {args.out})")
     if not args.keep:
