@@ -452,19 +452,36 @@ def write_run(
     file is written through :mod:`legalir.atomic`, so a reader never sees a
     half-written run.
     """
+    return write_run_stream(path, ((q, run[q]) for q in sorted(run)), tag=tag, depth=depth, precision=precision)
+
+
+def write_run_stream(
+    path: str | os.PathLike,
+    topics: Iterable[tuple[str, Mapping[str, float]]],
+    tag: str = "legalir",
+    depth: int | None = None,
+    precision: int = 6,
+) -> int:
+    """:func:`write_run` for a run that arrives one topic at a time, ``(qid, {docid: score})`` in
+    sorted qid order (the order :func:`write_run` writes): each topic is written as it comes and
+    nothing is kept, so the bytes are :func:`write_run`'s and the memory one topic's."""
     check_tag(tag)
     from legalir import atomic
 
     n = 0
+    last = None
     with atomic.open_file(path) as f:
-        for qid in sorted(run):
-            rounded = {d: round(float(s), precision) for d, s in run[qid].items()}
+        for qid, docs in topics:
+            if last is not None and not qid > last:
+                raise ValueError(f"write_run_stream: topic {qid!r} after {last!r}; topics must come in sorted order")
+            last = qid
+            rounded = {d: round(float(s), precision) for d, s in docs.items()}
             ranked = ranking(rounded)
             if depth is not None:
                 ranked = ranked[:depth]
-            for rank, (docid, score) in enumerate(ranked, 1):
-                f.write(f"{qid} Q0 {docid} {rank} {score:.{precision}f} {tag}\n")
-                n += 1
+            f.write("".join([f"{qid} Q0 {docid} {rank} {score:.{precision}f} {tag}\n"
+                             for rank, (docid, score) in enumerate(ranked, 1)]))
+            n += len(ranked)
     return n
 
 

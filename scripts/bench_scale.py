@@ -75,7 +75,7 @@ def _tree_rss_kb(pid: int) -> int:
 
 
 def measure(cmd: list[str], log: Path, env: dict | None = None) -> dict:
-    """Run ``cmd``; wall seconds and peak RSS (MB) of its process tree."""
+    """Run ``cmd``; wall seconds, peak RSS (MB) of its process tree, CPU seconds (user + system) of the process."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
     with open(log, "a") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")
@@ -93,7 +93,8 @@ def measure(cmd: list[str], log: Path, env: dict | None = None) -> dict:
     rc = os.waitstatus_to_exitcode(status)
     if rc != 0:
         raise SystemExit(f"failed ({rc}): {' '.join(cmd)}; see {log}")
-    return {"seconds": round(seconds, 2), "peak_rss_mb": round(max(peak, usage.ru_maxrss) / 1024, 1)}
+    return {"seconds": round(seconds, 2), "peak_rss_mb": round(max(peak, usage.ru_maxrss) / 1024, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2)}
 
 
 def du_mb(path: Path) -> float:

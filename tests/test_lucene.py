@@ -52,6 +52,44 @@ def test_pyserini_searcher_gives_identical_scores(sample_index):
     assert ours == {h.docid: float(h.score) for h in hits}
 
 
+def test_bulk_hits_equal_anserini_per_hit_results(sample_collection, sample_index):
+    """Hits cross the bridge as one JSON string per batch: the same docids and float32 scores, in
+    the same order, as Anserini's ScoredDoc objects read one by one (BM25 and RM3)."""
+    topics = trec.read_topics(collections.topics_path(sample_collection, "test"))
+    topics["short"] = Topic("short", "notice")  # one term: near-tied scores
+    qids = sorted(topics)
+    texts = [trec.clean_text(topics[q].text) for q in qids]
+    for rm3 in (None, (5, 3, 0.5)):
+        with lucene.LuceneIndex(sample_index, needs_docvectors=rm3 is not None) as idx:
+            got = {q: (d, list(s)) for q, d, s in idx.search_hits(qids, texts, 25, k1=0.9, b=0.4, rm3=rm3,
+                                                                  threads=2)}
+            s = idx.searcher()
+            want = {}
+            for q, t in zip(qids, texts):
+                hits = s.search(t, 25)
+                want[q] = ([h.docid for h in hits], [float(h.score) for h in hits])
+        assert list(got) == qids
+        assert got == want
+        assert all(got[q][0] for q in qids)
+
+
+def test_streamed_run_file_equals_write_run(sample_collection, sample_index, tmp_path):
+    from legalir.search.base import search_to_run
+
+    topics_path = collections.topics_path(sample_collection, "test")
+    topics = trec.read_topics(topics_path)
+    whole = tmp_path / "whole.trec"
+    trec.write_run(whole, lucene.BM25(sample_index, threads=2).search(topics, 30), tag="bm25", depth=30)
+    streamed = tmp_path / "streamed.trec"
+    # batch_size 2: several batches, each written as it comes
+    n, m = search_to_run(lambda: lucene.BM25(sample_index, threads=2, batch_size=2), topics_path, streamed,
+                         k=30, tag="bm25")
+    assert streamed.read_bytes() == whole.read_bytes()
+    assert m == len(topics) and n == len(whole.read_text().splitlines())
+    with pytest.raises(ValueError, match="sorted order"):
+        trec.write_run_stream(tmp_path / "x.trec", [("b", {"d": 1.0}), ("a", {"d": 1.0})])
+
+
 def test_bm25_parameters_and_rm3_change_scores(sample_index):
     topic = {"q": Topic("q", "liability cap fees")}
     default = lucene.BM25(sample_index).search(topic, 10)["q"]

@@ -7,6 +7,7 @@ searched, topics that retrieved nothing are reported, and the run is written.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
@@ -41,10 +42,15 @@ def check_topics(topics: Mapping[str, Topic]) -> None:
 def report_empty_results(run: Run, topics: Mapping[str, Topic], quiet: bool = False) -> list[str]:
     """Topics that retrieved nothing (e.g. all stopwords): reported, never hidden."""
     missing = sorted(q for q in topics if not run.get(q))
-    if missing and not quiet:
+    if not quiet:
+        _warn_empty(missing)
+    return missing
+
+
+def _warn_empty(missing: list[str]) -> None:
+    if missing:
         _log.warning(f"warning: {len(missing)} topic(s) retrieved no documents: {', '.join(missing[:10])}"
                      + (" ..." if len(missing) > 10 else ""))
-    return missing
 
 
 def check_depth(k: int, what: str = "documents retrieved per topic") -> int:
@@ -60,21 +66,39 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     Options are checked before anything slow starts (the retriever is built
     after the topics are read). Returns (lines written, topics).
     """
+    from tqdm import tqdm
+
     from legalir import trec
 
     check_depth(k)
     trec.check_tag(tag)
     topics = trec.read_topics(topics_path)
     check_topics(topics)
+    found: set[str] = set()  # topics with results
+    seen = [0]  # topics in the run
+
+    def written(hits):
+        for qid, docs in tqdm(hits, total=len(topics), desc="search", unit=" topics", file=sys.stderr,
+                              disable=None, leave=False):
+            seen[0] += 1
+            if docs:
+                found.add(qid)
+            yield qid, docs
+
     retriever = make_retriever()
     try:
-        result = retriever.search(topics, k)
+        if hasattr(retriever, "search_hits"):
+            # streamed: each batch of topics is written as it is searched, no whole run in memory
+            hits = ((q, dict(zip(docids, scores))) for q, docids, scores in retriever.search_hits(topics, k))
+        else:
+            run = retriever.search(topics, k)
+            hits = ((q, run[q]) for q in sorted(run))
+        n = trec.write_run_stream(run_path, written(hits), tag=tag, depth=k if depth is None else depth)
     finally:
         retriever.close()
-    report_empty_results(result, topics)
-    n = trec.write_run(run_path, result, tag=tag, depth=k if depth is None else depth)
-    _log.info(f"{run_path}: {n} lines for {len(result)} topics")
-    return n, len(result)
+    _warn_empty(sorted(set(topics) - found))
+    _log.info(f"{run_path}: {n} lines for {seen[0]} topics")
+    return n, seen[0]
 
 
 class Partitioned:

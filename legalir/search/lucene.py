@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterator, Mapping, Sequence
 
 from legalir.index.lucene import LuceneIndex
 from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
@@ -34,10 +34,15 @@ class RM3:
 
 
 class BM25:
-    """BM25 over one Lucene index. ``search`` is a multi-threaded batch search."""
+    """BM25 over one Lucene index. ``search`` is a multi-threaded batch search.
+
+    ``batch_size`` topics go to Java at a time: Anserini's ``batch_search`` keeps every hit's
+    stored document until the batch returns, so the JVM heap grows with it (measured with
+    ``scripts/bench_search.py``: 64 topics x 1000 hits took the peak from 1.3 GB to 2.0 GB).
+    """
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
-                 rm3: RM3 | None = None, threads: int = 1, batch_size: int = 64):
+                 rm3: RM3 | None = None, threads: int = 1, batch_size: int = 16):
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
         self.index_dir = str(self.index.path)
@@ -49,17 +54,20 @@ class BM25:
         self.k1, self.b = k1, b
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
+        run: Run = {q: dict(zip(docids, scores)) for q, docids, scores in self.search_hits(topics, k)}
+        return {q: run.get(q, {}) for q in topics}
+
+    def search_hits(self, topics: Mapping[str, Topic], k: int) -> Iterator[tuple[str, list[str], Sequence[float]]]:
+        """``(qid, docids, scores)`` per topic, topics in sorted order (the order runs are written in),
+        searched ``batch_size`` topics at a time: memory stays bounded by one batch's hits."""
         check_topics(topics)
-        qids = list(topics)
+        qids = sorted(topics)
         texts = [clean_text(topics[q].text) for q in qids]
         rm3 = None if self.rm3 is None else (self.rm3.fb_terms, self.rm3.fb_docs, self.rm3.original_query_weight)
-        run: Run = {}
-        # Batches bound memory: each hit carries its stored document until converted.
         for start in range(0, len(qids), self.batch_size):
             end = start + self.batch_size
-            run.update(self.index.search(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
-                                         threads=self.threads))
-        return {q: run.get(q, {}) for q in qids}
+            yield from self.index.search_hits(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
+                                              threads=self.threads)
 
     def close(self) -> None:
         self.index.close()
