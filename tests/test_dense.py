@@ -428,3 +428,18 @@ def test_bench_gpu_script_runs_on_cpu(tmp_path):
 
     if faiss.get_num_gpus() == 0:
         assert len(gpu) == 1 and gpu[0]["skipped"]
+
+
+def test_rebuilding_one_partition_keeps_the_others(tiny_embeddings, tmp_path):
+    from legalir import atomic
+
+    out = tmp_path / "idx"
+    dense.build(tiny_embeddings, out, quiet=True)
+    first = atomic.current(out)
+    counts = dense.build(tiny_embeddings, out, quiet=True, partitions=["ohio"])
+    assert counts == {"ohio": len(SUBJECTS)}
+    now = atomic.current(out)
+    assert now != first and dense.partitions(out) == ["alaska", "new_york", "ohio"]
+    for key in ("alaska", "new_york"):  # carried over as hard links of the previous version's files
+        for f in (first / key).iterdir():
+            assert (now / key / f.name).stat().st_ino == f.stat().st_ino

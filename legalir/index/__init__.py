@@ -12,3 +12,13 @@ def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
     if (root / marker).exists() or not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if (p / marker).exists())
+
+
+def keep_partitions(index_dir: str | os.PathLike, new_dir: Path, marker: str, rebuilt) -> None:
+    """Into ``new_dir`` (a build of only some partitions), hard-link the current index's other partitions."""
+    from legalir import atomic
+
+    old = atomic.current(index_dir)
+    for key in partition_keys(old, marker) if old.is_dir() else []:
+        if key not in rebuilt:
+            atomic.copy_linked(old / key, new_dir / key)

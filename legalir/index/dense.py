@@ -40,7 +40,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from legalir import atomic, collections
-from legalir.index import encoders, partition_keys
+from legalir.index import encoders, keep_partitions, partition_keys
 
 META = "legalir-dense.json"
 INDEX_FILE = "index.faiss"
@@ -279,10 +279,7 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
     out: dict[str, int] = {}
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
         if parts and partitions is not None:  # keep the partitions not rebuilt now
-            old = atomic.current(index_dir)
-            for key in partition_keys(old, META) if old.is_dir() else []:
-                if key not in keys:
-                    atomic.copy_linked(old / key, tmp / key)
+            keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):
             t0 = time.time()
             src = emb_dir / key if key else emb_dir

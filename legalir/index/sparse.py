@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from legalir import atomic, collections, jvm
-from legalir.index import lucene, partition_keys
+from legalir.index import keep_partitions, lucene, partition_keys
 
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
 META = lucene.META
@@ -95,10 +95,7 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     out: dict[str, int] = {}
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
         if partitions is not None:  # keep the partitions not rebuilt now
-            old = atomic.current(index_dir)
-            for key in partition_keys(old, META) if old.is_dir() else []:
-                if key not in keys:
-                    atomic.copy_linked(old / key, tmp / key)
+            keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):
             t0 = time.time()
             out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key])
