@@ -279,6 +279,17 @@ def read_qrels(path: str | os.PathLike, notes: list[str] | None = None,
     return qrels
 
 
+def _numbers(text: str, column: list[str], convert) -> list | None:
+    """``column`` (a line piece's grades or scores) converted with ``int``/``float``; None when a value is
+    not a plain number, or holds ``_`` (Python reads 1_0 as 10, C's atol/atof as 1: the line reader decides)."""
+    if "_" in text and "_" in "".join(column):
+        return None
+    try:
+        return list(map(convert, column))
+    except ValueError:
+        return None
+
+
 def _plain_qrels(data: bytes, where: str) -> Qrels | None:
     """The qrels of a plain file (four fields a line, integer grades in range, no judgement twice: see
     :func:`_plain_tokens`), read at C speed; None for any other file, which :func:`read_qrels` reads line
@@ -295,12 +306,8 @@ def _plain_qrels(data: bytes, where: str) -> Qrels | None:
         toks = _plain_tokens(text, 4)
         if toks is None:
             return None
-        grades = toks[3::5]
-        if "_" in text and "_" in "".join(grades):  # int() reads 1_0 as 10, C's atol as 1
-            return None
-        try:
-            values = list(map(int, grades))
-        except ValueError:
+        values = _numbers(text, toks[3::5], int)
+        if values is None:
             return None
         if min(values) < MIN_RELEVANCE or max(values) > MAX_RELEVANCE:
             return None
@@ -647,12 +654,8 @@ def _plain_run(data: bytes, start: int, end: int, where: str, line_no: int, stat
     toks = _plain_tokens(text, 6)
     if toks is None:
         return None
-    scores = toks[4::7]
-    if "_" in text and "_" in "".join(scores):  # float() reads 1_0 as 10.0, C's atof as 1.0
-        return None
-    try:
-        values = list(map(float, scores))
-    except ValueError:
+    values = _numbers(text, toks[4::7], float)
+    if values is None:
         return None
     total = sum(values)
     if total != total:  # a NaN (or inf and -inf): the line-by-line reader says where

@@ -437,12 +437,6 @@ class Encoder:
 
 
 # ------------------------------------------------------------------ sharded corpus encoding
-def _write_json_atomic(path: Path, obj: Any) -> None:
-    from legalir import atomic
-
-    atomic.write_json(path, obj)
-
-
 def docids_digest(docids: Iterable[str]) -> str:
     h = hashlib.sha256()
     for d in docids:
@@ -621,14 +615,14 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
             save_shard(out, index, vecs)
             manifest["shards"][str(index)] = {"file": shard_name(index), "start": index * shard_size,
                                               "count": len(vecs)}
-            _write_json_atomic(out / MANIFEST, manifest)
+            atomic.write_json(out / MANIFEST, manifest)
             written += 1
     finally:
         bar.close()
     complete = len(manifest["shards"]) == n_shards
     if complete and not manifest.get("complete"):
         manifest["complete"] = True
-        _write_json_atomic(out / MANIFEST, manifest)
+        atomic.write_json(out / MANIFEST, manifest)
     return EncodeResult(len(docids), n_shards, len(manifest["shards"]), written, complete, out)
 
 
