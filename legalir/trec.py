@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from itertools import compress
 from operator import itemgetter, ne
+from collections.abc import ItemsView, ValuesView
 from typing import Any, Iterable, Iterator, Mapping
 
 try:  # the plain-file fast path of the readers, in C (built by `pip install`; optional)
@@ -32,7 +33,65 @@ except ImportError:  # pragma: no cover - not built: the same fast path in Pytho
     _fast = None
 
 Qrels = dict[str, dict[str, int]]
-Run = dict[str, dict[str, float]]
+Run = dict[str, dict[str, float]]  # a topic's hits may be any Mapping[str, float], e.g. Hits
+
+
+class Hits(Mapping):
+    """One topic's ranked hits as a read-only ``{docid: score}`` mapping over the engine's arrays.
+
+    ``ids`` and ``scores`` are equal-length rows (a numpy object array of
+    docids and a numpy float array, best first), as a FAISS search returns
+    them after the row -> docid gather. No Python object per hit is made until
+    the hits are read: iterating (``items()``, ``keys()``, ``values()``, what
+    run writers and fusion do) goes through the two lists; looking a document
+    up builds the dict once. Equal to a dict with the same items.
+    """
+
+    __slots__ = ("_ids", "_scores", "_map")
+
+    def __init__(self, ids, scores):
+        self._ids = ids
+        self._scores = scores
+        self._map = None
+
+    def _dict(self) -> dict[str, float]:
+        if self._map is None:
+            self._map = dict(zip(self._ids.tolist(), self._scores.tolist()))
+        return self._map
+
+    def __getitem__(self, docid: str) -> float:
+        return self._dict()[docid]
+
+    def __contains__(self, docid: object) -> bool:
+        return docid in self._dict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def items(self):
+        return _HitItems(self)
+
+    def values(self):
+        return _HitValues(self)
+
+    def __repr__(self) -> str:
+        return f"Hits({self._dict()!r})"
+
+    def __reduce__(self):
+        return Hits, (self._ids, self._scores)
+
+
+class _HitItems(ItemsView):
+    def __iter__(self):
+        return zip(self._mapping._ids.tolist(), self._mapping._scores.tolist())
+
+
+class _HitValues(ValuesView):
+    def __iter__(self):
+        return iter(self._mapping._scores.tolist())
 
 
 class FormatError(LegalirError, ValueError):

@@ -194,3 +194,32 @@ def test_extra_run_fields_and_comment_lines_are_read_as_trec_eval_10_reads_them(
     assert res.stdout == "map                   \tall\t1.0000\n"
     assert f"{r}: 2 run lines have more than 6 fields; the fields after the sixth are ignored" in res.stderr
     assert trec.read_run_and_tag(r)[1] == "t2" and trec.run_tag(r) == "t2"
+
+
+def test_hits_mapping_reads_as_the_dict_it_stands_for(tmp_path):
+    """Dense search returns each topic's hits as trec.Hits over FAISS's arrays; every reader sees a dict."""
+    import pickle
+
+    import numpy as np
+
+    from legalir import trec
+    from legalir.evaluate import evaluator
+
+    ids = np.array(["d3", "d1", "d2"], dtype=object)
+    scores = np.array([0.9, 0.5, 0.5], dtype=np.float32)
+    hits = trec.Hits(ids, scores)
+    plain = dict(zip(ids.tolist(), scores.tolist()))
+    assert hits == plain and plain == hits and hits != {"d3": 0.9}
+    assert list(hits) == ["d3", "d1", "d2"] and len(hits) == 3
+    assert list(hits.items()) == list(plain.items()) and list(hits.values()) == list(plain.values())
+    assert hits["d1"] == plain["d1"] and "d2" in hits and "d9" not in hits and hits.get("d9") is None
+    assert ("d1", plain["d1"]) in hits.items()
+    assert pickle.loads(pickle.dumps(hits)) == plain
+    assert trec.ranking(hits) == trec.ranking(plain)
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    trec.write_run(a, {"q1": hits}, tag="t")
+    trec.write_run(b, {"q1": plain}, tag="t")
+    assert a.read_bytes() == b.read_bytes()
+    qrels = {"q1": {"d1": 1, "d2": 0}}
+    assert evaluator.evaluate(qrels, {"q1": hits}, ["ndcg_cut_10"]) == evaluator.evaluate(qrels, {"q1": plain},
+                                                                                          ["ndcg_cut_10"])

@@ -27,6 +27,7 @@ the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
+from legalir.trec import Hits
 
 import json
 import os
@@ -418,35 +419,24 @@ class LoadedIndex:
             return _search_exact(self.index, q, k)
         return self.index.search(q, k)
 
-    def search(self, queries: np.ndarray, k: int) -> list[dict[str, float]]:
+    def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Per query, its hits as ``{docid: score}`` (best first)."""
         if min(int(k), self.size) <= 0 or len(queries) == 0:
             return [{} for _ in range(len(queries))]
         return self.hits(*self.search_arrays(queries, k))
 
-    def hits(self, scores: np.ndarray, rows: np.ndarray) -> list[dict[str, float]]:
-        """``{docid: score}`` per query from FAISS's arrays.
+    def hits(self, scores: np.ndarray, rows: np.ndarray) -> list[Hits]:
+        """``{docid: score}`` per query from FAISS's arrays, as :class:`legalir.trec.Hits`.
 
-        The row -> docid mapping is one numpy gather, and each query's dict is
-        built from two lists in C (no per-hit tuple); the garbage collector is
-        paused meanwhile (these objects hold no cycles, and a collection
-        triggered every few hundred allocations would scan them all again).
+        The row -> docid mapping is one numpy gather; each query's hits are
+        views of the two arrays (no Python object per hit until they are read).
         """
-        import gc
-
         missing = rows < 0
-        ids = self._ids[np.where(missing, 0, rows)].tolist()
-        values = scores.tolist()
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            if not missing.any():
-                return [dict(zip(i, v)) for i, v in zip(ids, values)]
-            keep = (~missing).sum(axis=1).tolist()  # FAISS puts missing hits last
-            return [dict(zip(i[:n], v[:n])) for i, v, n in zip(ids, values, keep)]
-        finally:
-            if enabled:
-                gc.enable()
+        ids = self._ids[np.where(missing, 0, rows)]
+        if not missing.any():
+            return [Hits(i, v) for i, v in zip(ids, scores)]
+        keep = (~missing).sum(axis=1).tolist()  # FAISS puts missing hits last
+        return [Hits(i[:n], v[:n]) for i, v, n in zip(ids, scores, keep)]
 
 
 def _use_gpu(gpu: bool | None) -> bool:
