@@ -10,9 +10,9 @@ Three steps, each writing JSON; the README's "Scale" section is ``table``'s outp
    length sequences under ``torch.inference_mode``:
 
    * all-MiniLM-L6-v2, its real weights (the bundled copy);
-   * E5-large-v2's architecture (BERT-large: 24 layers, 1024 wide), weights
-     drawn at random (speed does not depend on their values; the real weights
-     are not reachable from this machine);
+   * E5-large-v2's architecture (BERT-large: 24 layers, 1024 wide, all built),
+     weights drawn at random (speed does not depend on their values; the real
+     weights are not reachable from this machine);
    * E5-mistral-7b-instruct's architecture (Mistral-7B: 32 layers, 4096 wide,
      grouped-query attention), built with ``--mistral-layers`` of its 32
      layers (random weights: the whole model is 28 GB in float32); the full
@@ -128,7 +128,7 @@ def measure_encoder(name: str, spec: dict, length: int, batch: int, device: str,
     import torch
 
     dtype = torch.float16 if device.startswith("cuda") else torch.float32
-    built = spec["layers"] if spec.get("real_weights") else min(layers, spec["layers"])
+    built = min(layers, spec["layers"]) if spec["kind"] == "mistral" else spec["layers"]
     model = _model(name, spec, built).to(device=device, dtype=dtype).eval()
     params, body = _params(model, spec, built)
     gen = torch.Generator().manual_seed(0)
@@ -152,13 +152,33 @@ def measure_encoder(name: str, spec: dict, length: int, batch: int, device: str,
            "seconds": elapsed, "sequences_per_s": seq_s, "tokens_per_s": seq_s * length,
            "params": params, "body_params": body, "flops_per_token": flops_per_token(spec, body, length),
            "label": "measured" if built == spec["layers"] else f"extrapolated from {built} of {spec['layers']} layers",
-           "weights": "real" if spec.get("real_weights") else "random (same architecture)"}
+           "weights": "real weights" if spec.get("real_weights") else "random weights, same architecture"}
     out["achieved_flop_s"] = out["tokens_per_s"] * out["flops_per_token"]
     if device.startswith("cuda"):
         out["gpu_peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2 ** 30
         out["gpu"] = torch.cuda.get_device_name(0)
     del model
     return out
+
+
+def measure_tokenizer(length: int, min_seconds: float) -> dict:
+    """Texts/s of the BERT WordPiece tokenizer (MiniLM's and E5's) on one CPU thread, texts cut at ``length``."""
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    from transformers import AutoTokenizer
+
+    from legalir.models import bundled_minilm
+
+    tok = AutoTokenizer.from_pretrained(str(bundled_minilm()))
+    words = ("the landlord shall return the security deposit within thirty days after the tenant vacates the "
+             "premises unless damages exceed normal wear and tear as provided in this section").split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(length)) for i in range(256)]
+    tok(texts[:8], truncation=True, max_length=length, padding=True)
+    done, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < min_seconds:
+        tok(texts, truncation=True, max_length=length, padding=True)
+        done += len(texts)
+    secs = time.perf_counter() - t0
+    return {"what": "tokenizer", "length": length, "texts_per_s_one_thread": done / secs, "label": "measured"}
 
 
 def cmd_encoders(args) -> None:
@@ -168,7 +188,7 @@ def cmd_encoders(args) -> None:
         torch.set_num_threads(args.threads)
     results = []
     for name, spec in MODELS.items():
-        if args.models and name not in args.models.split(","):
+        if args.tokenizer_only or (args.models and name not in args.models.split(",")):
             continue
         for length in sorted({128, spec["window"]}):
             batch = {"bert": args.batch, "mistral": args.batch_7b}[spec["kind"]]
@@ -178,6 +198,9 @@ def cmd_encoders(args) -> None:
             print(f"{name:24s} L={length:3d} {r['sequences_per_s']:9.2f} seq/s {r['tokens_per_s']:10.0f} tok/s "
                   f"{r['achieved_flop_s'] / 1e9:7.1f} GFLOP/s  params {r['params'] / 1e6:7.1f}M  ({r['label']})",
                   flush=True)
+    tokenizer = [measure_tokenizer(length, min(args.min_seconds, 5.0)) for length in (256, 512)]
+    for t in tokenizer:
+        print(f"tokenizer L={t['length']}: {t['texts_per_s_one_thread']:,.0f} texts/s on one thread", flush=True)
     env = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "threads": args.threads,
            "torch": torch.__version__, "python": platform.python_version()}
     try:
@@ -186,7 +209,7 @@ def cmd_encoders(args) -> None:
         env["transformers"] = transformers.__version__
     except ImportError:  # pragma: no cover
         pass
-    _save(args.json, {"encoders": results, "env": env, "command": " ".join(sys.argv)})
+    _save(args.json, {"encoders": results, "tokenizer": tokenizer, "env": env, "command": " ".join(sys.argv)})
 
 
 # ------------------------------------------------------------------ 2. indexes
@@ -274,53 +297,60 @@ def _size(nbytes: float) -> str:
 
 
 def cmd_table(args) -> None:
-    enc = json.loads(Path(args.encoders).read_text())
-    rows = {(r["model"], r["length"]): r for r in enc["encoders"]}
+    encs = [json.loads(Path(f).read_text()) for f in args.encoders]
+    enc = encs[0]
+    rows = {(r["model"], r["length"]): r for e in encs for r in e["encoders"]}  # later files win
+    tok = {t["length"]: t["texts_per_s_one_thread"] for e in encs for t in e.get("tokenizer", [])}
     gpu_measured = {(r["model"], r["length"]): r for f in (args.gpu_encoders or [])
                     for r in json.loads(Path(f).read_text())["encoders"]}
     p = print
-    p(f"Assumptions: GPU = H100 SXM at {GPU_PEAK / 1e12:.0f} TFLOP/s dense FP16 peak x {args.utilisation:.0%} "
-      f"utilisation (assumed), ${args.usd_per_gpu_hour:.2f} per GPU-hour (assumed), every passage as long as the "
-      f"encoder's window (an upper bound: shorter passages cost proportionally less), float32 embeddings, "
-      f"linear scaling over GPUs (legalir encode --ray: shards are independent) plus "
-      f"{args.load_s:.0f} s per worker to load the model (assumed).")
+    p(f"Assumptions (not measured): one GPU = an H100 SXM, {GPU_PEAK / 1e12:.0f} TFLOP/s dense FP16 peak, of which "
+      f"{args.utilisation:.0%} is used, and no faster than its host can tokenise ({args.host_cores} CPU threads per "
+      f"GPU at the one-thread rate measured here); ${args.usd_per_gpu_hour:.2f} per GPU-hour; "
+      f"{args.load_s:.0f} s per worker to load the model; GPUs scale linearly (`legalir encode --ray`: shards are "
+      f"independent); every passage as long as the encoder's window (an upper bound: shorter passages cost "
+      f"less, about in proportion); embeddings stored as float32.")
     p("")
     p("Encoder throughput (" + ", ".join(f"{k} {v}" for k, v in enc["env"].items()) + "):")
     p("")
-    p("| model | params | tokens | CPU seq/s | CPU GFLOP/s | label | 1 GPU seq/s | label |")
+    p("| model | params | tokens | CPU seq/s | CPU GFLOP/s | CPU label | 1 GPU seq/s | GPU label |")
     p("|---|---:|---:|---:|---:|---|---:|---|")
     for (model, length), r in rows.items():
-        g, glabel = _gpu_rate(r, gpu_measured, args)
+        g, glabel = _gpu_rate(r, gpu_measured, tok, args)
         p(f"| {model} | {r['params'] / 1e6:,.0f}M | {length} | {r['sequences_per_s']:,.2f} | "
-          f"{r['achieved_flop_s'] / 1e9:,.0f} | {r['label']} ({r['weights']} weights) | {g:,.0f} | {glabel} |")
+          f"{r['achieved_flop_s'] / 1e9:,.0f} | {r['label']}, {r['weights']} | {g:,.0f} | {glabel} |")
+    if tok:
+        p("")
+        p("Tokenizer (BERT WordPiece, fast), one CPU thread, measured: " +
+          ", ".join(f"{v:,.0f} texts/s at {k} tokens" for k, v in sorted(tok.items())) + ".")
     p("")
-    p("Encoding a whole corpus (time; GPU memory = float16 weights; cost = GPU-hours x price):")
+    p("Encoding a whole corpus. CPU: extrapolated from the measured rate; GPU: extrapolated as above. GPU memory "
+      "is the float16 weights (from the parameter count; activations at batch 32 add well under 2 GB):")
     p("")
-    p("| corpus | passages | model | 2 CPU cores | 1 GPU | 8 GPUs | 64 GPUs | GPU-hours | cost | GPU memory "
-      "(weights) | embeddings (float32) |")
-    p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    p("| corpus | passages | model | 2 CPU cores | 1 GPU | 8 GPUs | 64 GPUs | GPU-hours | cost, 1 GPU | "
+      "cost, 64 GPUs | GPU memory | embeddings |")
+    p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for corpus, (n, _) in CORPORA.items():
         for model, spec in MODELS.items():
             r = rows.get((model, spec["window"]))
             if r is None:
                 continue
-            g, _ = _gpu_rate(r, gpu_measured, args)
-            one = n / g
-            times = [one / k + args.load_s for k in (1, 8, 64)]
-            gpu_h = [t * k / 3600 for t, k in zip(times, (1, 8, 64))]
+            g, _ = _gpu_rate(r, gpu_measured, tok, args)
+            times = [n / g / k + args.load_s for k in (1, 8, 64)]
+            hours = [t * k / 3600 for t, k in zip(times, (1, 8, 64))]
             p(f"| {corpus} | {n:,} | {model} | {_hours(n / r['sequences_per_s'])} | {_hours(times[0])} | "
-              f"{_hours(times[1])} | {_hours(times[2])} | {gpu_h[0]:,.1f}-{gpu_h[2]:,.1f} | "
-              f"${gpu_h[0] * args.usd_per_gpu_hour:,.0f}-{gpu_h[2] * args.usd_per_gpu_hour:,.0f} | "
-              f"{_size(2 * r['params'])} | {_size(4 * n * spec['hidden'])} |")
+              f"{_hours(times[1])} | {_hours(times[2])} | {hours[0]:,.2g} | ${hours[0] * args.usd_per_gpu_hour:,.2g} | "
+              f"${hours[2] * args.usd_per_gpu_hour:,.2g} | {_size(2 * r['params'])} | {_size(4 * n * spec['hidden'])} |")
     p("")
     p("Corpus sizes: " + "; ".join(f"{c}: {src}" for c, (_, src) in CORPORA.items()) + ".")
     if args.indexes:
         p("")
-        p("Index size per vector (FAISS's layout, checked against the files measured below) and the full "
-          "corpora's index sizes (extrapolated = per-vector bytes x passages):")
+        p("Index bytes per vector (FAISS's layouts: flat 4d; HNSW 4d + 4(2M+1) links + ~12; IVF-PQ m code bytes "
+          "+ 8 id bytes; checked against the measured files below) and the full corpora's index sizes "
+          "(extrapolated: bytes per vector x passages):")
         p("")
-        p("| model (width) | flat | HNSW M=32 | IVF-PQ m=64 (8-bit) | Housing flat | Housing IVF-PQ | CRUMB 8 tasks "
-          "flat | CRUMB 8 tasks IVF-PQ |")
+        p("| model (width) | flat | HNSW M=32 | IVF-PQ m=64 | Housing flat | Housing IVF-PQ | CRUMB 8 tasks flat "
+          "| CRUMB 8 tasks IVF-PQ |")
         p("|---|---:|---:|---:|---:|---:|---:|---:|")
         housing, crumb = CORPORA["Housing statutes"][0], CORPORA["CRUMB, 8 tasks (bound)"][0]
         for model, spec in MODELS.items():
@@ -329,32 +359,39 @@ def cmd_table(args) -> None:
             p(f"| {model} ({d}) | {flat:,} B | {hnsw:,} B | {pq} B | {_size(flat * housing)} | "
               f"{_size(pq * housing)} | {_size(flat * crumb)} | {_size(pq * crumb)} |")
         for f in args.indexes:
-            data = json.loads(Path(f).read_text())
-            r0 = data["indexes"][0]
-            p("")
-            p(f"Measured recall cost, {data['encoder']} embeddings of {data['embeddings']} ({r0['documents']:,} "
-              f"documents x {r0['dim']}), {r0['queries']} topics of {data['topics']}"
-              + (f", qrels {data['qrels']}" if data.get("qrels") else "") + ":")
-            p("")
-            extra = data.get("qrels") is not None
-            p("| index | size | bytes/vector | build | q/s (2 threads) | recall@10 vs flat | recall@100 vs flat |"
-              + (" nDCG@10 | R@100 |" if extra else ""))
-            p("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if extra else ""))
-            for r in data["indexes"]:
-                p(f"| {r['index']} | {_size(r['index_bytes'])} | {r['bytes_per_vector']:,.0f} | {r['build_s']:.1f} s | "
-                  f"{r['qps']:,.0f} | {r['recall@10_vs_flat']:.3f} | {r['recall@100_vs_flat']:.3f} |"
-                  + (f" {100 * r['ndcg_cut_10']:.1f} | {100 * r['recall_100']:.1f} |" if extra else ""))
-            p("")
-            p(f"Command: `{data['command']}`")
+            _index_table(json.loads(Path(f).read_text()))
 
 
-def _gpu_rate(r: dict, measured: dict, args) -> tuple[float, str]:
+def _index_table(data: dict) -> None:
+    p = print
+    r0 = data["indexes"][0]
+    p("")
+    p(f"Measured: {data['encoder']} embeddings of {data['embeddings']} ({r0['documents']:,} documents x "
+      f"{r0['dim']}), {r0['queries']} topics of {data['topics']}"
+      + (f", qrels {data['qrels']}" if data.get("qrels") else "") + ":")
+    p("")
+    extra = data.get("qrels") is not None
+    p("| index | size | bytes/vector | build | q/s (2 threads) | recall@10 vs flat | recall@100 vs flat |"
+      + (" nDCG@10 | R@100 |" if extra else ""))
+    p("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if extra else ""))
+    for r in data["indexes"]:
+        p(f"| {r['index']} | {_size(r['index_bytes'])} | {r['bytes_per_vector']:,.0f} | {r['build_s']:.1f} s | "
+          f"{r['qps']:,.0f} | {r['recall@10_vs_flat']:.3f} | {r['recall@100_vs_flat']:.3f} |"
+          + (f" {100 * r['ndcg_cut_10']:.1f} | {100 * r['recall_100']:.1f} |" if extra else ""))
+    p("")
+    p(f"Command: `{data['command']}`")
+
+
+def _gpu_rate(r: dict, measured: dict, tok: dict, args) -> tuple[float, str]:
     """Sequences/s of one GPU: measured when a GPU run was given, else extrapolated from FLOPs."""
     m = measured.get((r["model"], r["length"]))
     if m is not None:
-        return m["sequences_per_s"], f"{m['label']} on {m.get('gpu', 'GPU')}"
+        return m["sequences_per_s"], f"measured on {m.get('gpu', 'GPU')}"
     rate = GPU_PEAK * args.utilisation / r["flops_per_token"] / r["length"]
-    return rate, "extrapolated (FLOPs / assumed utilisation)"
+    cap = tok.get(r["length"], math.inf) * args.host_cores
+    if cap < rate:
+        return cap, "extrapolated: bound by tokenisation"
+    return rate, "extrapolated: FLOPs at the assumed utilisation"
 
 
 def _save(path: str | None, data: dict) -> None:
@@ -374,6 +411,7 @@ def main() -> None:
     e.add_argument("--mistral-layers", type=int, default=2, help="layers of the 7B architecture actually built")
     e.add_argument("--min-seconds", type=float, default=20.0, help="time each measurement at least this long")
     e.add_argument("--models", default=None, help="comma-separated subset of: " + ", ".join(MODELS))
+    e.add_argument("--tokenizer-only", action="store_true", help="measure the tokenizer only")
     e.add_argument("--json", default=None)
     i = sub.add_parser("indexes", help="index sizes and recall cost on an embeddings folder")
     i.add_argument("--embeddings", required=True)
@@ -388,12 +426,13 @@ def main() -> None:
     i.add_argument("--nprobe", type=int, nargs="+", default=[8, 32])
     i.add_argument("--json", default=None)
     t = sub.add_parser("table", help="the plan in Markdown")
-    t.add_argument("--encoders", required=True, help="JSON of `encoders` (CPU)")
+    t.add_argument("--encoders", required=True, nargs="+", help="JSON files of `encoders` (CPU; later ones win)")
     t.add_argument("--gpu-encoders", nargs="*", help="JSON of `encoders --device cuda`, when a GPU was measured")
     t.add_argument("--indexes", nargs="*", help="JSON files of `indexes`")
     t.add_argument("--utilisation", type=float, default=0.35, help="assumed share of the GPU's peak FLOP/s")
     t.add_argument("--usd-per-gpu-hour", type=float, default=3.0)
     t.add_argument("--load-s", type=float, default=60.0, help="assumed seconds for a worker to load the model")
+    t.add_argument("--host-cores", type=int, default=8, help="assumed CPU threads tokenising for each GPU")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     {"encoders": cmd_encoders, "indexes": cmd_indexes, "table": cmd_table}[args.cmd](args)

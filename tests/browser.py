@@ -135,8 +135,10 @@ class Chromium:
 
     def __enter__(self) -> "Chromium":
         self.profile = tempfile.mkdtemp(prefix="legalir-chromium-")
+        # TMPDIR inside the profile: Chromium's singleton-socket folder (org.chromium.Chromium.*) goes with it
         self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, "TMPDIR": self.profile})
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + self.timeout
         while not (port_file.exists() and port_file.read_text().strip()):

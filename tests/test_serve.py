@@ -538,3 +538,21 @@ def test_page_search_document_and_run_explorer(served, browser, tmp_path):
     _wait(b, "document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
     _shot(b, tmp_path / "5-run-explorer-housing.png")
     assert not b.errors, b.errors  # no console error, uncaught exception or failed load
+
+
+def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, sample_collection, tmp_path):
+    """A dense index built in shards (index-dense --shard-size) is served with its shards kept loaded
+    (not read again on every request), and answers what the one-file index answers."""
+    from legalir.index import dense
+    from legalir.serve.engine import IndexEntry
+
+    emb = sample_dense.parent / "emb"
+    dense.build_one(emb, tmp_path / "sharded", shard_size=7)
+    entry = IndexEntry("acord", [tmp_path / "sharded"], k1=0.9, b=0.4, device="cpu")
+    flat = IndexEntry("acord", [sample_dense], k1=0.9, b=0.4, device="cpu")
+    topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
+    got = entry.search("dense", "", topics, 10)
+    assert got == flat.search("dense", "", topics, 10) and any(got.values())
+    index = entry.dense_retriever("").index
+    assert isinstance(index, dense.ShardedIndex) and len(index.shards) > 1
+    assert len(index._loaded) == len(index.shards)  # resident after the first request

@@ -131,16 +131,28 @@ class Partitioned:
         return groups
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
-        run: Run = {}
-        # resolved once: every partition comes from the same version of a versioned index (legalir.atomic)
-        root = Path(os.path.realpath(self.root))
+        return {q: dict(zip(docids, scores)) for q, docids, scores in self.search_hits(topics, k)}
+
+    def search_hits(self, topics: Mapping[str, Topic], k: int):
+        """``(qid, docids, scores)`` in qid order, for :func:`search_to_run` to write as they come.
+
+        Each partition is searched (and its retriever closed) in turn; until written, the hits
+        are kept as each retriever returns them (lists, or a dense index's array views), not as
+        one dict per topic."""
+        found: dict[str, object] = {}
+        root = Path(os.path.realpath(self.root))  # one version of a versioned index for every partition
         for key, group in sorted(self.route(topics).items()):
             retriever = self.make(root / key)
             try:
-                run.update(retriever.search(group, k))
+                if hasattr(retriever, "search_hits"):
+                    found.update((q, (docids, scores)) for q, docids, scores in retriever.search_hits(group, k))
+                else:
+                    found.update(retriever.search(group, k))
             finally:
                 retriever.close()
-        return run
+        for qid in sorted(found):
+            hits = found.pop(qid)
+            yield (qid, *hits) if isinstance(hits, tuple) else (qid, list(hits), list(hits.values()))
 
     def close(self) -> None:
         """Each partition's retriever is closed after its topics are searched."""

@@ -385,7 +385,9 @@ class IndexEntry:
             with self._lock:
                 found = self._dense.get(key)
                 if found is None:
-                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc)
+                    # resident: a sharded index keeps its shards loaded (every request searches them
+                    # all; reading them again per request would cost more than the search)
+                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc, resident=True)
                     self._dense[key] = found
         return found
 
