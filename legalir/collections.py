@@ -31,9 +31,11 @@ from typing import Any, Iterable, Mapping
 
 from tqdm import tqdm
 
-from legalir import atomic, trec
+from legalir import atomic, log, trec
 from legalir.datasets.base import Dataset, Judgement
 from legalir.trec import Topic
+
+_log = log.get(__name__)
 
 RESERVED = ("id", "contents")
 KIND = "collection"
@@ -60,7 +62,7 @@ def base_set(name: str) -> str:
 def _report(lines: list[str], quiet: bool) -> None:
     if not quiet:
         for line in lines:
-            print(line, file=sys.stderr)
+            _log.warning(line)
 
 
 def id_problem(value: Any) -> str | None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import platform
 import random
@@ -53,8 +54,11 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from legalir import atomic, trec
+from legalir import log as _logging
 from legalir.errors import LegalirError
 from legalir.trec import Qrels, Run, Topic
+
+_log = _logging.get(__name__)
 
 TRAIN_CONFIG = "legalir-train.json"
 KIND = "cross-encoder"
@@ -386,8 +390,16 @@ def _run_cell(c: _Cell) -> dict:
     """Train one (learning rate, seed) to ``cfg.updates``, validating and saving each checkpoint.
 
     Returns ``{"records", "losses", "seconds", "ran", "stopped"}``; resumes from
-    ``<work>/state.pt`` when present.
+    ``<work>/state.pt`` when present. Messages go through the ``legalir`` logger,
+    its console handler written with ``tqdm.write`` meanwhile (the bar stays intact).
     """
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    with logging_redirect_tqdm(loggers=[logging.getLogger(_logging.ROOT)]):
+        return _train_cell(c)
+
+
+def _train_cell(c: _Cell) -> dict:
     import torch
     from tqdm import tqdm
 
@@ -400,7 +412,7 @@ def _run_cell(c: _Cell) -> dict:
     done_path, state_path = work / "done.json", work / "state.pt"
     if done_path.exists():
         return {**json.loads(done_path.read_text(encoding="utf-8")), "ran": 0, "stopped": False}
-    log = (lambda m: tqdm.write(m, file=sys.stderr))
+    log = _log.info
     batches = BalancedBatches(c.pairs, cfg.batch_size, c.seed)
     vq = [c.valid.topics[q].text for q, _ in c.vkeys]
     vd = [c.valid.texts[d] for _, d in c.vkeys]
@@ -526,7 +538,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     cfg.validate()
     device = default_device()
     precision = resolve_precision(cfg.precision, device)
-    log = log or (lambda m: print(m, file=sys.stderr))
+    warn = log or _log.warning
+    log = log or _log.info
     out = Path(out_dir)
     atomic.check_target(out, KIND, legacy=_is_model)  # refuse before training, not after
     work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
@@ -534,8 +547,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
 
     pairs = graded_pairs(train_topics, train_qrels, texts, cfg.max_relevance)
     if pairs.missing_documents:
-        log(f"train-ce: {len(pairs.missing_documents)} judged document(s) have no text and are left out: "
-            + ", ".join(pairs.missing_documents[:10]))
+        warn(f"train-ce: {len(pairs.missing_documents)} judged document(s) have no text and are left out: "
+             + ", ".join(pairs.missing_documents[:10]))
     vkeys = valid.pairs()
     log(f"train-ce: {sum(pairs.counts().values())} training pairs by grade {pairs.counts()} "
         f"(targets rel/{pairs.max_relevance}); {len(vkeys)} judged validation candidates "
@@ -552,7 +565,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
                         "valid": vkeys, "runs": sorted(valid.runs)})
     marker = work / "state-id.json"
     if marker.exists() and json.loads(marker.read_text(encoding="utf-8")).get("state_id") != state_id:
-        log(f"train-ce: {work} holds another configuration's state; starting over")
+        warn(f"train-ce: {work} holds another configuration's state; starting over")
         for p in sorted(work.iterdir()):
             if p.is_dir() and p.name.startswith("lr-"):
                 shutil.rmtree(p)

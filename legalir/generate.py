@@ -53,6 +53,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from legalir import log
+
+_log = log.get(__name__)
+
 BACKENDS = ("api", "local", "precomputed")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CACHE_DIR = "cache/generations"
@@ -215,8 +219,8 @@ class Cached(Generator):
             from tqdm import tqdm
 
             if progress:
-                print(f"generate: {len(requests) - len(todo)} of {len(requests)} from the cache, "
-                      f"{len(unique)} to generate ({self.backend}: {self.model})", file=sys.stderr)
+                _log.info(f"generate: {len(requests) - len(todo)} of {len(requests)} from the cache, "
+                          f"{len(unique)} to generate ({self.backend}: {self.model})")
             # in chunks, each written to the cache at once: an interrupted run loses at most one chunk
             with tqdm(total=len(unique), desc=f"generate ({self.model})", unit=" texts", disable=not progress,
                       file=sys.stderr, mininterval=1.0) as bar:
@@ -372,8 +376,7 @@ class OpenAIChat(Generator):
                 if e.retry_after is not None:
                     delay = min(self.max_backoff, max(delay, e.retry_after))
                 delay *= 1 + 0.1 * random.random()
-                print(f"generate: {self.url}: {e}; retry {attempt + 1}/{self.max_retries} in {delay:.1f}s",
-                      file=sys.stderr)
+                _log.warning(f"generate: {self.url}: {e}; retry {attempt + 1}/{self.max_retries} in {delay:.1f}s")
                 time.sleep(delay)
         raise GenerationError(f"{self.url}: gave up after {self.max_retries + 1} attempts: {last}")
 

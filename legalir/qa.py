@@ -42,7 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from legalir import log
 from legalir.errors import LegalirError
+
+_log = log.get(__name__)
 
 try:  # Python 3.11+
     import tomllib
@@ -220,8 +223,8 @@ def contexts(items: Sequence[QAItem], condition: str, *, run: Mapping[str, Mappi
                 out[it.qid] = [("+".join(golds), "\n\n".join(texts[d] for d in golds))]
     if missing:
         what = "retrieved passage" if condition in ("top1", "topk") else "relevant passage in the qrels"
-        print(f"qa: warning: {len(missing)} question(s) without a {what} are answered without one: "
-              + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""), file=sys.stderr)
+        _log.warning(f"qa: warning: {len(missing)} question(s) without a {what} are answered without one: "
+                     + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""))
     return out
 
 

@@ -153,3 +153,19 @@ def test_debug_shows_the_traceback_and_the_real_cli_does_not(tmp_path, topics):
                         "--topics", "test", "--run", "x.{set}.trec", "-o", str(tmp_path / "f.json")],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 2 and "error: --topics test: tuning on test topics is not allowed" in p.stderr
+
+
+def test_library_warnings_go_through_logging(tmp_path, topics):
+    """A library warning (expansion's empty generation) is on stderr by default; LEGALIR_LOG_LEVEL=ERROR silences it."""
+    gens = tmp_path / "g.jsonl"
+    gens.write_text(json.dumps({"qid": "q1", "text": ""}) + "\n")
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env.pop("LEGALIR_LOG_LEVEL", None)
+    warning = "warning: 1 topic(s) got an empty generation and keep their original query: q1"
+    cmd = [sys.executable, "-m", "legalir.cli", "expand", str(topics), str(tmp_path / "x.tsv"),
+           "--backend", "precomputed", "--generations", str(gens)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0 and p.stderr.startswith(warning + "\n") and not p.stdout, p.stderr
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**env, "LEGALIR_LOG_LEVEL": "ERROR"}, timeout=120)
+    assert p.returncode == 0 and "empty generation" not in p.stderr and "1 expanded topics" in p.stderr, p.stderr
+    assert (tmp_path / "x.tsv").read_text() == "q1\tgoverning law\n"  # the original query kept

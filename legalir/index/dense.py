@@ -32,7 +32,6 @@ from legalir.trec import Hits
 import json
 import os
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,8 +39,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from legalir import atomic, collections
+from legalir import atomic, collections, log
 from legalir.index import encoders, keep_partitions, partition_keys
+
+_log = log.get(__name__)
 
 META = "legalir-dense.json"
 INDEX_FILE = "index.faiss"
@@ -291,8 +292,8 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
             out[key] = n
             if not quiet:
                 where = index_dir / key if key else index_dir
-                print(f"indexed {n} vectors -> {where} ({spec.type}, [{i}/{len(keys)}], "
-                      f"{time.time() - t0:.1f}s)", file=sys.stderr)
+                _log.info(f"indexed {n} vectors -> {where} ({spec.type}, [{i}/{len(keys)}], "
+                          f"{time.time() - t0:.1f}s)")
     return out
 
 

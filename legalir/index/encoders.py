@@ -51,6 +51,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from legalir import log
+
+_log = log.get(__name__)
+
 POOLINGS = ("mean", "cls", "last")
 DTYPES = ("float32", "float16", "bfloat16")
 MANIFEST = "manifest.json"
@@ -286,8 +290,8 @@ class Encoder:
         self.device = device or default_device()
         torch_dtype = getattr(torch, settings.dtype)
         if settings.dtype != "float32" and not str(self.device).startswith("cuda"):
-            print(f"warning: {settings.dtype} on {self.device} is slow and may be unsupported; "
-                  f"use --dtype float32 on CPU", file=sys.stderr)
+            _log.warning(f"warning: {settings.dtype} on {self.device} is slow and may be unsupported; "
+                         f"use --dtype float32 on CPU")
         try:
             if settings.backend == "sentence-transformers":
                 from sentence_transformers import SentenceTransformer
@@ -740,8 +744,7 @@ def encode_collection(encoder: Encoder, collection_dir: str | os.PathLike, out_d
             budget -= r.shards_written
         if not quiet:
             state = "complete" if r.complete else f"stopped, {r.shards_done}/{r.shards_total} shards (run again to resume)"
-            print(f"{target}: {r.documents} documents, {r.shards_written} shard(s) written now, {state}",
-                  file=sys.stderr)
+            _log.info(f"{target}: {r.documents} documents, {r.shards_written} shard(s) written now, {state}")
         if not r.complete:
             break
     return results

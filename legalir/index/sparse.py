@@ -14,12 +14,13 @@ from __future__ import annotations
 from legalir.errors import LegalirError
 
 import os
-import sys
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, jvm
+from legalir import atomic, collections, jvm, log
 from legalir.index import keep_partitions, lucene, partition_keys
+
+_log = log.get(__name__)
 
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
 META = lucene.META
@@ -102,8 +103,7 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
             if not quiet:
                 label = f"[{i}/{len(keys)}] {key}" if key else str(index_dir)
                 where = index_dir / key if key else index_dir
-                print(f"indexed {out[key]} documents -> {where} ({label}, {time.time() - t0:.1f}s)",
-                      file=sys.stderr)
+                _log.info(f"indexed {out[key]} documents -> {where} ({label}, {time.time() - t0:.1f}s)")
     return out
 
 

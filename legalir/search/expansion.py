@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Formatter
 from typing import Mapping, Sequence
 
-from legalir import trec
+from legalir import log, trec
 from legalir.search.base import SearchError
 from legalir.trec import Topic
+
+_log = log.get(__name__)
 
 try:  # Python 3.11+
     import tomllib
@@ -200,8 +201,8 @@ def expand(topics: Mapping[str, Topic], generator, method: str | os.PathLike | P
                   "expansion_method": template.name}
         out[qid] = Topic(qid, text, fields)
     if empty:
-        print(f"warning: {len(empty)} topic(s) got an empty generation and keep their original query: "
-              + ", ".join(empty[:10]) + (" ..." if len(empty) > 10 else ""), file=sys.stderr)
+        _log.warning(f"warning: {len(empty)} topic(s) got an empty generation and keep their original query: "
+                     + ", ".join(empty[:10]) + (" ..." if len(empty) > 10 else ""))
     return out
 
 

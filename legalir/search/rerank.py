@@ -40,9 +40,11 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from legalir import trec
+from legalir import log, trec
 from legalir.search.base import SearchError
 from legalir.trec import Run, Topic
+
+_log = log.get(__name__)
 
 DEFAULT_K = 100
 DEFAULT_BATCH_SIZE = 32
@@ -369,8 +371,8 @@ class LLMJudge:
                 out.append(float(v))
         if self.unparsed and not self.quiet:
             ex = "; ".join(f"{q}/{d}: {a[:60]!r}" for q, d, a in self.unparsed[:3])
-            print(f"warning: {len(self.unparsed)} judge answer(s) had no {self.scale} verdict; ranked below "
-                  f"every judged document, in first-stage order ({ex})", file=sys.stderr)
+            _log.warning(f"warning: {len(self.unparsed)} judge answer(s) had no {self.scale} verdict; ranked below "
+                         f"every judged document, in first-stage order ({ex})")
         return out
 
 
@@ -550,11 +552,11 @@ class ListwiseReranker(_LLMReranker):
                     self._note(problems)
                     bad += bool(problems)
         if bad and not self.quiet:
-            print(f"warning: {bad} of {total} listwise answer(s) were malformed ("
-                  + ", ".join(f"{p}: {n}" for p, n in sorted(self.problems.items()))
-                  + "); repeated identifiers keep their first mention, out-of-range ones are ignored, missing "
-                    "passages follow the ranked ones in their previous order, an unparsable answer leaves its "
-                    "window unchanged", file=sys.stderr)
+            _log.warning(f"warning: {bad} of {total} listwise answer(s) were malformed ("
+                         + ", ".join(f"{p}: {n}" for p, n in sorted(self.problems.items()))
+                         + "); repeated identifiers keep their first mention, out-of-range ones are ignored, missing "
+                           "passages follow the ranked ones in their previous order, an unparsable answer leaves its "
+                           "window unchanged")
         return order
 
 
@@ -611,8 +613,8 @@ class PairwiseReranker(_LLMReranker):
             out = self._allpairs(queries, cands, texts, bar) if self.variant == "allpairs" else \
                 self._sliding(queries, cands, texts, bar)
         if self.problems and not self.quiet:
-            print(f"warning: {self.problems.get('unparsable', 0)} of {len(self.answers)} pairwise answer(s) named "
-                  "neither passage (or both); each counted as a tie (half a point to each)", file=sys.stderr)
+            _log.warning(f"warning: {self.problems.get('unparsable', 0)} of {len(self.answers)} pairwise answer(s) "
+                         "named neither passage (or both); each counted as a tie (half a point to each)")
         return out
 
     def _allpairs(self, queries, cands, texts, bar) -> dict[str, list[str]]:

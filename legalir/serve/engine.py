@@ -39,16 +39,17 @@ import concurrent.futures
 import functools
 import json
 import re
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from legalir import collections, trec
+from legalir import collections, log, trec
 from legalir.errors import LegalirError
 from legalir.serve.config import Config, ConfigError, RunSpec
 from legalir.trec import Topic
+
+_log = log.get(__name__)
 
 METHODS = ("bm25", "dense", "hybrid")
 MAX_K = 1000
@@ -750,12 +751,11 @@ def build(cfg: Config, **kwargs: Any) -> Engine:
     engine = Engine(cfg, **kwargs)
     if not kwargs.get("quiet"):
         for e in engine.indexes.values():
-            print(f"serve: index {e.name}: {', '.join(e.methods)}"
-                  + (f", {len(e.partitions)} partitions" if e.partitioned else "")
-                  + (f", documents from {e.collection.root}" if e.collection else ", no collection (ids only)"),
-                  file=sys.stderr)
+            _log.info(f"serve: index {e.name}: {', '.join(e.methods)}"
+                      + (f", {len(e.partitions)} partitions" if e.partitioned else "")
+                      + (f", documents from {e.collection.root}" if e.collection else ", no collection (ids only)"))
         for r in engine.runs.values():
-            print(f"serve: run {r.name}: {len(r.run)} topics"
-                  + (f", scored against {r.qrels_path}" if r.qrels_path else ", no qrels"), file=sys.stderr)
+            _log.info(f"serve: run {r.name}: {len(r.run)} topics"
+                      + (f", scored against {r.qrels_path}" if r.qrels_path else ", no qrels"))
     engine.warm()
     return engine
