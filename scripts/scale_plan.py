@@ -124,10 +124,10 @@ def flops_per_token(spec: dict, body_params: int, length: int) -> float:
 
 
 def measure_encoder(name: str, spec: dict, length: int, batch: int, device: str, layers: int,
-                    min_seconds: float) -> dict:
+                    min_seconds: float, dtype_name: str | None = None) -> dict:
     import torch
 
-    dtype = torch.float16 if device.startswith("cuda") else torch.float32
+    dtype = getattr(torch, dtype_name or ("float16" if device.startswith("cuda") else "float32"))
     built = min(layers, spec["layers"]) if spec["kind"] == "mistral" else spec["layers"]
     model = _model(name, spec, built).to(device=device, dtype=dtype).eval()
     params, body = _params(model, spec, built)
@@ -192,10 +192,11 @@ def cmd_encoders(args) -> None:
             continue
         for length in sorted({128, spec["window"]}):
             batch = {"bert": args.batch, "mistral": args.batch_7b}[spec["kind"]]
-            r = measure_encoder(name, spec, length, batch, args.device, args.mistral_layers, args.min_seconds)
+            r = measure_encoder(name, spec, length, batch, args.device, args.mistral_layers, args.min_seconds,
+                                args.dtype)
             r["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             results.append(r)
-            print(f"{name:24s} L={length:3d} {r['sequences_per_s']:9.2f} seq/s {r['tokens_per_s']:10.0f} tok/s "
+            print(f"{name:24s} {r['dtype']:8s} L={length:3d} {r['sequences_per_s']:9.2f} seq/s {r['tokens_per_s']:10.0f} tok/s "
                   f"{r['achieved_flop_s'] / 1e9:7.1f} GFLOP/s  params {r['params'] / 1e6:7.1f}M  ({r['label']})",
                   flush=True)
     tokenizer = [measure_tokenizer(length, min(args.min_seconds, 5.0)) for length in (256, 512)]
@@ -299,7 +300,9 @@ def _size(nbytes: float) -> str:
 def cmd_table(args) -> None:
     encs = [json.loads(Path(f).read_text()) for f in args.encoders]
     enc = encs[0]
-    rows = {(r["model"], r["length"]): r for e in encs for r in e["encoders"]}  # later files win
+    every = [r for e in encs for r in e["encoders"]]
+    rows = {(r["model"], r["length"]): r for r in every if r["dtype"] == "float32"}
+    fast = {(r["model"], r["length"]): r for r in every if r["dtype"] == "bfloat16"}
     tok = {t["length"]: t["texts_per_s_one_thread"] for e in encs for t in e.get("tokenizer", [])}
     gpu_measured = {(r["model"], r["length"]): r for f in (args.gpu_encoders or [])
                     for r in json.loads(Path(f).read_text())["encoders"]}
@@ -313,12 +316,15 @@ def cmd_table(args) -> None:
     p("")
     p("Encoder throughput (" + ", ".join(f"{k} {v}" for k, v in enc["env"].items()) + "):")
     p("")
-    p("| model | params | tokens | CPU seq/s | CPU GFLOP/s | CPU label | 1 GPU seq/s | GPU label |")
+    p("| model | params | tokens | CPU float32 seq/s (GFLOP/s) | CPU bfloat16 seq/s | CPU label | 1 GPU seq/s "
+      "| GPU label |")
     p("|---|---:|---:|---:|---:|---|---:|---|")
     for (model, length), r in rows.items():
         g, glabel = _gpu_rate(r, gpu_measured, tok, args)
-        p(f"| {model} | {r['params'] / 1e6:,.0f}M | {length} | {r['sequences_per_s']:,.2f} | "
-          f"{r['achieved_flop_s'] / 1e9:,.0f} | {r['label']}, {r['weights']} | {g:,.0f} | {glabel} |")
+        b = fast.get((model, length))
+        bcell = f"{b['sequences_per_s']:,.2f}" if b else "–"
+        p(f"| {model} | {r['params'] / 1e6:,.0f}M | {length} | {r['sequences_per_s']:,.2f} "
+          f"({r['achieved_flop_s'] / 1e9:,.0f}) | {bcell} | {r['label']}, {r['weights']} | {g:,.0f} | {glabel} |")
     if tok:
         p("")
         p("Tokenizer (BERT WordPiece, fast), one CPU thread, measured: " +
@@ -327,9 +333,9 @@ def cmd_table(args) -> None:
     p("Encoding a whole corpus. CPU: extrapolated from the measured rate; GPU: extrapolated as above. GPU memory "
       "is the float16 weights (from the parameter count; activations at batch 32 add well under 2 GB):")
     p("")
-    p("| corpus | passages | model | 2 CPU cores | 1 GPU | 8 GPUs | 64 GPUs | GPU-hours | cost, 1 GPU | "
-      "cost, 64 GPUs | GPU memory | embeddings |")
-    p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    p("| corpus | passages | model | 2 CPU cores, float32 | bfloat16 | 1 GPU | 8 GPUs | 64 GPUs | GPU-hours | "
+      "cost, 1 GPU | cost, 64 GPUs | GPU memory | embeddings |")
+    p("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for corpus, (n, _) in CORPORA.items():
         for model, spec in MODELS.items():
             r = rows.get((model, spec["window"]))
@@ -338,7 +344,9 @@ def cmd_table(args) -> None:
             g, _ = _gpu_rate(r, gpu_measured, tok, args)
             times = [n / g / k + args.load_s for k in (1, 8, 64)]
             hours = [t * k / 3600 for t, k in zip(times, (1, 8, 64))]
-            p(f"| {corpus} | {n:,} | {model} | {_hours(n / r['sequences_per_s'])} | {_hours(times[0])} | "
+            b = fast.get((model, spec["window"]))
+            p(f"| {corpus} | {n:,} | {model} | {_hours(n / r['sequences_per_s'])} | "
+              f"{_hours(n / b['sequences_per_s']) if b else '–'} | {_hours(times[0])} | "
               f"{_hours(times[1])} | {_hours(times[2])} | {hours[0]:,.2g} | ${hours[0] * args.usd_per_gpu_hour:,.2g} | "
               f"${hours[2] * args.usd_per_gpu_hour:,.2g} | {_size(2 * r['params'])} | {_size(4 * n * spec['hidden'])} |")
     p("")
@@ -406,6 +414,8 @@ def main() -> None:
     e = sub.add_parser("encoders", help="measure encoder throughput")
     e.add_argument("--device", default="cpu")
     e.add_argument("--threads", type=int, default=2)
+    e.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
+                   help="weights and activations [float32 on CPU, float16 on CUDA]")
     e.add_argument("--batch", type=int, default=16, help="sequences per batch (BERT-sized models)")
     e.add_argument("--batch-7b", type=int, default=4, help="sequences per batch (the 7B architecture)")
     e.add_argument("--mistral-layers", type=int, default=2, help="layers of the 7B architecture actually built")

@@ -443,3 +443,30 @@ def test_rebuilding_one_partition_keeps_the_others(tiny_embeddings, tmp_path):
     for key in ("alaska", "new_york"):  # carried over as hard links of the previous version's files
         for f in (first / key).iterdir():
             assert (now / key / f.name).stat().st_ino == f.stat().st_ino
+
+
+def test_scale_plan_script_measures_and_labels_every_figure(tmp_path):
+    """scripts/scale_plan.py: the encoder measurement on the real MiniLM (short), then the plan table: every
+    throughput row says measured (CPU) and extrapolated (GPU), and every corpus has its row."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "scale_plan.py"
+    out = tmp_path / "enc.json"
+    r = subprocess.run([sys.executable, str(script), "encoders", "--models", "all-MiniLM-L6-v2", "--batch", "4",
+                        "--min-seconds", "0.2", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert [(e["model"], e["length"], e["label"]) for e in data["encoders"]] == [
+        ("all-MiniLM-L6-v2", 128, "measured"), ("all-MiniLM-L6-v2", 256, "measured")]
+    assert all(e["sequences_per_s"] > 0 and 22e6 < e["params"] < 23e6 for e in data["encoders"])
+    assert [t["length"] for t in data["tokenizer"]] == [256, 512]
+    r = subprocess.run([sys.executable, str(script), "table", "--encoders", str(out)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [line for line in r.stdout.splitlines() if line.startswith("| all-MiniLM")]
+    assert len(rows) == 2 and all("measured" in x and "extrapolated" in x for x in rows)
+    plan = [line.split(" | ") for line in r.stdout.splitlines() if "| all-MiniLM-L6-v2 |" in line
+            and line.startswith("| ") and "," in line.split(" | ")[1]]
+    assert [p[0] for p in plan] == ["| Housing statutes", "| Bar Exam passages", "| CRUMB, largest task",
+                                    "| CRUMB, 8 tasks (bound)"]
