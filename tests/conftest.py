@@ -13,6 +13,10 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: ceiling, in seconds, for waiting on a process to start (a server, a training run, a script): reached only
+#: when something hangs. Generous because a degraded shared VM once ran this suite 20x slower than usual
+#: (servers took minutes to answer); LEGALIR_TEST_WAIT_S changes it.
+WAIT_S = float(os.environ.get("LEGALIR_TEST_WAIT_S", "900"))
 
 
 @pytest.fixture(scope="session")

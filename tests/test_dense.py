@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import WAIT_S
 from legalir import collections, trec
 from legalir.datasets.base import Dataset, Document, Judgement, Topic
 from legalir.index import dense, encoders
@@ -411,7 +412,7 @@ def test_bench_gpu_script_runs_on_cpu(tmp_path):
              "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
     r = subprocess.run([sys.executable, "-c", guard, str(script), "--device", "cpu", "--texts", "24", "--batch-size", "8",
                         "--corpus", "3000", "--queries", "50", "-k", "10", "--nprobe", "4", "--dtypes", "float32",
-                        "--repeat", "1", "--json", str(out)], capture_output=True, text=True, timeout=300,
+                        "--repeat", "1", "--json", str(out)], capture_output=True, text=True, timeout=WAIT_S,
                        env={**os.environ, "PYTHONPATH": ""})
     assert r.returncode == 0, r.stderr[-2000:]
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
@@ -454,7 +455,7 @@ def test_scale_plan_script_measures_and_labels_every_figure(tmp_path):
     script = Path(__file__).resolve().parent.parent / "scripts" / "scale_plan.py"
     out = tmp_path / "enc.json"
     r = subprocess.run([sys.executable, str(script), "encoders", "--models", "all-MiniLM-L6-v2", "--batch", "4",
-                        "--min-seconds", "0.2", "--json", str(out)], capture_output=True, text=True, timeout=300)
+                        "--min-seconds", "0.2", "--json", str(out)], capture_output=True, text=True, timeout=WAIT_S)
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads(out.read_text())
     assert [(e["model"], e["length"], e["label"]) for e in data["encoders"]] == [

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import WAIT_S
 from legalir import collections
 from legalir.datasets.base import Dataset, Document, Topic
 from legalir.index import encoders
@@ -89,11 +90,11 @@ def cluster():
         port = s.getsockname()[1]
     env = {**os.environ, **RAY_ENV, "LEGALIR_TEST_RAY": TOKEN}
     ray_cli = str(Path(sys.executable).parent / "ray")
-    r = subprocess.run([ray_cli, "start", "--head", "--num-cpus=2", f"--port={port}", "--node-ip-address=127.0.0.1",
-                        "--include-dashboard=false", "--disable-usage-stats"],
-                       env=env, capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    try:
+    try:  # the cleanup below also runs when `ray start` fails or times out: its daemons outlive it
+        r = subprocess.run([ray_cli, "start", "--head", "--num-cpus=2", f"--port={port}",
+                            "--node-ip-address=127.0.0.1", "--include-dashboard=false", "--disable-usage-stats"],
+                           env=env, capture_output=True, text=True, timeout=WAIT_S)
+        assert r.returncode == 0, r.stdout + r.stderr
         yield f"127.0.0.1:{port}"
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):  # only this session's cluster; never `ray stop` (all of them)
@@ -153,7 +154,7 @@ def _encode(statutes, out, minilm_path, cluster, *extra):
 
 
 def _finish(proc) -> str:
-    out, _ = proc.communicate(timeout=300)
+    out, _ = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == 0, out
     return out
 
@@ -169,7 +170,7 @@ def test_killed_driver_resumes_and_killed_worker_is_retried(cluster, minilm_path
     workers killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again."""
     out = tmp_path / "emb"
     proc = _encode(statutes, out, minilm_path, cluster)
-    deadline = time.time() + 240
+    deadline = time.time() + WAIT_S
     while time.time() < deadline and proc.poll() is None:
         if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
             proc.send_signal(signal.SIGKILL)

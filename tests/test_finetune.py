@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
+from conftest import WAIT_S
 from legalir import finetune, trec
 from legalir.cli import main
 from legalir.search import rerank as rr
@@ -149,7 +150,7 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *with_out(killed)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + WAIT_S
         while not state.exists() and proc.poll() is None and time.time() < deadline:
             time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)

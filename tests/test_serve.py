@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import WAIT_S
 from legalir import collections, datasets, trec
 from legalir.trec import Topic
 
@@ -92,7 +93,7 @@ def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_p
                              "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 180
+        deadline = time.time() + WAIT_S
         while True:
             if proc.poll() is not None:
                 log.seek(0)
@@ -103,7 +104,7 @@ def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_p
             except OSError:
                 pass
             if time.time() > deadline:
-                pytest.fail("legalir serve did not answer /health within 180 s")
+                pytest.fail(f"legalir serve did not answer /health within {WAIT_S:.0f} s")
             time.sleep(0.3)
         yield {"base": base, "topics": topics, "bm25": bm25, "runs": root, "htopics": htopics,
                "sample": sample_collection, "housing": housing, "dense": sample_dense, "minilm": minilm}
