@@ -108,7 +108,7 @@ def _raylet_failure() -> str:
         if logs:
             lines = [line for name in ("raylet.out", "raylet.err") if os.path.exists(f"{logs}/{name}")
                      for line in open(f"{logs}/{name}", errors="replace") if " C " in line or "Check failed" in line]
-            return "".join(lines[-2:])
+            return "".join(list(dict.fromkeys(lines))[-2:])  # both files carry the fatal line
     return ""
 
 
