@@ -106,8 +106,10 @@ def _raylet_failure() -> str:
             continue
         logs = next((a.split("=", 1)[1] for a in args if a.startswith("--log_dir=")), None)
         if logs:
-            lines = [line for name in ("raylet.out", "raylet.err") if os.path.exists(f"{logs}/{name}")
-                     for line in open(f"{logs}/{name}", errors="replace") if " C " in line or "Check failed" in line]
+            logs_dir = Path(logs)
+            lines = [line for name in ("raylet.out", "raylet.err") if (logs_dir / name).exists()
+                     for line in (logs_dir / name).read_text(errors="replace").splitlines(keepends=True)
+                     if " C " in line or "Check failed" in line]
             return "".join(list(dict.fromkeys(lines))[-2:])  # both files carry the fatal line
     return ""
 
@@ -135,7 +137,8 @@ def cluster():
                                env=env, capture_output=True, text=True, timeout=max(deadline - time.time(), 1))
             if r.returncode == 0:
                 break
-            failures.append(f"attempt {len(failures) + 1}: {r.stderr.strip().splitlines()[-1:]}\n{_raylet_failure()}")
+            last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+            failures.append(f"attempt {len(failures) + 1}: {last}\n{_raylet_failure()}")
             _stop_ours()
         else:
             pytest.fail("`ray start` failed:\n" + "\n".join(failures))

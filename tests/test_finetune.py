@@ -149,8 +149,9 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     assert r.exit_code == 0, r.output
     killed = tmp_path / "killed"
     state = tmp_path / "killed.work" / "lr-0.0003.seed-3" / "state.pt"
-    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *with_out(killed, "--save-every", 1)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *with_out(killed, "--save-every", 1)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         deadline = time.time() + WAIT_S
         while not state.exists() and proc.poll() is None and time.time() < deadline:
