@@ -22,6 +22,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from conftest import WAIT_S
+
 CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -37,7 +39,7 @@ def find_chromium() -> str | None:
 
 
 class Page:
-    def __init__(self, ws_url: str, timeout: float = 30.0):
+    def __init__(self, ws_url: str, timeout: float = WAIT_S):
         self.ws_url = ws_url
         self.timeout = timeout
         self.errors: list[str] = []
@@ -123,7 +125,7 @@ class Page:
 class Chromium:
     """A headless Chromium process with its own profile; ``load(url)`` gives a :class:`Page`."""
 
-    def __init__(self, binary: str | None = None, timeout: float = 30.0):
+    def __init__(self, binary: str | None = None, timeout: float = WAIT_S):
         self.binary = binary or find_chromium()
         if not self.binary:
             import pytest

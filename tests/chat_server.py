@@ -12,6 +12,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+from conftest import WAIT_S
+
 
 def default_answer(messages: list[dict]) -> str:
     """Expansion prompts get a 'Rule:' line built from the question; judges get a grade."""
@@ -32,7 +34,7 @@ def default_answer(messages: list[dict]) -> str:
 class ChatServer:
     def __init__(self, answer: Callable[[list[dict]], str] = default_answer,
                  script: list[tuple[int, dict | None, dict | None]] | None = None,
-                 max_requests: int = 200, idle_timeout: float = 20.0, fail_after: tuple[int, int] | None = None):
+                 max_requests: int = 200, idle_timeout: float = WAIT_S, fail_after: tuple[int, int] | None = None):
         self.answer = answer
         self.fail_after = fail_after      # (n, status): answer `status` once n requests were answered
         self.answered = 0

@@ -64,3 +64,26 @@ def trec_eval_bin(tmp_path_factory):
         out.write_bytes(z.read("trec_eval/trec_eval-linux-amd64"))
     out.chmod(0o755)
     return str(out)
+
+
+#: a test slower than this gets a line as soon as it ends (the end-of-run durations table never prints in a
+#: CI run that is cut off at its time limit)
+SLOW_S = 60.0
+
+
+def pytest_runtest_logreport(report):
+    """Failures and slow tests reported the moment they happen, a line or two each, so a cut-off CI log still
+    names them; pytest's full report still comes at the end."""
+    slow = report.duration >= SLOW_S
+    if not (report.failed or slow):
+        return
+    import sys
+
+    if report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        where = f"{crash.path}:{crash.lineno}: " if crash else ""
+        what = (crash.message if crash else str(report.longrepr)).strip().splitlines() or ["?"]
+        line = f"FAILED ({report.when}, {report.duration:.0f} s) {report.nodeid}\n    {where}{what[0][:300]}"
+    else:
+        line = f"slow ({report.when}): {report.nodeid} took {report.duration:.0f} s"
+    sys.stderr.write(f"\n[legalir tests] {line}\n")

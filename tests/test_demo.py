@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, WAIT_S
 from legalir.datasets.acord import EMBEDDED
 
 
@@ -33,7 +33,7 @@ def test_make_demo_prints_the_readme_block(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     p = subprocess.run(["make", "-s", "--no-print-directory", "-f", str(REPO / "Makefile"), "demo",
                         f"LEGALIR={sys.executable} -m legalir.cli", f"STAMP={stamp}", "DATA_DIR=no-such-dir"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout == _readme_demo_block()
     assert "3931 documents" in p.stderr  # the whole release, read from the embedded copy

@@ -463,7 +463,7 @@ def test_scale_plan_script_measures_and_labels_every_figure(tmp_path):
     assert all(e["sequences_per_s"] > 0 and 22e6 < e["params"] < 23e6 for e in data["encoders"])
     assert [t["length"] for t in data["tokenizer"]] == [256, 512]
     r = subprocess.run([sys.executable, str(script), "table", "--encoders", str(out)], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=WAIT_S)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [line for line in r.stdout.splitlines() if line.startswith("| all-MiniLM")]
     assert len(rows) == 2 and all("measured" in x and "extrapolated" in x for x in rows)

@@ -15,6 +15,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from conftest import WAIT_S
 from legalir.cli import main
 
 
@@ -147,11 +148,11 @@ def test_debug_shows_the_traceback_and_the_real_cli_does_not(tmp_path, topics):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     env.pop("LEGALIR_DEBUG", None)
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(empty), str(topics), str(tmp_path / "r.trec"),
-                        "-k", "0"], capture_output=True, text=True, env=env, timeout=120)
+                        "-k", "0"], capture_output=True, text=True, env=env, timeout=WAIT_S)
     assert p.returncode == 2 and p.stderr.startswith("error: legalir search:") and "Traceback" not in p.stderr
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "tune-fusion", "sample", "--collection", str(tmp_path),
                         "--topics", "test", "--run", "x.{set}.trec", "-o", str(tmp_path / "f.json")],
-                       capture_output=True, text=True, env=env, timeout=120)
+                       capture_output=True, text=True, env=env, timeout=WAIT_S)
     assert p.returncode == 2 and "error: --topics test: tuning on test topics is not allowed" in p.stderr
 
 
@@ -164,8 +165,8 @@ def test_library_warnings_go_through_logging(tmp_path, topics):
     warning = "warning: 1 topic(s) got an empty generation and keep their original query: q1"
     cmd = [sys.executable, "-m", "legalir.cli", "expand", str(topics), str(tmp_path / "x.tsv"),
            "--backend", "precomputed", "--generations", str(gens)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=WAIT_S)
     assert p.returncode == 0 and p.stderr.startswith(warning + "\n") and not p.stdout, p.stderr
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**env, "LEGALIR_LOG_LEVEL": "ERROR"}, timeout=120)
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**env, "LEGALIR_LOG_LEVEL": "ERROR"}, timeout=WAIT_S)
     assert p.returncode == 0 and "empty generation" not in p.stderr and "1 expanded topics" in p.stderr, p.stderr
     assert (tmp_path / "x.tsv").read_text() == "q1\tgoverning law\n"  # the original query kept

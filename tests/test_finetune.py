@@ -138,7 +138,7 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     r = _cli("search", sample_index, sample_collection / "topics" / "valid.jsonl", vrun, "-k", 20)
     assert r.exit_code == 0, r.output
     args = ["train-ce", sample_collection, None, "--valid-run", vrun, "--valid-depth", 20, "--lr", "3e-4",
-            "--checkpoints", "3,16", "--batch-size", 4, "--max-length", 32, "--seed", 3, "--threads", 1,
+            "--checkpoints", "2,5", "--batch-size", 4, "--max-length", 32, "--seed", 3, "--threads", 1,
             "--precision", "fp32"]
 
     def with_out(out, *extra):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import WAIT_S
 from legalir import collections, datasets, report, trec
 from legalir.evaluate import evaluate
 from legalir.index import sparse
@@ -19,7 +20,7 @@ LEGALIR = [sys.executable, "-m", "legalir.cli"]
 
 def run_cli(args, cwd):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    return subprocess.run(LEGALIR + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(LEGALIR + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=WAIT_S)
 
 
 def test_demo_pipeline_through_the_cli(tmp_path):

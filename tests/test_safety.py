@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import WAIT_S
 from legalir import atomic, collections, datasets, trec
 from legalir.cli import main
 from legalir.datasets.base import Dataset, Document, Judgement, Topic
@@ -137,7 +138,7 @@ def test_a_second_writer_stops_at_once(tmp_path):
     out = tmp_path / "c"
     with atomic.lock(out):
         p = run_cli("convert", "sample", "--out", out, "--quiet")
-        _, err = p.communicate(timeout=120)
+        _, err = p.communicate(timeout=WAIT_S)
     assert p.returncode == 2
     assert f"error: {out}: another legalir process (pid {os.getpid()}) is writing it now; wait" in err
     assert "Traceback" not in err and not out.exists() and _leftovers(tmp_path) == []
@@ -227,10 +228,10 @@ def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
     try:
         for c in ("pb", "pa", "pb"):
             b = run_cli("index", colls[c], idx, "--threads", "1")
-            assert b.wait(timeout=120) == 0, b.stderr.read()
+            assert b.wait(timeout=WAIT_S) == 0, b.stderr.read()
     finally:
         stop.write_text("")
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=WAIT_S)
     assert p.returncode == 0, err[-2000:]
     print("searches during the rebuilds:", int(out))
     assert int(out) >= 10

@@ -128,7 +128,7 @@ def _free_port() -> int:
 def _get(base: str, path: str, raw: bool = False):
     """(status, JSON body) of GET ``path``, sent as is (no normalisation of '..')."""
     u = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=WAIT_S)
     try:
         conn.request("GET", path)
         resp = conn.getresponse()
@@ -140,7 +140,7 @@ def _get(base: str, path: str, raw: bool = False):
 
 def _post(base: str, path: str, payload) -> tuple[int, dict]:
     u = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=WAIT_S)
     try:
         conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -381,7 +381,7 @@ def test_run_explorer_api(served, sample_collection):
 def test_cli_errors(tmp_path):
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "legalir.cli", "serve", *args], capture_output=True, text=True,
-                              timeout=120)
+                              timeout=WAIT_S)
 
     r = cli()
     assert r.returncode == 2 and "nothing to serve" in r.stderr
@@ -413,7 +413,7 @@ def test_configuration_errors(tmp_path, sample_collection):
 
 # ------------------------------------------------------------------ the page, in headless chromium
 # Driven through tests/browser.py (CDP over websockets); these helpers add what a user does: click, type, keys.
-def _wait(page, expression: str, timeout: float = 30):
+def _wait(page, expression: str, timeout: float = WAIT_S):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if page.evaluate(expression):
