@@ -478,7 +478,6 @@ def _train_cell(c: _Cell) -> dict:
                 scores = score_pairs(model, tok, vq, vd, max_length=cfg.max_length,
                                      batch_size=cfg.eval_batch_size, progress=False, precision=c.precision)
                 values = evaluate_scores(c.valid, c.vkeys, scores, cfg.measure, depths)
-                model.train()
                 seconds += time.time() - t0
                 t0 = time.time()
                 rec = {"learning_rate": c.lr, "seed": c.seed, "updates": step, "valid": values,
@@ -486,6 +485,10 @@ def _train_cell(c: _Cell) -> dict:
                        "seconds": round(seconds, 1)}
                 with atomic.atomic_dir(work / f"ckpt-{step}", "checkpoint") as tmp:
                     ce.save(str(tmp))
+                # back to training mode after the save: sentence-transformers' save() leaves the model in eval
+                # mode (no dropout), so the updates after a checkpoint ran without dropout, and a run resumed
+                # from a later save (which starts in training mode) diverged from the uninterrupted one
+                model.train()
                 records.append(rec)
                 done.add(step)
                 log(f"train-ce: {tag} updates={step} valid " + " ".join(

@@ -100,17 +100,6 @@ def test_training_runs_and_the_loss_falls(trained):
     assert len(scores) == 2 and all(isinstance(s, float) for s in scores)
 
 
-def test_interrupted_training_resumes_to_the_same_model(trained, sample_data, tmp_path):
-    out, _ = trained
-    cfg = finetune.TrainConfig(**CFG)
-    again = tmp_path / "model"
-    first = finetune.train(cfg, *sample_data, again, progress=False, stop_after=1)
-    assert first["stopped"] and not again.exists()
-    assert (tmp_path / "model.work" / "lr-0.0003.seed-3" / "state.pt").exists()
-    finetune.train(cfg, *sample_data, again, progress=False)
-    assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
-
-
 def test_cli_train_ce_refuses_test_topics_and_bad_options(sample_collection, tmp_path):
     run = tmp_path / "valid.trec"
     run.write_text("x Q0 gl-ny 1 1.0 t\n")
@@ -124,9 +113,11 @@ def test_cli_train_ce_refuses_test_topics_and_bad_options(sample_collection, tmp
 
 
 def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_index, tmp_path):
-    """`legalir train-ce` killed (SIGKILL) mid-training, then run again, ends with the same weights,
-    bit for bit, as an uninterrupted run with the same seed (which saves its state at the checkpoints only:
-    how often state is saved changes nothing)."""
+    """`legalir train-ce` stopped by --stop-after just after a checkpoint, resumed and killed (SIGKILL)
+    mid-training, then run again, ends with the same weights, bit for bit, and the same losses as an
+    uninterrupted run with the same seed (which saves its state at the checkpoints only: how often state is
+    saved changes nothing). Every update's loss is compared too: validation scores can tie, and then the model
+    kept is an early checkpoint, which alone would not show a later divergence."""
     import os
     import signal
     import subprocess
@@ -149,12 +140,25 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     assert r.exit_code == 0, r.output
     killed = tmp_path / "killed"
     state = tmp_path / "killed.work" / "lr-0.0003.seed-3" / "state.pt"
+    # stopped by --stop-after at its first save after update 2 (a checkpoint): the state kept, no model yet
+    r = _cli(*with_out(killed, "--stop-after", 2))
+    assert r.exit_code == 0 and "stopped after 2 updates" in r.output, r.output
+    assert state.exists() and not killed.exists()
+    saved = state.stat().st_ino
+
+    def saved_again():  # each save is an atomic rename: a new inode (the file is gone once training ends)
+        try:
+            return state.stat().st_ino != saved
+        except FileNotFoundError:
+            return True
+
+    # resumed in a child process, SIGKILLed as soon as it has saved again (update 3)
     proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *with_out(killed, "--save-every", 1)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         deadline = time.time() + WAIT_S
-        while not state.exists() and proc.poll() is None and time.time() < deadline:
+        while not saved_again() and proc.poll() is None and time.time() < deadline:
             time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)
     finally:
@@ -166,6 +170,7 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     assert (killed / "model.safetensors").read_bytes() == (ref / "model.safetensors").read_bytes()
     a, b = (json.loads((p / finetune.TRAIN_CONFIG).read_text()) for p in (ref, killed))
     assert a["grid"] == [dict(x, seconds=y["seconds"]) for x, y in zip(b["grid"], a["grid"])]
+    assert a["train_losses"] == b["train_losses"]
 
 
 def test_select_means_over_seeds():
