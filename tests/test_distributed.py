@@ -183,11 +183,11 @@ def _same_folder(a: Path, b: Path) -> None:
     assert np.abs(va - vb).max() < 1e-5
 
 
-def _encode(statutes, out, minilm_path, cluster, *extra):
-    """`legalir encode --ray ADDRESS` (2 workers) as a child process."""
+def _encode(statutes, out, minilm_path, cluster, workers: int = 2):
+    """`legalir encode --ray ADDRESS --ray-workers N` as a child process."""
     cmd = [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder", minilm_path,
            "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8", "--quiet", "--ray", cluster,
-           "--ray-workers", "2", *extra]
+           "--ray-workers", str(workers)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, **RAY_ENV})
 
@@ -204,7 +204,7 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     folder it leaves is the single-process folder. (One test, not an uninterrupted run and then this one:
     every Ray worker imports torch and loads the model, minutes on a slow 2-core machine.)"""
     out = tmp_path / "emb"
-    proc = _encode(statutes, out, minilm_path, cluster)
+    proc = _encode(statutes, out, minilm_path, cluster, workers=1)  # one worker: it is killed with its driver
     deadline = time.time() + WAIT_S
     while time.time() < deadline and proc.poll() is None:
         if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
