@@ -13,7 +13,7 @@ BIN      := $(VENV)/bin
 LEGALIR  := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/legalir
 STAMP    := $(VENV)/.legalir-setup
 
-.PHONY: help setup demo test clean-outputs FORCE
+.PHONY: help setup demo test test-deep clean-outputs FORCE
 FORCE:
 
 help: ## list targets
@@ -32,6 +32,11 @@ $(STAMP): pyproject.toml
 
 test: setup ## set up, then run the test suite
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+test-deep: setup ## the scoring property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
+	LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
+	  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q --hypothesis-show-statistics \
+	  tests/test_eval_properties.py $(PYTEST_ARGS)
 
 # ------------------------------------------------------------------ pipelines
 # Each dataset module declares how its pipeline runs (legalir/datasets/*.py: `pipeline = Pipeline(...)`);
@@ -54,7 +59,7 @@ RUN_DEPTH     ?= 1000
 PASSAGE_DEPTH ?= 2000
 DATASETS_MK   := .make/datasets.mk
 
-ifneq ($(filter-out help setup test clean-outputs,$(or $(MAKECMDGOALS),help)),)
+ifneq ($(filter-out help setup test test-deep clean-outputs,$(or $(MAKECMDGOALS),help)),)
 include $(DATASETS_MK)
 endif
 $(DATASETS_MK): $(STAMP) $(wildcard legalir/datasets/*.py)

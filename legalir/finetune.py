@@ -234,12 +234,14 @@ class Validation:
         Judged-only scoring drops unjudged documents, so scoring only the
         judged ones gives exactly the judged-only score of the full rerank.
         """
+        from legalir.evaluate.judged import is_judged
+
         seen: set[tuple[str, str]] = set()
         for run in self.runs.values():
             for qid in run:
                 judged = self.qrels.get(qid, {})
                 for d, _ in trec.ranking(run[qid])[:self.depth]:
-                    if judged.get(d, -1) >= 0:
+                    if is_judged(d, judged):
                         seen.add((qid, d))
         if not seen:
             raise TrainingError("no judged document among the validation candidates")

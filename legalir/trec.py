@@ -303,7 +303,9 @@ def read_qrels(path: str | os.PathLike, notes: list[str] | None = None,
         if not cols or not cols[0] or cols[0].startswith("#"):
             continue
         if len(cols) != 4:
-            raise FormatError(where, n, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")
+            hint = ("; this line looks like a run line (qid Q0 docid rank score tag): are QRELS and RUN given "
+                    "in the wrong order? (`legalir eval QRELS RUN`)" if len(cols) == 6 and cols[1] == "Q0" else "")
+            raise FormatError(where, n, f"expected 4 columns 'qid iter docid rel', found {len(cols)}{hint}")
         qid, _, docid, rel = cols
         rel_value, tail = _atol(rel)
         if rel_value is None:
@@ -766,7 +768,9 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
             if not cols or cols[0][0] == "#":  # blank and comment lines, as trec_eval 10.0 skips them
                 continue
             if len(cols) < 6:
-                raise FormatError(where, n, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(cols)}")
+                hint = ("; this line looks like a qrels line (qid iter docid grade): are QRELS and RUN given in the "
+                        "wrong order? (`legalir eval QRELS RUN`)" if len(cols) == 4 else "")
+                raise FormatError(where, n, f"expected 6 columns 'qid Q0 docid rank score tag', found {len(cols)}{hint}")
             state.extra += 1
             state.first_extra = state.first_extra or n
             cols = cols[:6]

@@ -66,6 +66,30 @@ def trec_eval_bin(tmp_path_factory):
     return str(out)
 
 
+# ../shared/tools beside the checkout (a git worktree may sit deeper: the nearest one up the tree)
+TE10_SRC = next((p / "shared" / "tools" / "trec_eval-10.0" for p in Path(__file__).resolve().parents[1:]
+                 if (p / "shared" / "tools" / "trec_eval-10.0").is_dir()),
+                Path(__file__).resolve().parents[2] / "shared" / "tools" / "trec_eval-10.0")
+
+
+@pytest.fixture(scope="session")
+def trec_eval10_bin(tmp_path_factory):
+    """The real trec_eval 10.0 binary, built once per session from ../shared/tools/trec_eval-10.0."""
+    import shutil
+    import subprocess
+
+    src = TE10_SRC
+    if not (src / "Makefile").exists():
+        pytest.skip(f"the trec_eval 10.0 source is not at {src} (CI provides ../shared/tools/trec_eval-10.0)")
+    if shutil.which("make") is None or shutil.which("gcc") is None:
+        pytest.skip("building trec_eval 10.0 needs make and gcc")
+    work = tmp_path_factory.mktemp("te10") / "src"
+    shutil.copytree(src, work)
+    proc = subprocess.run(["make", "-s", "-C", str(work)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return str(work / "trec_eval")
+
+
 #: a test slower than this gets a line as soon as it ends (the end-of-run durations table never prints in a
 #: CI run that is cut off at its time limit)
 SLOW_S = 60.0

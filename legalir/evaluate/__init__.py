@@ -17,6 +17,7 @@ import os
 from legalir.evaluate.evaluator import (
     Evaluation,
     EvaluationError,
+    NoCommonTopics,
     coverage_notes,
     evaluate,
     evaluate_batches,
@@ -33,6 +34,7 @@ __all__ = [
     "EvaluationError",
     "Measure",
     "MeasureError",
+    "NoCommonTopics",
     "coverage_notes",
     "evaluate",
     "evaluate_batches",
@@ -54,7 +56,7 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
     (``runid`` = a TREC run's last tag, as trec_eval reports it). Either path may be
     ``-`` (standard input); each file is read whole, once. What the readers report
     (repeated qrels lines, ignored fields) is added to the result's ``notes``."""
-    from legalir import runformats, trec
+    from legalir import trec
 
     notes: list[str] = []
     parse_measures(measures, version)  # bad measure names fail before any file is read
@@ -62,6 +64,18 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
                    max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     qrels = trec.read_qrels(qrels_path, notes)
     data = trec.read_bytes(run_path)
+    try:
+        result = _evaluate_data(qrels, run_path, data, measures, options)
+    except NoCommonTopics as e:  # a problem of the two files together: name both
+        raise type(e)(f"{trec._display(run_path)} (scored against {trec._display(qrels_path)}): {e}") from None
+    result.notes[:0] = notes
+    return result
+
+
+def _evaluate_data(qrels, run_path, data: bytes, measures, options) -> Evaluation:
+    from legalir import runformats, trec
+
+    notes: list[str] = []
     if runformats.sniff_bytes(data) == "crumb":
         result = evaluate(qrels, runformats.read_crumb_run(run_path, data=data), measures, run_id="crumb",
                           **options)

@@ -16,7 +16,8 @@ import math
 from typing import Callable, Iterable, Mapping
 
 from legalir import trec
-from legalir.evaluate import custom, trec10
+from legalir.evaluate import custom, pytrec, trec10
+from legalir.evaluate.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
 from legalir.evaluate.measures import (COMPUTED_FOR_10, VERSIONS, Measure, MeasureError, parse_measures, star_k,
                                        star_normalised)
 
@@ -26,6 +27,10 @@ MIN_GEO_MEAN = 0.00001
 
 class EvaluationError(LegalirError, ValueError):
     """Nothing to evaluate, or inputs that cannot be scored together."""
+
+
+class NoCommonTopics(EvaluationError):
+    """The run and the qrels share no topic: nothing can be scored (ir_measures would print 0)."""
 
 
 class Evaluation(dict):
@@ -55,20 +60,6 @@ def topic_coverage(qrels: Mapping, run: Mapping) -> tuple[list[str], list[str]]:
     q = {t for t, d in qrels.items() if d}
     r = {t for t, d in run.items() if d}
     return sorted(q - r), sorted(r - q)
-
-
-def judged_only(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]) -> trec.Run:
-    """The run without unjudged documents, as trec_eval -J drops them.
-
-    Unjudged = no qrels line for the topic, or a negative relevance
-    (trec_eval's "in the pool, not judged"). Ranks close up; ties keep
-    their order. A topic left with no document keeps an empty ranking.
-    """
-    out: trec.Run = {}
-    for qid, docs in run.items():
-        j = qrels.get(qid, {})
-        out[qid] = {d: s for d, s in docs.items() if j.get(d, -1) >= 0}
-    return out
 
 
 def evaluate(
@@ -159,7 +150,7 @@ def evaluate_batches(
         if ir and real:
             from legalir.evaluate import irm
 
-            for t, row in irm.values(ir, qrels, run, topics).items():
+            for t, row in irm.values(ir, qrels, run, topics, judged=judged_only).items():
                 values[t].update(row)
         _trec_eval_values(by_pytrec, qrels, run, topics, judged_only, relevance_level, values)
         _legalir_values(by_legalir, qrels, run, topics, judged_only, relevance_level, values, max_docs, num_docs)
@@ -167,18 +158,17 @@ def evaluate_batches(
     values: dict[str, dict[str, object]] = {}   # every computed value, per topic
     run_topics: list[str] = []                  # with at least one document
     run_keys = 0
-    unjudgeable: list[str] = []
     for batch in batches:
         run_keys += len(batch)
         topics = []
         for t, docs in batch.items():
             if docs:
                 run_topics.append(t)
-                j = qrels.get(t)
-                if j:
-                    # trec_eval stops on such a topic ("Can't calculate measure"), pytrec_eval misbehaves
-                    (unjudgeable if max(j.values()) < 0 else topics).append(t)
-        if topics and not unjudgeable:
+                if qrels.get(t):
+                    # a topic whose grades are all negative is scored (all values 0), as trec_eval 10.0
+                    # and ir_measures score it (10.0 stops only when it is the first topic it meets)
+                    topics.append(t)
+        if topics:
             score(batch, topics)
 
     in_run = set(run_topics)
@@ -191,20 +181,15 @@ def evaluate_batches(
         # trec_eval 10.0 evaluates each missing topic on a ranking of one unjudged document
         bogus = set(missing_from_run)
         topics = sorted(set(topics) | bogus)
-        unjudgeable += [t for t in bogus if max(qrels[t].values()) < 0]
     elif version == "10" and missing_from_run and topics:
         notes.append(f"{len(missing_from_run)} qrels topics have no run results: the trec_eval 10.0 binary stops "
                      f"there (\"result qid ... not found\", exit 4) unless -c is given; legalir evaluates the "
                      f"other topics as trec_eval 9.0.x does")
     if not topics:
-        raise EvaluationError("no topic has both run results and judgements "
-                              f"({run_keys} run topics, {len(qrels_topics)} qrels topics)")
-    if unjudgeable:
-        unjudgeable.sort()
-        raise EvaluationError(
-            f"{len(unjudgeable)} topic(s) in both run and qrels have only negative (unjudged) relevance "
-            f"values, which trec_eval cannot evaluate: {_some(unjudgeable)}; give them a judgement >= 0 "
-            f"or remove them from the qrels")
+        raise NoCommonTopics(
+            f"no topic has both run results and judgements ({run_keys} run topics, e.g. "
+            f"{_some(sorted(in_run), 3) or 'none'}; {len(qrels_topics)} qrels topics, e.g. "
+            f"{_some(sorted(qrels_topics), 3) or 'none'}): is the run scored against its own qrels?")
     if bogus:
         missing = sorted(bogus)
         score({t: {trec10.BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
@@ -240,16 +225,16 @@ def evaluate_batches(
                     # trec_eval recounts over the whole qrels file, relevance > 0
                     summary[name] = sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
                 else:
-                    summary[name] = sum(int(values[t][name]) for t in topics)
+                    summary[name] = sum(int(_value(values, t, name)) for t in topics)
             elif agg == "mean":
                 s = 0.0
                 for t in topics:
-                    s += values[t][name]
+                    s += _value(values, t, name)
                 summary[name] = s / denom
             elif agg == "gm":
                 s = 0.0
                 for t in topics:
-                    s += values[t][name]
+                    s += _value(values, t, name)
                 if complete:
                     s += (denom - n_eval) * math.log(MIN_GEO_MEAN)
                 summary[name] = math.exp(s / denom)
@@ -276,7 +261,7 @@ def evaluate_batches(
     ir_denom = len(ir_topics) if skip_missing else len(qrels_topics)
     for m in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
         name = str(m)
-        summary[name] = sum(values[t][name] for t in ir_topics) / ir_denom if ir_denom else 0.0
+        summary[name] = sum(_value(values, t, name) for t in ir_topics) / ir_denom
     ms = ms + ir
     shown = [name for m in ms if m.family.per_topic for name in m.output_names()]
     per_topic: dict[str, dict[str, object]] = {}
@@ -292,7 +277,17 @@ def evaluate_batches(
     result.subset_sizes = subset_sizes
     result.notes = notes
     result.bogus = sorted(bogus)
+    result.skip_missing = skip_missing
     return result
+
+
+def _value(values: dict, topic: str, name: str):
+    """One computed value; a missing one is a bug, never a 0."""
+    try:
+        return values[topic][name]
+    except KeyError:
+        raise EvaluationError(f"internal error: no value of {name!r} was computed for topic {topic!r}; "
+                              f"please report it with the command that gave it") from None
 
 
 def _some(items, n: int = 10) -> str:
@@ -301,40 +296,31 @@ def _some(items, n: int = 10) -> str:
     return head + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
+def requests(m: Measure) -> list[tuple[str, tuple[str, object]]]:
+    """(output name, pytrec_eval request) of each value of a pytrec_eval-provided measure."""
+    names = m.output_names()
+    f = m.family
+    if not f.takes_params():
+        return [(names[0], (m.name, None))]
+    if f.params == "raw":
+        return [(names[0], (m.name, m.params[0] if m.params else None))]
+    kind = float if f.params == "float" else int
+    return [(name, (m.name, kind(p))) for name, p in zip(names, m.effective_params())]
+
+
 def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
     """Per-topic values of the pytrec_eval-provided measures, into ``values``."""
-    wanted = [m for m in ms if m.family.aggregate not in ("runid", "num_q")]
+    wanted = [(name, req, m.family.value == "int") for m in ms if m.family.aggregate not in ("runid", "num_q")
+              for name, req in requests(m)]
     if not wanted:
         return
-    # pytrec_eval's C evaluator directly: its Python wrapper rewrites parameters (no negative
-    # utility coefficients, no gain maps) and imports numpy (start-up time)
-    from pytrec_eval_ext import RelevanceEvaluator
-
-    evaluator = RelevanceEvaluator(
-        query_relevance={t: qrels[t] for t in topics},
-        measures={m.spec() for m in wanted},
-        relevance_level=level,
-        judged_docs_only_flag=bool(judged),
-    )
-    try:  # the run's own dicts when pytrec_eval takes them as they are (no copy of a large run)
-        scored = evaluator.evaluate({t: run[t] if type(run[t]) is dict else dict(run[t]) for t in topics})
-    except TypeError:  # scores of other numeric types (numpy float32, Decimal ...)
-        scored = evaluator.evaluate({t: {d: float(s) for d, s in run[t].items()} for t in topics})
-    names = [(name, m.name if m.family.params == "raw" else name, m.family.value == "int")
-             for m in wanted for name in m.output_names()]
+    # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when -J leaves a topic with no
+    # document; an empty ranking has precision 0 (nan=0.0, documented in `legalir eval --help`)
+    got = pytrec.compute(qrels, run, topics, [req for _, req, _ in wanted], level=level, judged=judged, nan=0.0)
     for t in topics:
-        got = scored.get(t)
-        if got is None:  # pragma: no cover - pytrec_eval evaluates every topic given with qrels
-            raise EvaluationError(f"pytrec_eval returned nothing for topic {t!r}")
-        row = values[t]
-        for name, key, as_int in names:
-            v = got.get(key)
-            if v is None:  # pragma: no cover - a naming bug, caught by the parity tests
-                raise MeasureError(f"pytrec_eval did not return {name!r}")
-            if v != v:
-                # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when
-                # -J leaves a topic with no document; an empty ranking has precision 0.
-                v = 0.0
+        row, scored = values[t], got[t]
+        for name, req, as_int in wanted:
+            v = scored[req]
             row[name] = int(v) if as_int else v
 
 
@@ -374,7 +360,7 @@ def _legalir_values(ms, qrels, run, topics, judged, level, values, max_docs=None
                     row[names[0]] = trec10.utility(rr, raw, num_docs)
                 continue
             if ranked is None:
-                kept = {d: s for d, s in docs.items() if j.get(d, -1) >= 0} if judged else docs
+                kept = drop_unjudged(docs, j) if judged else docs
                 ranked = [d for d, _ in trec.ranking(kept)]
                 if max_docs is not None and not judged:
                     ranked = ranked[:max_docs]
@@ -445,17 +431,31 @@ def to_json(result: Evaluation, per_topic: bool = False, summary: bool = True) -
     return out
 
 
+def _names(names: list[str]) -> str:
+    return ", ".join(dict.fromkeys(names))
+
+
 def coverage_notes(result: Evaluation, complete: bool = False) -> list[str]:
     """Lines for stderr: topics evaluated, topics on one side only, and the measures' own notes."""
     notes = [f"{len(result.topics)} topics evaluated"]
     miss_run, miss_qrels = result.missing_from_run, result.missing_from_qrels
     if miss_run:
+        ir = [str(m) for m in result.measures if m.provider == "ir_measures"]
+        trec = [m.name for m in result.measures if m.provider != "ir_measures" and m.family.summary
+                and m.family.aggregate not in ("runid", "num_q")]
+        zero = ir if not getattr(result, "skip_missing", False) else []
         if complete:
-            notes.append(f"warning: {len(miss_run)} qrels topics are missing from the run and count as 0 (-c): "
-                         f"{_some(miss_run, 20)}")
-        else:
-            notes.append(f"{len(miss_run)} qrels topics have no results in the run and are not averaged "
-                         f"(use -c to count them as 0): {_some(miss_run)}")
+            zero = trec + zero
+        without = [n for n in trec + ir if n not in zero]
+        head = f"{len(miss_run)} qrels topics have no results in the run ({_some(miss_run, 10)}):"
+        if zero:
+            notes.append(f"warning: {head} " + _names(zero) + " count them as 0"
+                         + (" (-c)" if complete and not ir else "")
+                         + ("" if complete or not ir else " (ir_measures' convention; --skip-missing leaves them out)"))
+            head = "and"
+        if without:
+            notes.append(f"{head} " + _names(without) + " average without them" + ("" if complete else
+                         " (use -c to count them as 0)" if any(n in trec for n in without) else ""))
     if miss_qrels:
         notes.append(f"{len(miss_qrels)} run topics have no judgements and are not evaluated: {_some(miss_qrels)}")
     for name, n in result.subset_sizes.items():

@@ -2,52 +2,75 @@
 
 Values are ir_measures' own: per topic, what its pytrec_eval provider
 computes (pytrec_eval with the measure's relevance level and judged-only
-flag), ``RR@k`` as its MS MARCO provider (ties by document id ascending) and
-``Judged@k`` as its judged provider. Aggregation follows ir_measures: the mean
-over every qrels topic, a topic missing from the run counting 0
-(``skip_missing`` gives trec_eval's convention: the run's topics only). The
-output name is ``str(measure)`` as ir_measures prints it.
+flag, through :func:`legalir.evaluate.pytrec.compute` like every other
+value), ``RR@k`` as its MS MARCO provider (ties by document id ascending) and
+``Judged[@k]`` as its judged provider. Aggregation follows ir_measures: the
+mean over every qrels topic, a topic missing from the run counting 0
+(``skip_missing`` gives trec_eval's convention: the run's topics only).
+
+A spec is read as ir_measures reads it (Python syntax: ``Name(key=value,...)@cutoff``);
+the parameters each family takes are the ones ir_measures accepts for it, and the
+printed name is ``str(measure)`` as ir_measures prints it: parameters in the
+order written, those equal to their defaults left out (``P(rel=1)@5`` is ``P@5``).
+
+A bare name that trec_eval also has (``P``, ``infAP``, ``Rprec``) is trec_eval's
+measure; ``Rprec(rel=1)`` or any ``@``/``(`` form is ir_measures'.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+import ast
+from dataclasses import dataclass
 from typing import Mapping
 
 from legalir.evaluate.measures import Family, MeasureError
+from legalir.evaluate.pytrec import LONG_MAX
 
 #: what the evaluator and the formatter read of a measure's family
 IR_FAMILY = Family("ir_measures", "ir_measures", doc="an ir_measures name")
 
-# name -> (trec_eval spec without cut-off, with cut-off) for pytrec_eval; "own" = computed here
-_FAMILIES: dict[str, tuple[str | None, str | None]] = {
-    "AP": ("map", "map_cut"), "P": (None, "P"), "R": (None, "recall"), "nDCG": ("ndcg", "ndcg_cut"),
-    "RR": ("recip_rank", "own"), "Success": (None, "success"), "Judged": (None, "own"), "Bpref": ("bpref", None),
-    "infAP": ("infAP", None), "SetP": ("set_P", None), "SetR": ("set_recall", None), "SetF": ("set_F", None),
-    "SetAP": ("set_map", None), "IPrec": (None, "iprec_at_recall"), "Rprec": ("Rprec", None),
+
+@dataclass(frozen=True)
+class _Spec:
+    plain: str | None        # pytrec_eval family without a cut-off ("own": computed here; None: needs one)
+    cut: str | None          # with a cut-off (None: takes none)
+    params: frozenset        # the parameters ir_measures accepts besides the cut-off
+    cut_judged: bool = True  # judged_only accepted together with a cut-off (RR@k: no)
+
+
+_RJ = frozenset({"rel", "judged_only"})
+FAMILIES: dict[str, _Spec] = {
+    "AP": _Spec("map", "map_cut", _RJ), "P": _Spec(None, "P", _RJ), "R": _Spec(None, "recall", _RJ),
+    "nDCG": _Spec("ndcg", "ndcg_cut", frozenset({"judged_only"})),
+    "RR": _Spec("recip_rank", "own", _RJ, cut_judged=False), "Success": _Spec(None, "success", _RJ),
+    "Judged": _Spec("own", "own", frozenset()), "Bpref": _Spec("bpref", None, frozenset({"rel"})),
+    "infAP": _Spec("infAP", None, frozenset({"rel"})), "SetP": _Spec("set_P", None, _RJ),
+    "SetR": _Spec("set_recall", None, frozenset({"rel"})), "SetF": _Spec("set_F", None, _RJ),
+    "SetAP": _Spec("set_map", None, _RJ), "IPrec": _Spec(None, "iprec_at_recall", _RJ),
+    "Rprec": _Spec("Rprec", None, _RJ),
 }
-_PARAMS = {"rel": int, "judged_only": lambda v: {"True": True, "False": False}[v]}
-_SPEC = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+(?:\.[0-9]+)?))?$")
-#: names trec_eval also has: a bare one is trec_eval's measure (same per-topic value)
-_TREC_EVAL_SPELLING = {"Rprec"}
+_DEFAULTS = {"rel": 1, "judged_only": False}
+#: bare names that are trec_eval's measures (same spelling): read as trec_eval's
+TREC_EVAL_SPELLING = frozenset({"P", "infAP", "Rprec"})
+#: common spellings of ir_measures names, for "did you mean"
+_ALIASES = {"map": "AP", "mrr": "RR", "rr": "RR", "recip_rank": "RR", "recall": "R", "r": "R", "ndcg": "nDCG",
+            "ndcg_cut": "nDCG", "p": "P", "precision": "P", "success": "Success", "bpref": "Bpref",
+            "rprec": "Rprec", "infap": "infAP", "judged": "Judged", "iprec": "IPrec", "ap": "AP",
+            "setp": "SetP", "setr": "SetR", "setf": "SetF", "setap": "SetAP", "map_cut": "AP"}
 
 
 @dataclass(frozen=True)
 class IrMeasure:
-    name: str                       # ir_measures' family name (nDCG)
-    cutoff: object = None           # int (rank), float (IPrec recall) or None
+    """One ir_measures measure: ``name`` (nDCG), ``cutoff`` (int rank, float recall level or None),
+    ``rel``, ``judged_only``; ``text`` is its printed name."""
+
+    name: str
+    cutoff: object = None
     rel: int = 1
     judged_only: bool = False
-    extra: tuple = field(default=())
+    text: str = ""
 
     def __str__(self) -> str:
-        params = []
-        if self.judged_only:
-            params.append("judged_only=True")
-        if self.rel != 1:
-            params.append(f"rel={self.rel}")
-        text = self.name + (f"({','.join(params)})" if params else "")
-        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        return self.text or _render(self.name, [("rel", self.rel), ("judged_only", self.judged_only)], self.cutoff)
 
     family = IR_FAMILY
     provider = "ir_measures"
@@ -56,83 +79,146 @@ class IrMeasure:
     def output_names(self) -> list[str]:
         return [str(self)]
 
-    def spec(self) -> tuple[str, str] | None:
-        """(pytrec_eval spec, output key), or None when computed here."""
-        plain, cut = _FAMILIES[self.name]
-        if self.cutoff is None:
-            return (plain, plain)
-        if cut == "own":
+    def request(self) -> tuple[str, object] | None:
+        """(pytrec_eval family, parameter) for :func:`legalir.evaluate.pytrec.compute`, or None when
+        computed here."""
+        spec = FAMILIES[self.name]
+        fam = spec.plain if self.cutoff is None else spec.cut
+        if fam == "own":
             return None
-        if cut == "iprec_at_recall":
-            return (f"{cut}.{self.cutoff}", f"{cut}_{float(self.cutoff):.2f}")
-        return (f"{cut}.{self.cutoff}", f"{cut}_{self.cutoff}")
+        return (fam, self.cutoff)
+
+
+def _render(name: str, params: list[tuple[str, object]], cutoff) -> str:
+    """ir_measures' ``repr``: parameters in the order given, defaults left out, then ``@cutoff``."""
+    shown = ",".join(f"{k}={v!r}" for k, v in params if v != _DEFAULTS[k])
+    text = name + (f"({shown})" if shown else "")
+    return text + (f"@{cutoff}" if cutoff is not None else "")
+
+
+def _suggest(name: str, rest: str) -> str:
+    fix = _ALIASES.get(name.lower()) or next((f for f in FAMILIES if f.lower() == name.lower()), None)
+    return f"; did you mean {fix}{rest}?" if fix else ""
+
+
+_EXPRESSION = object()  # a parameter value that is not a plain constant
+
+
+def _tree(spec: str):
+    """(name, [(key, value)], cutoff) of ``Name(k=v,...)@c`` read as Python, as ir_measures reads it."""
+    bad = MeasureError(f"cannot read measure {spec!r}: an ir_measures name is Name(key=value,...)@cutoff, "
+                       f"e.g. nDCG@10, P(rel=2)@5")
+    try:
+        node = ast.parse(spec.strip(), mode="eval").body
+    except SyntaxError:
+        raise bad from None
+    cutoff = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        if not isinstance(node.right, ast.Constant):
+            raise bad
+        cutoff = node.right.value
+        node = node.left
+    params: list[tuple[str, object]] = []
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise bad
+        for k in node.keywords:
+            params.append((k.arg, k.value.value if isinstance(k.value, ast.Constant) else _EXPRESSION))
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise bad
+    return node.id, params, cutoff
 
 
 def is_ir_measure(spec) -> bool:
+    """True when ``spec`` is read as an ir_measures name (see the module's docstring)."""
+    if isinstance(spec, IrMeasure):
+        return True
     if not isinstance(spec, str):
-        return isinstance(spec, IrMeasure)
-    m = _SPEC.match(spec.strip())
-    if not m or m.group("name") not in _FAMILIES:
         return False
-    return not (spec.strip() in _TREC_EVAL_SPELLING)
+    text = spec.strip()
+    if "@" in text or "(" in text:
+        return True
+    return text in FAMILIES and text not in TREC_EVAL_SPELLING
 
 
 def parse(spec: str) -> IrMeasure:
-    m = _SPEC.match(spec.strip())
-    name = m.group("name")
-    kwargs: dict = {}
-    for item in filter(None, (m.group("params") or "").split(",")):
-        key, _, value = item.partition("=")
-        key = key.strip()
-        if key not in _PARAMS:
-            raise MeasureError(f"ir_measures parameter {key!r} of {spec!r} is not supported by legalir "
-                               f"(supported: {', '.join(_PARAMS)})")
-        try:
-            kwargs[key] = _PARAMS[key](value.strip())
-        except (KeyError, ValueError):
-            raise MeasureError(f"bad value {value!r} for {key!r} in {spec!r}") from None
-    cut = m.group("cutoff")
-    plain, with_cut = _FAMILIES[name]
-    if cut is None and plain is None:
-        raise MeasureError(f"ir_measures measure {name!r} needs a cut-off, e.g. {name}@10")
-    if cut is not None and with_cut is None:
-        raise MeasureError(f"ir_measures measure {name!r} takes no cut-off (got {spec!r})")
-    if cut is not None:
-        cut = float(cut) if name == "IPrec" else int(cut)
-        if name != "IPrec" and cut < 1:
-            raise MeasureError(f"cut-off of {spec!r} must be a positive integer")
-    if kwargs.get("rel", 1) < 1 and name not in ("Judged",):
-        raise MeasureError(f"rel of {spec!r} must be >= 1")
-    return IrMeasure(name, cut, kwargs.get("rel", 1), kwargs.get("judged_only", False))
+    """Read one ir_measures name, refusing (:class:`MeasureError`) what ir_measures would refuse or
+    could only answer with a meaningless number."""
+    name, params, cutoff = _tree(spec)
+    fam = FAMILIES.get(name)
+    rest = spec.strip()[len(name):] if spec.strip().startswith(name) else ""
+    if fam is None:
+        from legalir.evaluate.measures import _known_names
+
+        raise MeasureError(f"unknown measure {spec!r}{_suggest(name, rest)} (ir_measures names legalir scores: "
+                           f"{', '.join(FAMILIES)}; trec_eval and legalir names: {_known_names()}; "
+                           f"`legalir eval --list-measures` explains each)")
+    seen: dict[str, object] = {}
+    for k, v in params:
+        if k in seen:
+            raise MeasureError(f"parameter {k!r} given twice in {spec!r}")
+        if k not in fam.params:
+            ok = ", ".join(sorted(fam.params)) or "none"
+            raise MeasureError(f"parameter {k!r} of {spec!r} is not supported by legalir's {name} (it takes: {ok})")
+        if v is _EXPRESSION:
+            raise MeasureError(f"parameter {k!r} of {spec!r} must be a plain value (a number, True, False)")
+        if k == "rel" and (type(v) is not int or v < 1):
+            raise MeasureError(f"rel of {spec!r} must be an integer >= 1")
+        if k == "judged_only" and type(v) is not bool:
+            raise MeasureError(f"judged_only of {spec!r} must be True or False")
+        seen[k] = v
+    if cutoff is None and fam.plain is None:
+        raise MeasureError(f"ir_measures measure {name!r} needs a cut-off, e.g. {name}@10"
+                           + (" (bare P is trec_eval's: P_5 ... P_1000)" if name == "P" else ""))
+    written = cutoff
+    if cutoff is not None:
+        if fam.cut is None:
+            raise MeasureError(f"ir_measures measure {name!r} takes no cut-off (got {spec!r})")
+        if name == "IPrec":
+            if type(cutoff) is not float or not 0 <= cutoff <= 1:
+                raise MeasureError(f"the recall level of {spec!r} must be a decimal number between 0 and 1 "
+                                   f"(as ir_measures reads it: IPrec@1.0, IPrec@0.5)")
+        elif type(cutoff) is not int or cutoff < 1:
+            raise MeasureError(f"the cut-off of {spec!r} must be a positive integer (a rank)")
+        elif cutoff > LONG_MAX:
+            raise MeasureError(f"the cut-off of {spec!r} is larger than pytrec_eval can read (2^63-1); "
+                               f"a cut-off beyond the run's depth scores the whole ranking")
+        if seen.get("judged_only") and not fam.cut_judged:
+            raise MeasureError(f"ir_measures has no {name} with judged_only and a cut-off ({spec!r}); "
+                               f"use -J to drop unjudged documents for every measure")
+    text = _render(name, params, written)
+    return IrMeasure(name, cutoff, seen.get("rel", 1), seen.get("judged_only", False), text)
 
 
-def values(measures: list[IrMeasure], qrels, run, topics) -> dict[str, dict[str, float]]:
-    """Per-topic values ``{qid: {str(measure): value}}`` for the run's topics that have qrels."""
+def values(measures: list[IrMeasure], qrels, run, topics, judged: bool = False) -> dict[str, dict[str, float]]:
+    """Per-topic values ``{qid: {str(measure): value}}`` for ``topics`` (run topics with qrels).
+
+    ``judged`` (-J) drops unjudged documents before every measure, as ``judged_only=True`` does."""
+    from legalir.evaluate import pytrec
+    from legalir.evaluate.judged import drop_unjudged
+
     out: dict[str, dict[str, float]] = {t: {} for t in topics}
     groups: dict[tuple[int, bool], list[IrMeasure]] = {}
     for m in measures:
-        if m.spec() is not None:
-            groups.setdefault((m.rel, m.judged_only), []).append(m)
-    if groups:
-        from pytrec_eval_ext import RelevanceEvaluator
-
-        for (rel, judged), ms in groups.items():
-            ev = RelevanceEvaluator(query_relevance={t: qrels[t] for t in topics},
-                                    measures={m.spec()[0] for m in ms}, relevance_level=rel,
-                                    judged_docs_only_flag=judged)
-            got = ev.evaluate({t: run[t] for t in topics})
-            for t in topics:
-                row = got.get(t, {})
-                for m in ms:
-                    out[t][str(m)] = float(row.get(m.spec()[1], 0.0))
-    for m in measures:
-        if m.spec() is not None:
-            continue
+        if m.request() is not None:
+            groups.setdefault((m.rel, m.judged_only or judged), []).append(m)
+    for (rel, judged_flag), ms in groups.items():
+        # NaN (IPrec of a ranking judged_only emptied) is 0, as for trec_eval's names: precision of nothing
+        got = pytrec.compute(qrels, run, topics, [m.request() for m in ms], level=rel, judged=judged_flag, nan=0.0)
         for t in topics:
-            j: Mapping[str, int] = qrels[t]
-            ranked = [d for d, _ in sorted(run[t].items(), key=lambda x: (-x[1], x[0]))][: m.cutoff]
+            for m in ms:
+                out[t][str(m)] = float(got[t][m.request()])
+    own = [m for m in measures if m.request() is None]
+    for t in topics if own else ():
+        j: Mapping[str, int] = qrels[t]
+        docs = drop_unjudged(run[t], j) if judged else run[t]
+        ranking = [d for d, _ in sorted(docs.items(), key=lambda x: (-x[1], x[0]))]
+        for m in own:
+            ranked = ranking[: m.cutoff] if m.cutoff is not None else ranking
             if m.name == "RR":
-                out[t][str(m)] = next((1.0 / (i + 1) for i, d in enumerate(ranked) if j.get(d, -1) >= m.rel), 0.0)
-            else:  # Judged
+                first = next((i for i, d in enumerate(ranked) if j.get(d, -1) >= m.rel), None)
+                out[t][str(m)] = 0.0 if first is None else 1.0 / (first + 1)
+            else:  # Judged: the share of the top k with a judgement (ir_measures' judged provider)
                 out[t][str(m)] = sum(d in j for d in ranked) / len(ranked) if ranked else 0.0
     return out

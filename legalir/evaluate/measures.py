@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from legalir.evaluate.pytrec import LONG_MAX
+
 #: trec_eval's default cutoffs for cutoff families (P, recall, ndcg_cut, ...)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -258,25 +260,42 @@ def _parse_params(text: str, fam: Family, spec: str) -> tuple:
         tok = tok.strip()
         if not tok:
             raise MeasureError(f"empty parameter in measure {spec!r}")
-        try:
-            if fam.params == "float":
-                v = float(tok)
-                if not (v >= 0):
-                    raise ValueError
-            else:
-                v = int(tok)
-                if v < 1:
-                    raise ValueError
-        except ValueError:
-            kind = "a number >= 0" if fam.params == "float" else "a positive integer"
-            raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be {kind}") from None
-        out.append(v)
+        out.append(_number(tok, fam, spec))
     if fam.params == "int1" and len(out) != 1:
         raise MeasureError(f"measure {fam.name!r} takes one parameter (got {spec!r})")
     return tuple(out)
 
 
-_PAIR = re.compile(r"[^=,]+=[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+#: a gain map's entry (relevance level = gain; trec_eval reads the level with atol, so ``x=1`` and ``1.5=2``
+#: would silently become other levels: only integers are accepted) and rbp's persistence
+_PAIR = re.compile(rf"[-+]?[0-9]+={_NUMBER}")
+_RBP = re.compile(rf"p={_NUMBER}")
+#: a cut-off as trec_eval reads it (atol): digits, maybe a decimal part, which it drops (``ndcg_cut.23.4``)
+_CUTOFF = re.compile(r"[0-9]+(?:\.[0-9]*)?")
+
+
+def _number(tok: str, fam: Family, spec: str):
+    """One cut-off or level of a parameter list, read as trec_eval reads it, or a located refusal."""
+    if fam.params == "float":
+        try:
+            v = float(tok)
+        except ValueError:
+            v = float("nan")
+        if not (v >= 0) or v == float("inf"):
+            raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a number >= 0")
+        if fam.name == "iprec_at_recall" and v > 1:
+            raise MeasureError(f"recall level {tok!r} of measure {spec!r} is above 1: recall levels are between "
+                               f"0 and 1 (trec_eval would print 0 for it)")
+        return v
+    if not _CUTOFF.fullmatch(tok):
+        hint = " (trec_eval would read 1e2 as 1)" if "e" in tok.lower() else ""
+        raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a positive integer{hint}")
+    v = int(tok.split(".")[0])
+    if v < 1:
+        raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a positive integer")
+    # trec_eval reads a larger cut-off as its largest long (and names it so: P_9223372036854775807)
+    return min(v, LONG_MAX)
 _PAIR_FAMILIES = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
 
 
@@ -284,10 +303,12 @@ def _check_raw(text: str, fam: Family, spec: str) -> str:
     """Parameters trec_eval keeps as written (and prints in the name): gain maps, coefficients."""
     items = text.split(",")
     if fam.name in _PAIR_FAMILIES:
-        bad = [x for x in items if not _PAIR.fullmatch(x)]
+        pattern = _RBP if fam.name.startswith("rbp") else _PAIR
+        bad = [x for x in items if not pattern.fullmatch(x)]
         if bad:
-            raise MeasureError(f"parameter {bad[0]!r} of measure {spec!r} must be name=number "
-                               f"(a gain map such as {fam.name}.1=3,2=9" + (", or p=0.95)" if "rbp" in fam.name else ")"))
+            what = ("p=number (the persistence, e.g. rbp.p=0.95)" if fam.name.startswith("rbp") else
+                    f"an integer relevance level = its gain (a gain map such as {fam.name}.1=3,2=9)")
+            raise MeasureError(f"parameter {bad[0]!r} of measure {spec!r} must be {what}")
         return text
     for x in items:
         try:
@@ -353,11 +374,9 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
         cur = explicit.setdefault(fam.name, [])
         if not params:
             wants_defaults.add(fam.name)
-        elif fam.params == "raw" and cur and cur != [params[0]]:
-            raise MeasureError(f"measure {fam.name!r} requested with two parameter sets ({cur[0]!r}, "
-                               f"{params[0]!r}); trec_eval would use only the first: request one")
-        elif fam.params in ("int1", "raw"):
-            cur[:] = [params[0]]
+        elif fam.params in ("int1", "raw"):  # each parameter set is its own measure (trec_eval: the first only)
+            if params[0] not in cur:
+                cur.append(params[0])
         else:
             cur.extend(p for p in params if p not in cur)
 
@@ -367,6 +386,10 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
             continue
         if irm.is_ir_measure(spec):
             m = spec if isinstance(spec, irm.IrMeasure) else irm.parse(spec)
+            if str(m) in FAMILIES:
+                raise MeasureError(f"{spec!r} prints as {str(m)!r}, the name of trec_eval's measure, whose topics "
+                                   f"are averaged another way; write {str(m)} for trec_eval's, or give a "
+                                   f"parameter that differs from its default for ir_measures'")
             if m not in ir:
                 ir.append(m)
             continue
@@ -386,11 +409,20 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
     for name, fam in fams.items():
         ps = list(explicit[name])
         if fam.params in ("int1", "raw"):
-            out.append(Measure(fam, tuple(ps)))
+            if name in wants_defaults or not ps:
+                out.append(Measure(fam, ()))
+            out.extend(Measure(fam, (p,)) for p in ps)
             continue
         if fam.takes_params() and (name in wants_defaults or not ps):
             ps.extend(p for p in fam.defaults if p not in ps)
         out.append(Measure(fam, tuple(sorted(ps))))
     trec = sorted((m for m in out if m.name in _ORDER), key=lambda m: _ORDER[m.name])
     own = [m for m in out if m.name not in _ORDER]
+    seen: dict[str, str] = {}
+    for m in trec + own:
+        for name in m.output_names():
+            if name in seen:  # two float parameters that print alike (Rprec_mult.0.251,0.252)
+                raise MeasureError(f"measure {m.spec()!r} asks for two values both printed as {name!r}; "
+                                   f"trec_eval prints parameters to 2 decimals: request one of them")
+            seen[name] = m.spec()
     return trec + own + ir

@@ -716,7 +716,9 @@ class Engine:
         ranking = trec.ranking(entry.run.get(qid, {}))
         rank_of = {d: r for r, (d, _) in enumerate(ranking, 1)}
         # judged-only scoring sees only judged documents: their ranks among themselves
-        judged_rank = {d: r for r, d in enumerate((d for d, _ in ranking if d in labels), 1)}
+        from legalir.evaluate.judged import is_judged
+
+        judged_rank = {d: r for r, d in enumerate((d for d, _ in ranking if is_judged(d, labels)), 1)}
         other_rank = {d: r for r, (d, _) in enumerate(trec.ranking(other.run.get(qid, {})), 1)} if other else {}
         t = entry.topics.get(qid) if entry.topics else None
         store = entry.collection
