@@ -242,7 +242,11 @@ def _ir_oracle_child(specs, qrels, run, flags):
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    return tmp_path_factory.mktemp("properties")
+    global _POOL
+    yield tmp_path_factory.mktemp("properties")
+    if _POOL is not None:  # the ir_measures oracle's child process
+        _POOL.shutdown()
+        _POOL = None
 
 
 @settings(settings.get_profile(PROFILE))
@@ -323,3 +327,51 @@ def test_eval_equals_trec_eval_and_ir_measures(trec_eval10_bin, folder, example)
                 assert mine == 0 if k[1] != "all" else math.isfinite(mine), (k, mine, ref, measures, flags)
             else:
                 assert math.isclose(float(mine), float(ref), abs_tol=1e-4), (k, mine, ref, measures, flags)
+
+
+# ---------------------------------------------------------------- compare and report share the path
+
+NUMERIC_TREC = ["map", "P.2,5", "ndcg_cut.3,10", "recall.2,1000", "recip_rank", "bpref", "success.1,3"]
+NUMERIC_IR = ["nDCG@3", "nDCG@10", "P@2", "P(rel=2)@5", "R@2", "RR@3", "AP", "Success@1", "Judged@2"]
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.dictionaries(st.sampled_from(TOPICS), judgements, min_size=1, max_size=4),
+       st.lists(ranking, min_size=2, max_size=2),
+       st.lists(st.sampled_from(NUMERIC_TREC + NUMERIC_IR), min_size=1, max_size=5, unique=True),
+       st.booleans())
+def test_compare_and_report_score_what_eval_scores(folder, qrels, rankings, measures, judged):
+    """`legalir compare` tests, and `legalir report` saves, the per-topic values `legalir eval -q` prints."""
+    from legalir.datasets.base import Dataset
+    from legalir.report import score_run
+
+    topics = sorted(qrels)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        q = Path(tmp) / "qrels.txt"
+        q.write_text("".join(f"{t} 0 {d} {g}\n" for t, docs in qrels.items() for d, g in docs.items()))
+        runs = []
+        for i, docs in enumerate(rankings):
+            r = Path(tmp) / f"run{i}.trec"
+            r.write_text("".join(f"{t} Q0 {d} {k} {s} r{i}\n" for t in topics for k, (d, s) in enumerate(docs.items(), 1)))
+            runs.append(str(r))
+        ms = [x for m in measures for x in ("-m", m)]
+        flags = ["-J"] * judged
+        per_run = []
+        for r in runs:
+            res = CliRunner().invoke(main, ["eval", "--json", "--quiet", "-q", *flags, *ms, str(q), r])
+            assert res.exit_code == 0, res.output
+            per_run.append(json.loads(res.stdout)["per_topic"])
+        res = CliRunner().invoke(main, ["compare", "--json", "--bootstrap", "0", *flags, *ms, str(q), *runs])
+        assert res.exit_code == 0, res.output
+        for row in json.loads(res.stdout):
+            name = row["measure"]
+            for run_row, pt in zip(row["runs"], per_run):
+                values = [pt[t][name] for t in sorted(pt)]
+                assert math.isclose(run_row["mean"], sum(values) / len(values), abs_tol=1e-12), (name, row)
+
+        class Protocol(Dataset):
+            name = "property"
+            judged_only = judged
+        Protocol.measures = tuple(measures)
+        saved = score_run(Protocol, q, runs[0])
+        assert {t: dict(v) for t, v in saved["per_topic"].items()} == per_run[0]

@@ -27,7 +27,7 @@ def recall_all(ranked: Sequence[str], judged: Mapping[str, int], k: int, level: 
     relevant = {d for d, r in judged.items() if r >= level}
     if not relevant:
         return 0.0
-    return 1.0 if relevant.issubset(ranked[:k]) else 0.0
+    return 1.0 if relevant.issubset(ranked[:k]) else 0.0  # defined: the measure is 0 or 1
 
 
 def star_precision(ranked: Sequence[str], judged: Mapping[str, int], stars: int, n: int,

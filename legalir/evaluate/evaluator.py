@@ -197,7 +197,7 @@ def evaluate_batches(
         row = values[t]
         for name in row:
             if name in ("num_ret", "utility", "rbp_resid", "relstring") or name.startswith("unj"):
-                row[name] = "" if name == "relstring" else (0 if name == "num_ret" else 0.0)
+                row[name] = "" if name == "relstring" else (0 if name == "num_ret" else 0.0)  # defined: 10.0's reset
     recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages

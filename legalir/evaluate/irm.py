@@ -220,5 +220,5 @@ def values(measures: list[IrMeasure], qrels, run, topics, judged: bool = False) 
                 first = next((i for i, d in enumerate(ranked) if j.get(d, -1) >= m.rel), None)
                 out[t][str(m)] = 0.0 if first is None else 1.0 / (first + 1)
             else:  # Judged: the share of the top k with a judgement (ir_measures' judged provider)
-                out[t][str(m)] = sum(d in j for d in ranked) / len(ranked) if ranked else 0.0
+                out[t][str(m)] = sum(d in j for d in ranked) / len(ranked) if ranked else 0.0  # defined: none
     return out

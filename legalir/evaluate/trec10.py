@@ -76,7 +76,7 @@ def _interpolated(rr: Ranked, percents) -> list[float]:
     while cur >= 0 and cutoffs[cur] > rr.num_rel_ret:
         cur -= 1
     # 0/0 when nothing is retrieved: trec_eval prints -nan; legalir reports 0 (see the README)
-    int_precis = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0
+    int_precis = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0  # defined: m_iprec_at_recall.c
     ranks = list(compress(count(1), map(rr.level.__le__, rr.rels)))  # ranks of the relevant documents
     for rel_so_far in range(len(ranks), 0, -1):
         precis = rel_so_far / ranks[rel_so_far - 1]
@@ -120,10 +120,10 @@ def _gains(rr: Ranked, raw: str | None) -> list[list]:
     for i in range(rr.num_rel_levels):
         for g in gains:
             if g[0] == i:
-                g[2] = rr.rel_levels.get(i, 0)
+                g[2] = rr.rel_levels.get(i, 0)  # defined: documents at level i
                 break
         else:
-            gains.append([i, float(i), rr.rel_levels.get(i, 0)])
+            gains.append([i, float(i), rr.rel_levels.get(i, 0)])  # defined: documents at level i
     # comp_rel_gain returns (int)(gain1 - gain2)
     gains.sort(key=functools.cmp_to_key(lambda a, b: int(a[1] - b[1])))
     return gains
@@ -167,7 +167,7 @@ def rbp_resid(rr: Ranked, raw: str | None) -> float:
             unjudged += 1
             total += cur_p
         cur_p *= p
-    return cur_p + (1 - p) * total if unjudged else 0.0
+    return cur_p + (1 - p) * total if unjudged else 0.0  # defined: m_rbp_resid.c
 
 
 def unj(rr: Ranked, cutoffs) -> list[float]:
@@ -192,7 +192,7 @@ def dcg_pair(rr: Ranked, raw: str | None) -> tuple[float, float]:
     gains = _gains(rr, raw)
     results_dcg = ideal_dcg = 0.0
     cur = len(gains) - 1
-    ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+    ideal_gain = gains[cur][1] if cur >= 0 else 0.0  # defined: m_ndcg.c, past the last level
     at_level = 0
     i = 0
     n = rr.num_ret
@@ -203,7 +203,7 @@ def dcg_pair(rr: Ranked, raw: str | None) -> tuple[float, float]:
         while cur >= 0 and at_level > gains[cur][2]:
             at_level = 1
             cur -= 1
-            ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+            ideal_gain = gains[cur][1] if cur >= 0 else 0.0  # defined: m_ndcg.c, past the last level
 
     while i < n and ideal_gain > 0.0:
         g = _gain(rr.rels[i], gains)
