@@ -20,7 +20,14 @@ def friendly_errors(fn):
 
 
 class LegalirGroup(click.Group):
-    """A click group whose commands' user errors become one ``error:`` line and exit status 2."""
+    """A click group whose commands' user errors become one ``error:`` line and exit status 2; a command's
+    module is imported when the command is looked up (:mod:`legalir.commands`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(commands.REGISTRY)
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        return self.commands.get(cmd_name) or commands.load(cmd_name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -56,9 +63,6 @@ def main(debug):
     A failure caused by the input prints `error: <file>[:<line>]: ...` and exits with status 2.
     """
 
-
-for _command in commands.ALL:
-    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

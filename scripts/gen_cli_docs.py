@@ -30,9 +30,9 @@ def render() -> str:
     import click
 
     names = []
-    for name in sorted(main.commands):  # groups (legalir analyze) get a section per subcommand too
+    for name in main.list_commands(None):  # groups (legalir analyze) get a section per subcommand too
         names.append(name)
-        cmd = main.commands[name]
+        cmd = main.get_command(None, name)
         if isinstance(cmd, click.Group):
             names += [f"{name} {sub}" for sub in sorted(cmd.commands)]
     parts = ["# legalir command reference", "",

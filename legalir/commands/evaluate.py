@@ -71,7 +71,8 @@ def _list_measures(ctx, param, value):
               help="Average over every qrels topic; topics missing from the run count 0 (trec_eval -c; with "
                    "--compat 10 and -q they get per-topic lines too, as 10.0 prints them).")
 @click.option("-J", "judged_only", is_flag=True,
-              help="Judged-only: drop run documents without a judgement before scoring (trec_eval -J).")
+              help="Judged-only: drop run documents without a judgement (no qrels line, or a negative grade) "
+                   "before anything is computed, for trec_eval and ir_measures names alike (trec_eval -J).")
 @click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
               help="Lowest relevance counted as relevant (trec_eval -l).")
 @click.option("-M", "max_docs", type=click.IntRange(min=1), default=None,
@@ -101,12 +102,21 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
       not given; legalir evaluates the other topics, as 9.0.x does.
     - 10.0 prints -nan for iprec_at_recall/11pt_avg of an empty ranking (-J);
       legalir prints 0.
-    - the same trec_eval measure twice (-m P.5 -m P.10): legalir computes the
-      union of cut-offs, trec_eval only the first.
-    - ir_measures names: values are ir_measures' (pytrec_eval provider) and a
-      qrels topic missing from the run counts 0, as in ir_measures (use
-      --skip-missing for trec_eval's convention); -l does not apply to them
-      (write P(rel=2)@5).
+    - the same trec_eval measure twice (-m P.5 -m P.10, -m ndcg -m ndcg.1=3):
+      legalir computes every cut-off and parameter set asked for; trec_eval
+      keeps one. Cut-offs are read as trec_eval reads them (ndcg_cut.23.4 is
+      ndcg_cut_23; beyond 2^63-1 it is 2^63-1); 1e2, 0, gain-map levels that
+      are not integers and recall levels above 1 are refused.
+    - a topic whose grades are all 0 or negative is scored (10.0 does, but
+      stops when it is the first topic, and gives it the previous topic's
+      ideal_dcg; legalir gives 0).
+    - a run and qrels with no topic in common are refused (ir_measures: 0).
+    - ir_measures names (nDCG@10, P(rel=2)@5, RR@10, Judged@10): read, checked
+      and printed as ir_measures does; values are ir_measures'; a qrels topic
+      missing from the run counts 0 (--skip-missing: left out). -J and -M
+      apply to them too (-J = judged_only=True for every measure); -l does
+      not (write P(rel=2)@5). A bare name trec_eval also has (P, infAP,
+      Rprec) is trec_eval's.
     Measures trec_eval lacks: recip_rank_cut.k (MRR@k), recall_all.k (all
     relevant documents in the top k: the lower-bound recall), starK_P.N
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
