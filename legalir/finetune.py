@@ -54,6 +54,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from legalir import atomic, trec
+from legalir.evaluate.judged import is_judged
 from legalir import log as _logging
 from legalir.errors import LegalirError
 from legalir.trec import Qrels, Run, Topic
@@ -234,8 +235,6 @@ class Validation:
         Judged-only scoring drops unjudged documents, so scoring only the
         judged ones gives exactly the judged-only score of the full rerank.
         """
-        from legalir.evaluate.judged import is_judged
-
         seen: set[tuple[str, str]] = set()
         for run in self.runs.values():
             for qid in run:

@@ -162,15 +162,16 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
 def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
             as_json, bootstrap, level):
     """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
-    from legalir import evaluate
+    from legalir import evaluate, trec
     from legalir.evaluate import stats
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
     ms = evaluate.parse_measures(list(measures) or ["map", "ndcg_cut.10"])
     names = stats.comparable_names(ms)
-    per_topic = [evaluate.evaluate_files(qrels, r, ms, judged_only=judged_only,
-                                         relevance_level=relevance_level)["per_topic"] for r in runs]
+    judgements = trec.read_qrels(qrels)  # once for every run
+    per_topic = [evaluate.evaluate_files(qrels, r, ms, judged_only=judged_only, relevance_level=relevance_level,
+                                         qrels=judgements)["per_topic"] for r in runs]
     comps = stats.compare(per_topic, runs, names, test=test, correction=correction,
                           permutations=permutations, seed=seed, bootstrap=bootstrap, level=level)
     if as_json:

@@ -51,18 +51,21 @@ __all__ = [
 def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, measures=None,
                    judged_only: bool = False, complete: bool = False, relevance_level: int = 1,
                    version: str = "10", max_docs: int | None = None, num_docs: int = 0,
-                   skip_missing: bool = False) -> Evaluation:
+                   skip_missing: bool = False, qrels=None) -> Evaluation:
     """:func:`evaluate` on a qrels file and a run file, TREC or CRUMB JSONL
     (``runid`` = a TREC run's last tag, as trec_eval reports it). Either path may be
     ``-`` (standard input); each file is read whole, once. What the readers report
-    (repeated qrels lines, ignored fields) is added to the result's ``notes``."""
+    (repeated qrels lines, ignored fields) is added to the result's ``notes``.
+    ``qrels``: the judgements already read from ``qrels_path`` (a caller scoring several
+    runs reads them once); errors still name ``qrels_path``."""
     from legalir import trec
 
     notes: list[str] = []
     parse_measures(measures, version)  # bad measure names fail before any file is read
     options = dict(judged_only=judged_only, complete=complete, relevance_level=relevance_level, version=version,
                    max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
-    qrels = trec.read_qrels(qrels_path, notes)
+    if qrels is None:
+        qrels = trec.read_qrels(qrels_path, notes)
     data = trec.read_bytes(run_path)
     try:
         result = _evaluate_data(qrels, run_path, data, measures, options)

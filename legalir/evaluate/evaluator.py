@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Mapping
 from legalir import trec
 from legalir.evaluate import custom, pytrec, trec10
 from legalir.evaluate.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
-from legalir.evaluate.measures import (COMPUTED_FOR_10, VERSIONS, Measure, MeasureError, parse_measures, star_k,
+from legalir.evaluate.measures import (COMPUTED_FOR_10, VERSIONS, Measure, parse_measures, star_k,
                                        star_normalised)
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
@@ -44,7 +44,8 @@ class Evaluation(dict):
     * ``missing_from_qrels``: run topics with no judgements, not evaluated;
     * ``subset_sizes``: for measures averaged over a subset of topics
       (``starK_P``): how many topics the average is over;
-    * ``notes``: warnings worth printing (e.g. a measure no topic defines).
+    * ``notes``: warnings worth printing (e.g. a measure no topic defines);
+    * ``skip_missing``: ir_measures-named measures averaged without the qrels topics missing from the run.
     """
 
     measures: list[Measure]
@@ -53,6 +54,7 @@ class Evaluation(dict):
     missing_from_qrels: list[str]
     subset_sizes: dict[str, int]
     notes: list[str]
+    skip_missing: bool
 
 
 def topic_coverage(qrels: Mapping, run: Mapping) -> tuple[list[str], list[str]]:
@@ -147,12 +149,13 @@ def evaluate_batches(
             run = {t: dict(trec.ranking(run[t])[:max_docs]) if len(run[t]) > max_docs else run[t] for t in topics}
         for t in topics:
             values[t] = {}
-        if ir and real:
+        scored_ir = ir if real else []
+        _pytrec_values(by_pytrec, scored_ir, qrels, run, topics, judged_only, relevance_level, values)
+        if scored_ir:
             from legalir.evaluate import irm
 
-            for t, row in irm.values(ir, qrels, run, topics, judged=judged_only).items():
+            for t, row in irm.own_values(scored_ir, qrels, run, topics, judged=judged_only).items():
                 values[t].update(row)
-        _trec_eval_values(by_pytrec, qrels, run, topics, judged_only, relevance_level, values)
         _legalir_values(by_legalir, qrels, run, topics, judged_only, relevance_level, values, max_docs, num_docs)
 
     values: dict[str, dict[str, object]] = {}   # every computed value, per topic
@@ -296,7 +299,7 @@ def _some(items, n: int = 10) -> str:
     return head + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
-def requests(m: Measure) -> list[tuple[str, tuple[str, object]]]:
+def _requests(m: Measure) -> list[tuple[str, tuple[str, object]]]:
     """(output name, pytrec_eval request) of each value of a pytrec_eval-provided measure."""
     names = m.output_names()
     f = m.family
@@ -308,20 +311,28 @@ def requests(m: Measure) -> list[tuple[str, tuple[str, object]]]:
     return [(name, (m.name, kind(p))) for name, p in zip(names, m.effective_params())]
 
 
-def _trec_eval_values(ms, qrels, run, topics, judged, level, values) -> None:
-    """Per-topic values of the pytrec_eval-provided measures, into ``values``."""
-    wanted = [(name, req, m.family.value == "int") for m in ms if m.family.aggregate not in ("runid", "num_q")
-              for name, req in requests(m)]
-    if not wanted:
-        return
-    # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when -J leaves a topic with no
-    # document; an empty ranking has precision 0 (nan=0.0, documented in `legalir eval --help`)
-    got = pytrec.compute(qrels, run, topics, [req for _, req, _ in wanted], level=level, judged=judged, nan=0.0)
-    for t in topics:
-        row, scored = values[t], got[t]
-        for name, req, as_int in wanted:
-            v = scored[req]
-            row[name] = int(v) if as_int else v
+def _pytrec_values(ms, ir, qrels, run, topics, judged, level, values) -> None:
+    """Per-topic values of the pytrec_eval-provided measures, trec_eval's (``ms``: at ``level``, -J as
+    ``judged``) and ir_measures' (``ir``: at their own ``rel``, -J or their ``judged_only``), into
+    ``values``: one pytrec_eval evaluation per (relevance level, judged-only) pair."""
+    groups: dict[tuple[int, bool], list[tuple[str, tuple[str, object], bool]]] = {}
+    for m in ms:
+        if m.family.aggregate not in ("runid", "num_q"):
+            groups.setdefault((level, bool(judged)), []).extend(
+                (name, req, m.family.value == "int") for name, req in _requests(m))
+    for m in ir:
+        if m.request() is not None:
+            groups.setdefault((m.rel, bool(m.judged_only or judged)), []).append((str(m), m.request(), False))
+    for (rel, judged_flag), wanted in groups.items():
+        # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when -J leaves a topic with no
+        # document (ir_measures: NaN for IPrec); an empty ranking has precision 0 (documented in --help)
+        got = pytrec.compute(qrels, run, topics, [req for _, req, _ in wanted], level=rel, judged=judged_flag,
+                             nan=0.0)
+        for t in topics:
+            row, scored = values[t], got[t]
+            for name, req, as_int in wanted:
+                v = scored[req]
+                row[name] = int(v) if as_int else v
 
 
 def _legalir_values(ms, qrels, run, topics, judged, level, values, max_docs=None, num_docs=0) -> None:
@@ -440,22 +451,23 @@ def coverage_notes(result: Evaluation, complete: bool = False) -> list[str]:
     notes = [f"{len(result.topics)} topics evaluated"]
     miss_run, miss_qrels = result.missing_from_run, result.missing_from_qrels
     if miss_run:
-        ir = [str(m) for m in result.measures if m.provider == "ir_measures"]
-        trec = [m.name for m in result.measures if m.provider != "ir_measures" and m.family.summary
-                and m.family.aggregate not in ("runid", "num_q")]
-        zero = ir if not getattr(result, "skip_missing", False) else []
+        ir_names = [str(m) for m in result.measures if m.provider == "ir_measures"]
+        te_names = [m.name for m in result.measures if m.provider != "ir_measures" and m.family.summary
+                    and m.family.aggregate not in ("runid", "num_q")]
+        zero = [] if result.skip_missing else ir_names
         if complete:
-            zero = trec + zero
-        without = [n for n in trec + ir if n not in zero]
+            zero = te_names + zero
+        without = [n for n in te_names + ir_names if n not in zero]
         head = f"{len(miss_run)} qrels topics have no results in the run ({_some(miss_run, 10)}):"
         if zero:
             notes.append(f"warning: {head} " + _names(zero) + " count them as 0"
-                         + (" (-c)" if complete and not ir else "")
-                         + ("" if complete or not ir else " (ir_measures' convention; --skip-missing leaves them out)"))
+                         + (" (-c)" if complete and not ir_names else "")
+                         + ("" if complete or not ir_names else
+                            " (ir_measures' convention; --skip-missing leaves them out)"))
             head = "and"
         if without:
             notes.append(f"{head} " + _names(without) + " average without them" + ("" if complete else
-                         " (use -c to count them as 0)" if any(n in trec for n in without) else ""))
+                         " (use -c to count them as 0)" if any(n in te_names for n in without) else ""))
     if miss_qrels:
         notes.append(f"{len(miss_qrels)} run topics have no judgements and are not evaluated: {_some(miss_qrels)}")
     for name, n in result.subset_sizes.items():

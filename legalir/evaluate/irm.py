@@ -64,13 +64,13 @@ class IrMeasure:
     ``rel``, ``judged_only``; ``text`` is its printed name."""
 
     name: str
-    cutoff: object = None
-    rel: int = 1
-    judged_only: bool = False
-    text: str = ""
+    cutoff: object
+    rel: int
+    judged_only: bool
+    text: str
 
     def __str__(self) -> str:
-        return self.text or _render(self.name, [("rel", self.rel), ("judged_only", self.judged_only)], self.cutoff)
+        return self.text
 
     family = IR_FAMILY
     provider = "ir_measures"
@@ -191,24 +191,15 @@ def parse(spec: str) -> IrMeasure:
     return IrMeasure(name, cutoff, seen.get("rel", 1), seen.get("judged_only", False), text)
 
 
-def values(measures: list[IrMeasure], qrels, run, topics, judged: bool = False) -> dict[str, dict[str, float]]:
-    """Per-topic values ``{qid: {str(measure): value}}`` for ``topics`` (run topics with qrels).
+def own_values(measures: list[IrMeasure], qrels, run, topics, judged: bool = False) -> dict[str, dict[str, float]]:
+    """Per-topic values ``{qid: {str(measure): value}}`` of the measures computed here (``RR@k``,
+    ``Judged[@k]``: :meth:`IrMeasure.request` is None) for ``topics`` (run topics with qrels); the others
+    come from pytrec_eval with the evaluator's other values.
 
     ``judged`` (-J) drops unjudged documents before every measure, as ``judged_only=True`` does."""
-    from legalir.evaluate import pytrec
     from legalir.evaluate.judged import drop_unjudged
 
     out: dict[str, dict[str, float]] = {t: {} for t in topics}
-    groups: dict[tuple[int, bool], list[IrMeasure]] = {}
-    for m in measures:
-        if m.request() is not None:
-            groups.setdefault((m.rel, m.judged_only or judged), []).append(m)
-    for (rel, judged_flag), ms in groups.items():
-        # NaN (IPrec of a ranking judged_only emptied) is 0, as for trec_eval's names: precision of nothing
-        got = pytrec.compute(qrels, run, topics, [m.request() for m in ms], level=rel, judged=judged_flag, nan=0.0)
-        for t in topics:
-            for m in ms:
-                out[t][str(m)] = float(got[t][m.request()])
     own = [m for m in measures if m.request() is None]
     for t in topics if own else ():
         j: Mapping[str, int] = qrels[t]

@@ -296,6 +296,8 @@ def _number(tok: str, fam: Family, spec: str):
         raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a positive integer")
     # trec_eval reads a larger cut-off as its largest long (and names it so: P_9223372036854775807)
     return min(v, LONG_MAX)
+
+
 _PAIR_FAMILIES = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
 
 
@@ -374,7 +376,7 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
         cur = explicit.setdefault(fam.name, [])
         if not params:
             wants_defaults.add(fam.name)
-        elif fam.params in ("int1", "raw"):  # each parameter set is its own measure (trec_eval: the first only)
+        elif fam.params in ("int1", "raw"):  # each parameter set is its own measure (trec_eval keeps the last)
             if params[0] not in cur:
                 cur.append(params[0])
         else:

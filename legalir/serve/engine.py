@@ -46,6 +46,7 @@ from typing import Any, Iterable, Mapping
 
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
+from legalir.evaluate.judged import is_judged
 from legalir.serve.config import Config, ConfigError, RunSpec
 from legalir.trec import Topic
 
@@ -716,8 +717,6 @@ class Engine:
         ranking = trec.ranking(entry.run.get(qid, {}))
         rank_of = {d: r for r, (d, _) in enumerate(ranking, 1)}
         # judged-only scoring sees only judged documents: their ranks among themselves
-        from legalir.evaluate.judged import is_judged
-
         judged_rank = {d: r for r, d in enumerate((d for d, _ in ranking if is_judged(d, labels)), 1)}
         other_rank = {d: r for r, (d, _) in enumerate(trec.ranking(other.run.get(qid, {})), 1)} if other else {}
         t = entry.topics.get(qid) if entry.topics else None
