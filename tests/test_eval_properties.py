@@ -209,8 +209,10 @@ def ir_refuses(spec) -> bool:
 
 def ir_oracle(specs, qrels, run, flags):
     """(specs ir_measures refuses, {name: printed name}, reference values), computed in a child process:
-    ir_measures drives the same pytrec_eval C code as legalir, whose static buffers a refused measure can
-    leave inconsistent (seen: a later legalir evaluation hung), so the two never share a process."""
+    ir_measures drives the same pytrec_eval C code as legalir, whose static buffers carry state from one
+    evaluation to the next (a topic whose grades are all negative reads what earlier ones left: legalir
+    guards against it, see legalir.evaluate.pytrec.NOT_RETRIEVED; ir_measures does not), so the reference
+    never shares a process with the code under test, and a reference that hangs fails after a timeout."""
     global _POOL
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool

@@ -208,3 +208,29 @@ def test_judged_only_rule_is_written_once():
               if p.name != "judged.py"
               for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"get\(d, -1\) >= 0", line)]
     assert not copies, copies
+
+
+def test_topic_with_only_negative_grades_never_reaches_pytrec_eval_s_stale_buffer():
+    """trec_eval's C code sizes its relevance-level buffer from a topic's largest grade; a topic whose grades
+    are all negative read what earlier evaluations left there, and pytrec_eval then looped without end
+    (ndcg with a gain map, found by the deep property run). Many such evaluations in one process must finish
+    and score the topic 0."""
+    import subprocess
+    import sys
+
+    from conftest import WAIT_S
+
+    code = """
+import random
+from legalir import evaluate
+rng = random.Random(0)
+for i in range(3000):
+    big = {f"d{j}": rng.choice([0, 1, 2, 3, 7, -1]) for j in range(rng.randint(1, 40))}
+    run = {"a": {d: rng.random() for d in list(big)[:10]}, "z": {f"y{j}": rng.random() for j in range(30)}}
+    evaluate.evaluate({"a": big, "z": {"x": -1}}, run, ["ndcg.0=1,1=3,2=9", "relative_P.5,10,1000"])
+    res = evaluate.evaluate({"z": {"x": -1}}, {"z": run["z"]}, ["ndcg.0=1,1=3,2=9", "Rndcg", "G", "ndcg_rel"])
+    assert set(res["all"].values()) == {0.0}, res["all"]
+print("finished")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S)
+    assert proc.returncode == 0 and proc.stdout.strip() == "finished", proc.stderr

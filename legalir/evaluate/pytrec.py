@@ -20,6 +20,15 @@ from legalir.errors import LegalirError
 LONG_MAX = 2**63 - 1
 
 
+#: a judged non-relevant document no run file can hold (TREC docids have no spaces), added to a topic whose grades
+#: are all negative: trec_eval's C code (form_res_rels.c) sizes its relevance-level buffer from the topic's
+#: largest grade, so for such a topic it reads the previous topic's levels (10.0's ideal_dcg) or, inside
+#: pytrec_eval, memory left by earlier evaluations (seen: ndcg with a gain map looping without end). With
+#: this judgement every value is unchanged (no document is relevant, it is never retrieved) and the buffer
+#: is the topic's own.
+NOT_RETRIEVED = "legalir: no document of this topic is graded 0 or more"
+
+
 class PytrecError(LegalirError, RuntimeError):
     """pytrec_eval did not return a value it was asked for (a bug, never a number)."""
 
@@ -108,7 +117,7 @@ def compute(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
     out: dict[str, dict[tuple[str, object], float]] = {t: {} for t in topics}
     if not topics:
         return out
-    judgements = {t: qrels[t] for t in topics}
+    judgements = {t: qrels[t] if max(qrels[t].values()) >= 0 else {**qrels[t], NOT_RETRIEVED: 0} for t in topics}
     ranked = {t: run[t] if type(run[t]) is dict else dict(run[t]) for t in topics}
     for r in _rounds(wants):
         evaluator = RelevanceEvaluator(query_relevance=judgements, measures={_spec(f, ps) for f, ps in r.items()},
