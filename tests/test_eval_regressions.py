@@ -144,7 +144,9 @@ def test_swapped_qrels_and_run_are_named(files):
 
 
 @pytest.mark.parametrize("spec", ["R@99999999999999999999", "nDCG@5.5", "IPrec@1.5", "IPrec@1", "ndcg.x=1",
-                                  "ndcg.1.5=2", "iprec_at_recall.1.5", "P(rel=0)@5", "nDCG(rel=2)@5", "P@010"])
+                                  "ndcg.1.5=2", "iprec_at_recall.1.5", "P(rel=0)@5", "nDCG(rel=2)@5", "P@010",
+                                  "P(rel=99999999999)@5", "11pt_avg.nan", "11pt_avg.2", "utility.1e400,0,0,0",
+                                  "set_F.nan", "rbp.p=5", "ndcg.1=1e400"])
 def test_out_of_range_parameters_are_refused_not_scored(files, spec):
     res = cli("eval", "-m", spec, *files)
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and "Traceback" not in res.output, spec

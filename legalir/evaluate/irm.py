@@ -24,6 +24,7 @@ from typing import Mapping
 
 from legalir.evaluate.measures import Family, MeasureError
 from legalir.evaluate.pytrec import LONG_MAX
+from legalir.trec import MAX_RELEVANCE
 
 #: what the evaluator and the formatter read of a measure's family
 IR_FAMILY = Family("ir_measures", "ir_measures", doc="an ir_measures name")
@@ -163,8 +164,9 @@ def parse(spec: str) -> IrMeasure:
             raise MeasureError(f"parameter {k!r} of {spec!r} is not supported by legalir's {name} (it takes: {ok})")
         if v is _EXPRESSION:
             raise MeasureError(f"parameter {k!r} of {spec!r} must be a plain value (a number, True, False)")
-        if k == "rel" and (type(v) is not int or v < 1):
-            raise MeasureError(f"rel of {spec!r} must be an integer >= 1")
+        if k == "rel" and (type(v) is not int or not 1 <= v <= MAX_RELEVANCE):
+            raise MeasureError(f"rel of {spec!r} must be an integer from 1 to {MAX_RELEVANCE} (the grades legalir "
+                               f"reads; as for -l)")
         if k == "judged_only" and type(v) is not bool:
             raise MeasureError(f"judged_only of {spec!r} must be True or False")
         seen[k] = v

@@ -19,6 +19,7 @@ own measures in the order they were requested.
 from __future__ import annotations
 from legalir.errors import LegalirError
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -311,12 +312,21 @@ def _check_raw(text: str, fam: Family, spec: str) -> str:
             what = ("p=number (the persistence, e.g. rbp.p=0.95)" if fam.name.startswith("rbp") else
                     f"an integer relevance level = its gain (a gain map such as {fam.name}.1=3,2=9)")
             raise MeasureError(f"parameter {bad[0]!r} of measure {spec!r} must be {what}")
-        return text
-    for x in items:
+        numbers = [float(x.partition("=")[2]) for x in items]
+    else:
         try:
-            float(x)
-        except ValueError:
-            raise MeasureError(f"parameter {x!r} of measure {spec!r} must be a number") from None
+            numbers = [float(x) for x in items]
+        except ValueError as e:
+            bad = str(e).rpartition(": ")[2]
+            raise MeasureError(f"parameter {bad} of measure {spec!r} must be a number") from None
+    if not all(math.isfinite(v) for v in numbers):  # trec_eval would print nan or inf
+        raise MeasureError(f"the parameters of measure {spec!r} must be finite numbers")
+    if fam.name == "11pt_avg" and not all(0 <= v <= 1 for v in numbers):
+        raise MeasureError(f"recall points of measure {spec!r} must be between 0 and 1 (trec_eval would print 0)")
+    if fam.name.startswith("rbp") and not all(0 <= v <= 1 for v in numbers):
+        raise MeasureError(f"the persistence p of measure {spec!r} must be between 0 and 1")
+    if fam.name in _PAIR_FAMILIES:
+        return text
     if fam.name == "utility" and len(items) != 4:
         raise MeasureError(f"measure 'utility' takes 4 coefficients p1,p2,p3,p4 (got {spec!r})")
     if fam.name in ("set_F", "relstring") and len(items) != 1:
