@@ -20,6 +20,11 @@ Documented deviations the oracle applies (README, "Scoring any run"): without
 the qrels of the run's topics (what legalir averages, as 9.0.x does); where it
 prints -nan (precision of a ranking -J emptied), legalir prints 0, and so for
 ir_measures' NaN; ir_measures names count qrels topics missing from the run as 0.
+trec_eval's C code keeps relevance levels in a buffer that a topic whose grades
+are all negative never refills: 10.0 gives such a topic the previous topic's
+``ideal_dcg`` (the oracle expects 0 there), and pytrec_eval, under ir_measures
+too, can loop without end on it, so ir_measures is given such a topic with one
+more judged-0 document that no run holds (no value of its measures changes).
 
 Profiles: ``ci`` (in `make test`, ~200 examples) and ``deep`` (`make test-deep`:
 LEGALIR_HYPOTHESIS_PROFILE=deep, thousands).
@@ -180,6 +185,10 @@ def ir_reference(specs, qrels, run, flags) -> dict:
         if order:
             seen[t] = dict(order)
     measures = [ir_measures.parse_measure(s) for s in specs]
+    # pytrec_eval, under ir_measures too, loops without end on a topic whose grades are all negative after
+    # other topics (trec_eval's stale relevance-level buffer): such a topic gets a judged-0 document no run
+    # holds, which changes no value of these measures (nothing relevant, nothing retrieved)
+    qrels = {t: docs if max(docs.values()) >= 0 else {**docs, "oracle never-retrieved": 0} for t, docs in qrels.items()}
     out = {}
     per = {}
     for metric in ir_measures.iter_calc(measures, qrels, seen):
