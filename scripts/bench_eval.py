@@ -64,6 +64,9 @@ def trec_eval_binary(root: Path) -> str:
 def measure(cmd: list[str]) -> tuple[float, float, str, float]:
     """(seconds, peak RSS in MiB, stdout, CPU seconds: user + system) of one child process."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    # as installed (pip writes .pyc files): an environment with PYTHONDONTWRITEBYTECODE would recompile
+    # every module on every start (~20 ms here), which no installed legalir does
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     out = p.stdout.read()
