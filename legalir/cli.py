@@ -50,7 +50,10 @@ class LegalirGroup(click.Group):
 @click.version_option(__version__, prog_name="legalir")
 @click.option("--debug", is_flag=True,
               help=f"Show the Python traceback of errors (for bug reports); also ${DEBUG_ENV}=1.")
-def main(debug):
+@click.option("-v", "--verbose", is_flag=True, help="Also print debugging messages on stderr.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print only warnings and errors on stderr (no progress messages); also LEGALIR_LOG_LEVEL=WARNING.")
+def main(debug, verbose, quiet):
     """legalir: legal IR benchmarks from published files to scored TREC runs.
 
     \b
@@ -62,6 +65,9 @@ def main(debug):
 
     A failure caused by the input prints `error: <file>[:<line>]: ...` and exits with status 2.
     """
+    from legalir import log
+
+    log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
 
 
 if __name__ == "__main__":  # pragma: no cover

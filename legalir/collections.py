@@ -27,7 +27,8 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from collections.abc import ItemsView, ValuesView
+from typing import Any, Iterable, Iterator, Mapping
 
 from tqdm import tqdm
 
@@ -302,3 +303,123 @@ def qrels_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
     if not p.exists():
         raise CollectionError(f"{p}: no qrels for topic set {topic_set!r}")
     return p
+
+
+class Corpus(Mapping):
+    """A converted collection's documents as a read-only mapping ``docid -> record``.
+
+    The record is the JSON object the collection holds: ``{"id", "contents", ...fields}``
+    (Pyserini's JsonCollection shape). Nothing is held in memory up front, so a 1.8M-statute
+    corpus opens at once: iterating streams the files; a lookup builds, on first use, a table
+    of each partition file's byte offsets (one pass), then reads one line.
+
+    Parameters
+    ----------
+    collection_dir : str or PathLike
+        A folder written by ``legalir convert`` (or :func:`legalir.load`).
+
+    Raises
+    ------
+    CollectionError
+        When the folder is not a converted collection.
+
+    Examples
+    --------
+    >>> corpus = Corpus("collections/acord")            # doctest: +SKIP
+    >>> len(corpus), corpus["some-docid"]["contents"]   # doctest: +SKIP
+    """
+
+    def __init__(self, collection_dir: str | os.PathLike):
+        import threading
+
+        self.root = Path(collection_dir).resolve()
+        self.manifest = read_manifest(self.root)
+        self.dirs = corpus_dirs(self.root)
+        self.partition_field: str | None = self.manifest.get("partition_field")
+        self._offsets: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def partitions(self) -> list[str]:
+        """Partition keys (``[]`` when the collection is not partitioned)."""
+        return sorted(k for k in self.dirs if k)
+
+    def _file(self, key: str) -> Path:
+        return self.dirs[key] / "docs.jsonl"
+
+    def _offsets_of(self, key: str) -> dict[str, int]:
+        table = self._offsets.get(key)
+        if table is not None:
+            return table
+        with self._lock:
+            if key not in self._offsets:
+                table = {}
+                offset = 0
+                with open(self._file(key), "rb") as f:
+                    for line in f:
+                        if line.strip():
+                            table.setdefault(str(json.loads(line)["id"]), offset)
+                        offset += len(line)
+                self._offsets[key] = table
+            return self._offsets[key]
+
+    def record(self, docid: str, partition: str | None = None) -> dict | None:
+        """The record of ``docid``, or ``None``; ``partition`` narrows the lookup to one partition.
+
+        A record from a partitioned collection carries its partition key as ``_partition``.
+        """
+        keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
+        for key in keys:
+            offset = self._offsets_of(key).get(docid)
+            if offset is not None:
+                with open(self._file(key), "rb") as f:
+                    f.seek(offset)
+                    rec = json.loads(f.readline())
+                if key:
+                    rec.setdefault("_partition", key)
+                return rec
+        return None
+
+    def warm(self) -> None:
+        """Build every partition's offset table now (what the first lookup would wait for)."""
+        for key in self.dirs:
+            self._offsets_of(key)
+
+    # ---- the Mapping protocol
+    def __getitem__(self, docid: str) -> dict:
+        rec = self.record(docid)
+        if rec is None:
+            raise KeyError(docid)
+        return rec
+
+    def __contains__(self, docid: object) -> bool:
+        return isinstance(docid, str) and self.record(docid) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        for rec in iter_documents(self.root):
+            yield str(rec["id"])
+
+    def __len__(self) -> int:
+        return int(self.manifest["documents"]["written"])
+
+    def items(self) -> "ItemsView":
+        """``(docid, record)`` pairs, streamed from the files (no lookups)."""
+        return _CorpusItems(self)
+
+    def values(self) -> "ValuesView":
+        """Records, streamed from the files (no lookups)."""
+        return _CorpusValues(self)
+
+    def __repr__(self) -> str:
+        return f"Corpus({str(self.root)!r}, {len(self)} documents)"
+
+
+class _CorpusItems(ItemsView):
+    def __iter__(self):
+        for rec in iter_documents(self._mapping.root):
+            yield str(rec["id"]), rec
+
+
+class _CorpusValues(ValuesView):
+    def __iter__(self):
+        yield from iter_documents(self._mapping.root)

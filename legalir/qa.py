@@ -223,7 +223,7 @@ def contexts(items: Sequence[QAItem], condition: str, *, run: Mapping[str, Mappi
                 out[it.qid] = [("+".join(golds), "\n\n".join(texts[d] for d in golds))]
     if missing:
         what = "retrieved passage" if condition in ("top1", "topk") else "relevant passage in the qrels"
-        _log.warning(f"qa: warning: {len(missing)} question(s) without a {what} are answered without one: "
+        _log.warning(f"qa: {len(missing)} question(s) without a {what} are answered without one: "
                      + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""))
     return out
 

@@ -143,8 +143,9 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
               help="Measure to compare, repeatable, as for `legalir eval` [default: map, ndcg_cut.10].")
 @click.option("--test", type=click.Choice(["t", "randomization"]), default="t", show_default=True,
               help="Paired two-sided t-test, or paired randomization (permutation) test.")
-@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm"]), default="none",
-              show_default=True, help="Multiple-comparison correction over the runs compared to the first.")
+@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "fdr_bh"]), default="none",
+              show_default=True, help="Multiple-comparison correction over the runs compared to the first "
+                                      "(fdr_bh: Benjamini-Hochberg).")
 @click.option("--permutations", default=10000, show_default=True, type=click.IntRange(min=1),
               help="Randomization test: random sign vectors (exact enumeration when 2^topics is fewer).")
 @click.option("--seed", default=0, show_default=True,

@@ -11,8 +11,8 @@ from legalir.commands.options import DEPTH, encoder_options, encoder_overrides, 
 @click.argument("topics", type=click.Path(exists=True, dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("-k", "--depth", "k", default=1000, show_default=True, type=DEPTH, help="Documents retrieved per topic.")
-@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: Pyserini's 0.9].")
-@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: the tuned value of the dataset the index was built from, else Pyserini's 0.9].")
+@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: the tuned value of the dataset the index was built from, else Pyserini's 0.4].")
 @click.option("--rm3", is_flag=True,
               help="Add RM3 pseudo-relevance feedback: expand each query with terms of its top --fb-docs "
                    "documents (needs the document vectors that `legalir index` stores).")
@@ -45,8 +45,8 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
               help="Lucene index of the collection (for --ranker bm25).")
 @click.option("--collection", type=click.Path(exists=True, file_okay=False),
               help="Collection folder (for --ranker tfidf).")
-@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: Pyserini's 0.9].")
-@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: the tuned value of the dataset the index was built from, else Pyserini's 0.9].")
+@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: the tuned value of the dataset the index was built from, else Pyserini's 0.4].")
 @tag(None, "Run tag (last column) [default: the ranker's name]")
 def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
     """Rank each topic's own candidates (its `candidates` field, e.g. SCALR's five holdings) into RUN."""

@@ -20,8 +20,8 @@ import click
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Worker threads for requests; BM25 searches that arrive together run as one Lucene batch "
                    "over this many Java threads.")
-@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: Pyserini's 0.9].")
-@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: Pyserini's 0.4].")
+@click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: the tuned value of the dataset the index was built from, else Pyserini's 0.9].")
+@click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: the tuned value of the dataset the index was built from, else Pyserini's 0.4].")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="Run explorer measure, repeatable, as for `legalir eval` [default: the dataset's, else "
                    "ndcg_cut.10 and recip_rank].")

@@ -191,7 +191,7 @@ class BarExamQA(Dataset):
                    + (f"; {len(dangling) - 1} more gold passage(s) missing" if len(dangling) > 1 else ""))
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            _log.warning(f"{self.name}: warning: {msg} (kept in the qrels)")
+            _log.warning(f"{self.name}: {msg} (kept in the qrels)")
 
     # ------------------------------------------------------------ topics, qrels
     def topic_sets(self) -> dict[str, list[Topic]]:

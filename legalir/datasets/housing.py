@@ -244,7 +244,7 @@ class HousingQA(Dataset):
             msg = problems[0] + (f" ({len(problems) - 1} more such label(s))" if len(problems) > 1 else "")
             if self.dangling == "error":
                 raise DatasetError(msg + "; pass --option dangling=warn to keep them as unretrievable labels")
-            _log.warning(f"{self.name}: warning: {len(problems)} unretrievable label(s), kept in the qrels:")
+            _log.warning(f"{self.name}: {len(problems)} unretrievable label(s), kept in the qrels:")
             for p in problems[:10]:
                 _log.info(f"  {p}")
 

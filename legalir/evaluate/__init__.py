@@ -12,6 +12,8 @@ legalir's own (``recip_rank_cut``, ``recall_all``, ``starK_P``) in
 """
 from __future__ import annotations
 
+from legalir._callable import make_callable
+
 import os
 
 from legalir.evaluate.evaluator import (
@@ -95,3 +97,7 @@ def _evaluate_data(qrels, run_path, data: bytes, measures, options) -> Evaluatio
         notes += run_notes
     result.notes[:0] = notes
     return result
+
+
+# `legalir.evaluate(...)` is the public API function (legalir/_callable.py says why)
+make_callable(__name__, "evaluate")

@@ -8,7 +8,8 @@
   vectors) when 2^n <= ``permutations``; otherwise ``permutations`` random
   sign vectors from a fixed seed, p = (count + 1) / (permutations + 1).
   Same inputs, same seed: same p-value, run to run.
-* :func:`adjust`: Bonferroni or Holm correction of a family of p-values.
+* :func:`adjust`: Bonferroni, Holm or Benjamini-Hochberg (FDR) correction of a family of
+  p-values (as ``statsmodels.stats.multitest.multipletests``).
 * :func:`bootstrap_ci`, :func:`paired_bootstrap_ci`: percentile bootstrap
   intervals over topics (default 1,000 resamples, seed 0) for a mean and for
   a paired mean difference. The resample indices come from one seeded
@@ -27,7 +28,7 @@ import numpy as np
 TESTS = ("t", "randomization")
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_LEVEL = 0.95
-CORRECTIONS = ("none", "bonferroni", "holm")
+CORRECTIONS = ("none", "bonferroni", "holm", "fdr_bh")
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int
 
 
 def adjust(pvalues: Sequence[float], method: str = "none") -> list[float]:
-    """Adjusted p-values: ``none``, ``bonferroni`` (p x m, at most 1) or ``holm`` (step-down).
+    """Adjusted p-values: ``none``, ``bonferroni`` (p x m, at most 1), ``holm`` (step-down) or
+    ``fdr_bh`` (Benjamini-Hochberg step-up: min over j >= i of p_(j) x m / j, at most 1).
 
     NaN p-values are kept as NaN and not counted in m.
     """
@@ -124,6 +126,13 @@ def adjust(pvalues: Sequence[float], method: str = "none") -> list[float]:
             out[i] = min(1.0, ps[i] * m)
         return out
     order = sorted(valid, key=lambda i: ps[i])
+    if method == "fdr_bh":
+        running = 1.0
+        for rank in range(m - 1, -1, -1):
+            i = order[rank]
+            running = min(running, ps[i] * m / (rank + 1))
+            out[i] = running
+        return out
     running = 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (m - rank) * ps[i]))

@@ -1,8 +1,12 @@
 """Indexes over collections: sparse (Lucene, via Pyserini) and dense (FAISS)."""
 from __future__ import annotations
 
+from legalir._callable import make_callable
+
 import os
 from pathlib import Path
+
+from legalir.errors import LegalirError
 
 
 def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
@@ -22,3 +26,72 @@ def keep_partitions(index_dir: str | os.PathLike, new_dir: Path, marker: str, re
     for key in partition_keys(old, marker) if old.is_dir() else []:
         if key not in rebuilt:
             atomic.copy_linked(old / key, new_dir / key)
+
+
+class NotAnIndex(LegalirError, ValueError):
+    """A folder that holds no index legalir built (raised by :func:`kind_of`)."""
+
+
+def kind_of(path: str | os.PathLike) -> tuple[str, list[str]]:
+    """What an index folder holds: ``("sparse" | "dense", partition keys)``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A folder written by ``legalir index`` (Lucene) or ``legalir index-dense`` (FAISS).
+
+    Returns
+    -------
+    tuple of (str, list of str)
+        The kind and, for a folder of per-partition indexes, their keys (``[]`` otherwise).
+
+    Raises
+    ------
+    NotAnIndex
+        When the folder holds neither kind.
+    """
+    from legalir.index import dense, sparse
+
+    p = Path(path)
+    if (p / sparse.META).exists():
+        return "sparse", []
+    if (p / dense.META).exists():
+        return "dense", []
+    sp, dn = sparse.partitions(p), dense.partitions(p)
+    if sp:
+        return "sparse", sp
+    if dn:
+        return "dense", dn
+
+    what = "no such folder" if not p.exists() else "neither a Lucene index nor a FAISS index"
+    raise NotAnIndex(f"{p}: {what} (nor a folder of per-partition indexes); build it first "
+                     f"(legalir index COLLECTION {p} / legalir index-dense EMBEDDINGS {p})")
+
+
+def collection_of(path: str | os.PathLike) -> Path | None:
+    """The collection folder an index was built from, when recorded and still there (else ``None``).
+
+    The one place that derives it: a Lucene index records its corpus folder
+    (``collections/<name>/corpus[/<partition>]``) in ``legalir-index.json``, a
+    FAISS index its collection in its metadata.
+    """
+    import json
+
+    from legalir.index import dense, sparse
+
+    p = Path(path)
+    try:
+        kind, parts = kind_of(p)
+        if kind == "sparse":
+            first = p / parts[0] if parts else p
+            corpus = Path(json.loads((first / sparse.META).read_text(encoding="utf-8"))["input"])
+            root = corpus.parent.parent if parts else corpus.parent
+        else:
+            root = Path(dense.read_meta(p).get("collection") or "")
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return root.resolve() if str(root) and (root / "manifest.json").exists() else None
+
+
+# `legalir.index(...)` is the public API function (legalir/_callable.py says why)
+make_callable(__name__, "index")

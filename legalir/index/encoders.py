@@ -303,7 +303,7 @@ class Encoder:
         torch_dtype = getattr(torch, settings.dtype)
         if settings.dtype != "float32" and not str(self.device).startswith("cuda") and not (
                 settings.dtype == "bfloat16" and _cpu_has_bf16()):
-            _log.warning(f"warning: {settings.dtype} on {self.device} is slow and may be unsupported; "
+            _log.warning(f"{settings.dtype} on {self.device} is slow and may be unsupported; "
                          f"use --dtype float32 on CPU (or bfloat16 on a CPU with AMX or AVX512-BF16)")
         try:
             if settings.backend == "sentence-transformers":

@@ -115,10 +115,7 @@ def partitions(index_dir: str | os.PathLike) -> list[str]:
 def partition_field(index_dir: str | os.PathLike) -> str | None:
     """The partition field recorded by the collection a partitioned index was built from."""
     from legalir.errors import read_json
+    from legalir.index import collection_of
 
-    for key in partitions(index_dir):
-        meta = read_json(Path(index_dir) / key / META, "index metadata")
-        manifest = Path(meta["input"]).parent.parent / "manifest.json"
-        if manifest.exists():
-            return read_json(manifest, "collection manifest").get("partition_field")
-    return None
+    root = collection_of(index_dir) if partitions(index_dir) else None
+    return None if root is None else read_json(root / "manifest.json", "collection manifest").get("partition_field")

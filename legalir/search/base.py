@@ -49,7 +49,7 @@ def report_empty_results(run: Run, topics: Mapping[str, Topic], quiet: bool = Fa
 
 def _warn_empty(missing: list[str]) -> None:
     if missing:
-        _log.warning(f"warning: {len(missing)} topic(s) retrieved no documents: {', '.join(missing[:10])}"
+        _log.warning(f"{len(missing)} topic(s) retrieved no documents: {', '.join(missing[:10])}"
                      + (" ..." if len(missing) > 10 else ""))
 
 

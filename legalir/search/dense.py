@@ -41,7 +41,7 @@ def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device:
         settings = dataclasses.replace(settings, **clean)
     changed = [k for k in encoders.DOCUMENT_SIDE if k != "model" and getattr(settings, k) != getattr(recorded, k)]
     if changed:
-        _log.warning(f"warning: querying {index_dir} with other settings than its documents were encoded with: "
+        _log.warning(f"querying {index_dir} with other settings than its documents were encoded with: "
                      + ", ".join(f"{k}={getattr(settings, k)!r} (index: {getattr(recorded, k)!r})" for k in changed))
     return encoders.Encoder.from_settings(settings, device=device)
 

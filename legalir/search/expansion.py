@@ -201,7 +201,7 @@ def expand(topics: Mapping[str, Topic], generator, method: str | os.PathLike | P
                   "expansion_method": template.name}
         out[qid] = Topic(qid, text, fields)
     if empty:
-        _log.warning(f"warning: {len(empty)} topic(s) got an empty generation and keep their original query: "
+        _log.warning(f"{len(empty)} topic(s) got an empty generation and keep their original query: "
                      + ", ".join(empty[:10]) + (" ..." if len(empty) > 10 else ""))
     return out
 

@@ -33,6 +33,8 @@ from legalir.trec import Run, ranking
 METHODS = ("rrf", "linear")
 NORMS = ("minmax", "zscore")
 DEFAULT_RRF_K = 60
+#: hybrid search (BM25 + dense) fuses each retriever's top max(k, HYBRID_DEPTH) documents with RRF
+HYBRID_DEPTH = 100
 
 
 class FusionError(LegalirError, ValueError):

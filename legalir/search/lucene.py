@@ -78,15 +78,52 @@ def check_bm25(k1: float, b: float) -> None:
         raise SearchError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
 
 
+def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
+                b: float | None = None) -> tuple[float, float, str]:
+    """The BM25 ``(k1, b, where they come from)`` to search ``index_dir`` with.
+
+    A value given wins; a missing one comes from the tuned parameters of the dataset the
+    index was built from (its collection's manifest names it, and the dataset module's
+    ``pipeline.bm25`` holds them, chosen on training topics), else Pyserini's 0.9 / 0.4.
+    """
+    tuned: dict = {}
+    source = "Pyserini's defaults"
+    if k1 is None or b is None:
+        from legalir.index import collection_of
+
+        root = collection_of(index_dir)
+        if root is not None:
+            from legalir.collections import read_manifest
+            from legalir.datasets.base import DatasetError, dataset_class
+
+            name = read_manifest(root).get("dataset")
+            try:
+                cls = dataset_class(str(name))
+            except DatasetError:  # a collection of the user's own (legalir.index on dicts), no tuned values
+                cls = None
+            if cls is not None and cls.pipeline is not None and cls.pipeline.bm25:
+                tuned, source = dict(cls.pipeline.bm25), f"{name}'s tuned parameters"
+    if k1 is not None and b is not None:
+        source = "given"
+    k1 = float(k1 if k1 is not None else tuned.get("k1", DEFAULT_K1))
+    b = float(b if b is not None else tuned.get("b", DEFAULT_B))
+    check_bm25(k1, b)
+    return k1, b, source
+
+
 def retriever(index_dir: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
               rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None) -> Retriever:
     """BM25 over ``index_dir``: one index, or one per partition routed by ``partition_field``
-    (default: the field recorded by the collection the partitions were built from)."""
+    (default: the field recorded by the collection the partitions were built from).
+
+    ``k1``/``b`` left out come from :func:`bm25_params` (the dataset's tuned values where the
+    index records its dataset); the values used are logged."""
+    import logging
+
     from legalir.index import sparse
 
-    k1 = DEFAULT_K1 if k1 is None else k1
-    b = DEFAULT_B if b is None else b
-    check_bm25(k1, b)
+    k1, b, source = bm25_params(index_dir, k1, b)
+    logging.getLogger(__name__).info(f"BM25 k1={k1:g} b={b:g} ({source})")
 
     def make(path):
         return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads)

@@ -74,7 +74,7 @@ def maxp(run: Mapping[str, Mapping[str, float]], parents: Mapping[str, str] | No
                + ", ".join(sorted(unknown)[:10]) + (" ..." if len(unknown) > 10 else ""))
         if strict:
             raise MaxPError(msg)
-        _log.warning(f"warning: {msg}; their parent was taken from the id (text before the last ':')")
+        _log.warning(f"{msg}; their parent was taken from the id (text before the last ':')")
     return out
 
 

@@ -20,6 +20,7 @@ scores computed from it agree.
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Mapping
@@ -28,6 +29,8 @@ from legalir.index.lucene import LuceneIndex
 from legalir.search.base import SearchError, check_topics
 from legalir.search.lucene import DEFAULT_B, DEFAULT_K1, check_bm25
 from legalir.trec import Run, Topic, clean_text, ranking
+
+_log = logging.getLogger(__name__)
 
 FIELD = "candidates"
 
@@ -134,7 +137,11 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
 
     def make():
         if ranker == "bm25":
-            return PoolBM25(index_dir, k1=DEFAULT_K1 if k1 is None else k1, b=DEFAULT_B if b is None else b)
+            from legalir.search.lucene import bm25_params
+
+            k1_, b_, source = bm25_params(index_dir, k1, b)
+            _log.info(f"BM25 k1={k1_:g} b={b_:g} ({source})")
+            return PoolBM25(index_dir, k1=k1_, b=b_)
         return PoolTfidf.from_collection(collection)
 
     return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None)

@@ -371,7 +371,7 @@ class LLMJudge:
                 out.append(float(v))
         if self.unparsed and not self.quiet:
             ex = "; ".join(f"{q}/{d}: {a[:60]!r}" for q, d, a in self.unparsed[:3])
-            _log.warning(f"warning: {len(self.unparsed)} judge answer(s) had no {self.scale} verdict; ranked below "
+            _log.warning(f"{len(self.unparsed)} judge answer(s) had no {self.scale} verdict; ranked below "
                          f"every judged document, in first-stage order ({ex})")
         return out
 
@@ -552,7 +552,7 @@ class ListwiseReranker(_LLMReranker):
                     self._note(problems)
                     bad += bool(problems)
         if bad and not self.quiet:
-            _log.warning(f"warning: {bad} of {total} listwise answer(s) were malformed ("
+            _log.warning(f"{bad} of {total} listwise answer(s) were malformed ("
                          + ", ".join(f"{p}: {n}" for p, n in sorted(self.problems.items()))
                          + "); repeated identifiers keep their first mention, out-of-range ones are ignored, missing "
                            "passages follow the ranked ones in their previous order, an unparsable answer leaves its "
@@ -613,7 +613,7 @@ class PairwiseReranker(_LLMReranker):
             out = self._allpairs(queries, cands, texts, bar) if self.variant == "allpairs" else \
                 self._sliding(queries, cands, texts, bar)
         if self.problems and not self.quiet:
-            _log.warning(f"warning: {self.problems.get('unparsable', 0)} of {len(self.answers)} pairwise answer(s) "
+            _log.warning(f"{self.problems.get('unparsable', 0)} of {len(self.answers)} pairwise answer(s) "
                          "named neither passage (or both); each counted as a tie (half a point to each)")
         return out
 

@@ -46,6 +46,7 @@ from typing import Any, Iterable, Mapping
 
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
+from legalir.index import collection_of
 from legalir.evaluate.judged import is_judged
 from legalir.serve.config import Config, ConfigError, RunSpec
 from legalir.trec import Topic
@@ -56,8 +57,6 @@ METHODS = ("bm25", "dense", "hybrid")
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
-#: hybrid search fuses each retriever's top max(k, HYBRID_DEPTH) documents with RRF (k=60)
-HYBRID_DEPTH = 100
 SNIPPET_WORDS = 40
 DEFAULT_MEASURES = ("ndcg_cut.10", "recip_rank")
 #: Lucene's default English stop words (what the index ignores), not highlighted
@@ -149,61 +148,19 @@ def describe(rec: Mapping[str, Any]) -> dict:
 
 
 # ------------------------------------------------------------------ documents
-class DocStore:
-    """A collection's documents by id: byte offsets of each partition's docs.jsonl, built on first use."""
+class DocStore(collections.Corpus):
+    """A served collection: :class:`legalir.collections.Corpus` under a name."""
 
     def __init__(self, name: str, root: str | Path):
         self.name = name
-        self.root = Path(root).resolve()
         try:
-            self.manifest = collections.read_manifest(self.root)
-            self.dirs = collections.corpus_dirs(self.root)
+            super().__init__(root)
         except (LegalirError, ValueError, OSError) as e:
             raise ConfigError(f"collection {name}: {e}") from None
-        self.partition_field = self.manifest.get("partition_field")
-        self._offsets: dict[str, dict[str, int]] = {}
-        self._lock = threading.Lock()
 
-    @property
-    def partitions(self) -> list[str]:
-        return sorted(k for k in self.dirs if k)
-
-    def _file(self, key: str) -> Path:
-        return self.dirs[key] / "docs.jsonl"
-
-    def _offsets_of(self, key: str) -> dict[str, int]:
-        table = self._offsets.get(key)
-        if table is not None:
-            return table
-        with self._lock:
-            if key not in self._offsets:
-                table = {}
-                offset = 0
-                with open(self._file(key), "rb") as f:
-                    for line in f:
-                        if line.strip():
-                            table.setdefault(str(json.loads(line)["id"]), offset)
-                        offset += len(line)
-                self._offsets[key] = table
-            return self._offsets[key]
-
-    def get(self, docid: str, partition: str | None = None) -> dict | None:
+    def get(self, docid: str, partition: str | None = None) -> dict | None:  # type: ignore[override]
         """The record of ``docid`` (``{"id", "contents", ...}``), or None; ``partition`` narrows the search."""
-        keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
-        for key in keys:
-            offset = self._offsets_of(key).get(docid)
-            if offset is not None:
-                with open(self._file(key), "rb") as f:
-                    f.seek(offset)
-                    rec = json.loads(f.readline())
-                if key:
-                    rec.setdefault("_partition", key)
-                return rec
-        return None
-
-    def warm(self) -> None:
-        for key in self.dirs:
-            self._offsets_of(key)
+        return self.record(docid, partition)
 
     def info(self) -> dict:
         return {"name": self.name, "dataset": self.manifest.get("dataset"), "partition_field": self.partition_field,
@@ -266,37 +223,13 @@ LUCENE = LuceneGate()
 
 # ------------------------------------------------------------------ indexes
 def _kind(path: Path) -> tuple[str, list[str]]:
-    """("sparse"|"dense", partition keys) of an index folder."""
-    from legalir.index import dense, sparse
-
-    if (path / sparse.META).exists():
-        return "sparse", []
-    if (path / dense.META).exists():
-        return "dense", []
-    sp, dn = sparse.partitions(path), dense.partitions(path)
-    if sp:
-        return "sparse", sp
-    if dn:
-        return "dense", dn
-    raise ConfigError(f"{path}: neither a Lucene index ({sparse.META}) nor a FAISS index ({dense.META}), nor a "
-                      f"folder of per-partition indexes; build it first (legalir index / legalir index-dense)")
-
-
-def _collection_of(path: Path, kind: str, partitioned: bool) -> Path | None:
-    """The collection folder an index was built from, when recorded and still there."""
-    from legalir.index import dense, sparse
+    """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.index.kind_of`)."""
+    from legalir.index import NotAnIndex, kind_of
 
     try:
-        if kind == "sparse":
-            first = path / sparse.partitions(path)[0] if partitioned else path
-            meta = json.loads((first / sparse.META).read_text(encoding="utf-8"))
-            corpus = Path(meta["input"])
-            root = corpus.parent.parent if partitioned else corpus.parent
-        else:
-            root = Path(dense.read_meta(path).get("collection") or "")
-    except (OSError, ValueError, KeyError, IndexError):
-        return None
-    return root.resolve() if str(root) and (root / "manifest.json").exists() else None
+        return kind_of(path)
+    except NotAnIndex as e:
+        raise ConfigError(str(e)) from None
 
 
 class IndexEntry:
@@ -339,7 +272,7 @@ class IndexEntry:
         for kind in ("sparse", "dense"):
             d = getattr(self, kind)
             if d is not None:
-                found = _collection_of(d, kind, self.partitioned)
+                found = collection_of(d)
                 if found is not None:
                     return found
         return None
@@ -439,7 +372,7 @@ class IndexEntry:
             retriever = self.dense_retriever(key)
             with self._dense_lock:
                 return retriever.search(topics, k)
-        depth = max(k, HYBRID_DEPTH)
+        depth = max(k, fusion.HYBRID_DEPTH)
         sparse_run = self._bm25_search(key, topics, depth)
         retriever = self.dense_retriever(key)
         with self._dense_lock:
@@ -497,9 +430,12 @@ class Engine:
         self.collections: dict[str, DocStore] = {n: DocStore(n, p) for n, p in sorted(cfg.collections.items())}
         self.indexes: dict[str, IndexEntry] = {}
         for name, dirs in sorted(cfg.indexes.items()):
-            entry = IndexEntry(name, dirs, k1=lucene.DEFAULT_K1 if k1 is None else k1,
-                               b=lucene.DEFAULT_B if b is None else b, device=device,
-                               lucene_threads=lucene_threads)
+            sparse_dir = next((d for d in dirs if _kind(d)[0] == "sparse"), None)
+            k1_, b_, source = (lucene.bm25_params(sparse_dir, k1, b) if sparse_dir is not None
+                               else (lucene.DEFAULT_K1, lucene.DEFAULT_B, ""))
+            if sparse_dir is not None:
+                _log.info(f"index {name}: BM25 k1={k1_:g} b={b_:g} ({source})")
+            entry = IndexEntry(name, dirs, k1=k1_, b=b_, device=device, lucene_threads=lucene_threads)
             entry.collection = self.collections.get(name) or self._collection_for(entry.recorded_collection(), name)
             if entry.collection is not None:
                 entry.partition_field = entry.collection.partition_field
