@@ -33,9 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _log = logging.getLogger(__name__)
 
-#: where :func:`load` keeps converted collections (``<folder>/<dataset>``), as the Makefile does
-COLLECTIONS_ENV = "LEGALIR_COLLECTIONS"
-DEFAULT_COLLECTIONS = "collections"
 METHODS = ("bm25", "dense", "hybrid")
 
 
@@ -44,11 +41,6 @@ class ApiError(LegalirError, ValueError):
 
 
 # ------------------------------------------------------------------ datasets
-def collections_root() -> Path:
-    """The folder holding converted collections: ``$LEGALIR_COLLECTIONS``, else ``./collections``."""
-    return Path(os.environ.get(COLLECTIONS_ENV) or DEFAULT_COLLECTIONS)
-
-
 class Benchmark:
     """A converted dataset: its corpus, one topic set and its qrels, as plain mappings.
 
@@ -197,7 +189,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
     cls = datasets.base.dataset_class(str(name))  # unknown names: the error lists the known ones
-    path = Path(collections_dir) if collections_dir is not None else collections_root()
+    path = Path(collections_dir) if collections_dir is not None else collections.root()
     path = path / cls.name
     if collections.is_collection(path):
         had = collections.read_manifest(path).get("options") or {}

@@ -43,6 +43,24 @@ KIND = "collection"
 SHOW = 10  # ids listed per problem in messages
 
 
+#: where converted collections live (``<folder>/<dataset>``), as the Makefile writes them
+ROOT_ENV = "LEGALIR_COLLECTIONS"
+DEFAULT_ROOT = "collections"
+
+
+def root() -> Path:
+    """The folder holding converted collections: ``$LEGALIR_COLLECTIONS``, else ``./collections``."""
+    return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+
+
+def split_of(run_path: str | os.PathLike, topic_sets: Iterable[str]) -> str | None:
+    """The topic set a run file's name names (``bm25.test.long.trec`` -> ``test.long``), the longest
+    that matches whole dot-separated parts; ``None`` when none does."""
+    name = f".{Path(run_path).name}."
+    found = [s for s in topic_sets if f".{s}." in name]
+    return max(found, key=len) if found else None
+
+
 class CollectionError(LegalirError, ValueError):
     pass
 

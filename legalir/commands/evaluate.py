@@ -11,7 +11,11 @@ import click
 @click.argument("dataset")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--qrels", type=click.Path(exists=True, dir_okay=False),
-              help="Qrels to score runs against (not needed when INPUTS are results .json files).")
+              help="Qrels to score runs against [default: those of the dataset's converted collection "
+                   "(collections/DATASET, or $LEGALIR_COLLECTIONS/DATASET) for --split].")
+@click.option("--split", default=None,
+              help="Topic set whose qrels score the runs [default: the one the run files' names name, e.g. "
+                   "bm25.test.trec -> test].")
 @click.option("--results-dir", type=click.Path(file_okay=False),
               help="Save each run's scores as <results-dir>/<run name>.json (legalir eval --json -q shape).")
 @click.option("--label", "labels", multiple=True, help="Row label per input, in order [default: file name].")
@@ -28,18 +32,22 @@ import click
 @click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
               help="HTML page: bootstrap resamples over topics.")
 @click.option("--seed", default=0, show_default=True, help="HTML page: bootstrap seed.")
-def report(dataset, inputs, qrels, results_dir, labels, title, by, topics_path, html_out, figures, bootstrap, seed):
+def report(dataset, inputs, qrels, split, results_dir, labels, title, by, topics_path, html_out, figures, bootstrap, seed):
     """Score runs with DATASET's own protocol and print them beside the papers' rows.
 
-    INPUTS are TREC runs (scored against --qrels with the dataset's measures, e.g.
-    judged-only for ACORD) or results .json files saved earlier.
+    INPUTS are TREC runs (scored with the dataset's measures, e.g. judged-only for ACORD,
+    against --qrels or the converted collection's) or results .json files saved earlier:
+
+    \b
+      legalir report acord runs/acord/bm25.test.trec
     """
     from legalir import report as rep
     from legalir.datasets import dataset_class
 
     click.echo(rep.render(dataset_class(dataset), inputs, qrels=qrels, results_dir=results_dir, labels=labels,
                           title=title, by=by, topics_path=topics_path, html_out=html_out, figures=figures,
-                          bootstrap=bootstrap, seed=seed, command=" ".join(["legalir", *sys.argv[1:]])))
+                          bootstrap=bootstrap, seed=seed, command=" ".join(["legalir", *sys.argv[1:]]),
+                          split=split))
     if html_out:
         click.echo(f"{html_out}: written", err=True)
 

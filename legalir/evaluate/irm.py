@@ -99,6 +99,12 @@ def _render(name: str, params: list[tuple[str, object]], cutoff) -> str:
 
 def _suggest(name: str, rest: str) -> str:
     fix = _ALIASES.get(name.lower()) or next((f for f in FAMILIES if f.lower() == name.lower()), None)
+    if fix is None:  # a typo: the closest ir_measures family name (nDGC -> nDCG)
+        import difflib
+
+        known = {**{f.lower(): f for f in FAMILIES}, **_ALIASES}
+        close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
+        fix = known[close[0]] if close else None
     return f"; did you mean {fix}{rest}?" if fix else ""
 
 

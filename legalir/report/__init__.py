@@ -77,11 +77,16 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
 def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, results_dir: str | None = None,
            labels: Sequence[str] = (), title: str | None = None, by: Sequence[str] = (),
            topics_path: str | None = None, html_out: str | None = None, figures: Sequence[str] = (),
-           bootstrap: int = 1000, seed: int = 0, command: str | None = None) -> str:
+           bootstrap: int = 1000, seed: int = 0, command: str | None = None, split: str | None = None) -> str:
     """What `legalir report` prints: the table of ``inputs`` beside the papers' rows, then per-group means
-    for each ``by`` field (metadata from ``topics_path``); with ``html_out`` also one HTML page."""
+    for each ``by`` field (metadata from ``topics_path``); with ``html_out`` also one HTML page.
+
+    Without ``qrels``, runs are scored on the dataset's converted collection (:func:`converted_qrels`)."""
     from legalir.report import breakdown
 
+    if not qrels and any(not str(p).endswith(".json") for p in inputs):
+        qrels, found_topics = converted_qrels(dataset_cls, inputs, split)
+        topics_path = topics_path or found_topics
     if by and not topics_path:
         raise ReportError("--by needs --topics (a .jsonl topics file with the metadata)")
     fields = topic_fields(topics_path) if topics_path else None
@@ -100,6 +105,33 @@ def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, resu
         html.write_report(html_out, dataset_cls, full, title=title, command=command, by=by, topic_fields=fields,
                           curves=curves, extra_figures=figures, bootstrap=bootstrap, seed=seed, inputs=list(inputs))
     return "\n".join(parts)
+
+
+def converted_qrels(dataset_cls, inputs: Sequence[str], split: str | None = None) -> tuple[str, str]:
+    """The qrels and topics files of ``split`` in the dataset's converted collection
+    (``$LEGALIR_COLLECTIONS/<dataset>``, default ``collections/<dataset>``); without ``split``, the
+    topic set the run files' names name (``bm25.test.trec`` -> ``test``)."""
+    from legalir import collections
+
+    root = collections.root() / dataset_cls.name
+    if not collections.is_collection(root):
+        raise ReportError(f"{root}: no converted {dataset_cls.name} collection to take qrels from; convert it "
+                          f"(legalir convert {dataset_cls.name}, or make convert-{dataset_cls.name}) or give --qrels")
+    sets = sorted(p.stem for p in (root / "topics").glob("*.jsonl"))
+    if split is None:
+        runs = [p for p in inputs if not str(p).endswith(".json")]
+        found = {p: collections.split_of(p, sets) for p in runs}
+        unnamed = [p for p, s in found.items() if s is None]
+        if unnamed:
+            raise ReportError(f"{unnamed[0]}: its name names no topic set of {root} ({', '.join(sets)}); "
+                              f"give --split or --qrels")
+        if len(set(found.values())) > 1:
+            raise ReportError(f"the runs name different topic sets ({', '.join(sorted(set(found.values())))}); "
+                              f"report one at a time, or give --split or --qrels")
+        split = next(iter(found.values()))
+    elif split not in sets:
+        raise ReportError(f"{root}: no topic set {split!r}; known: {', '.join(sets)}")
+    return str(collections.qrels_path(root, split)), str(collections.topics_path(root, split))
 
 
 def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, results_dir: str | None = None,
