@@ -248,14 +248,17 @@ run-acord-rerank: $(foreach r,$(ACORD_RERANKED),results/acord/$(r).test.json res
 # ---- the demo: BM25 on the real ACORD test split, beside the paper's Table 3. The ACORD release ships
 # inside legalir (legalir/resources/acord, CC BY 4.0): no download; a copy in $(DATA_DIR)/acord wins.
 # Progress goes to stderr; stdout is the table that README.md shows (tests/test_demo.py compares them).
+# each step is echoed on stderr before it runs (stdout stays the table), so it can be copied and changed
+comma := ,
+demo_step = @printf '+ %s\n' '$(subst ','\'',$(1))' >&2; $(1)
 .PHONY: demo
 demo: $(STAMP) ## set up, then BM25 on the real ACORD test split (release shipped inside legalir), beside the paper
-	@$(LEGALIR) convert acord --data-dir $(DATA_DIR) --quiet
-	@$(LEGALIR) index collections/acord indexes/acord/bm25 --threads $(THREADS)
-	@$(LEGALIR) search indexes/acord/bm25 collections/acord/topics/test.jsonl runs/acord/bm25.test.trec \
-	  -k $(RUN_DEPTH) $(acord_BM25) --threads $(THREADS)
-	@$(LEGALIR) report acord runs/acord/bm25.test.trec --qrels collections/acord/qrels/test.txt \
-	  --label "$(acord_BM25_WORDS)" --title "ACORD test split (57 queries), judged-only, in %"
+	$(call demo_step,$(LEGALIR) convert acord --data-dir $(DATA_DIR) --quiet)
+	$(call demo_step,$(LEGALIR) index collections/acord indexes/acord/bm25 --threads $(THREADS))
+	$(call demo_step,$(LEGALIR) search indexes/acord/bm25 collections/acord/topics/test.jsonl runs/acord/bm25.test.trec \
+	  -k $(RUN_DEPTH) $(acord_BM25) --threads $(THREADS))
+	$(call demo_step,$(LEGALIR) report acord runs/acord/bm25.test.trec --qrels collections/acord/qrels/test.txt \
+	  --label "$(acord_BM25_WORDS)" --title "ACORD test split (57 queries)$(comma) judged-only$(comma) in %")
 
 clean-outputs: ## remove collections/, indexes/*/, runs/, results/ (keeps .venv)
 	rm -rf collections runs results $(filter-out indexes/README.md,$(wildcard indexes/*))

@@ -125,10 +125,11 @@ def converted_qrels(dataset_cls, inputs: Sequence[str], split: str | None = None
         if unnamed:
             raise ReportError(f"{unnamed[0]}: its name names no topic set of {root} ({', '.join(sets)}); "
                               f"give --split or --qrels")
-        if len(set(found.values())) > 1:
-            raise ReportError(f"the runs name different topic sets ({', '.join(sorted(set(found.values())))}); "
+        bases = {collections.base_set(s) for s in found.values()}  # test and test.long share test's qrels
+        if len(bases) > 1:
+            raise ReportError(f"the runs name topic sets with different qrels ({', '.join(sorted(bases))}); "
                               f"report one at a time, or give --split or --qrels")
-        split = next(iter(found.values()))
+        split = bases.pop() if len(set(found.values())) > 1 else next(iter(found.values()))
     elif split not in sets:
         raise ReportError(f"{root}: no topic set {split!r}; known: {', '.join(sets)}")
     return str(collections.qrels_path(root, split)), str(collections.topics_path(root, split))
