@@ -292,13 +292,13 @@ def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir.search.rerank import resolve_model
+    from legalir.models import resolve as resolve_model
 
     torch.manual_seed(seed)
     config_kwargs = {}
     if cfg.attention_dropout is not None:
         config_kwargs["attention_probs_dropout_prob"] = float(cfg.attention_dropout)
-    return CrossEncoder(resolve_model(cfg.base_model), num_labels=1, max_length=cfg.max_length, device=device,
+    return CrossEncoder(str(resolve_model(cfg.base_model)), num_labels=1, max_length=cfg.max_length, device=device,
                         config_kwargs=config_kwargs or None)
 
 
@@ -404,7 +404,8 @@ def _train_cell(c: _Cell) -> dict:
     import torch
     from tqdm import tqdm
 
-    from legalir.search.rerank import autocast, score_pairs
+    from legalir.models import autocast
+    from legalir.search.rerank import score_pairs
 
     cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
     _set_threads(cfg.threads)
@@ -537,7 +538,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     first save point after this many updates in this call (state saved), and
     ``train`` returns ``{"stopped": True, ...}``: call again to resume.
     """
-    from legalir.search.rerank import default_device, resolve_precision
+    from legalir.models import default_device, resolve_precision
 
     cfg.validate()
     device = default_device()
@@ -674,10 +675,10 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
 
 
 def _resolved(model: str) -> str:
-    from legalir.search.rerank import resolve_model
+    from legalir.models import resolve as resolve_model
 
     try:
-        return resolve_model(model)
+        return str(resolve_model(model))
     except Exception:  # pragma: no cover
         return model
 

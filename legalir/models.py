@@ -94,3 +94,41 @@ def _hub_snapshot(name: str, revision: str | None, what: str) -> Path:  # pragma
         raise ModelError(f"{name}: no such {what} folder, and not available from the Hugging Face Hub "
                          f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}). Give a local model "
                          f"folder or 'minilm'{', or go online (HF_HUB_OFFLINE unset)' if offline else ''}.") from None
+
+
+# ---------------------------------------------------------------- where and how models run
+#: numeric precisions a model may run in: auto picks bf16 where the hardware has it
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def default_device() -> str:
+    """``cuda`` when torch sees a GPU, else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_precision(precision: str = "auto", device: str = "cpu") -> str:
+    """``auto``: bf16 where the hardware multiplies bf16 natively (CUDA with bf16, CPUs with AMX), else fp32."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise ModelError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
+    if precision != "auto":
+        return precision
+    if str(device).startswith("cuda"):
+        return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    amx = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    return "bf16" if amx is not None and amx() else "fp32"
+
+
+def autocast(precision: str, device: str = "cpu"):
+    """Mixed-precision context (fp32 weights, bf16 matrix products) or a no-op for fp32."""
+    import contextlib
+
+    import torch
+
+    if precision != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast("cuda" if str(device).startswith("cuda") else "cpu", dtype=torch.bfloat16)
+

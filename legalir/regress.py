@@ -147,7 +147,7 @@ def regress(spec: Spec, *, root: str | os.PathLike = ".", data_dir: str = "data"
     from legalir import datasets
     from legalir.report import score_run
 
-    from legalir.search.rerank import bundled_minilm
+    from legalir.models import bundled_minilm
 
     root = Path(root)
     try:

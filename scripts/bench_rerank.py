@@ -52,7 +52,7 @@ def main() -> None:
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir import trec
+    from legalir import models, trec
     from legalir.search import rerank as rr
 
     if args.threads:
@@ -68,7 +68,7 @@ def main() -> None:
     docs = [texts[d] for _, d in keys]
 
     ours = rr.CrossEncoderScorer(args.model, batch_size=args.batch_size, precision=args.precision)
-    ref = CrossEncoder(rr.resolve_model(args.model), device="cpu", max_length=ours.max_length)
+    ref = CrossEncoder(str(models.resolve(args.model)), device="cpu", max_length=ours.max_length)
     results = {}
     for name, fn in (
         ("legalir", lambda: ours.score(queries, docs, progress=False)),

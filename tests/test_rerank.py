@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from chat_server import ChatServer
-from legalir import trec
+from legalir import models, trec
 from legalir.cli import main
 from legalir.search import rerank as rr
 from legalir.trec import Topic
@@ -71,7 +71,7 @@ def ce_dir(tmp_path_factory):
     from sentence_transformers import CrossEncoder
 
     torch.manual_seed(0)
-    ce = CrossEncoder(str(rr.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
     out = tmp_path_factory.mktemp("ce") / "minilm-ce"
     ce.save(str(out))
     return out

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from legalir import log
+from legalir.models import default_device
 
 _log = log.get(__name__)
 
@@ -206,12 +207,6 @@ def sentence_transformers_config(model_dir: Path) -> dict[str, Any] | None:
 
 def default_dtype(device: str) -> str:
     return "float16" if str(device).startswith("cuda") else "float32"
-
-
-def default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_settings(model: str, *, revision: str | None = None, device: str | None = None,

