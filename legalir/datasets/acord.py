@@ -122,6 +122,7 @@ class Acord(BeirDataset):
     measures = ("ndcg_cut.5", "ndcg_cut.10", "star3_rawP.5", "star4_rawP.5", "star5_rawP.5",
                 "star3_P.5", "star4_P.5", "star5_P.5")
     judged_only = True
+    headline = "ndcg_cut_10"
     references = (
         Reference("BM25", "Wang et al. 2025 (ACORD), Table 3",
                   {"ndcg_cut_5": 52.5, "ndcg_cut_10": 54.0, "star3_rawP_5": 50.9, "star4_rawP_5": 38.9, "star5_rawP_5": 9.0}),

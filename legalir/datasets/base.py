@@ -118,6 +118,8 @@ class Dataset(ABC):
     judged_only: ClassVar[bool] = False
     #: published rows printed beside ours
     references: ClassVar[tuple[Reference, ...]] = ()
+    #: the measure (output name) report figures plot, e.g. ``ndcg_cut_10`` [default: the first column]
+    headline: ClassVar[str | None] = None
     #: 100 when the papers print percentages, 1 for fractions
     report_scale: ClassVar[float] = 100
     #: how the Makefile runs it; ``None``: no pipeline (e.g. the embedded sample)

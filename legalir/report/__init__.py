@@ -13,6 +13,7 @@ Results are saved in ``legalir eval --json -q``'s shape:
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -69,6 +70,8 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     qrels = trec.read_qrels(qrels_path)
     run = read_any_run(run_path)
     result = evaluate(qrels, run, parse_measures(p["measures"]), judged_only=p["judged_only"])
+    # how many topics the means are over, beside how many the qrels judge (a partial run is flagged)
+    result["topics"] = {"evaluated": len(result.topics), "judged": sum(1 for docs in qrels.values() if docs)}
     if out_json:
         save_json(result, out_json)
     return result
@@ -91,7 +94,8 @@ def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, resu
         raise ReportError("--by needs --topics (a .jsonl topics file with the metadata)")
     fields = topic_fields(topics_path) if topics_path else None
     full = score_inputs(dataset_cls, inputs, qrels, results_dir, labels, keep_per_topic=True)
-    parts = [table(dataset_cls, [(label, result["all"]) for label, result in full], title=title)]
+    parts = [table(dataset_cls, [(label, result["all"]) for label, result in full], title=title,
+                   topics=[_counts(result) for _, result in full])]
     columns, scale = measure_columns(dataset_cls), protocol(dataset_cls)["scale"]
     for field in by:
         for label, result in full:
@@ -174,8 +178,11 @@ def measure_columns(dataset_cls) -> list[str]:
 
 
 def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns: Sequence[str] | None = None,
-          title: str | None = None) -> str:
-    """A plain-text table: the papers' rows, then ours (scaled as the papers print them)."""
+          title: str | None = None, topics: Sequence[tuple[int | None, int | None]] | None = None) -> str:
+    """A plain-text table: the papers' rows, then ours (scaled as the papers print them).
+
+    ``topics``: per row of ours, (topics evaluated, topics the qrels judge) (:func:`topic_counts`);
+    a row over fewer topics than the qrels judge is marked and a warning printed under the table."""
     p = protocol(dataset_cls)
     scale = p["scale"]
     if columns is None:
@@ -186,14 +193,28 @@ def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns:
                     columns.append(m)
     fmt = "{:.1f}" if scale == 100 else "{:.3f}"
     body: list[list[str]] = []
+    undefined = partial = False
     for ref in p["references"]:
         if any(m in ref.values for m in columns):
-            body.append([f"{ref.system} (paper)"] + [fmt.format(ref.values[m]) if m in ref.values else "-"
-                                                     for m in columns])
-    for label, values in rows:
-        body.append([f"{label} (legalir)"] + [fmt.format(values[m] * scale) if m in values else "-"
-                                              for m in columns])
-    header = ["system"] + [display_name(m) for m in columns]
+            body.append([f"{ref.system} (paper)", "-"] + [fmt.format(ref.values[m]) if m in ref.values else "-"
+                                                          for m in columns])
+    for i, (label, values) in enumerate(rows):
+        cells = []
+        for m in columns:
+            v = values.get(m)
+            if v is None:
+                cells.append("-")
+            elif isinstance(v, float) and math.isnan(v):
+                cells.append("n/a")
+                undefined = True
+            else:
+                cells.append(fmt.format(v * scale))
+        n, of = topics[i] if topics else topic_counts(values)
+        mark = ""
+        if n is not None and of is not None and n < of:
+            mark, partial = "*", True
+        body.append([f"{label} (legalir)", "-" if n is None else f"{n}{mark}"] + cells)
+    header = ["system", "topics"] + [display_name(m) for m in columns]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
     out = []
@@ -204,7 +225,36 @@ def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns:
     out.extend(line(r) for r in body)
     if p["judged_only"]:
         out.append("(judged-only: unjudged documents removed before scoring)")
+    if partial:
+        out.append("* warning: scored on fewer topics than the qrels judge (the others are missing from the run); "
+                   "the papers' rows are over the whole topic set, so these are not comparable")
+    if undefined:
+        out.append("n/a: no evaluated topic defines the measure (e.g. no topic has a 5-star clause)")
     return "\n".join(out)
+
+
+def headline(dataset_cls, columns: Sequence[str]) -> str:
+    """The measure figures plot: the dataset's ``headline`` (ACORD: nDCG@10) where it is a column, else the first."""
+    h = getattr(dataset_cls, "headline", None)
+    return h if h in columns else columns[0]
+
+
+def topic_counts(values: Mapping) -> tuple[int | None, int | None]:
+    """(topics evaluated, None) from a row's ``num_q`` where it has one, else (None, None)."""
+    num_q = values.get("num_q") if isinstance(values, Mapping) else None
+    return (int(num_q) if isinstance(num_q, (int, float)) else None), None
+
+
+def _counts(result: Mapping) -> tuple[int | None, int | None]:
+    """(topics evaluated, topics the qrels judge) of a scored run or results file: its ``topics`` record
+    (written by :func:`score_run`), else the per-topic values it holds; ``None`` where unknown."""
+    rec = result.get("topics")
+    if isinstance(rec, Mapping):
+        return rec.get("evaluated"), rec.get("judged")
+    per_topic = result.get("per_topic")
+    if isinstance(per_topic, Mapping) and per_topic:
+        return len(per_topic), None
+    return topic_counts(result.get("all") or {})
 
 
 def load_results(paths: Iterable[str | os.PathLike]) -> list[tuple[str, dict]]:

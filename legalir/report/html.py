@@ -38,9 +38,13 @@ def _e(x) -> str:
 
 
 def _num(v, scale: float) -> str:
+    """A value in the tables' scale and decimals; "n/a" (footnoted) where no topic defines it."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "NaN"
+        return "n/a"
     return f"{v * scale:.1f}" if scale == 100 else f"{v * scale:.3f}"
+
+
+NA_NOTE = "n/a: no evaluated topic defines the measure (e.g. no topic of the group has a 5-star clause)."
 
 
 def data_uri(png: str | os.PathLike) -> str:
@@ -54,6 +58,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequen
         out.append(f"<tr{cls}>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def _p(p) -> str:
+    return "-" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.4f}"
 
 
 def versions() -> dict[str, str]:
@@ -78,10 +86,11 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
     from legalir.evaluate import stats
     from legalir.report import breakdown as bd
-    from legalir.report import display_name, measure_columns, plots, protocol
+    from legalir.report import _counts, display_name, headline, measure_columns, plots, protocol
 
     p = protocol(dataset_cls)
     scale = p["scale"]
+    unit = " (×100)" if scale == 100 else ""  # figures in the tables' scale, said on their axes
     columns = measure_columns(dataset_cls)
     for _, r in results:
         for m in r["all"]:
@@ -96,17 +105,28 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
 
     # ---- main table: papers' rows, then ours
     rows, classes = [], []
+    partial = False
     for ref in p["references"]:
         if any(m in ref.values for m in columns):
-            rows.append([f"{ref.system} (paper)"] + [f"{ref.values[m]:.2f}" if m in ref.values else "-"
-                                                     for m in columns])
+            # the papers' numbers are printed in the table's scale already: same decimals as ours
+            rows.append([f"{ref.system} (paper)", "-"] + [_num(ref.values[m] / scale, scale) if m in ref.values
+                                                          else "-" for m in columns])
             classes.append("paper")
     for label, r in results:
-        rows.append([f"{label} (legalir)"] + [_num(r["all"].get(m), scale) if m in r["all"] else "-"
-                                              for m in columns])
+        n, of = _counts(r)
+        mark = "*" if n is not None and of is not None and n < of else ""
+        partial = partial or bool(mark)
+        rows.append([f"{label} (legalir)", "-" if n is None else f"{n}{mark}"]
+                    + [_num(r["all"].get(m), scale) if m in r["all"] else "-" for m in columns])
         classes.append("")
     parts.append("<h2>Scores beside the papers' rows</h2>")
-    parts.append(_table(["system"] + [display_name(m) for m in columns], rows, classes))
+    parts.append(_table(["system", "topics"] + [display_name(m) for m in columns], rows, classes))
+    if partial:
+        parts.append('<p class="note"><b>* Warning:</b> scored on fewer topics than the qrels judge (the others '
+                     "are missing from the run); the papers' rows are over the whole topic set, so these rows are "
+                     "not comparable with them.</p>")
+    if any(cell == "n/a" for row in rows for cell in row):
+        parts.append(f'<p class="note">{_e(NA_NOTE)}</p>')
     refs = sorted({ref.source for ref in p["references"]})
     if refs:
         parts.append('<p class="note">Paper rows (italic): ' + "; ".join(_e(s) for s in refs) + "</p>")
@@ -120,8 +140,8 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
         if comparable and all(per_topic):
             parts.append(f"<h2>Means with {bootstrap:,}-resample percentile-bootstrap 95% intervals</h2>")
             label_names = [lab for lab, _ in results]
-            comps = stats.compare(per_topic, label_names, comparable, bootstrap=bootstrap, seed=seed) \
-                if len(results) > 1 else None
+            comps = stats.compare(per_topic, label_names, comparable, bootstrap=bootstrap, seed=seed,
+                                  correction="holm") if len(results) > 1 else None
             rows = []
             for m in comparable:
                 if comps:
@@ -133,17 +153,22 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                                      f"[{_num(ci.low, scale)}, {_num(ci.high, scale)}]",
                                      f"{d.mean * scale:+.2f} [{d.low * scale:+.2f}, {d.high * scale:+.2f}]" if d else "-",
                                      f"{res.pvalue:.4f}" if res and not math.isnan(res.pvalue) else "-",
-                                     str(c.topics)])
+                                     _p(c.pvalues[i]), str(c.topics)])
                 else:
                     vals = [v[m] for v in per_topic[0].values() if m in v]
                     ci = stats.bootstrap_ci(vals, bootstrap, 0.95, seed)
                     rows.append([display_name(m), label_names[0], _num(ci.mean, scale),
-                                 f"[{_num(ci.low, scale)}, {_num(ci.high, scale)}]", "-", "-", str(ci.n)])
+                                 f"[{_num(ci.low, scale)}, {_num(ci.high, scale)}]", "-", "-", "-", str(ci.n)])
             parts.append(_table(["measure", "run", "mean", "95% CI", f"difference vs {label_names[0]} [95% CI]",
-                                 "paired t-test p", "topics"], rows))
+                                 "paired t-test p", "Holm-corrected p", "topics"], rows))
+            shared = min((c.topics for c in comps), default=None) if comps else None
+            left = max((c.left_out for c in comps), default=0) if comps else 0
             parts.append(f'<p class="note">Topics resampled with replacement ({bootstrap:,} resamples, seed {seed}); '
-                         "every interval of a measure uses the same resamples. Over the topics all runs share.</p>")
-            m0 = comparable[0]
+                         "every interval of a measure uses the same resamples. Means here are over the topics all "
+                         "runs share" + (f" ({shared}; {left} topic(s) some run lacks are left out, so a mean here "
+                                         f"can differ from the table above)" if left else "")
+                         + "; p-values: paired t-test against the first run, Holm-corrected over the runs.</p>")
+            m0 = headline(dataset_cls, comparable)
             ivs = []
             if comps:
                 c = next(x for x in comps if x.measure == m0)
@@ -153,13 +178,13 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                 ci = stats.bootstrap_ci(vals, bootstrap, 0.95, seed)
                 ivs = [(label_names[0], ci.mean * scale, ci.low * scale, ci.high * scale)]
             png = plots.interval_plot(ivs, tmp / "intervals", title=f"{display_name(m0)}: mean and 95% bootstrap CI",
-                                      xlabel=display_name(m0))[0]
+                                      xlabel=display_name(m0) + unit)[0]
             figs.append((data_uri(png), f"{display_name(m0)} per run with its 95% percentile-bootstrap interval."))
             if len(results) > 1:
                 common = sorted(set(per_topic[0]) & set(per_topic[1]))
-                diffs = {q: per_topic[1][q][m0] - per_topic[0][q][m0] for q in common
+                diffs = {q: (per_topic[1][q][m0] - per_topic[0][q][m0]) * scale for q in common
                          if m0 in per_topic[1][q] and m0 in per_topic[0][q]}
-                png = plots.difference_bars(diffs, tmp / "diffs", measure=display_name(m0),
+                png = plots.difference_bars(diffs, tmp / "diffs", measure=display_name(m0) + unit,
                                             title=f"{label_names[1]} minus {label_names[0]}, per topic (sorted)")[0]
                 figs.append((data_uri(png), f"Per-topic {display_name(m0)} of {label_names[1]} minus "
                                             f"{label_names[0]}, sorted."))
@@ -176,13 +201,13 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                 rows = [[g, str(row["count"])] + [_num(row[m], scale) for m in columns] for g, row in t.items()]
                 parts.append(f"<p><b>{_e(label)}</b></p>")
                 parts.append(_table([field, "topics"] + [display_name(m) for m in columns], rows))
-            parts.append('<p class="note">NaN: the group has no topic with a value for the measure '
-                         "(or, as a group name, topics without the field).</p>")
+            parts.append(f'<p class="note">{_e(NA_NOTE)} A group named NaN holds the topics without the '
+                         "field.</p>")
             if columns:
-                m0 = columns[0]
+                m0 = headline(dataset_cls, columns)
                 png = plots.group_bars({lab: {g: (row[m0] * scale, row["count"]) for g, row in t.items()}
                                         for lab, t in grouped.items()}, tmp / f"by_{len(figs)}",
-                                       title=f"{display_name(m0)} by {field}", measure=display_name(m0))[0]
+                                       title=f"{display_name(m0)} by {field}", measure=display_name(m0) + unit)[0]
                 figs.append((data_uri(png), f"{display_name(m0)} per {field} value (topic counts under the bars)."))
 
         if curves:

@@ -122,7 +122,7 @@ def group_bars(groups: Mapping[str, Mapping[str, tuple[float, int]]], stem, *, t
         ax.bar([j + i * w for j in range(len(names))], vals, width=w, label=run)
     counts = [max(groups[r].get(g, (0, 0))[1] for r in runs) for g in names]
     ax.set_xticks([j + w * (len(runs) - 1) / 2 for j in range(len(names))])
-    ax.set_xticklabels([f"{g}\n(n={n})" for g, n in zip(names, counts)], rotation=30, ha="right", fontsize=7)
+    ax.set_xticklabels([f"{g}\n(n={n})" for g, n in zip(names, counts)], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(measure)
     ax.set_title(title)
     ax.legend(fontsize=8)
