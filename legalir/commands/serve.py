@@ -11,8 +11,9 @@ import click
 @click.option("--collection", "collections_", multiple=True, metavar="NAME=DIR",
               help="Expose a collection's documents as NAME (repeatable) [default: each index's own collection].")
 @click.option("--run", "runs", multiple=True, metavar="NAME=FILE", help="A TREC run for the run explorer (repeatable).")
-@click.option("--qrels", "qrels", multiple=True, metavar="NAME=FILE",
-              help="Qrels of the run of the same NAME, or of every run when only one is given (repeatable).")
+@click.option("--qrels", "qrels", multiple=True, metavar="[NAME=]FILE",
+              help="Qrels of the run of the same NAME, or of every run when only one is given (repeatable; "
+                   "one --qrels needs no NAME).")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML or JSON file with [index], [collection], [run], [qrels] tables (and host, port).")
 @click.option("--host", default=None, help="Address to listen on [default: the config's, else 127.0.0.1 (loopback)].")

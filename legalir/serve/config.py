@@ -7,7 +7,8 @@ From the command line (repeatable)::
                               to offer bm25, dense and hybrid search under one name
     --collection NAME=DIR     a collection folder (documents by id, hit metadata and snippets)
     --run NAME=FILE           a TREC run for the run explorer
-    --qrels NAME=FILE         qrels: used by the run of the same NAME, or by every run when only one is given
+    --qrels [NAME=]FILE       qrels: used by the run of the same NAME, or by every run when only one is given
+                              (one --qrels needs no NAME)
 
 or from a TOML (``.toml``) or JSON file (``--config FILE``; relative paths are
 relative to the file), which may also say which qrels, topics and collection a run uses::
@@ -109,8 +110,12 @@ def from_options(cfg: Config, indexes: Iterable[str] = (), collections: Iterable
     for v in collections:
         name, p = split_pair(v, "--collection")
         _add(cfg.collections, name, _path(p, f"--collection {v}", None, is_dir=True), f"--collection {v}")
+    qrels = list(qrels)
     for v in qrels:
-        name, p = split_pair(v, "--qrels")
+        if "=" not in v and len(qrels) == 1:  # one qrels file needs no name: every run uses it
+            name, p = "qrels", v
+        else:
+            name, p = split_pair(v, "--qrels")
         _add(cfg.qrels, name, _path(p, f"--qrels {v}", None, is_dir=False), f"--qrels {v}")
     for v in runs:
         name, p = split_pair(v, "--run")
