@@ -254,11 +254,15 @@ def _queries(inp: pd.DataFrame) -> pd.DataFrame:
     return inp[cols].drop_duplicates("qid")
 
 
+def _empty_cell(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
 def _frame_topics(q: pd.DataFrame) -> dict[str, Topic]:
     """Topics of a queries frame: every column but ``qid`` and ``query`` is a metadata field (empty cells skipped)."""
     out: dict[str, Topic] = {}
     for rec in q.to_dict("records"):
-        meta = {k: v for k, v in rec.items() if k not in ("qid", "query") and v is not None and not pd.isna(v)}
+        meta = {k: v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)}
         out[str(rec["qid"])] = Topic(str(rec["qid"]), str(rec["query"]), meta)
     return out
 
