@@ -685,6 +685,9 @@ class Rerank(_pt.Transformer):
         an LLM judge.
     k : int, optional
         Rerank each topic's top ``k`` only (the rest follow, in their order); default: every result.
+    texts : path, optional
+        A collection folder or Lucene index to read document texts from when the input frame has no
+        ``text`` column (so ``bm25(index) >> cross_encoder(model, texts=index)`` needs no ``text=True``).
     name : str, optional
         Shown in experiment tables.
 
@@ -694,11 +697,13 @@ class Rerank(_pt.Transformer):
     >>> Rerank(LLMJudge(generator), k=20)  # doctest: +SKIP
     """
 
-    def __init__(self, scorer: Any, k: int | None = None, name: str | None = None):
+    def __init__(self, scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None,
+                 name: str | None = None):
         if k is not None and int(k) < 1:
             raise PtError(f"rerank depth k must be at least 1 (got {k})")
         self.scorer = scorer
         self.k = None if k is None else int(k)
+        self.texts = None if texts is None else Text(texts)
         self.name = name or type(scorer).__name__
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
@@ -724,8 +729,11 @@ class Rerank(_pt.Transformer):
         if len(inp) == 0:
             return inp.copy()
         if "text" not in inp.columns:
-            raise PtError("the reranker needs a 'text' column: retrieve with text=True (legalir.pt.bm25(index, "
-                          "text=True)) or put legalir.pt.text(collection_or_index) before it")
+            if self.texts is None:
+                raise PtError("the reranker needs a 'text' column: retrieve with text=True (legalir.pt.bm25(index, "
+                              "text=True)), put legalir.pt.text(collection_or_index) before it, or give the "
+                              "reranker texts=collection_or_index")
+            inp = self.texts.transform(inp)
         _need(inp, ("qid", "query", "docno", "score"), "a legalir reranker's input (results frame)")
         q = inp[["qid", "query"]].drop_duplicates("qid")
         run = frame_run(inp)
@@ -743,7 +751,7 @@ class Rerank(_pt.Transformer):
         return f"legalir.pt.Rerank({self.name}, k={self.k})"
 
 
-def reranker(scorer: Any, k: int | None = None) -> Rerank:
+def reranker(scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None) -> Rerank:
     """Any legalir scorer (cross-encoder, LLM judge) as a PyTerrier reranker; see :class:`Rerank`.
 
     Parameters
@@ -752,6 +760,8 @@ def reranker(scorer: Any, k: int | None = None) -> Rerank:
         ``score(queries, docs, *, keys, progress) -> list of float or None``.
     k : int, optional
         Depth reranked (default: every result).
+    texts : path, optional
+        Collection folder or Lucene index the texts come from when the frame has no ``text``.
 
     Returns
     -------
@@ -761,11 +771,12 @@ def reranker(scorer: Any, k: int | None = None) -> Rerank:
     --------
     >>> reranker(rerank.LLMJudge(gen, scale="graded"), k=20)  # doctest: +SKIP
     """
-    return Rerank(scorer, k=k)
+    return Rerank(scorer, k=k, texts=texts)
 
 
-def cross_encoder(model: str | os.PathLike, k: int | None = None, *, batch_size: int = 32,
-                  max_length: int | None = None, device: str | None = None, precision: str = "auto") -> Rerank:
+def cross_encoder(model: str | os.PathLike, k: int | None = None, *, texts: str | os.PathLike | None = None,
+                  batch_size: int = 32, max_length: int | None = None, device: str | None = None,
+                  precision: str = "auto") -> Rerank:
     """A cross-encoder reranker (:class:`legalir.search.rerank.CrossEncoderScorer`); the score is its logit.
 
     Parameters
@@ -775,6 +786,8 @@ def cross_encoder(model: str | os.PathLike, k: int | None = None, *, batch_size:
         name (from the local Hugging Face cache when offline).
     k : int, optional
         Depth reranked per topic (default: every result; ``bm25 % 100 >> cross_encoder(...)`` also cuts).
+    texts : path, optional
+        Collection folder or Lucene index the texts come from when the frame has no ``text`` column.
     batch_size, max_length, device, precision
         As :class:`~legalir.search.rerank.CrossEncoderScorer` (``precision``: ``auto``, ``fp32``, ``bf16``).
 
@@ -795,7 +808,7 @@ def cross_encoder(model: str | os.PathLike, k: int | None = None, *, batch_size:
 
     scorer = rerank.CrossEncoderScorer(str(model), max_length=max_length, batch_size=batch_size, device=device,
                                        precision=precision)
-    return Rerank(scorer, k=k, name=f"cross-encoder({Path(str(model)).name})")
+    return Rerank(scorer, k=k, texts=texts, name=f"cross-encoder({Path(str(model)).name})")
 
 
 # ------------------------------------------------------------------ Java

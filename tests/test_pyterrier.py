@@ -108,6 +108,9 @@ def test_experiment_bm25_against_cross_encoder(sample_index, sample_collection, 
     out = pipeline.transform(queries)
     assert len(out) == len(bm25.transform(queries)) and out["text"].notna().all()
     assert lpt.frame_run(out) == reranked
+    # the same without a text column: the reranker reads the texts from the index itself
+    plain = lpt.bm25(sample_index, k=10) >> lpt.cross_encoder(ce_dir, texts=sample_index, precision="fp32")
+    assert lpt.frame_run(plain.transform(queries)) == reranked
     assert not pt.java.started()
 
 
