@@ -24,7 +24,6 @@ that needs Terrier's own retrievers as well calls :func:`start_java` with
 """
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -39,8 +38,6 @@ except ImportError as _e:  # pragma: no cover - the extra is not installed
 
 from legalir import trec
 from legalir.trec import Run, Topic
-
-_log = logging.getLogger(__name__)
 
 DEFAULT_K = 1000
 
@@ -326,11 +323,12 @@ class Retrieve(_pt.Transformer):
         """
         if len(inp) == 0:
             return _empty_results(inp, ("text",) if self.texts else ())
+        from legalir.search.base import report_empty_results
+
         q = _queries(inp)
-        run = self.retriever.search(_frame_topics(q), self.k)
-        found = sorted(qid for qid in q["qid"].astype(str) if not run.get(qid))
-        if found:
-            _log.warning(f"warning: {len(found)} topic(s) retrieved no documents: {', '.join(found[:10])}")
+        topics = _frame_topics(q)
+        run = self.retriever.search(topics, self.k)
+        report_empty_results(run, topics)  # a topic that retrieved nothing has no rows: said, never hidden
         out = run_frame(run, q)
         return self.texts.transform(out) if self.texts is not None else out
 
@@ -500,9 +498,8 @@ class Hybrid(_pt.Transformer):
 
         if len(retrievers) < 2:
             raise PtError(f"hybrid needs at least two retrievers (got {len(retrievers)})")
-        if method not in fusion.METHODS:
-            raise fusion.FusionError(f"fusion method must be one of {', '.join(fusion.METHODS)}, got {method!r}")
-        fusion._weights([{}] * len(retrievers), weights)  # checked now, not after the first searches
+        # every parameter checked now, not after the first searches
+        fusion.fuse([{}] * len(retrievers), method=method, weights=weights, k=rrf_k, norm=norm, depth=depth)
         self.retrievers = list(retrievers)
         self.method, self.weights, self.rrf_k, self.norm, self.depth = method, weights, rrf_k, norm, depth
         self.k = k
