@@ -50,7 +50,7 @@ DEFAULT_ROOT = "collections"
 
 def root() -> Path:
     """The folder holding converted collections: ``$LEGALIR_COLLECTIONS``, else ``./collections``."""
-    return Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+    return Path(os.path.expanduser(os.environ.get(ROOT_ENV, "").strip() or DEFAULT_ROOT))
 
 
 def split_of(run_path: str | os.PathLike, topic_sets: Iterable[str]) -> str | None:

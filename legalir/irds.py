@@ -54,10 +54,9 @@ except ImportError as _e:  # pragma: no cover - the extra is not installed
 
 _log = logging.getLogger(__name__)
 
-#: environment variable naming the folder that holds converted collections
-ENV = "LEGALIR_COLLECTIONS"
-#: its default: the folder legalir's Makefile writes, relative to the working directory
-DEFAULT_ROOT = "collections"
+#: environment variable naming the folder that holds converted collections, and its default (the folder
+#: legalir's Makefile writes, relative to the working directory): legalir.collections' own
+from legalir.collections import DEFAULT_ROOT, ROOT_ENV as ENV  # noqa: E402
 PREFIX = "legalir"
 LANG = "en"
 
@@ -88,7 +87,9 @@ def collections_root() -> Path:
     >>> str(collections_root())
     '/data/collections'
     """
-    return Path(os.path.expanduser(os.environ.get(ENV, "").strip() or DEFAULT_ROOT))
+    from legalir import collections
+
+    return collections.root()  # the one rule (legalir.load and legalir report use it too)
 
 
 def _entries() -> dict[str, Any]:
@@ -144,7 +145,7 @@ def _converted_sets(entry) -> set[str]:
     try:
         m = collections.read_manifest(manifest.parent)
     except LegalirError as e:
-        _log.warning(f"warning: {ENV}: {e}")
+        _log.warning(f"{ENV}: {e}")
         return set()
     return set(m.get("topics") or {}) | set(m.get("qrels") or {})
 

@@ -14,7 +14,7 @@ import pytest
 pt = pytest.importorskip("pyterrier")
 
 from conftest import REPO, WAIT_S  # noqa: E402
-from legalir import collections, evaluate, trec  # noqa: E402
+from legalir import collections, evaluate, models, trec  # noqa: E402
 from legalir.datasets.base import Dataset, Document, Judgement, Topic  # noqa: E402
 from legalir.search import fusion  # noqa: E402
 from legalir.search import rerank as rr  # noqa: E402
@@ -38,7 +38,7 @@ def ce_dir(tmp_path_factory):
     from sentence_transformers import CrossEncoder
 
     torch.manual_seed(0)
-    ce = CrossEncoder(str(rr.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
     out = tmp_path_factory.mktemp("pt-ce") / "minilm-ce"
     ce.save(str(out))
     return out
