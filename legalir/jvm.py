@@ -64,7 +64,11 @@ def options() -> list[str]:
     heap = os.environ.get("LEGALIR_JVM_HEAP")
     # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
     # its temporary output (legalir.atomic) instead of exiting from inside Java
-    opts = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow"]
+    opts = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow",
+            # no Java noise on stderr: SLF4J's "Connected with provider" line, Lucene's MMapDirectory notice
+            # (legalir/resources/java-logging.properties); real warnings and errors still print
+            "-Dslf4j.internal.verbosity=WARN",
+            f"-Djava.util.logging.config.file={Path(__file__).resolve().parent / 'resources' / 'java-logging.properties'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
     return opts

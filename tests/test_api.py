@@ -218,6 +218,16 @@ def test_basic_config_sees_legalir_records(searcher):
     assert p.stdout.strip() == "['NullHandler']"  # importing the library attaches no handler of its own
 
 
+def test_no_java_noise_on_stderr(searcher, acord, tmp_path):
+    """SLF4J's provider line and Lucene's MMapDirectory notice are silenced; the command's own lines remain."""
+    cmd = [sys.executable, "-m", "legalir.cli", "search", str(searcher.sparse),
+           str(acord.path / "topics" / "test.jsonl"), str(tmp_path / "run.trec")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 0, p.stderr
+    assert "SLF4J" not in p.stderr and "MMapDirectory" not in p.stderr and "WARNING:" not in p.stderr, p.stderr
+    assert "BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr and "46350 lines for 57 topics" in p.stderr
+
+
 def test_report_takes_the_datasets_converted_qrels(run, acord, tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
