@@ -409,24 +409,14 @@ class Searcher:
     def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
                  b: float | None = None, encoder: str | None = None, device: str | None = None, threads: int = 1):
         from legalir.collections import Corpus
-        from legalir.index import collection_of, kind_of
+        from legalir.index import IndexPair, collection_of
 
         paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
-        if not paths:
-            raise ApiError("Searcher needs an index folder")
-        self.sparse: Path | None = None
-        self.dense: Path | None = None
-        parts: dict[str, list[str]] = {}
-        for p in paths:
-            kind, keys = kind_of(p)
-            if getattr(self, kind) is not None:
-                raise ApiError(f"two {'Lucene' if kind == 'sparse' else 'FAISS'} indexes ({getattr(self, kind)} "
-                               f"and {p}); give at most one of each kind")
-            setattr(self, kind, p)
-            parts[kind] = keys
-        self.partitions: list[str] = sorted(set(parts.get("sparse", [])) | set(parts.get("dense", [])))
-        self.methods: list[str] = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
-                                                   ("hybrid", self.sparse and self.dense)) if ok]
+        pair = IndexPair(paths)
+        self.sparse: Path | None = pair.sparse
+        self.dense: Path | None = pair.dense
+        self.partitions: list[str] = pair.partitions
+        self.methods: list[str] = pair.methods
         root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
         self.corpus: Corpus | None = Corpus(root) if root is not None else None
         self.partition_field: str | None = self.corpus.partition_field if self.corpus else None

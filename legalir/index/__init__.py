@@ -95,3 +95,47 @@ def collection_of(path: str | os.PathLike) -> Path | None:
 
 # `legalir.index(...)` is the public API function (legalir/_callable.py says why)
 make_callable(__name__, "index")
+
+
+class IndexPair:
+    """At most one Lucene and one FAISS index of the same collection: what one searcher or served name holds.
+
+    Parameters
+    ----------
+    paths : sequence of str or PathLike
+        One or two index folders (:func:`kind_of` tells their kinds).
+
+    Raises
+    ------
+    NotAnIndex
+        A folder that holds no index, two indexes of one kind, or a partitioned and an unpartitioned one.
+
+    Attributes
+    ----------
+    sparse, dense : pathlib.Path or None
+    sparse_parts, dense_parts : list of str
+        Partition keys of each (``[]`` when not partitioned).
+    methods : list of str
+        ``bm25``, ``dense``, ``hybrid`` as the indexes allow, in that order.
+    """
+
+    def __init__(self, paths) -> None:
+        self.sparse: Path | None = None
+        self.dense: Path | None = None
+        parts: dict[str, list[str]] = {}
+        for p in (Path(x) for x in paths):
+            kind, keys = kind_of(p)
+            if getattr(self, kind) is not None:
+                raise NotAnIndex(f"two {'Lucene' if kind == 'sparse' else 'FAISS'} indexes ({getattr(self, kind)} "
+                                 f"and {p}); give at most one of each kind")
+            setattr(self, kind, p)
+            parts[kind] = keys
+        if self.sparse is None and self.dense is None:
+            raise NotAnIndex("no index folder given")
+        if self.sparse and self.dense and bool(parts["sparse"]) != bool(parts["dense"]):
+            raise NotAnIndex(f"{self.sparse} and {self.dense} are not both partitioned")
+        self.sparse_parts: list[str] = parts.get("sparse", [])
+        self.dense_parts: list[str] = parts.get("dense", [])
+        self.partitions: list[str] = sorted(set(self.sparse_parts) | set(self.dense_parts))
+        self.methods: list[str] = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
+                                                   ("hybrid", self.sparse and self.dense)) if ok]

@@ -237,25 +237,18 @@ class IndexEntry:
 
     def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
                  lucene_threads: int = 1):
+        from legalir.index import IndexPair, NotAnIndex
+
         self.name = name
-        self.sparse: Path | None = None
-        self.dense: Path | None = None
-        parts: dict[str, list[str]] = {}
-        for d in dirs:
-            kind, keys = _kind(d)
-            if getattr(self, kind) is not None:
-                raise ConfigError(f"--index {name}: two {'Lucene' if kind == 'sparse' else 'FAISS'} indexes "
-                                  f"({getattr(self, kind)} and {d}); give one of each kind per name")
-            setattr(self, kind, d)
-            parts[kind] = keys
-        if self.sparse and self.dense and bool(parts["sparse"]) != bool(parts["dense"]):
-            raise ConfigError(f"--index {name}: {self.sparse} and {self.dense} are not both partitioned")
-        self.sparse_parts = parts.get("sparse", [])
-        self.dense_parts = parts.get("dense", [])
+        try:
+            pair = IndexPair(dirs)
+        except NotAnIndex as e:
+            raise ConfigError(f"--index {name}: {e}") from None
+        self.sparse, self.dense = pair.sparse, pair.dense
+        self.sparse_parts, self.dense_parts = pair.sparse_parts, pair.dense_parts
         self.partitioned = bool(self.sparse_parts or self.dense_parts)
-        self.partitions = sorted(set(self.sparse_parts) | set(self.dense_parts))
-        self.methods = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
-                                        ("hybrid", self.sparse and self.dense)) if ok]
+        self.partitions = pair.partitions
+        self.methods = pair.methods
         self.k1, self.b = k1, b
         self.lucene_threads = max(1, lucene_threads)
         self.device = device
