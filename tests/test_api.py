@@ -244,3 +244,21 @@ def test_report_takes_the_datasets_converted_qrels(run, acord, tmp_path):
     p = subprocess.run([*cmd, str(runs / "mine.trec"), "--split", "test"], capture_output=True, text=True, env=env,
                        timeout=WAIT_S)
     assert p.returncode == 0 and "50.2" in p.stdout
+
+
+def test_partitioned_index_routes_by_partition_or_topic_field(tmp_path):
+    from conftest import Jurisdictions
+
+    from legalir import collections
+
+    coll = tmp_path / "coll"
+    collections.write(Jurisdictions(tmp_path), coll, quiet=True)
+    ds = legalir.load(coll, split="test")
+    with legalir.index(ds, tmp_path / "idx") as s:
+        assert s.partitions == ["alaska", "new_york", "ohio"] and s.partition_field == "state"
+        hits = s.search("security deposit rule", k=5, partition="ohio")
+        assert {h.docid for h in hits} == {"oh-0", "oh-1", "oh-2"} and hits[0].fields["state"] == "ohio"
+        run = s.batch_search(ds, k=10)  # each question in its own state's index
+        assert set(run["q-ny"]) == {"ne-0", "ne-1", "ne-2"} and set(run["q-oh"]) == {"oh-0", "oh-1", "oh-2"}
+        with pytest.raises(LegalirError, match="one index per state"):
+            s.search("security deposit rule")

