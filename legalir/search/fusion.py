@@ -184,10 +184,18 @@ def params(params_file: str | os.PathLike | None = None, *, method: str | None =
 
 
 def fuse_files(run_paths: Sequence[str | os.PathLike], out: str | os.PathLike, params: Mapping, *,
-               depth: int | None = None, keep: int | None = None, tag: str = "fused") -> tuple[int, int]:
-    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`)."""
-    from legalir import trec
+               depth: int | None = None, keep: int | None = None, tag: str = "fused",
+               force: bool = False) -> tuple[int, int]:
+    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`).
+
+    One of ``run_paths`` may be ``-`` (standard input, read whole). ``out`` may not be one of the runs,
+    nor a file legalir did not write unless ``force`` (:func:`legalir.atomic.check_file`).
+    """
+    from legalir import atomic, trec
 
     trec.check_tag(tag)
+    if sum(str(r) == trec.STDIN for r in run_paths) > 1:
+        raise FusionError("standard input ('-') can be read once: give it as one run only")
+    atomic.check_file(out, run_paths, force=force)
     fused = fuse([trec.read_run(r) for r in run_paths], depth=depth, **params)
-    return trec.write_run(out, fused, tag=tag, depth=keep), len(fused)
+    return trec.write_run(out, fused, tag=tag, depth=keep, inputs=run_paths, force=force), len(fused)
