@@ -91,8 +91,8 @@ def _where(dataset: Dataset, item: Any) -> str:
     return f"{source}:{line}" if source and line else str(source or dataset.root)
 
 
-def _check_id(dataset: Dataset, value: Any, what: str, item: Any = None) -> None:
-    problem = id_problem(value)
+def _check_id(dataset: Dataset, value: Any, what: str, item: Any = None, topic: bool = False) -> None:
+    problem = trec.topic_id_message(value) if topic else id_problem(value)
     if problem:
         raise CollectionError(f"{_where(dataset, item)}: {dataset.name}: {what} id {value!r} {problem}; fix the "
                               f"published file, or map the ids in the dataset module (legalir writes only ids it "
@@ -200,7 +200,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
     for set_name, topics in dataset.topic_sets().items():
         topics = list(topics)
         for n, t in enumerate(topics, 1):
-            _check_id(dataset, t.qid, f"topic set {set_name!r}, topic #{n}:")
+            _check_id(dataset, t.qid, f"topic set {set_name!r}, topic #{n}:", topic=True)
             if not isinstance(t.text, str):
                 raise CollectionError(f"{dataset.root}: {dataset.name}: topic set {set_name!r}, topic {t.qid!r}: its "
                                       f"text is {trec.json_type(t.text)}; expected a string")
@@ -221,7 +221,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         first: dict[tuple[str, str], Judgement] = {}
         repeated: list[str] = []
         for n, j in enumerate(judgements, 1):
-            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j)
+            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
             _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
             if isinstance(j.relevance, bool) or not isinstance(j.relevance, int):
                 raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r}: grade of topic "
@@ -302,7 +302,12 @@ def corpus_dirs(collection_dir: str | os.PathLike) -> dict[str, Path]:
 
 
 def iter_documents(collection_dir: str | os.PathLike, partition: str | None = None) -> Iterable[dict]:
-    """Stream the collection's JSONL records (optionally one partition)."""
+    """Stream the collection's JSONL records (optionally one partition).
+
+    Every record is checked where it enters (a collection written by hand, or edited): ``id`` must be
+    an id a run can hold (:func:`id_problem`) and ``contents`` a string; otherwise a
+    :class:`CollectionError` names the file and the line.
+    """
     dirs = corpus_dirs(collection_dir)
     keys = [partition] if partition is not None else sorted(dirs)
     for key in keys:
@@ -310,7 +315,16 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
         from legalir.trec import iter_jsonl
 
-        for _, rec in iter_jsonl(dirs[key] / "docs.jsonl"):
+        path = dirs[key] / "docs.jsonl"
+        for n, rec in iter_jsonl(path):
+            docid = rec.get("id")
+            if not isinstance(docid, str) or trec.id_message(docid):
+                problem = id_problem(docid) or "is not an id"
+                raise CollectionError(f"{path}:{n}: document id {docid!r} {problem}; give each document a one-word "
+                                      f"id (convert the dataset again with `legalir convert`)")
+            if not isinstance(rec.get("contents"), str):
+                raise CollectionError(f"{path}:{n}: field 'contents' is {trec.json_type(rec.get('contents'))}; "
+                                      f"expected a string")
             yield rec
 
 

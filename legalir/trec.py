@@ -153,12 +153,21 @@ def id_message(value: Any) -> str | None:
     return id_problem(value)
 
 
+def topic_id_message(qid: Any) -> str | None:
+    """:func:`id_message` for a topic id, which also may not start with ``#``: it stands first on its run and
+    qrels lines, and readers (trec_eval 10's too) skip a line starting with ``#`` as a comment."""
+    problem = id_message(qid)
+    if problem is None and qid.startswith("#"):
+        return "starts with '#', which run and qrels readers take for a comment line"
+    return problem
+
+
 def _check_run_ids(path, qid: Any, docs: Iterable[Any]) -> None:
     """Refuse (:class:`IdError`) a topic id or document id that the run at ``path`` could not hold."""
     docs = list(docs)
-    if isinstance(qid, str) and _ids_ok([qid, *docs]):
+    if isinstance(qid, str) and _ids_ok([qid, *docs]) and not qid.startswith("#"):
         return
-    problem = id_message(qid)
+    problem = topic_id_message(qid)
     if problem:
         raise IdError(f"{path}: topic id {qid!r} {problem}; legalir writes only runs it can read back: give "
                       f"the topic a one-word id")
@@ -260,13 +269,16 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
 
 def _check_topic(path, t: Topic) -> None:
     """Refuse (:class:`IdError`) a topic that :func:`read_topics` could not read back."""
-    problem = id_message(t.qid)
+    problem = topic_id_message(t.qid)
     if problem:
         raise IdError(f"{path}: topic id {t.qid!r} {problem}; legalir writes only topics it can read back: give "
                       f"the topic a one-word id")
     if not isinstance(t.text, str) or not t.text.strip():
-        raise IdError(f"{path}: topic {t.qid!r}: query text is {json_type(t.text) if not isinstance(t.text, str) else 'empty'}; "
-                      f"expected a non-empty string")
+        raise IdError(f"{path}: topic {t.qid!r}: query text is "
+                      f"{json_type(t.text) if not isinstance(t.text, str) else 'empty'}; expected a non-empty string")
+    clash = [k for k in t.fields if k in ("qid", "text")]
+    if clash:
+        raise IdError(f"{path}: topic {t.qid!r}: metadata field(s) {clash} would replace the topic's own; rename them")
 
 
 def write_topics(path: str | os.PathLike, topics: Iterable[Topic], *, inputs: Iterable = (),
@@ -349,7 +361,7 @@ def read_topics(path: str | os.PathLike, data: bytes | None = None) -> dict[str,
         qid = qid.strip()
         if not qid:
             raise FormatError(where, n, "empty topic id")
-        problem = id_message(qid)
+        problem = topic_id_message(qid)
         if problem:
             raise FormatError(where, n, f"topic id {qid!r} {problem}: give the topic a one-word id (e.g. {'_'.join(qid.split()) or 'q1'!r})")
         if not text.strip():
