@@ -211,6 +211,10 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         blank = [t.qid for t in topics if not t.text.strip()]
         if blank:
             raise CollectionError(f"{dataset.name}: topic set {set_name!r} has empty query text for {blank[:SHOW]}")
+        nul = [t.qid for t in topics if "\x00" in t.text]
+        if nul:
+            raise CollectionError(f"{dataset.root}: {dataset.name}: topic set {set_name!r}: the query text of "
+                                  f"{nul[:SHOW]} holds a NUL character, which a topics file cannot hold")
         trec.write_topics(tmp / "topics" / f"{set_name}.tsv", topics)
         trec.write_topics_jsonl(tmp / "topics" / f"{set_name}.jsonl", topics)
         topic_counts[set_name] = len(topics)

@@ -267,9 +267,12 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
 # ---------------------------------------------------------------- topics
 
 
-def _check_topic(path, t: Topic) -> None:
-    """Refuse (:class:`IdError`) a topic that :func:`read_topics` could not read back."""
+def _check_topic(path, t: Topic, seen: set[str]) -> None:
+    """Refuse (:class:`IdError`) a topic that :func:`read_topics` could not read back (``seen``: the ids so far)."""
     problem = topic_id_message(t.qid)
+    if problem is None and t.qid in seen:
+        problem = "is given twice"
+    seen.add(t.qid)
     if problem:
         raise IdError(f"{path}: topic id {t.qid!r} {problem}; legalir writes only topics it can read back: give "
                       f"the topic a one-word id")
@@ -291,10 +294,15 @@ def write_topics(path: str | os.PathLike, topics: Iterable[Topic], *, inputs: It
     from legalir import atomic
 
     n = 0
+    seen: set[str] = set()
     with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for t in topics:
-            _check_topic(path, t)
-            f.write(f"{t.qid}\t{clean_text(t.text)}\n")
+            _check_topic(path, t, seen)
+            text = clean_text(t.text)
+            if not text or "\x00" in text:
+                why = "is empty once on one line" if not text else "holds a NUL character, which a text file cannot hold"
+                raise IdError(f"{path}: topic {t.qid!r}: query text {why}")
+            f.write(f"{t.qid}\t{text}\n")
             n += 1
     return n
 
@@ -308,9 +316,10 @@ def write_topics_jsonl(path: str | os.PathLike, topics: Iterable[Topic], *, inpu
     from legalir import atomic
 
     n = 0
+    seen: set[str] = set()
     with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for t in topics:
-            _check_topic(path, t)
+            _check_topic(path, t, seen)
             rec = {"qid": t.qid, "text": t.text, **dict(t.fields)}
             f.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
             n += 1
@@ -651,7 +660,8 @@ def write_run(
     half-written run, and under its output rule: never onto one of ``inputs``,
     never over a file legalir did not write unless ``force``
     (:func:`legalir.atomic.check_file`). What :func:`read_run` could not read
-    back is refused (:class:`IdError`): an id with whitespace or empty, a NaN score.
+    back is refused (:class:`IdError`): an id with whitespace or empty, a NaN score,
+    a run without a single line.
     """
     return write_run_stream(path, ((q, run[q]) for q in sorted(run)), tag=tag, depth=depth, precision=precision,
                             inputs=inputs, force=force)
@@ -692,6 +702,9 @@ def write_run_stream(
             f.write("".join([f"{qid} Q0 {docid} {rank} {score:.{precision}f} {tag}\n"
                              for rank, (docid, score) in enumerate(ranked, 1)]))
             n += len(ranked)
+        if n == 0:
+            raise IdError(f"{path}: no document for any topic; an empty run cannot be read back (legalir eval and "
+                          f"trec_eval refuse it): nothing written")
     return n
 
 
