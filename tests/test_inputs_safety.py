@@ -249,3 +249,17 @@ def test_a_pair_graded_twice_in_published_qrels_names_file_and_lines(tmp_path):
     code, out = cli("convert", "sample", "--data-dir", tmp_path / "data", "--out", tmp_path / "c", "--quiet")
     assert code == 2
     assert f"{qrels}:{n_first + 1}:" in out and f"first on {qrels}:{n_first}" in out and "different grades" in out
+
+
+def test_force_is_one_shared_option_on_every_command_writing_a_named_file():
+    from legalir import commands
+
+    writers = {"search", "search-dense", "rank-pool", "fuse", "tune-fusion", "maxp", "convert-run", "chunk", "expand",
+               "rerank", "qa", "report"}
+    helps = {}
+    for c in commands.all_commands():
+        opts = [p for p in c.params if "--force" in getattr(p, "opts", ())]
+        if opts and c.name != "download":  # download's --force: fetch again (its own, older meaning)
+            helps[c.name] = opts[0].help
+    assert set(helps) == writers
+    assert len(set(helps.values())) == 1 and "never written onto one of the command's inputs" in next(iter(helps.values()))
