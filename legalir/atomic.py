@@ -38,6 +38,31 @@ every file fsynced, then published in one rename. Rules:
   next build publishes, then removed; older ones are removed at once. Other
   outputs are replaced by an atomic exchange (``renameat2(RENAME_EXCHANGE)``,
   two renames where the kernel lacks it) and the old copy removed.
+
+Output files (:func:`check_file`; :func:`open_file` with ``output=True``, which
+every writer of a file a user names uses: runs, topics, qrels, fusion
+settings, reports). The same two rules as folders, for files:
+
+* **Never write onto an input.** A command's output file may not be one of
+  its own inputs: same resolved path (links followed) or same file (device
+  and inode: a hard link). Refused even with ``--force``: the input would be
+  gone before it was read whole. The command line names a command's inputs
+  once (:func:`command`, set by the shared ``--force`` option from the
+  command's existing-path arguments); library functions pass ``inputs=``.
+* **Never replace a file legalir did not write.** An existing file is
+  replaced only when it is empty, or legalir wrote it and it is unchanged
+  since; anything else (a user's ``notes.txt``, a run a user edited) needs
+  ``force=True`` (``--force``). How a file is known to be legalir's, without
+  changing any format a user reads (a TREC run stays a plain TREC run): each
+  folder holding output files has a small registry, ``.legalir-files.json``
+  (name -> size and modification time, in nanoseconds, of the file as legalir
+  published it), updated under a lock after every publish. A file is
+  legalir's while its size and time match its entry, so an edit, a copy over
+  it or a file put there by hand makes it the user's again. Files written
+  before registries existed are recognised by their content (``legacy=``,
+  e.g. a run in exactly the shape and tag legalir writes). Files inside a
+  folder that legalir builds (``NAME.tmp-PID``) or a marked legalir folder
+  are governed by that folder's marker, not by a registry.
 """
 from __future__ import annotations
 
@@ -52,12 +77,16 @@ import re
 import shutil
 import signal
 import threading
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from legalir.errors import LegalirError
 
 MARKER = ".legalir-output.json"
+#: registry of the output files legalir wrote in a folder (see the module doc)
+REGISTRY = ".legalir-files.json"
 _TMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-z]+)?$")
 _VERSION = re.compile(r"\.v(\d+)$")
 
@@ -164,14 +193,254 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# ------------------------------------------------------------------ output files: the rule
+@dataclass(frozen=True)
+class Command:
+    """What the running command reads (``inputs``) and whether ``--force`` was given."""
+
+    inputs: tuple[str, ...] = ()
+    force: bool = False
+
+
+_command: ContextVar[Command | None] = ContextVar("legalir_command", default=None)
+
+
+@contextlib.contextmanager
+def command(inputs: Iterable[str | os.PathLike] = (), force: bool = False) -> Iterator[Command]:
+    """Name the inputs of the command running inside the block (and its ``--force``).
+
+    Every output file checked inside (:func:`check_file`) is refused when it is one of
+    ``inputs``; ``force`` lets it replace a file legalir did not write.
+
+    Parameters
+    ----------
+    inputs : iterable of path
+        Files and folders the command reads (``-``, standard input, is skipped).
+    force : bool
+        The command's ``--force``.
+
+    Yields
+    ------
+    Command
+        The context now in force.
+    """
+    cmd = Command(tuple(str(p) for p in inputs if p is not None and str(p) != "-"), bool(force))
+    token = _command.set(cmd)
+    try:
+        yield cmd
+    finally:
+        _command.reset(token)
+
+
+def _same_file(a: Path, b: str | os.PathLike) -> bool:
+    """Whether path ``a`` and input ``b`` name the same file: resolved path, or device and inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _in_build(p: Path) -> bool:
+    """Whether ``p`` lies in a folder legalir is building (``NAME.tmp-PID``): its marker governs it."""
+    return any(_TMP.search(part) for part in p.parent.parts)
+
+
+def _registry_lookup(p: Path) -> dict | None:
+    try:
+        with open(p.parent / REGISTRY, encoding="utf-8") as f:
+            doc = json.load(f)
+        entry = doc["files"][p.name]
+        return entry if isinstance(entry, dict) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None) -> bool:
+    """Whether the file ``path`` is one legalir wrote and nobody changed since (see the module doc).
+
+    Parameters
+    ----------
+    path : path
+        An existing file.
+    legacy : callable, optional
+        Recognises by its content a file written before registries existed [default:
+        :func:`legalir_run`].
+
+    Returns
+    -------
+    bool
+    """
+    p = Path(path)
+    marker = read_marker(p.parent)
+    if marker is not None and _ours(p.name, marker):
+        return True
+    entry = _registry_lookup(p)
+    if entry is not None:
+        try:
+            st = p.stat()
+        except OSError:
+            return False
+        if entry.get("size") == st.st_size and entry.get("mtime_ns") == st.st_mtime_ns:
+            return True
+    return bool((legacy or legalir_run)(p))
+
+
+_RUN_START = re.compile(rb"[^\s]+ Q0 [^\s]+ [0-9]+ -?(?:[0-9]+\.[0-9]{6}|inf) ([^\s]+)\n")
+
+
+def legalir_run(path: str | os.PathLike, limit: int = 1 << 30) -> bool:
+    """Whether ``path`` is a TREC run in exactly the shape legalir writes: every line
+    ``qid Q0 docid rank score tag`` separated by one space, the score with six decimals, one tag.
+
+    The recognition of runs written before output registries existed (``legacy``); a file over
+    ``limit`` bytes is not read (it counts as the user's).
+
+    Parameters
+    ----------
+    path : path
+    limit : int
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        if os.path.getsize(path) > limit:
+            return False
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    first = _RUN_START.match(data)
+    if first is None:
+        return False
+    line = _RUN_START.pattern[:-len(rb"([^\s]+)\n")] + re.escape(first.group(1)) + rb"\n"
+    return re.fullmatch(rb"(?:" + line + rb")+", data) is not None
+
+
+def check_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), *, force: bool = False,
+               legacy: Callable[[Path], bool] | None = None) -> None:
+    """Refuse (:class:`OutputError`, exit status 2) to write the output file ``path`` where the rule forbids.
+
+    The rule (module doc): never onto an input of the command (``inputs``, and those named by the
+    running :func:`command`), even with ``force``; never over an existing file legalir did not write
+    (:func:`written_by_legalir`) unless ``force`` (or the running command's ``--force``); never over
+    a folder. An empty file may always be replaced.
+
+    Parameters
+    ----------
+    path : path
+        The output file.
+    inputs : iterable of path
+        What the caller reads (``-`` is skipped).
+    force : bool
+        Replace an existing file legalir did not write.
+    legacy : callable, optional
+        Recognises a file legalir wrote before registries existed, by its content [default:
+        :func:`legalir_run`].
+
+    Raises
+    ------
+    OutputError
+        With the file, what is wrong and what to do.
+    """
+    p = Path(path)
+    if str(p) == "-":
+        return
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    cmd = _command.get() or Command()
+    every = [*(str(i) for i in inputs if i is not None and str(i) != "-"), *cmd.inputs]
+    for i in every:
+        if _same_file(target, i):
+            shown = f" (as {i})" if os.path.realpath(i) != os.path.realpath(p) or str(i) != str(p) else ""
+            raise OutputError(f"{p}: is also an input of this command{shown}; legalir never writes onto its own "
+                              f"input (it would be lost before it was read): name another output file")
+    if target.is_dir():
+        raise OutputError(f"{p}: is a folder; name a file to write")
+    if _in_build(target):
+        return
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return
+    if st.st_size == 0 or force or cmd.force:
+        return
+    if not written_by_legalir(target, legacy):
+        raise OutputError(f"{p}: exists and legalir did not write it (or it changed since); legalir never "
+                          f"replaces a file it did not write: pass --force to replace it, or name another file")
+
+
+def _remember(p: Path) -> None:
+    """Record ``p`` (just published) in its folder's registry; prune entries of files gone."""
+    if _in_build(p) or read_marker(p.parent) is not None:
+        return
+    reg = p.parent / REGISTRY
+    try:
+        st = p.stat()
+        fd = os.open(reg, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a folder we may write files into but not this one: the file stays the user's to judge
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # writers of other files in the folder wait a moment, never fail
+        raw = b""
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            raw += chunk
+        try:
+            doc = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+            files = doc.get("files") if isinstance(doc, dict) else None
+            files = files if isinstance(files, dict) else {}
+        except ValueError:
+            files = {}  # a registry cut short by a kill: its files count as the user's (the safe side)
+        files = {n: e for n, e in files.items() if n != p.name and (p.parent / n).exists()}
+        files[p.name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        out = json.dumps({"about": "files legalir wrote here (a file changed since is the user's again)",
+                          "files": dict(sorted(files.items()))}, indent=1).encode("utf-8") + b"\n"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, out, 0)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 # ------------------------------------------------------------------ files
 @contextlib.contextmanager
 def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
-              newline: str | None = None) -> Iterator[IO[Any]]:
-    """Open ``path`` for writing under a temporary name; it replaces ``path`` when the block completes."""
+              newline: str | None = None, output: bool = False, inputs: Iterable[str | os.PathLike] = (),
+              force: bool = False, legacy: Callable[[Path], bool] | None = None) -> Iterator[IO[Any]]:
+    """Open ``path`` for writing under a temporary name; it replaces ``path`` when the block completes.
+
+    Parameters
+    ----------
+    path : path
+        The file to write (written through a symbolic link to a file, as editors do).
+    mode : {"w", "wb"}
+        Text or bytes.
+    encoding, newline : str, optional
+        As :func:`open` takes them (text mode).
+    output : bool
+        ``path`` is a file the user named (a run, topics, a report): the output rule applies
+        (:func:`check_file` with ``inputs``, ``force`` and ``legacy``) and the published file is
+        recorded as legalir's. False: a file inside legalir's own folders or caches.
+    inputs, force, legacy
+        See :func:`check_file`.
+
+    Yields
+    ------
+    file object
+        Open on the temporary file.
+    """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic.open_file writes whole files (mode 'w' or 'wb'), got {mode!r}")
     p = Path(path)
+    if output:
+        check_file(p, inputs, force=force, legacy=legacy)
     if p.is_symlink():
         p = Path(os.path.realpath(p))  # write through a user's link to a file, as editors do
     if p.is_dir():
@@ -195,10 +464,13 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
                 os.unlink(tmp)
             raise
     _fsync_dir(p.parent)
+    if output:
+        _remember(p)
 
 
-def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    with open_file(path, "w", encoding=encoding) as f:
+def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8", **rule: Any) -> None:
+    """``text`` written atomically; ``rule``: :func:`open_file`'s ``output``, ``inputs``, ``force``."""
+    with open_file(path, "w", encoding=encoding, **rule) as f:
         f.write(text)
 
 
@@ -208,9 +480,10 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2, sort_keys: bool = True,
-               ensure_ascii: bool = False) -> None:
-    """``obj`` as JSON (plus a final newline), atomically."""
-    with open_file(path) as f:
+               ensure_ascii: bool = False, **rule: Any) -> None:
+    """``obj`` as JSON (plus a final newline), atomically; ``rule``: :func:`open_file`'s ``output``, ``inputs``,
+    ``force``."""
+    with open_file(path, **rule) as f:
         json.dump(obj, f, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
         f.write("\n")
 

@@ -448,7 +448,7 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
     if dst.suffix == ".jsonl":
         from legalir import atomic
 
-        with atomic.open_file(dst) as f:
+        with atomic.open_file(dst, output=True, inputs=[src]) as f:
             for rec in passages:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     else:

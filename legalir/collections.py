@@ -89,7 +89,9 @@ def id_problem(value: Any) -> str | None:
 
     TREC files are whitespace-separated columns, so an id must be a non-empty
     string without whitespace or control characters. A missing (null) id is
-    refused rather than written as the word ``None``.
+    refused rather than written as the word ``None``. The one id rule: topic
+    readers and run, topics and qrels writers apply it too
+    (:func:`legalir.trec.id_message`, the same test at C speed).
     """
     if value is None:
         return "is missing (null)"
@@ -102,11 +104,18 @@ def id_problem(value: Any) -> str | None:
     return None
 
 
-def _check_id(dataset: Dataset, value: Any, what: str) -> None:
-    problem = id_problem(value)
+def _where(dataset: Dataset, item: Any) -> str:
+    """``file:line`` of a published document or judgement when its reader recorded it, else the dataset folder."""
+    source, line = getattr(item, "source", None), getattr(item, "line", None)
+    return f"{source}:{line}" if source and line else str(source or dataset.root)
+
+
+def _check_id(dataset: Dataset, value: Any, what: str, item: Any = None, topic: bool = False) -> None:
+    problem = trec.topic_id_message(value) if topic else id_problem(value)
     if problem:
-        raise CollectionError(f"{dataset.root}: {dataset.name}: {what} id {value!r} {problem}; fix the published "
-                              f"file, or map the ids in the dataset module (legalir writes only ids it can read back)")
+        raise CollectionError(f"{_where(dataset, item)}: {dataset.name}: {what} id {value!r} {problem}; fix the "
+                              f"published file, or map the ids in the dataset module (legalir writes only ids it "
+                              f"can read back)")
 
 
 def is_collection(path: Path) -> bool:
@@ -161,12 +170,15 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         for doc in tqdm(dataset.documents(), desc=f"{dataset.name}: documents", unit=" docs",
                         disable=quiet, mininterval=1.0, file=sys.stderr):
             docs_in += 1
-            _check_id(dataset, doc.id, f"document #{docs_in}:")
+            _check_id(dataset, doc.id, f"document #{docs_in}:", doc)
+            if not isinstance(doc.contents, str):
+                raise CollectionError(f"{_where(dataset, doc)}: {dataset.name}: document {doc.id!r}: its text is "
+                                      f"{trec.json_type(doc.contents)}; expected a string")
             if doc.id in seen:
                 duplicates.append(doc.id)
                 continue
             seen.add(doc.id)
-            if not str(doc.contents).strip():
+            if not doc.contents.strip():
                 empty.append(doc.id)
                 continue
             clash = [k for k in doc.fields if k in RESERVED]
@@ -207,7 +219,10 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
     for set_name, topics in dataset.topic_sets().items():
         topics = list(topics)
         for n, t in enumerate(topics, 1):
-            _check_id(dataset, t.qid, f"topic set {set_name!r}, topic #{n}:")
+            _check_id(dataset, t.qid, f"topic set {set_name!r}, topic #{n}:", topic=True)
+            if not isinstance(t.text, str):
+                raise CollectionError(f"{dataset.root}: {dataset.name}: topic set {set_name!r}, topic {t.qid!r}: its "
+                                      f"text is {trec.json_type(t.text)}; expected a string")
         ids = Counter(t.qid for t in topics)
         dup = [q for q, c in ids.items() if c > 1]
         if dup:
@@ -215,6 +230,10 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
         blank = [t.qid for t in topics if not t.text.strip()]
         if blank:
             raise CollectionError(f"{dataset.name}: topic set {set_name!r} has empty query text for {blank[:SHOW]}")
+        nul = [t.qid for t in topics if "\x00" in t.text]
+        if nul:
+            raise CollectionError(f"{dataset.root}: {dataset.name}: topic set {set_name!r}: the query text of "
+                                  f"{nul[:SHOW]} holds a NUL character, which a topics file cannot hold")
         trec.write_topics(tmp / "topics" / f"{set_name}.tsv", topics)
         trec.write_topics_jsonl(tmp / "topics" / f"{set_name}.jsonl", topics)
         topic_counts[set_name] = len(topics)
@@ -222,16 +241,26 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
     qrels_counts, missing_docs, repeated_judgements = {}, {}, {}
     for set_name, judgements in dataset.qrels_sets().items():
         qrels: dict[str, dict[str, int]] = {}
+        first: dict[tuple[str, str], Judgement] = {}
         repeated: list[str] = []
         for n, j in enumerate(judgements, 1):
-            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic")
-            _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document")
+            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
+            _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
+            if isinstance(j.relevance, bool) or not isinstance(j.relevance, int):
+                raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r}: grade of topic "
+                                      f"{j.qid!r}, document {j.docid!r} is {trec.json_type(j.relevance)} "
+                                      f"({j.relevance!r}); expected an integer")
             docs = qrels.setdefault(j.qid, {})
             if j.docid in docs:
+                before = first[(j.qid, j.docid)]
                 if docs[j.docid] != j.relevance:
-                    raise CollectionError(f"{dataset.name}: qrels {set_name!r} judge topic {j.qid!r}, "
-                                          f"document {j.docid!r} twice with different grades")
+                    also = f" (first on {_where(dataset, before)})" if getattr(before, "source", None) else ""
+                    raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r} judge topic "
+                                          f"{j.qid!r}, document {j.docid!r} twice with different grades "
+                                          f"({docs[j.docid]}{also}, {j.relevance} here); keep one judgement")
                 repeated.append(f"{j.qid}/{j.docid}")
+            else:
+                first[(j.qid, j.docid)] = j
             docs[j.docid] = int(j.relevance)
         if repeated:
             repeated_judgements[set_name] = len(repeated)
@@ -296,7 +325,12 @@ def corpus_dirs(collection_dir: str | os.PathLike) -> dict[str, Path]:
 
 
 def iter_documents(collection_dir: str | os.PathLike, partition: str | None = None) -> Iterable[dict]:
-    """Stream the collection's JSONL records (optionally one partition)."""
+    """Stream the collection's JSONL records (optionally one partition).
+
+    Every record is checked where it enters (a collection written by hand, or edited): ``id`` must be
+    an id a run can hold (:func:`id_problem`) and ``contents`` a string; otherwise a
+    :class:`CollectionError` names the file and the line.
+    """
     dirs = corpus_dirs(collection_dir)
     keys = [partition] if partition is not None else sorted(dirs)
     for key in keys:
@@ -304,7 +338,16 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
         from legalir.trec import iter_jsonl
 
-        for _, rec in iter_jsonl(dirs[key] / "docs.jsonl"):
+        path = dirs[key] / "docs.jsonl"
+        for n, rec in iter_jsonl(path):
+            docid = rec.get("id")
+            if not isinstance(docid, str) or trec.id_message(docid):
+                problem = id_problem(docid) or "is not an id"
+                raise CollectionError(f"{path}:{n}: document id {docid!r} {problem}; give each document a one-word "
+                                      f"id (convert the dataset again with `legalir convert`)")
+            if not isinstance(rec.get("contents"), str):
+                raise CollectionError(f"{path}:{n}: field 'contents' is {trec.json_type(rec.get('contents'))}; "
+                                      f"expected a string")
             yield rec
 
 

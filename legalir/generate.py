@@ -565,7 +565,7 @@ def write_generations(path: str | os.PathLike, requests: Sequence[Request], text
     """Save generations in the precomputed backend's format (atomic); returns the count."""
     from legalir import atomic
 
-    with atomic.open_file(path) as f:
+    with atomic.open_file(path, output=True) as f:
         for r, t in zip(requests, texts):
             rec = {"qid": r.qid if r.qid is not None else r.key, "text": t}
             if r.docid is not None:

@@ -516,7 +516,7 @@ def write_outputs(records: Sequence[dict], result: Mapping, predictions: str | o
 
     from legalir import atomic
 
-    with atomic.open_file(predictions) as f:
+    with atomic.open_file(predictions, output=True) as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     save_json(result, results_path)

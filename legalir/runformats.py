@@ -130,19 +130,20 @@ def read_crumb_run(path: str | os.PathLike, *, decode_ids: bool = False, data: b
 
 
 def write_crumb_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], *,
-                    depth: int | None = None, decode_ids: bool = True) -> int:
+                    depth: int | None = None, decode_ids: bool = True, inputs=(), force: bool = False) -> int:
     """Write a CRUMB JSONL run; returns the number of items written.
 
     Queries in sorted order, items in trec_eval's order (score descending,
     ties by id descending), each item with its ``score``, plus the
     ``item_scores`` list. Ids written by :func:`trec_id` are decoded back to
-    the original ids (``decode_ids``). Written to a temporary name, then renamed.
+    the original ids (``decode_ids``). Written to a temporary name, then renamed,
+    under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`).
     """
     from legalir import atomic
 
     n = 0
     dec = original_id if decode_ids else str
-    with atomic.open_file(path) as f:
+    with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for qid in sorted(run):
             ranked = trec.ranking({d: float(s) for d, s in run[qid].items()})
             if depth is not None:
@@ -180,11 +181,17 @@ def read_any_run(path: str | os.PathLike) -> Run:
 
 
 def convert_run(src: str | os.PathLike, dst: str | os.PathLike, to: str, *, tag: str = "legalir",
-                depth: int | None = None) -> int:
-    """Convert a run between TREC and CRUMB JSONL (the input format is sniffed); returns lines/items written."""
+                depth: int | None = None, force: bool = False) -> int:
+    """Convert a run between TREC and CRUMB JSONL (the input format is sniffed); returns lines/items written.
+
+    ``dst`` may not be ``src``, nor a file legalir did not write unless ``force``
+    (:func:`legalir.atomic.check_file`)."""
+    from legalir import atomic
+
     if to not in FORMATS:
         raise ValueError(f"unknown run format {to!r}; known: {', '.join(FORMATS)}")
+    atomic.check_file(dst, [src], force=force)
     run = read_any_run(src)
     if to == "trec":
-        return trec.write_run(dst, run, tag=tag, depth=depth)
-    return write_crumb_run(dst, run, depth=depth)
+        return trec.write_run(dst, run, tag=tag, depth=depth, inputs=[src], force=force)
+    return write_crumb_run(dst, run, depth=depth, inputs=[src], force=force)

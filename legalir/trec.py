@@ -112,6 +112,72 @@ class Topic:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
+class IdError(LegalirError, ValueError):
+    """An id (topic, document, run tag) that a TREC file cannot hold, refused where it enters."""
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value's type reads in a message: ``a string``, ``a list``, ``an object``, ``null``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _ids_ok(ids: Iterable[str]) -> bool:
+    """Whether every id of ``ids`` may stand in a TREC file (:func:`legalir.collections.id_problem`'s
+    rule, checked at C speed: non-empty strings, printable, no space)."""
+    ids = list(ids)
+    try:
+        joined = "".join(ids)
+    except TypeError:
+        return False
+    return joined.isprintable() and " " not in joined and "" not in ids
+
+
+def id_message(value: Any) -> str | None:
+    """Why ``value`` cannot be an id of a TREC file (:func:`legalir.collections.id_problem`), or None."""
+    if isinstance(value, str) and _ids_ok([value]):
+        return None
+    from legalir.collections import id_problem
+
+    return id_problem(value)
+
+
+def topic_id_message(qid: Any) -> str | None:
+    """:func:`id_message` for a topic id, which also may not start with ``#``: it stands first on its run and
+    qrels lines, and readers (trec_eval 10's too) skip a line starting with ``#`` as a comment."""
+    problem = id_message(qid)
+    if problem is None and qid.startswith("#"):
+        return "starts with '#', which run and qrels readers take for a comment line"
+    return problem
+
+
+def _check_run_ids(path, qid: Any, docs: Iterable[Any]) -> None:
+    """Refuse (:class:`IdError`) a topic id or document id that the run at ``path`` could not hold."""
+    docs = list(docs)
+    if isinstance(qid, str) and _ids_ok([qid, *docs]) and not qid.startswith("#"):
+        return
+    problem = topic_id_message(qid)
+    if problem:
+        raise IdError(f"{path}: topic id {qid!r} {problem}; legalir writes only runs it can read back: give "
+                      f"the topic a one-word id")
+    for d in docs:
+        problem = id_message(d)
+        if problem:
+            raise IdError(f"{path}: document id {d!r} of topic {qid!r} {problem}; legalir writes only runs it can "
+                          f"read back: map the ids to one-word ids (e.g. legalir.runformats.trec_id)")
+
+
 def clean_text(text: str) -> str:
     """One line of text: tabs, newlines and runs of spaces become one space."""
     return " ".join(str(text).split())
@@ -201,74 +267,143 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
 # ---------------------------------------------------------------- topics
 
 
-def write_topics(path: str | os.PathLike, topics: Iterable[Topic]) -> int:
-    """Write ``qid<TAB>text`` (Pyserini's TSV topics), atomically; returns the count."""
+def _check_topic(path, t: Topic, seen: set[str]) -> None:
+    """Refuse (:class:`IdError`) a topic that :func:`read_topics` could not read back (``seen``: the ids so far)."""
+    problem = topic_id_message(t.qid)
+    if problem is None and t.qid in seen:
+        problem = "is given twice"
+    seen.add(t.qid)
+    if problem:
+        raise IdError(f"{path}: topic id {t.qid!r} {problem}; legalir writes only topics it can read back: give "
+                      f"the topic a one-word id")
+    if not isinstance(t.text, str) or not t.text.strip():
+        raise IdError(f"{path}: topic {t.qid!r}: query text is "
+                      f"{json_type(t.text) if not isinstance(t.text, str) else 'empty'}; expected a non-empty string")
+    clash = [k for k in t.fields if k in ("qid", "text")]
+    if clash:
+        raise IdError(f"{path}: topic {t.qid!r}: metadata field(s) {clash} would replace the topic's own; rename them")
+
+
+def write_topics(path: str | os.PathLike, topics: Iterable[Topic], *, inputs: Iterable = (),
+                 force: bool = False) -> int:
+    """Write ``qid<TAB>text`` (Pyserini's TSV topics), atomically; returns the count.
+
+    Written under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`); a topic
+    :func:`read_topics` could not read back (an id with whitespace, an empty text) is refused.
+    """
     from legalir import atomic
 
     n = 0
-    with atomic.open_file(path) as f:
+    seen: set[str] = set()
+    with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for t in topics:
-            f.write(f"{t.qid}\t{clean_text(t.text)}\n")
+            _check_topic(path, t, seen)
+            text = clean_text(t.text)
+            if not text or "\x00" in text:
+                why = "is empty once on one line" if not text else "holds a NUL character, which a text file cannot hold"
+                raise IdError(f"{path}: topic {t.qid!r}: query text {why}")
+            f.write(f"{t.qid}\t{text}\n")
             n += 1
     return n
 
 
-def write_topics_jsonl(path: str | os.PathLike, topics: Iterable[Topic]) -> int:
-    """Write topics with their metadata, one JSON object a line (qid, text, fields...), atomically."""
+def write_topics_jsonl(path: str | os.PathLike, topics: Iterable[Topic], *, inputs: Iterable = (),
+                       force: bool = False) -> int:
+    """Write topics with their metadata, one JSON object a line (qid, text, fields...), atomically.
+
+    The output rule and the checks of :func:`write_topics` apply.
+    """
     from legalir import atomic
 
     n = 0
-    with atomic.open_file(path) as f:
+    seen: set[str] = set()
+    with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for t in topics:
+            _check_topic(path, t, seen)
             rec = {"qid": t.qid, "text": t.text, **dict(t.fields)}
             f.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
             n += 1
     return n
 
 
-def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
-    """Read topics from ``.tsv`` (qid<TAB>text) or ``.jsonl`` (qid, text, metadata)."""
-    p = Path(path)
+def read_topics(path: str | os.PathLike, data: bytes | None = None) -> dict[str, Topic]:
+    """Read topics from ``.tsv`` (qid<TAB>text) or ``.jsonl`` (qid, text, metadata); ``-`` = standard input,
+    read whole (JSONL when its first character is ``{``).
+
+    A JSONL topic's ``text`` must be a string and its ``qid`` a string or an integer (written as its
+    digits, losslessly); every topic id must be one a TREC run can hold (no whitespace, not empty). Any
+    other line is a :class:`FormatError` naming the file and the line.
+    """
+    where = _display(path)
+    if data is None:
+        data = read_bytes(path)
+    if str(path) == STDIN:
+        jsonl = data.lstrip()[:1] == b"{"
+    else:
+        jsonl = Path(path).suffix == ".jsonl"
     topics: dict[str, Topic] = {}
-    jsonl = p.suffix == ".jsonl"
-    rows = iter_jsonl(p) if jsonl else ((n, line) for n, line in _lines(p) if line.strip())
+    rows = iter_jsonl(path, data) if jsonl else ((n, line) for n, line in _lines(path, data) if line.strip())
     for n, row in rows:
         if jsonl:
-            rec = row
+            rec = dict(row)
             if "qid" not in rec or "text" not in rec:
-                raise FormatError(p, n, "a topic object needs 'qid' and 'text'")
-            qid, text = str(rec.pop("qid")), str(rec.pop("text"))
+                hint = ""
+                if "_id" in rec:
+                    hint = ("; this looks like a published BEIR queries file ('_id'): convert the dataset first "
+                            "(`legalir convert`) and search its topics/<set>.jsonl, whose 'qid' a run can hold "
+                            "(ACORD's free-text query ids become one-word slugs there; the original is kept in "
+                            "'query_id')")
+                raise FormatError(where, n, "a topic object needs 'qid' and 'text'" + hint)
+            qid, text = rec.pop("qid"), rec.pop("text")
+            if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+                raise FormatError(where, n, f"field 'qid' is {json_type(qid)}; expected a string (or an integer)")
+            if not isinstance(text, str):
+                raise FormatError(where, n, f"field 'text' is {json_type(text)}; expected a string")
+            qid = str(qid)
             fields = rec
         else:
             line = row
             if "\t" not in line:
-                raise FormatError(p, n, "expected 'qid<TAB>text'")
+                raise FormatError(where, n, "expected 'qid<TAB>text'")
             qid, text = line.split("\t", 1)
             fields = {}
         qid = qid.strip()
         if not qid:
-            raise FormatError(p, n, "empty topic id")
+            raise FormatError(where, n, "empty topic id")
+        problem = topic_id_message(qid)
+        if problem:
+            raise FormatError(where, n, f"topic id {qid!r} {problem}: give the topic a one-word id (e.g. {'_'.join(qid.split()) or 'q1'!r})")
         if not text.strip():
-            raise FormatError(p, n, f"empty query text for topic {qid!r}")
+            raise FormatError(where, n, f"empty query text for topic {qid!r}")
         if qid in topics:
-            raise FormatError(p, n, f"duplicate topic id {qid!r}")
+            raise FormatError(where, n, f"duplicate topic id {qid!r}")
         topics[qid] = Topic(qid, text, fields)
     if not topics:
-        raise FormatError(p, None, "no topics in file")
+        raise FormatError(where, None, "no topics in file")
     return topics
 
 
 # ---------------------------------------------------------------- qrels
 
 
-def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> int:
-    """Write TREC qrels ``qid 0 docid rel`` (topics and docids in sorted order), atomically."""
+def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]], *, inputs: Iterable = (),
+                force: bool = False) -> int:
+    """Write TREC qrels ``qid 0 docid rel`` (topics and docids in sorted order), atomically.
+
+    Written under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`); an id a
+    qrels file cannot hold, or a grade :func:`read_qrels` refuses, is refused.
+    """
     from legalir import atomic
 
     n = 0
-    with atomic.open_file(path) as f:
+    with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for qid in sorted(qrels):
+            _check_run_ids(path, qid, qrels[qid])
             for docid in sorted(qrels[qid]):
+                rel = qrels[qid][docid]
+                if isinstance(rel, bool) or not isinstance(rel, int) or not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
+                    raise IdError(f"{path}: grade {rel!r} of topic {qid!r}, document {docid!r}: expected an integer "
+                                  f"between {MIN_RELEVANCE} and {MAX_RELEVANCE}")
                 f.write(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n")
                 n += 1
     return n
@@ -499,8 +634,9 @@ class TagError(LegalirError, ValueError):
 
 
 def check_tag(tag: str) -> str:
-    """A run tag is one word (the last column of a TREC run); checked before any search starts."""
-    if not tag or any(c.isspace() for c in str(tag)):
+    """A run tag is one word (the last column of a TREC run; the id rule of :func:`id_message`);
+    checked before any search starts."""
+    if id_message(tag) is not None:
         raise TagError(f"run tag must be one word without spaces, got {tag!r}; e.g. --tag bm25-rm3")
     return tag
 
@@ -511,6 +647,9 @@ def write_run(
     tag: str = "legalir",
     depth: int | None = None,
     precision: int = 6,
+    *,
+    inputs: Iterable = (),
+    force: bool = False,
 ) -> int:
     """Write a TREC run ``qid Q0 docid rank score tag``.
 
@@ -518,9 +657,14 @@ def write_run(
     column is exactly the order in which trec_eval will read the file, and a
     re-run writes identical bytes. Topics are written in sorted order. The
     file is written through :mod:`legalir.atomic`, so a reader never sees a
-    half-written run.
+    half-written run, and under its output rule: never onto one of ``inputs``,
+    never over a file legalir did not write unless ``force``
+    (:func:`legalir.atomic.check_file`). What :func:`read_run` could not read
+    back is refused (:class:`IdError`): an id with whitespace or empty, a NaN score,
+    a run without a single line.
     """
-    return write_run_stream(path, ((q, run[q]) for q in sorted(run)), tag=tag, depth=depth, precision=precision)
+    return write_run_stream(path, ((q, run[q]) for q in sorted(run)), tag=tag, depth=depth, precision=precision,
+                            inputs=inputs, force=force)
 
 
 def write_run_stream(
@@ -529,6 +673,9 @@ def write_run_stream(
     tag: str = "legalir",
     depth: int | None = None,
     precision: int = 6,
+    *,
+    inputs: Iterable = (),
+    force: bool = False,
 ) -> int:
     """:func:`write_run` for a run that arrives one topic at a time, ``(qid, {docid: score})`` in
     sorted qid order (the order :func:`write_run` writes): each topic is written as it comes and
@@ -538,18 +685,26 @@ def write_run_stream(
 
     n = 0
     last = None
-    with atomic.open_file(path) as f:
+    with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:
         for qid, docs in topics:
+            _check_run_ids(path, qid, docs)
             if last is not None and not qid > last:
                 raise ValueError(f"write_run_stream: topic {qid!r} after {last!r}; topics must come in sorted order")
             last = qid
             rounded = {d: round(float(s), precision) for d, s in docs.items()}
+            if any(v != v for v in rounded.values()):
+                bad = next(d for d, v in rounded.items() if v != v)
+                raise IdError(f"{path}: score of document {bad!r} for topic {qid!r} is NaN; a run cannot rank it "
+                              f"(legalir eval refuses NaN scores)")
             ranked = ranking(rounded)
             if depth is not None:
                 ranked = ranked[:depth]
             f.write("".join([f"{qid} Q0 {docid} {rank} {score:.{precision}f} {tag}\n"
                              for rank, (docid, score) in enumerate(ranked, 1)]))
             n += len(ranked)
+        if n == 0:
+            raise IdError(f"{path}: no document for any topic; an empty run cannot be read back (legalir eval and "
+                          f"trec_eval refuse it): nothing written")
     return n
 
 

@@ -36,4 +36,5 @@ def test_eval_imports_no_other_command_module():
             "except SystemExit: pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('legalir.commands.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "['legalir.commands.evaluate']"
+    # the shared options (click only, for the one --force) are no command module
+    assert out.strip().splitlines()[-1] == "['legalir.commands.evaluate', 'legalir.commands.options']"

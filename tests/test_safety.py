@@ -274,16 +274,16 @@ def test_killed_conversions_and_searches_leave_old_or_complete_files(colls, tmp_
         assert collections.read_manifest(c)["dataset"] in ("clauses", "sample")
         n = sum(1 for _ in collections.iter_documents(c))
         assert n == {"clauses": 12, "sample": 30}[collections.read_manifest(c)["dataset"]]
-    # search: `r.trec` holds an old run; a killed search leaves it, or the complete new run
+    # search: `r.trec` holds an old run (not legalir's: --force); a killed search leaves it, or the complete new run
     idx = tmp_path / "idx"
     sparse.build(colls["b"], idx, threads=1, quiet=True)
     run, ref = tmp_path / "r.trec", tmp_path / "ref.trec"
     assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", ref, "-k", "5")[0] == 0
     run.write_text("old 0 run 1 1.0 x\n")
     for delay in [rng.uniform(0.3, 3.0) for _ in range(2)]:
-        _kill_at(["search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5"], delay)
+        _kill_at(["search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5", "--force"], delay)
         assert run.read_text() in ("old 0 run 1 1.0 x\n", ref.read_text())
-    assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5")[0] == 0
+    assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5", "--force")[0] == 0
     assert run.read_bytes() == ref.read_bytes()
     assert cli("convert", "sample", "--out", c, "--quiet")[0] == 0
     assert _leftovers(tmp_path) == []

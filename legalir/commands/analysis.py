@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from legalir.commands.options import generator_options, make_generator
+from legalir.commands.options import force_option, generator_options, make_generator
 from legalir.errors import read_json
 
 
@@ -36,6 +36,7 @@ from legalir.errors import read_json
               help="Bootstrap resamples for the accuracy interval.")
 @click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
 @generator_options
+@force_option("predictions", "results_path")
 def qa(dataset, predictions, data_dir, split, condition, run_path, collection, k, expansion_path, prompt_name,
        results_path, batch_size, device, bootstrap, seed, **gen_opts):
     """Answer DATASET's questions with an LLM under a retrieval condition; write PREDICTIONS (JSONL) and accuracy.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from legalir.commands.options import key_values
+from legalir.commands.options import force_option, key_values
 
 
 @click.command()
@@ -87,6 +87,7 @@ def index(collection, index_dir, threads, partitions, overwrite):
 @click.option("--id-field", default="id", show_default=True, help="Document id field of a JSONL SOURCE.")
 @click.option("--text-field", default="contents", show_default=True, help="Markdown text field of a JSONL SOURCE.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@force_option()
 def chunk(source, out, max_tokens, tokenizer, id_field, text_field, quiet):
     """Split markdown documents into contextualised passages (CRUMB's chunking).
 

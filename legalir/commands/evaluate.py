@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from legalir.commands.options import force_option
+
 
 @click.command()
 @click.argument("dataset")
@@ -32,6 +34,7 @@ import click
 @click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=1),
               help="HTML page: bootstrap resamples over topics.")
 @click.option("--seed", default=0, show_default=True, help="HTML page: bootstrap seed.")
+@force_option("html_out")
 def report(dataset, inputs, qrels, split, results_dir, labels, title, by, topics_path, html_out, figures, bootstrap, seed):
     """Score runs with DATASET's own protocol and print them beside the papers' rows.
 

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from legalir.commands.options import DEPTH, float_list, generator_options, int_list, make_generator, tag
+from legalir.commands.options import (DEPTH, float_list, force_option, generator_options, int_list, make_generator,
+                                      tag)
 
 
 @click.command("train-ce")
@@ -72,7 +73,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
 
 
 @click.command()
-@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("topics", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--method", default="structured", show_default=True,
               help="Built-in prompt (paraphrase, cot, structured, cot-housing, structured-housing, q2a, q2d, q2r) "
@@ -83,8 +84,9 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
 @click.option("--save-generations", type=click.Path(dir_okay=False),
               help="Also write the raw generations as JSONL, reusable with --backend precomputed.")
 @generator_options
+@force_option("out", "save_generations")
 def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
-    """Expand TOPICS (.tsv/.jsonl) with an LLM; write OUT (.jsonl keeps metadata, or .tsv).
+    """Expand TOPICS (.tsv/.jsonl; - reads standard input) with an LLM; write OUT (.jsonl keeps metadata, or .tsv).
 
     OUT is an ordinary topics file: `legalir search` (and dense search) run on it unchanged.
     """
@@ -106,10 +108,10 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 
 @click.command()
 @click.argument("out", type=click.Path(dir_okay=False))
-@click.option("--run", "run_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="First-stage TREC run to rerank.")
-@click.option("--topics", "topics_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Topics (.tsv/.jsonl) holding the queries of the run's topics.")
+@click.option("--run", "run_path", required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="First-stage TREC run to rerank (- reads standard input).")
+@click.option("--topics", "topics_path", required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="Topics (.tsv/.jsonl; - reads standard input) holding the queries of the run's topics.")
 @click.option("--collection", type=click.Path(exists=True, file_okay=False),
               help="Collection folder: document texts from its JSONL corpus.")
 @click.option("--index", "index_dir", type=click.Path(exists=True, file_okay=False),
@@ -146,6 +148,7 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
 @tag(None, "Run tag [default: rerank]")
 @generator_options
+@force_option("out", "save_generations")
 def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
            pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
            **gen_opts):

@@ -1,6 +1,8 @@
 """Options shared by several commands, declared once."""
 from __future__ import annotations
 
+import functools
+
 import click
 
 #: run depth options: at least one document per topic
@@ -141,3 +143,42 @@ def fusion_options(fn):
         click.option("--depth", type=DEPTH, default=None,
                      help="Fuse only each run's top DEPTH documents [default: all]."),
     ])
+
+
+def _paths(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def force_option(*outputs: str):
+    """The one ``--force`` option, and the output rule for the command it decorates.
+
+    The command runs inside :func:`legalir.atomic.command`: its inputs are its path arguments and
+    options that must exist (``click.Path(exists=True)``, standard input ``-`` aside), so no output
+    it writes may be one of them; ``--force`` lets an output replace a file legalir did not write.
+    The output files named by the parameters ``outputs`` are checked before the command starts
+    (:func:`legalir.atomic.check_file`), so a refusal comes before any long work.
+    """
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            from legalir import atomic
+
+            ctx = click.get_current_context()
+            inputs = [v for p in ctx.command.params
+                      if isinstance(p.type, click.Path) and p.type.exists for v in _paths(ctx.params.get(p.name))]
+            force = bool(kwargs.pop("force", False))
+            with atomic.command(inputs, force):
+                for name in outputs:
+                    for out in _paths(ctx.params.get(name)):
+                        atomic.check_file(out)
+                return fn(*args, **kwargs)
+
+        return click.option("--force", is_flag=True,
+                            help="Replace an existing output file that legalir did not write (an output is never "
+                                 "written onto one of the command's inputs).")(wrapper)
+
+    return decorate

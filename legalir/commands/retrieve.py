@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import click
 
-from legalir.commands.options import DEPTH, encoder_options, encoder_overrides, fusion_options, tag
+from legalir.commands.options import DEPTH, encoder_options, encoder_overrides, force_option, fusion_options, tag
+
+#: a topics file or a run: ``-`` reads standard input, whole
+STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
 
 @click.command()
 @click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
-@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("topics", type=STREAM)
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("-k", "--depth", "k", default=1000, show_default=True, type=DEPTH, help="Documents retrieved per topic.")
 @click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: the tuned value of the dataset the index was built from, else Pyserini's 0.9].")
@@ -25,9 +28,10 @@ from legalir.commands.options import DEPTH, encoder_options, encoder_overrides, 
                    "[default: detected from INDEX_DIR].")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Search threads.")
 @tag("bm25")
+@force_option("run")
 def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
            threads, tag):
-    """BM25 search of TOPICS (.tsv or .jsonl) over INDEX_DIR, written to RUN in TREC format."""
+    """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
     from legalir.search import lucene
     from legalir.search.base import search_to_run
 
@@ -37,7 +41,7 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
 
 
 @click.command("rank-pool")
-@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("topics", type=STREAM)
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("--ranker", type=click.Choice(["bm25", "tfidf"]), default="bm25", show_default=True,
               help="bm25: Lucene BM25 from --index; tfidf: TF-IDF cosine fit on --collection.")
@@ -48,6 +52,7 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
 @click.option("--k1", type=click.FloatRange(min=0), default=None, help="BM25 k1 [default: the tuned value of the dataset the index was built from, else Pyserini's 0.9].")
 @click.option("--b", type=click.FloatRange(0, 1), default=None, help="BM25 b [default: the tuned value of the dataset the index was built from, else Pyserini's 0.4].")
 @tag(None, "Run tag (last column) [default: the ranker's name]")
+@force_option("run")
 def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
     """Rank each topic's own candidates (its `candidates` field, e.g. SCALR's five holdings) into RUN."""
     from legalir.search import pool
@@ -134,7 +139,7 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 
 @click.command("search-dense")
 @click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
-@click.argument("topics", type=click.Path(exists=True, dir_okay=False))
+@click.argument("topics", type=STREAM)
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("-k", "--depth", "k", default=1000, show_default=True, type=DEPTH, help="Documents retrieved per topic.")
 @click.option("--encoder", "model", default=None,
@@ -147,10 +152,12 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
               help="Topic field naming each topic's partition [default: recorded in the index].")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="FAISS threads [default: all cores].")
 @tag("dense")
+@force_option("run")
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
                  normalize, dtype, backend, device, trust_remote_code, batch_size, gpu, ef_search, nprobe,
                  partition_field, threads, tag):
-    """Dense search of TOPICS (.tsv or .jsonl) over INDEX_DIR (FAISS), written to RUN in TREC format."""
+    """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
+    TREC format."""
     from legalir.search import dense
     from legalir.search.base import search_to_run
 
@@ -166,15 +173,18 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
 
 
 @click.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=STREAM)
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="Fused run to write.")
 @click.option("--params", "params_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Use the best settings of a `legalir tune-fusion` result (options given here override them).")
 @fusion_options
 @click.option("-k", "--keep", "keep", default=1000, show_default=True, type=DEPTH, help="Documents written per topic.")
 @tag("fused")
+@force_option("out")
 def fuse(runs, out, params_file, method, weights, rrf_k, norm, depth, keep, tag):
-    """Fuse TREC RUNS, such as BM25 and dense runs, into one: RRF or linear fusion of normalised scores."""
+    """Fuse TREC RUNS, such as BM25 and dense runs, into one: RRF or linear fusion of normalised scores.
+
+    One of RUNS may be - (standard input)."""
     from legalir.search import fusion
 
     params = fusion.params(params_file, method=method, weights=weights, rrf_k=rrf_k, norm=norm)
@@ -230,6 +240,7 @@ def tune_bm25(dataset, index_dir, collection, topic_sets, measure, k, threads):
 @click.option("--depth", type=DEPTH, default=None, help="Fuse only each run's top DEPTH documents [default: all].")
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False),
               help="JSON file for the best settings and the whole grid (read by `legalir fuse --params`).")
+@force_option("out")
 def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rrf_ks, depth, out):
     """Grid-search fusion method and weights on DATASET's training topic sets (never test)."""
     from legalir.datasets import dataset_class
@@ -246,7 +257,7 @@ def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rr
 
 
 @click.command()
-@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=STREAM)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--collection", type=click.Path(exists=True, file_okay=False),
               help="Passage collection whose parent_id fields map passages to documents "
@@ -256,10 +267,11 @@ def tune_fusion(dataset, collection, topic_sets, run_patterns, measure, step, rr
                    "(CRUMB's flag); copy the others unchanged. Needs --collection.")
 @click.option("-k", "--depth", default=None, type=DEPTH, help="Documents kept per topic [default: all].")
 @tag("maxp", "Run tag of a TREC output")
+@force_option("out")
 def maxp(run, out, collection, auto, depth, tag):
     """Turn a passage RUN into a document run: each document scores as its best passage (MaxP).
 
-    RUN may be TREC or CRUMB JSONL; OUT is TREC (.jsonl: CRUMB JSONL).
+    RUN may be TREC or CRUMB JSONL (- reads standard input); OUT is TREC (.jsonl: CRUMB JSONL).
     """
     from legalir.search import maxp as mp
 
@@ -268,13 +280,14 @@ def maxp(run, out, collection, auto, depth, tag):
 
 
 @click.command("convert-run")
-@click.argument("src", type=click.Path(exists=True, dir_okay=False))
+@click.argument("src", type=STREAM)
 @click.argument("dst", type=click.Path(dir_okay=False))
 @click.option("--to", "to", type=click.Choice(["trec", "crumb"]), required=True, help="Output format.")
 @tag("legalir", "Run tag of a TREC output")
 @click.option("-k", "--depth", default=None, type=DEPTH, help="Entries kept per topic [default: all].")
+@force_option("dst")
 def convert_run(src, dst, to, tag, depth):
-    """Convert a run between TREC and CRUMB's JSONL format (the input format is detected)."""
+    """Convert a run between TREC and CRUMB's JSONL format (the input format is detected; SRC may be -)."""
     from legalir import runformats
 
     n = runformats.convert_run(src, dst, to, tag=tag, depth=depth)

@@ -65,6 +65,24 @@ def _decompressed(xz: Path, rel: str) -> Path:
 FORMATS = ("medium", "long")
 
 
+def refuse_unreadable(root: Path, name: str, required: tuple[str, ...], xz: bool = True) -> None:
+    """Stop (:class:`DatasetError`) when ``root`` holds files but none legalir reads as ``name``'s release.
+
+    The copy shipped inside legalir is read only when the user gave nothing: no ``root`` folder, or an
+    empty one. Files there that legalir cannot read (``corpus.jsonl.gz``, a renamed file) are never
+    silently replaced by the built-in copy.
+    """
+    try:
+        found = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    except OSError:
+        return
+    if found:
+        shown = ", ".join(found[:5]) + (" ..." if len(found) > 5 else "")
+        raise DatasetError(f"{root}: holds {shown} but none of the files legalir reads as {name}'s release "
+                           f"({', '.join(required)}{', each possibly as .xz' if xz else ''}); decompress or rename them to these "
+                           f"names, or remove {root} to use the copy shipped inside legalir")
+
+
 def slug(text: str) -> str:
     """A TREC-safe topic id: lower case, runs of other characters become '-'."""
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
@@ -95,6 +113,7 @@ class Acord(BeirDataset):
     def __init__(self, root, **options):
         root = Path(root)
         if self.embedded is not None and not any(self._exists(root, f) for f in self.required_files):
+            refuse_unreadable(root, self.name, self.required_files)
             root = self.embedded
         super().__init__(root, **options)
 

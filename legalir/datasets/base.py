@@ -32,16 +32,29 @@ class DatasetError(LegalirError, ValueError):
 
 @dataclass(frozen=True)
 class Document:
+    """One document of a published corpus; ``source`` and ``line``: where it was read (for messages)."""
+
     id: str
     contents: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = field(default=None, compare=False, repr=False)
+    line: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Judgement:
+    """One published relevance judgement; ``source`` and ``line``: where it was read (for messages)."""
+
     qid: str
     docid: str
     relevance: int
+    source: str | None = field(default=None, compare=False, repr=False)
+    line: int | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def where(self) -> str | None:
+        """``file:line`` of the judgement, when known."""
+        return f"{self.source}:{self.line}" if self.source and self.line else self.source
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@
     qrels/<split>.tsv     header query-id<TAB>corpus-id<TAB>score, CSV quoting, integer scores
 
 Every problem is reported with its file and line: a record without ``_id``
-or ``text``, a line that is not JSON or not UTF-8, a qrels file with another
+or ``text``, an ``_id`` that is neither a string nor an integer (an integer
+is read as its digits, losslessly), a ``text`` that is not a string (a list
+or object is refused, never stringified), a line that is not JSON or not UTF-8, a qrels file with another
 header, a wrong number of columns, a score that is not an integer, a query
 that is not in ``queries.jsonl``, broken CSV quoting.
 """
@@ -18,18 +20,22 @@ from pathlib import Path
 from typing import Callable, ClassVar, Iterator
 
 from legalir.datasets.base import Dataset, DatasetError, Document, Judgement
-from legalir.trec import iter_jsonl
+from legalir.trec import iter_jsonl, json_type
 
 QRELS_HEADER = ["query-id", "corpus-id", "score"]
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict]]:
-    """Numbered records holding '_id' and 'text' (BEIR's corpus and queries layout)."""
+    """Numbered records holding '_id' (a string, or an integer read as its digits) and 'text' (a string),
+    BEIR's corpus and queries layout; any other type is a located error."""
     for n, rec in iter_jsonl(path):
         if "_id" not in rec or "text" not in rec:
             raise DatasetError(f"{path}:{n}: expected an object with '_id' and 'text'")
         if not isinstance(rec["_id"], (str, int)) or isinstance(rec["_id"], bool) or str(rec["_id"]) == "":
-            raise DatasetError(f"{path}:{n}: '_id' must be a non-empty string or number, found {rec['_id']!r}")
+            raise DatasetError(f"{path}:{n}: '_id' must be a non-empty string or number, found {rec['_id']!r} "
+                               f"({json_type(rec['_id'])}); give a string or an integer")
+        if not isinstance(rec["text"], str):
+            raise DatasetError(f"{path}:{n}: field 'text' is {json_type(rec['text'])}; expected a string")
         yield n, rec
 
 
@@ -56,7 +62,7 @@ def read_qrels(path: Path, qid_of: Callable[[str], str | None], queries_file: st
                     rel = int(score)
                 except ValueError:
                     raise DatasetError(f"{path}:{n}: score {score!r} is not an integer") from None
-                judgements.append(Judgement(qid, docid, rel))
+                judgements.append(Judgement(qid, docid, rel, str(path), n))
     except csv.Error as e:
         raise DatasetError(f"{path}:{reader.line_num}: malformed CSV ({e}); check the quoting") from None
     except UnicodeDecodeError as e:
@@ -78,12 +84,13 @@ class BeirDataset(Dataset):
 
     def documents(self) -> Iterator[Document]:
         self.check_files()
-        for _, rec in read_records(self.file(self.corpus_file)):
+        path = self.file(self.corpus_file)
+        for n, rec in read_records(path):
             fields = {k: v for k, v in rec.items() if k not in ("_id", "text")}
             meta = fields.pop("metadata", None)
             if isinstance(meta, dict):
                 fields.update(meta)
-            yield Document(str(rec["_id"]), str(rec["text"]), fields)
+            yield Document(str(rec["_id"]), rec["text"], fields, str(path), n)
 
     def query_records(self) -> Iterator[tuple[int, dict]]:
         """Numbered, validated records of the queries file."""

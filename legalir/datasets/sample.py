@@ -2,13 +2,16 @@
 
 It ships inside the package (``legalir/resources/sample``), so ``legalir
 convert sample`` and ``make demo`` need no download. ``--data-dir`` is
-ignored unless it holds a ``sample/corpus.jsonl``.
+read when it holds a ``sample/corpus.jsonl``; a ``sample/`` folder holding other
+files (``corpus.jsonl.gz``, a renamed file) is an error, never silently
+replaced by the packaged copy, which is read only when ``sample/`` is absent
+or empty.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from legalir.datasets.acord import Acord
+from legalir.datasets.acord import Acord, refuse_unreadable
 from legalir.datasets.base import register
 
 PACKAGED = Path(__file__).resolve().parent.parent / "resources" / "sample"
@@ -24,4 +27,7 @@ class Sample(Acord):
 
     def __init__(self, root, **options):
         root = Path(root)
-        super().__init__(root if (root / "corpus.jsonl").exists() else PACKAGED, **options)
+        if not (root / "corpus.jsonl").exists():
+            refuse_unreadable(root, self.name, ("corpus.jsonl",), xz=False)
+            root = PACKAGED
+        super().__init__(root, **options)

@@ -37,6 +37,7 @@ importing this module (e.g. for its error class) is cheap.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
+from legalir import trec
 
 import dataclasses
 import hashlib
@@ -552,8 +553,10 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
     docids: list[str] = []
     seen: set[str] = set()
     for n, (docid, text) in enumerate(docs(), 1):
-        if not docid or any(c in docid for c in "\n\r"):
-            raise EncoderError(f"document {n}: id {docid!r} is empty or holds a line break")
+        problem = trec.id_message(docid)
+        if problem:
+            raise EncoderError(f"document {n}: id {docid!r} {problem}; a run could not hold it: give each document "
+                               f"a one-word id")
         if docid in seen:
             raise EncoderError(f"document {n}: duplicate id {docid!r}")
         seen.add(docid)

@@ -232,5 +232,5 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
     from legalir import atomic
 
     out = Path(path)
-    atomic.write_text(out, page)
+    atomic.write_text(out, page, output=True)
     return out

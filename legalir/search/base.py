@@ -60,19 +60,26 @@ def check_depth(k: int, what: str = "documents retrieved per topic") -> int:
 
 
 def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os.PathLike,
-                  run_path: str | os.PathLike, *, k: int, tag: str, depth: int | None = None) -> tuple[int, int]:
+                  run_path: str | os.PathLike, *, k: int, tag: str, depth: int | None = None,
+                  force: bool = False, topics: Mapping[str, Topic] | None = None) -> tuple[int, int]:
     """Read ``topics_path``, search it with the retriever ``make_retriever()`` builds, write ``run_path``.
 
     Options are checked before anything slow starts (the retriever is built
-    after the topics are read). Returns (lines written, topics).
+    after the topics are read), the output rule first: ``run_path`` may not be
+    the topics file, nor a file legalir did not write unless ``force``
+    (:func:`legalir.atomic.check_file`). ``topics_path`` may be ``-`` (standard
+    input); ``topics``: the topics when already read from it. Returns (lines
+    written, topics).
     """
     from tqdm import tqdm
 
-    from legalir import trec
+    from legalir import atomic, trec
 
     check_depth(k)
     trec.check_tag(tag)
-    topics = trec.read_topics(topics_path)
+    atomic.check_file(run_path, [topics_path], force=force)
+    if topics is None:
+        topics = trec.read_topics(topics_path)
     check_topics(topics)
     found: set[str] = set()  # topics with results
     seen = [0]  # topics in the run
@@ -93,7 +100,8 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
         else:
             run = retriever.search(topics, k)
             hits = ((q, run[q]) for q in sorted(run))
-        n = trec.write_run_stream(run_path, written(hits), tag=tag, depth=k if depth is None else depth)
+        n = trec.write_run_stream(run_path, written(hits), tag=tag, depth=k if depth is None else depth,
+                                  inputs=[topics_path], force=force)
     finally:
         retriever.close()
     _warn_empty(sorted(set(topics) - found))

@@ -86,11 +86,21 @@ def normalize(docs: Mapping[str, float], method: str = "minmax") -> tuple[dict[s
         return {}, 0.0
     items = sorted(docs.items())  # fixed summation order: identical floats run to run
     values = [s for _, s in items]
+    bad = next((s for s in values if not math.isfinite(s)), None)
+    if bad is not None:
+        raise FusionError(f"linear fusion normalises scores and cannot normalise a score of {bad}; give finite "
+                          f"scores, or fuse with --method rrf (ranks only)")
     if method == "minmax":
         lo, hi = min(values), max(values)
         if hi == lo:
             return {d: 1.0 for d, _ in items}, 0.0
+        if math.isinf(hi - lo):  # finite scores whose range overflows (1e308 and -1e308): the same ratios, halved
+            return {d: (s / 2 - lo / 2) / (hi / 2 - lo / 2) for d, s in items}, 0.0
         return {d: (s - lo) / (hi - lo) for d, s in items}, 0.0
+    scale = max(abs(s) for s in values)
+    if scale > 1e150:  # squares would overflow: z-scores do not change when every score is divided by one number
+        values = [s / scale for s in values]
+        items = [(d, s / scale) for d, s in items]
     mean = math.fsum(values) / len(values)
     std = math.sqrt(math.fsum((s - mean) ** 2 for s in values) / len(values))
     if std == 0:
@@ -107,7 +117,10 @@ def linear(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: st
         raise FusionError(f"normalisation must be one of {', '.join(NORMS)}, got {norm!r}")
     out: Run = {}
     for qid in _qids(runs):
-        parts = [normalize(dict(_top(run.get(qid, {}), depth)), norm) for run in runs]
+        try:
+            parts = [normalize(dict(_top(run.get(qid, {}), depth)), norm) for run in runs]
+        except FusionError as e:
+            raise FusionError(f"topic {qid!r}: {e}") from None
         docids = sorted(set().union(*[set(p[0]) for p in parts]))
         out[qid] = {d: sum(wi * p[0].get(d, p[1]) for wi, p in zip(w, parts)) for d in docids}
     return out
@@ -186,10 +199,18 @@ def params(params_file: str | os.PathLike | None = None, *, method: str | None =
 
 
 def fuse_files(run_paths: Sequence[str | os.PathLike], out: str | os.PathLike, params: Mapping, *,
-               depth: int | None = None, keep: int | None = None, tag: str = "fused") -> tuple[int, int]:
-    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`)."""
-    from legalir import trec
+               depth: int | None = None, keep: int | None = None, tag: str = "fused",
+               force: bool = False) -> tuple[int, int]:
+    """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`).
+
+    One of ``run_paths`` may be ``-`` (standard input, read whole). ``out`` may not be one of the runs,
+    nor a file legalir did not write unless ``force`` (:func:`legalir.atomic.check_file`).
+    """
+    from legalir import atomic, trec
 
     trec.check_tag(tag)
+    if sum(str(r) == trec.STDIN for r in run_paths) > 1:
+        raise FusionError("standard input ('-') can be read once: give it as one run only")
+    atomic.check_file(out, run_paths, force=force)
     fused = fuse([trec.read_run(r) for r in run_paths], depth=depth, **params)
-    return trec.write_run(out, fused, tag=tag, depth=keep), len(fused)
+    return trec.write_run(out, fused, tag=tag, depth=keep, inputs=run_paths, force=force), len(fused)

@@ -127,15 +127,19 @@ class MaxP:
 
 
 def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection: str | os.PathLike | None = None,
-              auto: bool = False, depth: int | None = None, tag: str = "maxp") -> tuple[int, int, int, int]:
+              auto: bool = False, depth: int | None = None, tag: str = "maxp",
+              force: bool = False) -> tuple[int, int, int, int]:
     """MaxP on a passage run file (TREC or CRUMB JSONL) into ``out`` (``.jsonl``: CRUMB JSONL, else TREC).
 
     ``auto``: only topics whose ``use_max_p`` is true in ``collection``'s topics
     (CRUMB's flag) become document rankings; the others are copied unchanged.
-    Returns (topics MaxP'ed, topics, passages read, entries written).
+    Returns (topics MaxP'ed, topics, passages read, entries written). ``run_path`` may be ``-``
+    (standard input); ``out`` may not be it, nor a file legalir did not write unless ``force``
+    (:func:`legalir.atomic.check_file`).
     """
-    from legalir import runformats, trec
+    from legalir import atomic, runformats, trec
 
+    atomic.check_file(out, [run_path], force=force)
     if auto and not collection:
         raise MaxPError("--auto needs --collection (its topics carry use_max_p)")
     if depth is not None and depth < 1:
@@ -156,7 +160,7 @@ def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection
     docs = maxp({q: passages[q] for q in chosen}, parents)
     result = {q: (docs[q] if q in chosen else passages[q]) for q in passages}
     if str(out).endswith(".jsonl"):
-        runformats.write_crumb_run(out, result, depth=depth)
+        runformats.write_crumb_run(out, result, depth=depth, inputs=[run_path], force=force)
     else:
-        trec.write_run(out, result, tag=tag, depth=depth)
+        trec.write_run(out, result, tag=tag, depth=depth, inputs=[run_path], force=force)
     return len(chosen), len(passages), sum(map(len, passages.values())), sum(map(len, result.values()))

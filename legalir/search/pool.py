@@ -121,9 +121,11 @@ class PoolTfidf:
 
 def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranker: str = "bm25", *,
               index_dir: str | os.PathLike | None = None, collection: str | os.PathLike | None = None,
-              k1: float | None = None, b: float | None = None, tag: str | None = None) -> tuple[int, int]:
-    """Rank every topic's candidates of ``topics_path`` with ``ranker`` (``bm25`` over ``index_dir``,
-    ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics)."""
+              k1: float | None = None, b: float | None = None, tag: str | None = None,
+              force: bool = False) -> tuple[int, int]:
+    """Rank every topic's candidates of ``topics_path`` (``-``: standard input) with ``ranker`` (``bm25``
+    over ``index_dir``, ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics).
+    ``force``: see :func:`legalir.search.base.search_to_run`."""
     from legalir import trec
     from legalir.search.base import search_to_run
 
@@ -133,7 +135,11 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
         raise SearchError("--ranker bm25 needs --index (the collection's Lucene index)")
     if ranker == "tfidf" and not collection:
         raise SearchError("--ranker tfidf needs --collection")
-    depth = max(len(v) for v in candidate_pools(trec.read_topics(topics_path)).values())
+    from legalir import atomic
+
+    atomic.check_file(run_path, [topics_path], force=force)
+    topics = trec.read_topics(topics_path)
+    depth = max(len(v) for v in candidate_pools(topics).values())
 
     def make():
         if ranker == "bm25":
@@ -144,4 +150,5 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
             return PoolBM25(index_dir, k1=k1_, b=b_)
         return PoolTfidf.from_collection(collection)
 
-    return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None)
+    return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None, force=force,
+                         topics=topics)

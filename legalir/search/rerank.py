@@ -704,14 +704,21 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
                  passes: int | None = None, pairwise: str = "allpairs", max_words: int = 300,
                  batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None, precision: str = "auto",
                  device: str | None = None, threads: int | None = None, tag: str | None = None,
-                 save_generations: str | os.PathLike | None = None) -> str:
+                 save_generations: str | os.PathLike | None = None, force: bool = False) -> str:
     """Rerank the top ``k`` of the run file with ``method``, write ``out``; returns a one-line summary.
 
     ``method`` defaults to ``cross-encoder`` with ``model``, ``pointwise`` with
     ``judge`` (``graded`` 1-5 as the ACORD paper, or ``binary``). LLM methods
     take their generator from ``make_generator()``; ``save_generations``
-    writes every request's answer as a precomputed-backend file.
+    writes every request's answer as a precomputed-backend file. ``out`` may not be
+    the run or the topics, nor a file legalir did not write unless ``force``
+    (:func:`legalir.atomic.check_file`), checked before any model is loaded.
     """
+    from legalir import atomic
+
+    if str(run_path) == str(topics_path) == trec.STDIN:
+        raise RerankError("standard input ('-') can be read once: give it as the run or as the topics, not both")
+    atomic.check_file(out, [run_path, topics_path], force=force)
     method = method or ("pointwise" if judge else "cross-encoder")
     if method not in METHODS:
         raise RerankError(f"unknown rerank method {method!r}; known: {', '.join(METHODS)}")
@@ -745,7 +752,7 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
     else:
         llm = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
         result = llm.rerank(run, topics, texts, k=k)
-    n = trec.write_run(out, result, tag=tag or "rerank")
+    n = trec.write_run(out, result, tag=tag or "rerank", inputs=[run_path, topics_path], force=force)
     msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
     if gen is not None:
         msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"

@@ -133,5 +133,5 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
     result = fusion.tune(runs, score, rrf_ks=tuple(rrf_ks) or (fusion.DEFAULT_RRF_K,), step=step, depth=depth)
     doc = {"dataset": dataset_cls.name, "topics": list(topic_sets), "measure": name, "judged_only": judged,
            "runs": list(run_patterns), "single_runs": {p: score(r) for p, r in zip(run_patterns, runs)}, **result}
-    atomic.write_json(out, doc, sort_keys=False, ensure_ascii=True)
+    atomic.write_json(out, doc, sort_keys=False, ensure_ascii=True, output=True)
     return doc
