@@ -161,13 +161,15 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                                  f"[{_num(ci.low, scale)}, {_num(ci.high, scale)}]", "-", "-", "-", str(ci.n)])
             parts.append(_table(["measure", "run", "mean", "95% CI", f"difference vs {label_names[0]} [95% CI]",
                                  "paired t-test p", "Holm-corrected p", "topics"], rows))
-            shared = min((c.topics for c in comps), default=None) if comps else None
-            left = max((c.left_out for c in comps), default=0) if comps else 0
+            left_out = ""
+            if comps and any(c.left_out for c in comps):
+                shared, left = min(c.topics for c in comps), max(c.left_out for c in comps)
+                left_out = (f" ({shared}; {left} topic(s) some run lacks are left out, so a mean here can differ "
+                            f"from the table above)")
             parts.append(f'<p class="note">Topics resampled with replacement ({bootstrap:,} resamples, seed {seed}); '
                          "every interval of a measure uses the same resamples. Means here are over the topics all "
-                         "runs share" + (f" ({shared}; {left} topic(s) some run lacks are left out, so a mean here "
-                                         f"can differ from the table above)" if left else "")
-                         + "; p-values: paired t-test against the first run, Holm-corrected over the runs.</p>")
+                         f"runs share{left_out}; p-values: paired t-test against the first run, Holm-corrected over "
+                         "the runs.</p>")
             m0 = headline(dataset_cls, comparable)
             ivs = []
             if comps:
