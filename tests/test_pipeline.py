@@ -42,7 +42,7 @@ def test_demo_pipeline_through_the_cli(tmp_path):
         outs.append(p.stdout)
     eval_lines = dict((l.split()[0], float(l.split()[2])) for l in outs[3].splitlines())
     saved = json.loads((tmp_path / "results/sample/bm25.test.json").read_text())
-    assert set(saved) == {"all", "per_topic", "topics"}
+    assert set(saved) == {"all", "per_topic", "topics", "written_by_legalir"} and saved["written_by_legalir"]
     assert saved["topics"]["evaluated"] == len(saved["per_topic"]) <= saved["topics"]["judged"]
     assert round(saved["all"]["ndcg_cut_10"], 4) == eval_lines["ndcg_cut_10"]
     assert "BM25" not in outs[4] or "(paper)" not in outs[4]  # the sample has no published rows

@@ -93,7 +93,7 @@ def test_report_by_category_and_html_page_renders_in_chromium(sample_collection,
              "--label", "BM25+RM3", "--by", "category", "--topics", sample_collection / "topics" / "test.jsonl",
              "--html", page_path)
     assert r.exit_code == 0, r.output
-    assert "BM25: by category" in r.stdout and "Governing Law" in r.stdout
+    assert "BM25 (legalir): by category" in r.stdout and "Governing Law" in r.stdout
     page = page_path.read_text()
     assert "By category" in page and "bootstrap" in page and "src=\"http" not in page
     assert page.count("data:image/png;base64,") >= 4
@@ -123,5 +123,18 @@ def test_html_page_puts_the_papers_rows_beside_ours(tmp_path):
     page = out.read_text()
     # the papers' rows and ours in the same decimals; a topics column (the papers' counts are not published)
     assert '<tr class="paper"><td>BM25 (paper)</td><td>-</td><td>52.5</td><td>54.0</td>' in page
-    assert "<td>mine (legalir)</td><td>2</td><td>50.0</td><td>55.0</td>" in page
+    assert "<td>mine</td><td>2</td><td>50.0</td><td>55.0</td>" in page  # not a run legalir wrote
     assert "legalir report acord x" in page and "pytrec-eval-terrier" in page
+
+
+def test_only_runs_legalir_wrote_are_labelled_legalir(tmp_path):
+    from legalir import report, trec
+    from legalir.datasets import dataset_class
+
+    trec.write_qrels(tmp_path / "q.txt", {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}})
+    trec.write_run(tmp_path / "ours.trec", {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, tag="bm25")
+    (tmp_path / "theirs.trec").write_text("q1 Q0 d1 1 2.0 mine\nq1 Q0 d2 2 1.0 mine\nq2  Q0 d3 1 1 mine\n")
+    out = report.render(dataset_class("acord"), [str(tmp_path / "ours.trec"), str(tmp_path / "theirs.trec")],
+                        qrels=str(tmp_path / "q.txt"))
+    rows = {line.split("  ")[0] for line in out.splitlines()}
+    assert "ours (legalir)" in rows and "theirs" in rows and "theirs (legalir)" not in rows

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from legalir import trec
+from legalir import atomic, trec
 from legalir.errors import LegalirError, read_json
 
 
@@ -72,6 +72,8 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     result = evaluate(qrels, run, parse_measures(p["measures"]), judged_only=p["judged_only"])
     # how many topics the means are over, beside how many the qrels judge (a partial run is flagged)
     result["topics"] = {"evaluated": len(result.topics), "judged": sum(1 for docs in qrels.values() if docs)}
+    # whether legalir's own pipeline wrote the run (its rows say "(legalir)"; a user's run keeps its name)
+    result["written_by_legalir"] = str(run_path) != "-" and atomic.written_by_legalir(run_path)
     if out_json:
         save_json(result, out_json)
     return result
@@ -159,7 +161,10 @@ def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, r
         else:
             out = Path(results_dir) / f"{name}.json" if results_dir else None
             result = score_run(dataset_cls, qrels, path, out)
-        rows.append((labels[i] if labels else name, result if keep_per_topic else result["all"]))
+        label = labels[i] if labels else name
+        if result.get("written_by_legalir"):
+            label = f"{label} (legalir)"
+        rows.append((label, result if keep_per_topic else result["all"]))
     return rows
 
 
@@ -214,7 +219,7 @@ def table(dataset_cls, rows: Sequence[tuple[str, Mapping[str, float]]], columns:
         mark = ""
         if n is not None and of is not None and n < of:
             mark, partial = "*", True
-        body.append([f"{label} (legalir)", "-" if n is None else f"{n}{mark}"] + cells)
+        body.append([label, "-" if n is None else f"{n}{mark}"] + cells)
     header = ["system", "topics"] + [display_name(m) for m in columns]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))

@@ -116,7 +116,7 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
         n, of = _counts(r)
         mark = "*" if n is not None and of is not None and n < of else ""
         partial = partial or bool(mark)
-        rows.append([f"{label} (legalir)", "-" if n is None else f"{n}{mark}"]
+        rows.append([label, "-" if n is None else f"{n}{mark}"]
                     + [_num(r["all"].get(m), scale) if m in r["all"] else "-" for m in columns])
         classes.append("")
     parts.append("<h2>Scores beside the papers' rows</h2>")
