@@ -919,6 +919,7 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
     tag = state.tag
     for n, line in enumerate(text.split("\n"), first_line):
         cols = line.split() if plain else [c for c in _ASCII_WS.split(line) if c]
+        wide = len(cols) > 6
         if len(cols) != 6:
             if not cols or cols[0][0] == "#":  # blank and comment lines, as trec_eval 10.0 skips them
                 continue
@@ -939,7 +940,12 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
         except ValueError:
             value, tail = _atof(score)
             if value is None:
-                raise FormatError(where, n, f"score {score!r} is not a number (trec_eval would read it as 0)") from None
+                hint = (f"; the line has {len(line.split())} fields, not 6: a query id with spaces (ACORD's free-text "
+                        f"ids, e.g. '\"as is\" clause') splits into several. Query ids must be one word: use the "
+                        f"converted topics' ids (collections/<dataset>/topics/*.jsonl: 'qid' holds the slug, the "
+                        f"original text stays in 'query_id')" if wide else "")
+                raise FormatError(where, n, f"score {score!r} is not a number (trec_eval would read it as 0)"
+                                            f"{hint}") from None
             if tail or "_" in score:
                 state.tails.append(f"{where}:{n}: score {score!r} read as {value!r}, as trec_eval reads it")
         if value != value:

@@ -236,3 +236,13 @@ print("finished")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S)
     assert proc.returncode == 0 and proc.stdout.strip() == "finished", proc.stderr
+
+
+def test_run_line_with_a_spaced_query_id_says_why(tmp_path):
+    """A free-text query id (ACORD's) splits into several fields: the error says so and names the slug field."""
+    from legalir import trec
+
+    (tmp_path / "r.trec").write_text('"as is" clause Q0 cc219e9cfe 1 3.5 mine\n')
+    with pytest.raises(trec.FormatError, match=r"r\.trec:1: score 'cc219e9cfe' is not a number.*8 fields, not 6.*"
+                                               r"Query ids must be one word.*'qid' holds the slug"):
+        trec.read_run(tmp_path / "r.trec")
