@@ -119,8 +119,8 @@ PATHS = ["c", "python"]
 @pytest.fixture(params=PATHS)
 def fast_path(request, monkeypatch):
     if request.param == "python":
-        monkeypatch.setattr(trec, "_fast", None)
-    elif trec._fast is None:
+        monkeypatch.setattr(trec.base, "_fast", None)
+    elif trec.base._fast is None:
         pytest.skip("legalir._plain is not built here (`pip install -e .` builds it)")
     return request.param
 
@@ -160,7 +160,7 @@ def test_qrels_fast_paths_read_what_the_line_reader_reads(fast_path, monkeypatch
         notes: list = []
         got = outcome(lambda: (trec.read_qrels("q.txt", notes, data=data), list(notes)))
         with monkeypatch.context() as m:
-            m.setattr(trec, "_plain_qrels", lambda data, where: None)
+            m.setattr(trec.qrels, "_plain_qrels", lambda data, where: None)
             notes2: list = []
             ref = outcome(lambda: (trec.read_qrels("q.txt", notes2, data=data), list(notes2)))
         assert got == ref, (case, data[:300])
@@ -201,7 +201,7 @@ def big_case(tmp_path, interleave: bool):
                                   dict(measures=["all_trec"], judged_only=True, version="9")])
 def test_streamed_evaluation_equals_whole_run_evaluation(tmp_path, monkeypatch, interleave, args):
     q, r = big_case(tmp_path, interleave)
-    monkeypatch.setattr(trec, "_BATCH_DOCS", 1000)  # several batches
+    monkeypatch.setattr(trec.runs, "_BATCH_DOCS", 1000)  # several batches
     streamed = evaluate.evaluate_files(q, r, **args)
     whole = evaluator.evaluate(trec.read_qrels(q), trec.read_run(r), run_id="tag", **args)
     assert streamed == whole

@@ -1,0 +1,254 @@
+"""The data model (topics, qrels, runs as plain mappings; ``Hits``; ``Topic``), ids, and reading files whole."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import sys
+from collections.abc import ItemsView, ValuesView
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter, ne
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from legalir.errors import LegalirError
+
+__all__ = ["FormatError", "Hits", "IdError", "MAX_RELEVANCE", "MIN_RELEVANCE", "Qrels", "Run", "STDIN", "Topic", "clean_text", "id_message", "iter_jsonl", "json_type", "read_bytes", "topic_id_message"]
+
+try:  # the plain-file fast path of the readers, in C (built by `pip install`; optional)
+    from legalir import _plain as _fast
+except ImportError:  # pragma: no cover - not built: the same fast path in Python
+    _fast = None
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, dict[str, float]]  # a topic's hits may be any Mapping[str, float], e.g. Hits
+
+
+class Hits(Mapping):
+    """One topic's ranked hits as a read-only ``{docid: score}`` mapping over the engine's arrays.
+
+    ``ids`` and ``scores`` are equal-length rows (a numpy object array of
+    docids and a numpy float array, best first), as a FAISS search returns
+    them after the row -> docid gather. No Python object per hit is made until
+    the hits are read: iterating (``items()``, ``keys()``, ``values()``, what
+    run writers and fusion do) goes through the two lists; looking a document
+    up builds the dict once. Equal to a dict with the same items.
+    """
+
+    __slots__ = ("_ids", "_scores", "_map")
+
+    def __init__(self, ids, scores):
+        self._ids = ids
+        self._scores = scores
+        self._map = None
+
+    def _dict(self) -> dict[str, float]:
+        if self._map is None:
+            self._map = dict(zip(self._ids.tolist(), self._scores.tolist()))
+        return self._map
+
+    def __getitem__(self, docid: str) -> float:
+        return self._dict()[docid]
+
+    def __contains__(self, docid: object) -> bool:
+        return docid in self._dict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def items(self):
+        return _HitItems(self)
+
+    def values(self):
+        return _HitValues(self)
+
+    def __repr__(self) -> str:
+        return f"Hits({self._dict()!r})"
+
+    def __reduce__(self):
+        return Hits, (self._ids, self._scores)
+
+
+class _HitItems(ItemsView):
+    def __iter__(self):
+        return zip(self._mapping._ids.tolist(), self._mapping._scores.tolist())
+
+
+class _HitValues(ValuesView):
+    def __iter__(self):
+        return iter(self._mapping._scores.tolist())
+
+
+class FormatError(LegalirError, ValueError):
+    """A malformed input file. ``str(err)`` is ``path:line: what is wrong``."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Topic:
+    qid: str
+    text: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+class IdError(LegalirError, ValueError):
+    """An id (topic, document, run tag) that a TREC file cannot hold, refused where it enters."""
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value's type reads in a message: ``a string``, ``a list``, ``an object``, ``null``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _ids_ok(ids: Iterable[str]) -> bool:
+    """Whether every id of ``ids`` may stand in a TREC file (:func:`legalir.collections.id_problem`'s
+    rule, checked at C speed: non-empty strings, printable, no space)."""
+    ids = list(ids)
+    try:
+        joined = "".join(ids)
+    except TypeError:
+        return False
+    return joined.isprintable() and " " not in joined and "" not in ids
+
+
+def id_message(value: Any) -> str | None:
+    """Why ``value`` cannot be an id of a TREC file (:func:`legalir.collections.id_problem`), or None."""
+    if isinstance(value, str) and _ids_ok([value]):
+        return None
+    from legalir.collections import id_problem
+
+    return id_problem(value)
+
+
+def topic_id_message(qid: Any) -> str | None:
+    """:func:`id_message` for a topic id, which also may not start with ``#``: it stands first on its run and
+    qrels lines, and readers (trec_eval 10's too) skip a line starting with ``#`` as a comment."""
+    problem = id_message(qid)
+    if problem is None and qid.startswith("#"):
+        return "starts with '#', which run and qrels readers take for a comment line"
+    return problem
+
+
+def _check_run_ids(path, qid: Any, docs: Iterable[Any]) -> None:
+    """Refuse (:class:`IdError`) a topic id or document id that the run at ``path`` could not hold."""
+    docs = list(docs)
+    if isinstance(qid, str) and _ids_ok([qid, *docs]) and not qid.startswith("#"):
+        return
+    problem = topic_id_message(qid)
+    if problem:
+        raise IdError(f"{path}: topic id {qid!r} {problem}; legalir writes only runs it can read back: give "
+                      f"the topic a one-word id")
+    for d in docs:
+        problem = id_message(d)
+        if problem:
+            raise IdError(f"{path}: document id {d!r} of topic {qid!r} {problem}; legalir writes only runs it can "
+                          f"read back: map the ids to one-word ids (e.g. legalir.runformats.trec_id)")
+
+
+def clean_text(text: str) -> str:
+    """One line of text: tabs, newlines and runs of spaces become one space."""
+    return " ".join(str(text).split())
+
+
+STDIN = "-"
+
+#: trec_eval reads relevance grades into C longs and allocates one counter per grade up to the
+#: largest; legalir refuses grades outside this range with a located error (instead of an
+#: overflow or an allocation of terabytes)
+MAX_RELEVANCE = 1_000_000
+MIN_RELEVANCE = -(2**31)
+
+
+def _display(path) -> str:
+    return "<stdin>" if str(path) == STDIN else str(path)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The whole content of a text input, read in ONE pass (pipes, FIFOs, ``/dev/stdin`` and
+    ``-`` for standard input work and are read whole); a UTF-8 byte-order mark is dropped.
+
+    Raises :class:`FormatError` for a missing file, a folder, an empty file or binary data.
+    """
+    if str(path) == STDIN:
+        import sys
+
+        data = sys.stdin.buffer.read()
+        where = STDIN
+    else:
+        p = Path(path)
+        if not p.exists():
+            raise FormatError(p, None, "file not found")
+        if p.is_dir():
+            raise FormatError(p, None, "is a directory, expected a file")
+        with open(p, "rb") as f:  # one read: a pipe or FIFO gives its data only once
+            data = f.read()
+        where = p
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data or data.isspace():  # (not data.strip(): no copy of a large file)
+        raise FormatError(_display(where), None, "file is empty")
+    if b"\x00" in data:
+        n = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        if b"\x00" in data[:8192]:
+            raise FormatError(_display(where), None, "binary file (NUL bytes), expected text")
+        raise FormatError(_display(where), n, "binary data (NUL bytes) in a text file")
+    return data
+
+
+def _decode(data: bytes, path, first_line: int = 1) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        n = first_line + data.count(b"\n", 0, e.start)
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        raise FormatError(_display(path), n,
+                          f"not UTF-8 text ({e.reason} at byte {e.start - line_start})") from None
+
+
+def _lines(path: str | os.PathLike, data: bytes | None = None) -> Iterator[tuple[int, str]]:
+    """Numbered, decoded lines of a text input (read whole, once); clear errors for missing/binary/empty files."""
+    if data is None:
+        data = read_bytes(path)
+    text = _decode(data, path)
+    for n, line in enumerate(text.split("\n"), 1):
+        yield n, line.rstrip("\r")
+
+
+def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[tuple[int, dict]]:
+    """Numbered JSON objects of a JSONL file (blank lines skipped); FormatError names file and line.
+
+    ``path`` may be ``-`` (standard input); ``data``: the file's bytes when already read."""
+    p = _display(path)
+    for n, line in _lines(path, data):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
+        if not isinstance(rec, dict):
+            raise FormatError(p, n, f"expected a JSON object, found {type(rec).__name__}")
+        yield n, rec
