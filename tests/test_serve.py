@@ -409,6 +409,12 @@ def test_configuration_errors(tmp_path, sample_collection):
                                 "qrels": {"q": str(sample_collection / "qrels" / "test.txt")}}))
     cfg = config.from_file(good)
     assert cfg.port == 9001 and cfg.collections == {"c": sample_collection.resolve()}
+    # one --qrels needs no NAME=: every run uses it; two must be named
+    qrels = str(sample_collection / "qrels" / "test.txt")
+    cfg = config.from_options(config.Config(), qrels=[qrels])
+    assert list(cfg.qrels) == ["qrels"] and cfg.qrels["qrels"].name == "test.txt"
+    with pytest.raises(config.ConfigError, match="expected NAME=PATH"):
+        config.from_options(config.Config(), qrels=[qrels, f"b={qrels}"])
 
 
 # ------------------------------------------------------------------ the page, in headless chromium
