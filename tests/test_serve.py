@@ -372,10 +372,57 @@ def test_run_explorer_api(served, sample_collection):
     rank_of = {d: r for r, (d, _) in enumerate(ranking, 1)}
     assert all(g["rank"] == rank_of.get(g["id"]) for g in view["gold"])
     assert view["compare"]["run"] == "dense"
+    # the dataset's words: ACORD's grades are stars, measures carry the tables' names
+    assert acord["grade_names"]["4"] == "5★" and acord["measure_names"]["ndcg_cut_10"] == "nDCG@10"
+    assert acord["qrels_topics_not_in_run"] == 0
+    assert view["in_run"] is True and view["has_qrels"] is True and view["compare"]["in_run"] is True
     # Housing: not judged-only, documents unjudged -> label null
     status, view = _get(base, "/runs/housing-bm25/topics/0?k=5")
     assert status == 200 and view["judged_only"] is False and view["fields"]["state"] == "Alaska"
     assert any(h["label"] is None and h["judged"] is False for h in view["hits"])
+
+
+def test_topic_missing_from_a_run_says_so(served, sample_collection, tmp_path):
+    """A run lacking a judged topic: the topic list is the run's, the summary counts what it lacks, and the
+    topic itself reads "not in this run" (not "no qrels")."""
+    from legalir.serve import config, engine
+
+    qrels = trec.read_qrels(sample_collection / "qrels" / "test.txt")
+    run = trec.read_run(served["runs"] / "bm25.trec")
+    dropped = sorted(qrels)[0]
+    trec.write_run(tmp_path / "part.trec", {q: d for q, d in run.items() if q != dropped}, tag="bm25")
+    cfg = config.from_options(config.Config(), runs=[f"part={tmp_path / 'part.trec'}"],
+                              qrels=[str(sample_collection / "qrels" / "test.txt")])
+    eng = engine.Engine(cfg, quiet=True)
+    listing = eng.run_topics("part")
+    assert dropped not in [t["qid"] for t in listing["topic_list"]] and listing["qrels_topics_not_in_run"] == 1
+    view = eng.run_topic("part", dropped)
+    assert view["in_run"] is False and view["has_qrels"] is True and view["hits"] == [] and view["gold"]
+
+
+def test_identical_texts_are_marked_duplicates(tmp_path):
+    """Contracts repeat clauses word for word: a hit whose text equals a better-ranked one's names it."""
+    from legalir import api
+    from legalir.serve import config, engine
+
+    docs = [{"id": "a", "contents": "Limitation of liability. No consequential damages."},
+            {"id": "b", "contents": "limitation of  liability.\nNo consequential damages."},
+            {"id": "c", "contents": "Limitation of liability for direct damages only."}]
+    api.index(docs, tmp_path / "idx").close()
+    eng = engine.Engine(config.from_options(config.Config(), indexes=[f"x={tmp_path / 'idx'}"]), quiet=True)
+    hits = eng.search("x", "limitation of liability consequential damages", k=3)["hits"]
+    dup = {h["id"]: h.get("duplicate_of") for h in hits}
+    first = next(h for h in hits if h["id"] in ("a", "b"))
+    assert dup[first["id"]] is None and dup["b" if first["id"] == "a" else "a"] == first["rank"] and dup["c"] is None
+    eng.close()
+
+
+def test_docs_page_needs_no_cdn(served):
+    status, page = _get(served["base"], "/docs", raw=True)
+    assert status == 200 and b"/static/swagger/swagger-ui-bundle.js" in page and b"cdn" not in page.lower()
+    status, js = _get(served["base"], "/static/swagger/swagger-ui-bundle.js", raw=True)
+    assert status == 200 and len(js) > 100_000
+    assert _get(served["base"], "/static/swagger/swagger-ui.css", raw=True)[0] == 200
 
 
 def test_cli_errors(tmp_path):
@@ -533,6 +580,20 @@ def test_page_search_document_and_run_explorer(served, browser, tmp_path):
     assert labels and all(c.startswith("label l-") for c in labels)
     assert b.evaluate("document.querySelectorAll('#topic-view table.gold tr.doc').length") >= 1
     assert "rank in dense" in b.evaluate("document.querySelector('#topic-view table.hits').textContent")
+    # the ranking comes before the gold list; grades in ACORD's words (stars)
+    order = b.evaluate("[...document.querySelectorAll('#topic-view h3')].map(h => h.textContent)")
+    assert order[0].startswith("Top ") and order[1].startswith("Where the gold")
+    assert "★" in b.evaluate("document.querySelector('#topic-view .legend').textContent")
+    # the view lives in the URL: reloading the link shows the same topic and comparison
+    link = b.evaluate("location.href")
+    assert "#runs?" in link and "compare=dense" in link and "topic=" in link
+    shown = b.evaluate("document.querySelector('#topic-view h2').textContent")
+    browser.load("about:blank")  # a fresh load of the link (only the fragment differs: no load event otherwise)
+    b2 = browser.load(link)
+    _wait(b2, "document.body.dataset.ready === '1' && document.querySelector('#topic-view h2') !== null")
+    assert b2.evaluate("document.querySelector('#topic-view h2').textContent") == shown
+    assert b2.evaluate("document.querySelector('#compare').value") == "dense"
+    b = b2
     _shot(b, tmp_path / "4-run-explorer.png")
     _select(b, "#run", "housing-bm25")
     _wait(b, "document.querySelectorAll('#topics li').length === 13")
@@ -544,6 +605,14 @@ def test_page_search_document_and_run_explorer(served, browser, tmp_path):
     _click(b, "#topics li")
     _wait(b, "document.querySelectorAll('#topic-view table.hits tr.doc').length > 0")
     _shot(b, tmp_path / "5-run-explorer-housing.png")
+    # a search link reproduces the search; back returns to the run explorer
+    b.evaluate("history.pushState(null, '', '#search?q=governing+law&index=acord&method=bm25&k=5'); "
+               "window.dispatchEvent(new PopStateEvent('popstate'))")
+    _wait(b, "!document.querySelector('#panel-search').classList.contains('hidden') && "
+           "document.querySelectorAll('#results .card').length === 5")
+    assert b.evaluate("document.querySelector('#q').value") == "governing law"
+    b.evaluate("history.back()")
+    _wait(b, "!document.querySelector('#panel-runs').classList.contains('hidden')")
     assert not b.errors, b.errors  # no console error, uncaught exception or failed load
 
 

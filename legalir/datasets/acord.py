@@ -142,6 +142,8 @@ class Acord(BeirDataset):
                 "star3_P.5", "star4_P.5", "star5_P.5")
     judged_only = True
     headline = "ndcg_cut_10"
+    #: qrels grades are stars - 1 (the release's 1-5 star ratings)
+    grade_names = {0: "1★", 1: "2★", 2: "3★", 3: "4★", 4: "5★"}
     references = (
         Reference("BM25", "Wang et al. 2025 (ACORD), Table 3",
                   {"ndcg_cut_5": 52.5, "ndcg_cut_10": 54.0, "star3_rawP_5": 50.9, "star4_rawP_5": 38.9, "star5_rawP_5": 9.0}),

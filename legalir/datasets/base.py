@@ -131,6 +131,8 @@ class Dataset(ABC):
     judged_only: ClassVar[bool] = False
     #: published rows printed beside ours
     references: ClassVar[tuple[Reference, ...]] = ()
+    #: words for the qrels grades where the dataset has its own (ACORD: stars), for pages and tables
+    grade_names: ClassVar[Mapping[int, str] | None] = None
     #: the measure (output name) report figures plot, e.g. ``ndcg_cut_10`` [default: the first column]
     headline: ClassVar[str | None] = None
     #: 100 when the papers print percentages, 1 for fractions

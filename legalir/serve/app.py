@@ -108,6 +108,22 @@ def static_file(name: str) -> bytes:
     return resources.files("legalir.serve").joinpath("static", STATIC[name][0]).read_bytes()
 
 
+def _offline_docs(app) -> None:
+    """``/docs`` from Swagger UI's files shipped in a Python package (``swagger-ui-bundle``), not a CDN:
+    the page works on a machine without internet, as the rest of legalir does."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount("/static/swagger", StaticFiles(directory=str(swagger_ui_path)), name="swagger")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        return get_swagger_ui_html(openapi_url=app.openapi_url, title="legalir API",
+                                   swagger_js_url="/static/swagger/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/swagger/swagger-ui.css", swagger_favicon_url="data:,")
+
+
 def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
     """The FastAPI application serving ``engine``."""
     pool = workers or Workers()
@@ -118,10 +134,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
         pool.shutdown()
         engine.close()
 
-    app = FastAPI(title="legalir", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="legalir", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Search legalir's Lucene and FAISS indexes (BM25, dense, hybrid; per partition), "
                               "read documents, and explore scored runs topic by topic. Errors are "
                               '`{"error": "..."}` with status 400 or 404.')
+    _offline_docs(app)
 
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, e: ServeError):

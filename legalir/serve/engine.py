@@ -389,13 +389,19 @@ class RunEntry:
     judged_only: bool = False
     measures: list[str] = field(default_factory=list)
     evaluation: dict | None = None
+    grade_names: dict[str, str] | None = None   # the dataset's words for its grades (ACORD: stars)
 
     def info(self) -> dict:
+        from legalir.report import display_name
+
+        values = self.evaluation["all"] if self.evaluation else None
+        missing = sorted(set(self.qrels or {}) - set(self.run)) if self.qrels else []
         return {"name": self.name, "file": self.path.name, "topics": len(self.run),
                 "qrels": self.qrels_name, "qrels_file": self.qrels_path.name if self.qrels_path else None,
                 "collection": self.collection.name if self.collection else None,
                 "judged_only": self.judged_only, "measures": self.measures,
-                "all": self.evaluation["all"] if self.evaluation else None}
+                "all": values, "measure_names": {k: display_name(k) for k in values or {}},
+                "grade_names": self.grade_names, "qrels_topics_not_in_run": len(missing)}
 
 
 def _sibling_topics(qrels_path: Path) -> Path | None:
@@ -484,6 +490,8 @@ class Engine:
             except LegalirError:
                 dataset_cls = None
         entry.judged_only = bool(getattr(dataset_cls, "judged_only", False)) if judged_only is None else judged_only
+        names = getattr(dataset_cls, "grade_names", None)
+        entry.grade_names = {str(g): str(w) for g, w in names.items()} if names else None
         entry.measures = list(measures or getattr(dataset_cls, "measures", None) or DEFAULT_MEASURES)
         if entry.qrels is not None:
             try:
@@ -564,7 +572,22 @@ class Engine:
             hit.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
                        category=d["category"], snippet=snippet(d["body"], terms),
                        metadata={k: v for k, v in d["fields"].items() if not k.startswith("_")})
+            hit["_same"] = " ".join(str(rec.get("contents", "")).split()).lower()
         return hit
+
+    @staticmethod
+    def _mark_duplicates(hits: list[dict]) -> list[dict]:
+        """A hit whose text equals a better-ranked one's (whitespace and case aside) gets ``duplicate_of``:
+        that hit's rank (contracts repeat boilerplate clauses word for word; the page can collapse them)."""
+        first: dict[str, int] = {}
+        for h in hits:
+            same = h.pop("_same", None)
+            if same:
+                if same in first:
+                    h["duplicate_of"] = first[same]
+                else:
+                    first[same] = h["rank"]
+        return hits
 
     def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
                     method: str | None = None) -> list[dict]:
@@ -592,8 +615,8 @@ class Engine:
             ranked = trec.ranking(runs.get(str(i), {}))[:k]
             out.append({"id": qid, "query": text, "index": index, "method": method, "partition": keys[str(i)] or None,
                         "k": k, "terms": terms,
-                        "hits": [self._hit(entry, keys[str(i)], r, d, float(s), terms)
-                                 for r, (d, s) in enumerate(ranked, 1)]})
+                        "hits": self._mark_duplicates([self._hit(entry, keys[str(i)], r, d, float(s), terms)
+                                                       for r, (d, s) in enumerate(ranked, 1)])})
         return out
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
@@ -624,7 +647,7 @@ class Engine:
 
     def run_topics(self, name: str) -> dict:
         entry = self.run(name)
-        qids = sorted(set(entry.run) | (set(entry.qrels) if entry.qrels else set()))
+        qids = sorted(entry.run)  # the run's topics (info() counts the qrels topics it lacks)
         topics = []
         for qid in qids:
             t = entry.topics.get(qid) if entry.topics else None
@@ -667,12 +690,14 @@ class Engine:
         gold = sorted(((d, r) for d, r in labels.items() if r > 0), key=lambda dr: (-dr[1], dr[0]))
         gold_out = [{"id": d, "label": r, "rank": rank_of.get(d), "judged_rank": judged_rank.get(d),
                      **({"other_rank": other_rank.get(d)} if other else {}), **doc_fields(d)} for d, r in gold]
-        out = {"run": name, "qid": qid, "text": t.text if t else None, "fields": dict(t.fields) if t else {},
+        out = {"run": name, "qid": qid, "in_run": qid in entry.run, "has_qrels": qid in (entry.qrels or {}),
+               "text": t.text if t else None, "fields": dict(t.fields) if t else {},
                "collection": store.name if store else None, "judged_only": entry.judged_only,
                "retrieved": len(ranking), "k": k, "measures": self._per_topic(entry, qid),
                "terms": query_terms(t.text) if t else [], "hits": hits, "gold": gold_out}
         if other:
-            out["compare"] = {"run": other.name, "retrieved": len(other_rank), "measures": self._per_topic(other, qid)}
+            out["compare"] = {"run": other.name, "retrieved": len(other_rank), "in_run": qid in other.run,
+                              "measures": self._per_topic(other, qid)}
         return out
 
 

@@ -2,7 +2,8 @@
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
-const state = { indexes: [], runs: [], topics: [], shown: [], topicPos: -1, lastQuery: "" };
+const state = { indexes: [], runs: [], topics: [], shown: [], topicPos: -1, lastQuery: "", grades: null,
+                measureNames: {}, restoring: false };
 
 // ---------------------------------------------------------------- helpers
 function esc(s) {
@@ -41,10 +42,16 @@ async function api(path, options) {
 
 function fmt(v) { return typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(4)) : esc(v ?? "–"); }
 
+// The dataset's words for a grade where it has them (ACORD: stars), else the grade.
+function gradeWord(label) {
+  const w = state.grades && state.grades[String(label)];
+  return w ? w : (label > 0 ? "relevant " + label : "0 not relevant");
+}
 function labelBadge(label, judged) {
   if (label === null || label === undefined || judged === false) return `<span class="label l-unjudged">unjudged</span>`;
-  return `<span class="label l-${Math.max(0, Math.min(6, label))}">${label > 0 ? "relevant " + label : "0 not relevant"}</span>`;
+  return `<span class="label l-${Math.max(0, Math.min(6, label))}">${esc(gradeWord(label))}</span>`;
 }
+function measureName(k) { return state.measureNames[k] || k; }
 
 function showError(where, err) { where.innerHTML = `<div class="error">${esc(err.message || err)}</div>`; }
 
@@ -73,16 +80,53 @@ function card(hit, terms, collection) {
   div.className = "card";
   div.dataset.id = hit.id;
   const cite = hit.citation || hit.id;
-  const chips = [hit.state, hit.category, hit.citation ? `id ${hit.id}` : null].filter(Boolean)
+  const meta = Object.entries(hit.metadata || {}).filter(([k, v]) => v !== null && typeof v !== "object" && k !== "citation")
+    .map(([k, v]) => `${k}: ${v}`);
+  const chips = [...meta, hit.citation ? `id ${hit.id}` : null].filter(Boolean)
     .map((c) => `<span class="chip">${esc(c)}</span>`).join("");
+  if (hit.duplicate_of) div.classList.add("duplicate");
   div.innerHTML = `<div class="top"><span class="rank">${hit.rank}.</span><span class="cite">${esc(cite)}</span>`
     + `<span class="score" title="score">${hit.score.toFixed(4)}</span></div>`
     + (hit.heading_path ? `<div class="path">${esc(hit.heading_path)}</div>` : "")
     + (hit.snippet !== undefined ? `<div class="snippet">${highlight(hit.snippet, terms)}</div>` : `<div class="snippet muted">(no collection: ids only)</div>`)
-    + (chips ? `<div class="chips">${chips}</div>` : "");
+    + (chips ? `<div class="chips">${chips}</div>` : "")
+    + (hit.duplicate_of ? `<div class="small muted">same text as result ${hit.duplicate_of}</div>` : "");
   if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery));
   return div;
 }
+
+// ---------------------------------------------------------------- the page's state lives in its URL
+// #search?q=&index=&method=&partition=&k=  and  #runs?run=&topic=&compare=  (a link reproduces the view;
+// back and forward step through searches and topics)
+function pushState(hash) {
+  if (state.restoring || location.hash === hash) return;
+  history.pushState(null, "", hash);
+}
+
+async function restore() {
+  const [panel, query] = location.hash.slice(1).split("?");
+  const params = new URLSearchParams(query || "");
+  state.restoring = true;
+  try {
+    if (panel === "search" && params.get("q")) {
+      showPanel("panel-search");
+      if (params.get("index")) { $("#index").value = params.get("index"); fillIndexControls(); }
+      if (params.get("method")) $("#method").value = params.get("method");
+      if (params.get("partition")) $("#partition").value = params.get("partition");
+      if (params.get("k")) $("#k").value = params.get("k");
+      $("#q").value = params.get("q");
+      await doSearch();
+    } else if (panel === "runs" && params.get("run")) {
+      showPanel("panel-runs");
+      if ($("#run").value !== params.get("run")) { $("#run").value = params.get("run"); await loadRun(); }
+      fillCompare($("#run").value);
+      $("#compare").value = params.get("compare") || "";
+      const i = state.shown.findIndex((t) => t.qid === params.get("topic"));
+      if (i >= 0) await showTopic(i);
+    }
+  } finally { state.restoring = false; }
+}
+window.addEventListener("popstate", restore);
 
 async function doSearch(ev) {
   if (ev) ev.preventDefault();
@@ -92,6 +136,7 @@ async function doSearch(ev) {
   if (!q) { showError(results, "Type a query."); return; }
   const params = new URLSearchParams({ q, index: $("#index").value, method: $("#method").value, k: $("#k").value || "10" });
   if (idx && idx.partitioned) params.set("partition", $("#partition").value);
+  pushState(`#search?${params}`);
   $("#search-info").textContent = "Searching…";
   const t0 = performance.now();
   try {
@@ -102,6 +147,11 @@ async function doSearch(ev) {
     $("#search-info").textContent = `${res.hits.length} hits, ${res.method}${where} (${Math.round(performance.now() - t0)} ms)`;
     if (!res.hits.length) results.innerHTML = `<p class="muted">No document matches.</p>`;
     for (const h of res.hits) results.appendChild(card(h, res.terms, idx && idx.collection));
+    const dups = res.hits.filter((h) => h.duplicate_of).length;
+    if (dups) {
+      $("#search-info").textContent += ` · ${dups} with the same text as a better-ranked hit`;
+      results.classList.toggle("collapse", $("#collapse").checked);
+    }
   } catch (err) {
     $("#search-info").textContent = "";
     showError(results, err);
@@ -157,6 +207,8 @@ async function loadRun() {
   try {
     const res = await api(`/runs/${encodeURIComponent(name)}/topics`);
     state.topics = res.topic_list;
+    state.grades = res.grade_names || null;
+    state.measureNames = res.measure_names || {};
     state.measure = res.all ? Object.keys(res.all).find((k) => typeof res.all[k] === "number" && k !== "num_q") : null;
     const cats = [...new Set(state.topics.map((t) => t.category || t.state).filter(Boolean))].sort();
     const byState = state.topics.some((t) => t.state) && !state.topics.some((t) => t.category);
@@ -164,8 +216,9 @@ async function loadRun() {
     $("#category-label").classList.toggle("hidden", !cats.length);
     $("#category").innerHTML = `<option value="">(all)</option>` + cats.map((c) => `<option>${esc(c)}</option>`).join("");
     const all = res.all ? Object.entries(res.all).filter(([k, v]) => typeof v === "number" && k !== "num_q")
-      .map(([k, v]) => `${esc(k)} <b>${fmt(v)}</b>`).join(" · ") : "no qrels";
-    $("#run-summary").innerHTML = `${esc(res.file)}: ${res.topics} topics${res.judged_only ? ", judged-only" : ""}; ${all}`;
+      .map(([k, v]) => `${esc(measureName(k))} <b>${fmt(v)}</b>`).join(" · ") : "no qrels";
+    const missing = res.qrels_topics_not_in_run ? ` (${res.qrels_topics_not_in_run} judged topic(s) not in this run)` : "";
+    $("#run-summary").innerHTML = `${esc(res.file)}: ${res.topics} topics${missing}${res.judged_only ? ", judged-only" : ""}; ${all}`;
     renderTopics();
   } catch (err) { showError($("#topic-view"), err); }
 }
@@ -182,7 +235,7 @@ function renderTopics() {
     const v = t.measures && m ? t.measures[m] : null;
     const bar = typeof v === "number" ? `<span class="bar" style="width:${Math.round(v * 40)}px"></span>` : "";
     li.innerHTML = `<span class="t-text" title="${esc(t.text || t.qid)}">${esc(t.text || t.qid)}</span>`
-      + `<span class="t-score" title="${esc(m || "")}">${typeof v === "number" ? v.toFixed(3) : "–"}</span>${bar}`;
+      + `<span class="t-score" title="${esc(m ? measureName(m) : "")}">${typeof v === "number" ? v.toFixed(3) : "–"}</span>${bar}`;
     li.addEventListener("click", () => showTopic(i));
     list.appendChild(li);
   });
@@ -209,6 +262,7 @@ async function showTopic(i) {
   if (active) active.scrollIntoView({ block: "nearest" });
   const t = state.shown[i];
   const run = $("#run").value, other = $("#compare").value;
+  pushState(`#runs?${new URLSearchParams({ run, topic: t.qid, ...(other ? { compare: other } : {}) })}`);
   const params = new URLSearchParams({ k: "20" });
   if (other) params.set("compare", other);
   const view = $("#topic-view");
@@ -216,7 +270,10 @@ async function showTopic(i) {
     const res = await api(`/runs/${encodeURIComponent(run)}/topics/${encodeURIComponent(t.qid)}?${params}`);
     const cmp = res.compare;
     const measures = (res.measures ? Object.entries(res.measures).filter(([, v]) => typeof v === "number") : [])
-      .map(([k, v]) => `<span>${esc(k)} <b>${fmt(v)}</b>${cmp && cmp.measures && typeof cmp.measures[k] === "number" ? ` <span class="muted">vs ${fmt(cmp.measures[k])}</span>` : ""}</span>`).join("");
+      .map(([k, v]) => `<span title="${esc(k)}">${esc(measureName(k))} <b>${fmt(v)}</b>${cmp && cmp.measures && typeof cmp.measures[k] === "number" ? ` <span class="muted">vs ${fmt(cmp.measures[k])}</span>` : ""}</span>`).join("");
+    const unscored = !res.in_run ? "topic not in this run (nothing retrieved for it)"
+      : !res.has_qrels ? "not scored (no qrels for this topic)" : "no measure value";
+    const notInOther = cmp && !cmp.in_run ? `<p class="muted">This topic is not in ${esc(cmp.run)}.</p>` : "";
     const fields = Object.entries(res.fields || {}).filter(([, v]) => typeof v !== "object")
       .map(([k, v]) => `<span class="chip">${esc(k)}: ${esc(v)}</span>`).join("");
     const open = (id) => res.collection ? `data-doc="${esc(id)}"` : "";
@@ -230,11 +287,12 @@ async function showTopic(i) {
       + `<td class="num">${h.score.toFixed(4)}</td>${cmp ? `<td class="num">${rankCell(h.other_rank, h.rank)}</td>` : ""}</tr>`).join("");
     view.innerHTML = `<h2>${esc(res.text || res.qid)}</h2><div class="muted small">topic ${esc(res.qid)} · ${i + 1} of ${state.shown.length}`
       + ` · ${res.retrieved} retrieved${res.judged_only ? " · scored judged-only" : ""}</div><div>${fields}</div>`
-      + `<div class="measures">${measures || '<span class="muted">not scored (no qrels for this topic)</span>'}</div>`
-      + `<h3>Where the gold documents ended up</h3>${gold}`
+      + `<div class="measures">${measures || `<span class="muted">${unscored}</span>`}</div>${notInOther}`
       + `<h3>Top ${res.hits.length} of ${esc(run)}${cmp ? ` (with ranks in ${esc(cmp.run)})` : ""}</h3>`
       + `<div class="legend">${labelBadge(null)} ${labelBadge(0, true)} ${labelBadge(1, true)} ${labelBadge(2, true)} ${labelBadge(3, true)} ${labelBadge(4, true)}</div>`
-      + `<table class="ranking hits"><tr><th>rank</th><th>label</th><th>document</th><th>score</th>${cmp ? `<th>rank in ${esc(cmp.run)}</th>` : ""}</tr>${rows}</table>`;
+      + (res.hits.length ? `<table class="ranking hits"><tr><th>rank</th><th>label</th><th>document</th><th>score</th>${cmp ? `<th>rank in ${esc(cmp.run)}</th>` : ""}</tr>${rows}</table>`
+        : `<p class="muted">${esc(run)} retrieved nothing for this topic.</p>`)
+      + `<h3>Where the gold documents ended up</h3>${gold}`;
     view.querySelectorAll("tr[data-doc]").forEach((tr) => tr.addEventListener("click", () => openDoc(res.collection, tr.dataset.doc, res.text)));
   } catch (err) { showError(view, err); }
 }
@@ -252,6 +310,7 @@ async function start() {
     if (!indexes.length) $("#search-form").innerHTML = `<p class="muted">No index is served (start with --index NAME=DIR).</p>`;
     if (!indexes.length && runs.length) showPanel("panel-runs");
     if (runs.length) await loadRun();
+    if (location.hash) await restore();
     document.body.dataset.ready = "1";
   } catch (err) { showError($("#results"), err); }
 }
@@ -260,6 +319,7 @@ $("#search-form").addEventListener("submit", doSearch);
 $("#index").addEventListener("change", fillIndexControls);
 $("#run").addEventListener("change", loadRun);
 $("#compare").addEventListener("change", () => { if (state.topicPos >= 0) showTopic(state.topicPos); });
+$("#collapse").addEventListener("change", () => $("#results").classList.toggle("collapse", $("#collapse").checked));
 $("#category").addEventListener("change", renderTopics);
 $("#prev-topic").addEventListener("click", () => stepTopic(-1));
 $("#next-topic").addEventListener("click", () => stepTopic(1));
