@@ -461,6 +461,8 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     from legalir.serve import config, engine as engine_mod
 
     cfg = config.gather(indexes, collections, runs, qrels, config_file)
+    if cfg.empty():
+        raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
     host = host or cfg.host or DEFAULT_HOST
     port = port if port is not None else (cfg.port or DEFAULT_PORT)
     policy = make_policy(host, workers, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,

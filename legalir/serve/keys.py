@@ -14,7 +14,8 @@ A line is the key itself (at least 16 characters: letters, digits and
 not hold the secret), then optional ``id=NAME`` (the name access logs and
 metrics show; default: the first 8 hex digits of the key's SHA-256),
 ``scopes=A,B`` (default: all of :data:`SCOPES`) and ``rate=N/s`` (this key's
-own rate limit, e.g. ``rate=2/s`` or ``rate=600/min``; default: ``--rate-limit``). Clients send the key as
+own rate limit, e.g. ``rate=2/s`` or ``rate=600/min``, in bursts of two
+seconds' worth, at least 1; default: ``--rate-limit``). Clients send the key as
 ``Authorization: Bearer KEY``. A new key:
 ``python -c "import secrets; print(secrets.token_urlsafe(32))"``.
 """
