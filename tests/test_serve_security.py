@@ -185,6 +185,32 @@ def test_metrics_and_access_log(server):
     assert any(x["status"] == 401 and x["key"] is None for x in lines)
 
 
+def test_page_asks_for_the_key(server):
+    """The page in headless chromium: the API answers 401, the page asks for a key (a prompt), sends it from then
+    on; a key without the runs scope gets the search page and no run explorer."""
+    pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
+    from browser import Chromium
+
+    with Chromium() as b:  # skips when no chromium is installed
+        page = b.load(server["base"] + "/")
+        deadline = time.time() + WAIT_S
+        while True:  # the prompt opens once /indexes has answered 401
+            try:
+                page.call("Page.handleJavaScriptDialog", {"accept": True, "promptText": SEARCH_KEY})
+                break
+            except RuntimeError:
+                assert time.time() < deadline, "the page never asked for a key"
+                time.sleep(0.1)
+        while not page.evaluate("document.body.dataset.ready === '1'"):
+            assert time.time() < deadline, "the page did not load with the key"
+            time.sleep(0.1)
+        assert page.evaluate("[...document.querySelectorAll('#index option')].map(o => o.value)") == ["acord"]
+        assert page.evaluate("document.querySelectorAll('#run option').length") == 0
+        assert page.evaluate("sessionStorage.getItem('legalir-api-key')") == SEARCH_KEY
+        # only the refused requests' own errors: no CSP violation, no script error
+        assert all(" 401 " in e or " 403 " in e for e in page.errors), page.errors
+
+
 # ------------------------------------------------------------------ in-process: the queue and the buckets
 def test_concurrency_is_bounded_with_a_queue():
     """One request at a time, one waiting: a third concurrent request is refused (503, Retry-After)."""

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from legalir import __version__
 from legalir.errors import LegalirError
-from legalir.serve.engine import MAX_K, Engine
+from legalir.serve.engine import MAX_K, BadRequest, Engine
 
 _log = logging.getLogger(__name__)
 
@@ -122,7 +122,6 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         def run() -> dict:
             name = index or (next(iter(engine.indexes)) if len(engine.indexes) == 1 else None)
             if name is None:
-                from legalir.serve.engine import BadRequest
                 raise BadRequest(f"give index, one of: {', '.join(engine.indexes) or 'none'}")
             res = engine.search(name, query, k=k, method=method, partition=partition)
             entry = engine.index(name)
@@ -147,7 +146,6 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
             if name is None and len(engine.collections) == 1:
                 name = next(iter(engine.collections))
             if name is None:
-                from legalir.serve.engine import BadRequest
                 raise BadRequest(f"give collection, one of: {', '.join(engine.collections) or 'none'}")
             return engine.document(name, id)
         return await call(ctx, "get_document", run)
@@ -208,12 +206,13 @@ def http_endpoint(server: Any, max_body: int) -> tuple[Any, Any]:
     no long-lived streams), so the server's rate limit, body limit and concurrency bound apply per
     call. The host check is the server's own (:class:`legalir.serve.guard.Guard`).
     """
-    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
     from mcp.server.transport_security import TransportSecuritySettings
 
-    manager = StreamableHTTPSessionManager(
-        app=server._lowlevel_server, json_response=True, stateless=True, max_request_body_size=max_body,
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    # builds the session manager (its Starlette app is not used: /mcp is a route of legalir's own app)
+    server.streamable_http_app(json_response=True, stateless_http=True, max_request_body_size=max_body,
+                               transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    manager = server.session_manager
     return StreamableHTTPASGIApp(manager), manager
 
 
