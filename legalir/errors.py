@@ -27,6 +27,7 @@ OPTIONAL_PACKAGES = {
     "fastapi": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
     "uvicorn": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
     "ir_measures": "ir_measures: pip install ir_measures",
+    "mcp": "the MCP SDK (legalir mcp, /mcp): pip install 'legalir[serve]'",
 }
 
 

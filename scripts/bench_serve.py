@@ -3,6 +3,7 @@
 calling the library in-process, with the ratio, on the synthetic Housing data.
 
     python scripts/bench_serve.py --scale 0.01 --queries 200 --clients 1,4 --work /tmp/legalir-bench-serve
+    python scripts/bench_serve.py --dense-partitions 0 --clients 1,10,50 --queries 300   # auth + rate limit on
 
 Steps (set-up is not timed; it is skipped when --work already holds it):
 
@@ -15,10 +16,13 @@ Steps (set-up is not timed; it is skipped when --work already holds it):
    C threads at once.
    Java calls take a lock (pyjnius is not thread-safe); "one batch" is every query in one
    ``BM25.search`` per jurisdiction (Anserini's multi-threaded ``batch_search``).
-3. Over HTTP: ``legalir serve`` in its own process (``--workers``); C client threads, one keep-alive
-   connection each, send the same questions as ``GET /search`` (k=--k), then one client sends them
-   as ``POST /search/batch``; each answer also carries metadata and a snippet per hit, read from
-   the collection.
+3. Over HTTP: ``legalir serve`` in its own process (``--workers``), with API keys (``--api-keys``:
+   one key per client, ``Authorization: Bearer``) and a rate limit (``--rate-limit``, per key; high
+   enough by default that no request is refused: the limiter's cost is measured, not its refusals;
+   429s are counted) on, unless ``--no-auth``; C client threads, one keep-alive connection and one key
+   each, send the same questions as ``GET /search`` (k=--k), then one client sends them as
+   ``POST /search/batch``; each answer also carries metadata and a snippet per hit, read from the
+   collection.
 
 Latency is per query (call or request); QPS = queries / wall time of the whole pass. Each pass is
 preceded by a warm-up pass over the first 20 queries. The server's peak RSS (VmHWM, JVM and torch
@@ -30,6 +34,7 @@ import argparse
 import http.client
 import json
 import os
+import secrets
 import signal
 import socket
 import statistics
@@ -91,7 +96,7 @@ def stats(latencies: list[float], wall: float) -> dict:
     lat = sorted(latencies)
     pct = lambda p: lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] * 1000  # noqa: E731
     return {"queries": len(lat), "qps": round(len(lat) / wall, 1), "p50_ms": round(pct(50), 1),
-            "p95_ms": round(pct(95), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
+            "p95_ms": round(pct(95), 1), "p99_ms": round(pct(99), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
 
 
 def run_pass(fn, items: list, clients: int) -> dict:
@@ -152,7 +157,7 @@ class InProcess:
         for part, topics in groups.items():
             self.bm25[part].search(topics, k)
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
     def search_dense(self, k: int):
         from legalir.trec import Topic
@@ -166,17 +171,23 @@ class InProcess:
 
 # ------------------------------------------------------------------ over HTTP
 class Server:
-    def __init__(self, built: dict, workers: int, log: Path):
+    def __init__(self, built: dict, workers: int, log: Path, keys: list[str] | None, rate_limit: str):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         cmd = [sys.executable, "-m", "legalir.cli", "serve", "--index", f"housing={built['bm25']}",
-               "--port", str(self.port), "--workers", str(workers), "--device", "cpu"]
+               "--port", str(self.port), "--workers", str(workers), "--device", "cpu", "--max-queue", "1024"]
         if built["dense"]:
             cmd += ["--index", f"housing-dense={built['dense']}"]
+        self.keys = keys or []
+        if keys:
+            key_file = log.parent / "bench-keys.txt"
+            key_file.write_text("".join(f"{k} id=client{i}\n" for i, k in enumerate(keys)))
+            cmd += ["--api-keys", str(key_file), "--rate-limit", rate_limit]
         self.log = open(log, "a")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                                          "LEGALIR_LOG_LEVEL": "WARNING"})  # no access-log line per request
         deadline = time.time() + 300
         while True:
             if self.proc.poll() is not None:
@@ -192,6 +203,17 @@ class Server:
             if time.time() > deadline:
                 raise SystemExit("legalir serve did not start within 300 s")
         self.local = threading.local()
+        self._next_key = 0
+        self._lock = threading.Lock()
+        self.refused = 0  # 429s
+
+    def _headers(self) -> dict:
+        key = getattr(self.local, "key", None)
+        if key is None and self.keys:
+            with self._lock:
+                key = self.local.key = self.keys[self._next_key % len(self.keys)]
+                self._next_key += 1
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
     def search(self, index: str, k: int, method: str):
         def fn(item):
@@ -200,9 +222,13 @@ class Server:
             if conn is None:
                 conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
             q = urllib.parse.urlencode({"q": text, "index": index, "partition": part, "k": k, "method": method})
-            conn.request("GET", "/search?" + q)
+            conn.request("GET", "/search?" + q, headers=self._headers())
             resp = conn.getresponse()
             body = resp.read()
+            if resp.status == 429:
+                with self._lock:
+                    self.refused += 1
+                return body
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {body[:300]!r}")
             return body
@@ -215,14 +241,15 @@ class Server:
         for start in range(0, len(items), size):
             body = {"index": "housing", "k": k, "method": "bm25",
                     "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
-            conn.request("POST", "/search/batch", body=json.dumps(body), headers={"Content-Type": "application/json"})
+            conn.request("POST", "/search/batch", body=json.dumps(body),
+                         headers={"Content-Type": "application/json", **self._headers()})
             resp = conn.getresponse()
             data = resp.read()
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {data[:300]!r}")
         wall = time.perf_counter() - t0
         conn.close()
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
     def peak_rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -252,6 +279,9 @@ def main(argv=None) -> None:
     ap.add_argument("-k", "--k", type=int, default=10, help="hits per query [10]")
     ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-serve"), help="work folder (reused)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--no-auth", action="store_true", help="serve without API keys and rate limit")
+    ap.add_argument("--rate-limit", default="100000/s",
+                    help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -277,7 +307,8 @@ def main(argv=None) -> None:
             rows.append({"what": "in-process", "method": "dense", "clients": c,
                          **run_pass(inproc.search_dense(args.k), dense_qs, c)})
     rows.append({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
-    server = Server(built, args.workers, log)
+    keys = None if args.no_auth else [secrets.token_urlsafe(24) for _ in range(max(clients))]
+    server = Server(built, args.workers, log, keys, args.rate_limit)
     try:
         for c in clients:
             rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
@@ -296,13 +327,15 @@ def main(argv=None) -> None:
 
     base = {(r["method"], r["clients"]): r for r in rows if r["what"] == "in-process"}
     one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
-    print("| path | method | clients | queries | QPS | p50 ms | p95 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
+    auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
+    print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}")
+    print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ref = one_batch if "batch" in r["what"] else base[(r["method"], r["clients"])]
         ratio = "1" if r["what"].startswith("in-process") else f"{r['qps'] / ref['qps']:.2f}"
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p95_ms']} | {ratio} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {r.get('server_peak_rss_mb', '')} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))

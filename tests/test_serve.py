@@ -632,3 +632,12 @@ def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, 
     index = entry.dense_retriever("").index
     assert isinstance(index, dense.ShardedIndex) and len(index.shards) > 1
     assert len(index._loaded) == len(index.shards)  # resident after the first request
+
+
+def test_docs_page_renders_offline_in_chromium(served, browser):
+    """/docs draws Swagger UI from legalir's own copy of its files: no request leaves the machine."""
+    b = browser.load(served["base"] + "/docs")
+    _wait(b, "document.querySelector('.swagger-ui .info .title') !== null && "
+             "document.querySelectorAll('.swagger-ui .opblock').length > 0")
+    assert "legalir" in b.evaluate("document.querySelector('.swagger-ui .info .title').textContent")
+    assert not b.errors, b.errors

@@ -19,7 +19,7 @@ REGISTRY: dict[str, str] = {
     "eval": "evaluate", "compare": "evaluate", "report": "evaluate",
     "train-ce": "models", "expand": "models", "rerank": "models",
     "qa": "analysis", "qa-report": "analysis", "analyze": "analysis", "regress": "analysis",
-    "serve": "serve",
+    "serve": "serve", "mcp": "serve",
 }
 MODULES = tuple(dict.fromkeys(REGISTRY.values()))
 

@@ -9,10 +9,19 @@ topic) or 405/422 as HTTP has them.
 
 The page (``/``) and its script and style sheet are package files read from
 ``legalir/serve/static``; only those names are served.
+
+Around the routes, :class:`legalir.serve.guard.Guard` checks the Host header,
+API keys, rate limit, body size and concurrency, adds ``X-Request-ID`` and
+security headers, writes the access log and counts ``/metrics``. The MCP
+tools (:mod:`legalir.serve.mcpserver`) answer at ``/mcp``.
 """
 import asyncio
 import concurrent.futures
+import errno
+import ipaddress
+import logging
 import os
+import socket
 import queue
 import sys
 import threading
@@ -22,13 +31,17 @@ from typing import Any, Callable, Optional
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from legalir import __version__
 from legalir.errors import LegalirError
-from legalir.serve.engine import MAX_BATCH, MAX_K, METHODS, Engine, ServeError
+from legalir.serve import guard
+from legalir.serve.config import ConfigError
+from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
+
+_log = logging.getLogger(__name__)
 
 #: the page's files, by URL name -> (package file, media type)
 STATIC = {
@@ -124,21 +137,75 @@ def _offline_docs(app) -> None:
                                    swagger_css_url="/static/swagger/swagger-ui.css", swagger_favicon_url="data:,")
 
 
-def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
-    """The FastAPI application serving ``engine``."""
+def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Optional[guard.Policy] = None,
+               mcp: bool = True) -> FastAPI:
+    """The FastAPI application serving ``engine``.
+
+    Parameters
+    ----------
+    engine : Engine
+        What is served.
+    workers : Workers, optional
+        The thread pool for the engine's blocking work [default: a new one].
+    policy : legalir.serve.guard.Policy, optional
+        Host check, API keys, rate limit, body limit and concurrency bound [default: no keys, no rate
+        limit, loopback host names only].
+    mcp : bool
+        Also answer the MCP tools at ``/mcp`` (needs the ``mcp`` package).
+
+    Returns
+    -------
+    FastAPI
+        The app; :class:`legalir.serve.guard.Guard` wraps its whole middleware stack.
+    """
     pool = workers or Workers()
+    policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
+    metrics = guard.Metrics(index_versions=engine.index_versions(), version=__version__)
+    mcp_manager = None
+    if mcp:
+        from legalir.serve import mcpserver
+
+        mcp_endpoint, mcp_manager = mcpserver.http_endpoint(
+            mcpserver.create(engine, pool, keys_required=policy.keys is not None), policy.max_body)
 
     @asynccontextmanager
     async def lifespan(app):
-        yield
+        async with (mcp_manager.run() if mcp_manager is not None else _nothing()):
+            yield
         pool.shutdown()
         engine.close()
 
+    auth = ("Send an API key as `Authorization: Bearer KEY` (401 without one, 403 when the key lacks the "
+            "route's scope: `search` for search, documents, indexes and collections, `runs` for the run "
+            "explorer, `metrics` for /metrics). " if policy.keys is not None else "")
+    rate = (f"Each key (or client address) may send {policy.rate:g} requests/s, bursts of {policy.burst}; "
+            f"beyond that 429 with Retry-After. " if policy.rate else "")
     app = FastAPI(title="legalir", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Search legalir's Lucene and FAISS indexes (BM25, dense, hybrid; per partition), "
                               "read documents, and explore scored runs topic by topic. Errors are "
-                              '`{"error": "..."}` with status 400 or 404.')
+                              '`{"error": "..."}` with status 400 or 404.\n\n'
+                              f"**Limits.** A request body is at most {policy.max_body:,} bytes (413 beyond, "
+                              f"refused on its Content-Length before it is read); a query at most "
+                              f"{MAX_QUERY_CHARS:,} characters; k at most {MAX_K:,}; a batch at most "
+                              f"{MAX_BATCH:,} queries. {policy.max_active} requests are handled at once, "
+                              f"{policy.max_queue} more wait (503 with Retry-After beyond). " + rate + auth +
+                              "Every response carries `X-Request-ID` (the client's own when it sends one). "
+                              "`GET /metrics`: Prometheus text. MCP tools (search, get_document, list_indexes, "
+                              "evaluate, fuse): streamable HTTP at `/mcp`.")
     _offline_docs(app)
+    if policy.keys is not None:
+        _bearer_in_openapi(app)
+    build_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: guard.Guard(build_stack(), policy, routes=app.router.routes,
+                                                     metrics=metrics)
+    app.state.metrics, app.state.policy = metrics, policy
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, e: Exception):
+        rid = request.scope.get("state", {}).get("request_id")
+        _log.error(f"request {rid} ({request.method} {request.url.path}) failed", exc_info=e)
+        return JSONResponse({"error": f"internal error (request id {rid}); the server log has the details"},
+                            status_code=500)
 
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, e: ServeError):
@@ -160,6 +227,8 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
     async def http_error(request: Request, e: HTTPException):
         message = (f"no such endpoint: {request.method} {request.url.path} (see /docs)" if e.status_code == 404
                    else str(e.detail))
+        if e.status_code == 413 and not isinstance(e, guard.BodyTooLarge):
+            message = f"request body too large; at most {policy.max_body:,} bytes"
         return JSONResponse({"error": message}, status_code=e.status_code, headers=getattr(e, "headers", None))
 
     # ---- page
@@ -174,9 +243,14 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
         return Response(static_file(name), media_type=STATIC[name][1], headers={"Cache-Control": "no-cache"})
 
     # ---- API
-    @app.get("/health", summary="Status and what is served")
+    @app.get("/health", summary="Status and what is served (no key, no rate limit: for load balancers)")
     async def health():
         return engine.health()
+
+    @app.get("/metrics", summary="Prometheus metrics (text format): requests, latencies, errors, index versions",
+             response_class=PlainTextResponse)
+    async def metrics_():
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/indexes", summary="Indexes: methods, partitions, collection")
     async def indexes():
@@ -187,17 +261,19 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
         return engine.list_collections()
 
     @app.get("/search", summary="Search one index")
-    async def search(q: str = Query("", description="Query text."),
+    async def search(request: Request, q: str = Query("", description="Query text."),
                      index: Optional[str] = Query(None, description="Index name [default: the only one]."),
                      k: int = Query(10, description=f"Hits to return, 1 to {MAX_K}."),
                      method: Optional[str] = Query(None, description=f"One of {', '.join(METHODS)} "
                                                                      "[default: the index's first]."),
                      partition: Optional[str] = Query(None, description="Partition (e.g. jurisdiction) of a "
                                                                          "partitioned index.")):
-        return await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition)
+        res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition)
+        request.state.hits = len(res["hits"])
+        return res
 
     @app.post("/search/batch", summary="Search many queries at once")
-    async def search_batch(req: BatchRequest = Body(...)):
+    async def search_batch(request: Request, req: BatchRequest = Body(...)):
         if not req.queries:
             raise ServeError("no queries: give {\"queries\": [{\"q\": ...}, ...]}")
         if len(req.queries) > MAX_BATCH:
@@ -205,6 +281,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
         items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
                                   method=req.method)
+        request.state.hits = sum(len(r["hits"]) for r in results)
         return {"results": results}
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
@@ -226,7 +303,32 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
                         k: int = Query(20, description="Ranked documents to return.")):
         return await pool.call(engine.run_topic, run, qid, compare=compare, k=k)
 
+    if mcp_manager is not None:
+        from starlette.routing import Route
+
+        app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
     return app
+
+
+@asynccontextmanager
+async def _nothing():
+    yield
+
+
+def _bearer_in_openapi(app: FastAPI) -> None:
+    """Say in the OpenAPI description (and so in /docs' Authorize button) that routes take a Bearer key."""
+    from fastapi.openapi.utils import get_openapi
+
+    def openapi():
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "an API key (--api-keys)"}}
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
 
 
 def _index_name(engine: Engine, index: Optional[str]) -> str:
@@ -237,28 +339,160 @@ def _index_name(engine: Engine, index: Optional[str]) -> str:
     raise ServeError(f"give index=, one of: {', '.join(engine.indexes) or 'none (start with --index)'}")
 
 
-def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = DEFAULT_WORKERS,
-        log_level: str = "warning") -> None:
-    """Serve ``engine`` until interrupted."""
-    import uvicorn
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) is only reachable from this machine."""
+    h = host.strip().strip("[]")
+    if h.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(h, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
 
+
+def is_wildcard(host: str) -> bool:
+    """Whether ``host`` means every interface (``0.0.0.0``, ``::``, empty)."""
+    h = host.strip().strip("[]")
+    if not h:
+        return True
+    try:
+        return ipaddress.ip_address(h).is_unspecified
+    except ValueError:
+        return False
+
+
+def loopback_names(host: str) -> list[str]:
+    """Host names a server bound to ``host`` answers to by default (see :func:`allowed_hosts`)."""
+    return sorted({"localhost", "127.0.0.1", "::1", host.strip().strip("[]").lower()})
+
+
+def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """The ``Host`` header names accepted by default: the bound address and its names (for a wildcard
+    address: loopback and this machine's name and addresses), plus ``extra`` (``--allowed-host``)."""
+    names = set(loopback_names(host)) if is_loopback(host) else {host.strip().strip("[]").lower()}
+    if is_wildcard(host) or not is_loopback(host):
+        me = {socket.gethostname(), socket.getfqdn()}
+        names |= {n.lower() for n in me if n}
+        for n in me:
+            try:
+                names |= {i[4][0].split("%")[0] for i in socket.getaddrinfo(n, None)}
+            except OSError:
+                pass
+    if is_wildcard(host):
+        names |= set(loopback_names(host))
+        names.discard(host.strip().strip("[]").lower())
+    return sorted(names | {e.strip().lower() for e in extra if e.strip()})
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (0: a free port), or a :class:`ServeError` saying why not."""
     if not 0 <= port <= 65535:
         raise ServeError(f"port must be from 0 to 65535, got {port}")
-    app = create_app(engine, Workers(workers))
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise ServeError(f"cannot listen on {host!r}: not an address or a name this machine resolves ({e.strerror}); "
+                         f"give --host 127.0.0.1 (this machine only) or one of its addresses") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not a second listener: only TIME_WAIT reuse
+        if family == socket.AF_INET6 and is_wildcard(host):
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        where = f"{host}:{port}"
+        if e.errno == errno.EADDRINUSE:
+            raise ServeError(f"cannot listen on {where}: the port is in use (another legalir serve?); stop that "
+                             f"server or give another --port (0: any free port)") from None
+        if e.errno == errno.EADDRNOTAVAIL:
+            raise ServeError(f"cannot listen on {where}: {host} is not an address of this machine") from None
+        if e.errno == errno.EACCES:
+            raise ServeError(f"cannot listen on {where}: permission denied (ports below 1024 need privileges); "
+                             f"give --port 8000") from None
+        raise ServeError(f"cannot listen on {where}: {e.strerror or e}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = DEFAULT_WORKERS,
+        log_level: str = "warning", *, policy: Optional[guard.Policy] = None,
+        sock: Optional[socket.socket] = None, mcp: bool = True) -> None:
+    """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now)."""
+    import uvicorn
+
+    sock = sock or bind(host, port)
+    policy = policy or guard.Policy(allowed_hosts=allowed_hosts(host), max_active=4 * workers)
+    app = create_app(engine, Workers(workers), policy=policy, mcp=mcp)
+    bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"legalir serve: http://{shown}:{port}/  (API docs: http://{shown}:{port}/docs)", file=sys.stderr,
-          flush=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    if is_wildcard(host):
+        _log.warning(f"serve: listening on every network interface ({host}); anyone who can reach this machine "
+                     f"on port {bound_port} can connect" + (" (API keys required)" if policy.keys else ""))
+    print(f"legalir serve: http://{shown}:{bound_port}/  (API docs: http://{shown}:{bound_port}/docs; "
+          f"MCP: http://{shown}:{bound_port}/mcp)", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, insecure_no_auth: bool = False,
+                allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
+                max_queue: int = 256, env: Optional[dict] = None) -> guard.Policy:
+    """The :class:`~legalir.serve.guard.Policy` of `legalir serve`'s options; refuses a non-loopback address
+    without API keys (unless ``insecure_no_auth``)."""
+    from legalir.serve import keys as keys_mod
+
+    ring = keys_mod.load(api_keys, env)
+    if ring is not None and insecure_no_auth:
+        raise ConfigError("--insecure-no-auth and API keys (--api-keys or $LEGALIR_API_KEYS) contradict each other; "
+                          "give one")
+    if ring is None and not insecure_no_auth and not is_loopback(host):
+        what = "every network interface" if is_wildcard(host) else f"{host}, which other machines can reach"
+        raise ConfigError(f"--host {host} listens on {what}, and no API keys are set: anyone who can reach this "
+                          f"machine could use the server. Give --api-keys FILE (or set {keys_mod.ENV}), or "
+                          f"--insecure-no-auth to serve without keys anyway (e.g. behind an authenticating proxy)")
+    rate = guard.parse_rate(rate_limit) if rate_limit is not None else (
+        guard.DEFAULT_KEYED_RATE if ring is not None else None)
+    if max_body < 1:
+        raise ConfigError(f"--max-body must be at least 1 byte, got {max_body}")
+    return guard.Policy(keys=ring, allowed_hosts=None if "*" in allowed else allowed_hosts(host, allowed),
+                        rate=rate, max_body=max_body, max_active=4 * workers, max_queue=max_queue)
 
 
 def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
           host: Optional[str] = None, port: Optional[int] = None, workers: int = DEFAULT_WORKERS,
-          log_level: str = "warning", **engine_options: Any) -> None:
-    """`legalir serve`: read the configuration (file, then NAME=PATH options), load, serve."""
+          log_level: str = "warning", api_keys: Optional[str] = None, insecure_no_auth: bool = False,
+          allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
+          max_queue: int = 256, mcp: bool = True, **engine_options: Any) -> None:
+    """`legalir serve`: read the configuration and keys, bind the port, load, serve.
+
+    The port is bound before anything is loaded, so a busy port (or a refused address) is reported
+    at once, alone.
+    """
     from legalir.serve import config, engine as engine_mod
 
-    cfg = config.from_file(config_file) if config_file else config.Config()
-    config.from_options(cfg, indexes, collections, runs, qrels)
-    eng = engine_mod.build(cfg, **engine_options)
-    run(eng, host=host or cfg.host or DEFAULT_HOST, port=port if port is not None else (cfg.port or DEFAULT_PORT),
-        workers=workers, log_level=log_level)
+    cfg = config.gather(indexes, collections, runs, qrels, config_file)
+    if cfg.empty():
+        raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
+    host = host or cfg.host or DEFAULT_HOST
+    port = port if port is not None else (cfg.port or DEFAULT_PORT)
+    policy = make_policy(host, workers, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
+                         rate_limit=rate_limit, max_body=max_body, max_queue=max_queue)
+    if mcp:
+        try:
+            import mcp as _  # noqa: F401
+        except ImportError:
+            raise ConfigError("/mcp needs the mcp package: pip install 'legalir[serve]' (or give --no-mcp)") from None
+    sock = bind(host, port)
+    try:
+        eng = engine_mod.build(cfg, **engine_options)
+    except BaseException:
+        sock.close()
+        raise
+    run(eng, host=host, port=port, workers=workers, log_level=log_level, policy=policy, sock=sock, mcp=mcp)

@@ -36,6 +36,8 @@ from typing import Any, Iterable, Mapping
 
 from legalir.errors import LegalirError
 
+#: default request body limit (bytes) of `legalir serve`: a /search/batch of 1,000 queries of ~4,000 characters
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -192,3 +194,11 @@ def from_file(path: str | Path) -> Config:
                                  topics=_path(v["topics"], where, base, is_dir=False) if v.get("topics") else None,
                                  collection=v.get("collection"))
     return cfg
+
+
+def gather(indexes: Iterable[str] = (), collections: Iterable[str] = (), runs: Iterable[str] = (),
+           qrels: Iterable[str] = (), config_file: str | Path | None = None) -> Config:
+    """The :class:`Config` of `legalir serve`'s and `legalir mcp`'s options: ``--config`` file first,
+    then the ``NAME=PATH`` options added to it."""
+    cfg = from_file(config_file) if config_file else Config()
+    return from_options(cfg, indexes, collections, runs, qrels)

@@ -57,6 +57,8 @@ METHODS = ("bm25", "dense", "hybrid")
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
+#: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
+MAX_INLINE_RUN_CHARS = 3_000_000
 SNIPPET_WORDS = 40
 DEFAULT_MEASURES = ("ndcg_cut.10", "recip_rank")
 #: Lucene's default English stop words (what the index ignores), not highlighted
@@ -439,6 +441,9 @@ class Engine:
             if entry.collection is not None:
                 entry.partition_field = entry.collection.partition_field
             self.indexes[name] = entry
+        self.qrels_files: dict[str, Path] = dict(cfg.qrels)
+        self._qrels: dict[str, trec.Qrels] = {}
+        self._qrels_lock = threading.Lock()
         self.runs: dict[str, RunEntry] = {}
         for name, spec in sorted(cfg.runs.items()):
             self.runs[name] = self._load_run(spec, cfg, measures, judged_only)
@@ -533,6 +538,16 @@ class Engine:
 
     def list_indexes(self) -> list[dict]:
         return [e.info() for e in self.indexes.values()]
+
+    def index_versions(self) -> dict[str, dict[str, str]]:
+        """``{index: {"bm25"|"dense": version}}``: the N of a versioned build's ``INDEX.vN`` folder, else "-"."""
+        out: dict[str, dict[str, str]] = {}
+        for name, e in self.indexes.items():
+            for kind, path in (("bm25", e.sparse), ("dense", e.dense)):
+                if path is not None:
+                    m = re.search(r"\.v(\d+)$", Path(path).resolve().name)
+                    out.setdefault(name, {})[kind] = m.group(1) if m else "-"
+        return out
 
     def list_collections(self) -> list[dict]:
         return [c.info() for c in self.collections.values()]
@@ -699,6 +714,106 @@ class Engine:
             out["compare"] = {"run": other.name, "retrieved": len(other_rank), "in_run": qid in other.run,
                               "measures": self._per_topic(other, qid)}
         return out
+
+    # ---- scoring and fusion (the MCP tools evaluate and fuse)
+    def qrels_named(self, name: str) -> trec.Qrels:
+        """The served qrels called ``name`` (read once)."""
+        if name not in self.qrels_files:
+            raise NotFound(f"no qrels named {name!r}; known: {', '.join(self.qrels_files) or 'none (start with --qrels)'}")
+        with self._qrels_lock:
+            if name not in self._qrels:
+                served = next((r.qrels for r in self.runs.values() if r.qrels_name == name and r.qrels), None)
+                self._qrels[name] = served if served is not None else trec.read_qrels(self.qrels_files[name])
+            return self._qrels[name]
+
+    def _a_run(self, name: str | None, text: str | None, where: str = "") -> tuple[str, trec.Run, RunEntry | None]:
+        """(label, run, served entry or None) of a served run's name or a run's TREC text."""
+        if (name is None) == (text is None):
+            raise BadRequest(f"{where}give either the name of a served run or the run itself as TREC lines "
+                             f"(qid Q0 docid rank score tag), not {'both' if name else 'neither'}")
+        if name is not None:
+            entry = self.run(name)
+            return name, entry.run, entry
+        if len(text) > MAX_INLINE_RUN_CHARS:
+            raise BadRequest(f"{where}inline run of {len(text):,} characters; at most {MAX_INLINE_RUN_CHARS:,} "
+                             f"(serve a large run with --run NAME=FILE and give its name)")
+        return INLINE, trec.read_run(INLINE, data=text.encode("utf-8")), None
+
+    def _scoring(self, entries: list[RunEntry | None], qrels: str | None, measures: list[str] | None,
+                 judged_only: bool | None) -> tuple[str | None, list[str], bool]:
+        """The qrels name, measures and protocol to score with: as asked, else the served runs' own."""
+        served = [e for e in entries if e is not None]
+        if qrels is None:
+            names = {e.qrels_name for e in served if e.qrels_name}
+            if len(names) == 1:
+                qrels = names.pop()
+            elif len(self.qrels_files) == 1:
+                qrels = next(iter(self.qrels_files))
+        if qrels is not None:
+            self.qrels_named(qrels)  # a 404 for an unknown name
+        same = [e for e in self.runs.values() if qrels is not None and e.qrels_name == qrels]
+        if judged_only is None:
+            judged_only = bool(same and same[0].judged_only)
+        measures = list(measures or (same[0].measures if same else DEFAULT_MEASURES))
+        return qrels, measures, judged_only
+
+    def evaluate(self, run: str | None = None, run_text: str | None = None, qrels: str | None = None,
+                 measures: list[str] | None = None, judged_only: bool | None = None,
+                 per_topic: bool = False) -> dict:
+        """Score a served run (by name) or an inline TREC run against served qrels (:func:`legalir.evaluate`)."""
+        from legalir import api
+
+        label, data, entry = self._a_run(run, run_text)
+        qname, measures, judged_only = self._scoring([entry], qrels, measures, judged_only)
+        if qname is None:
+            known = ", ".join(self.qrels_files) or "none (start the server with --qrels)"
+            raise BadRequest(f"which qrels? give qrels=, one of: {known}")
+        scores = api.evaluate(self.qrels_named(qname), data, measures, judged_only=judged_only, per_topic=True)
+        out = {"run": label, "qrels": qname, "judged_only": judged_only, "measures": measures,
+               "topics": len(scores["per_topic"]), "all": scores["all"]}
+        if per_topic:
+            out["per_topic"] = scores["per_topic"]
+        return out
+
+    def fuse(self, runs: list[str] | None = None, run_texts: list[str] | None = None, method: str = "rrf",
+             weights: list[float] | None = None, rrf_k: float | None = None, norm: str = "minmax",
+             depth: int | None = None, qrels: str | None = None, measures: list[str] | None = None,
+             judged_only: bool | None = None, topics: list[str] | None = None, k: int = 10) -> dict:
+        """Fuse runs (:func:`legalir.search.fusion.fuse`); the fused run's top ``k`` for ``topics`` and, with
+        qrels, its scores beside each input's."""
+        from legalir import api
+        from legalir.search import fusion
+
+        items = [self._a_run(n, None, f"run {n!r}: ") for n in runs or []]
+        items += [self._a_run(None, t, f"run_texts[{i}]: ") for i, t in enumerate(run_texts or [])]
+        if len(items) < 2:
+            raise BadRequest(f"fusion needs at least two runs, got {len(items)}")
+        k = self._check_k(k)
+        fused = fusion.fuse([r for _, r, _ in items], method=method, weights=weights,
+                            k=fusion.DEFAULT_RRF_K if rrf_k is None else rrf_k, norm=norm, depth=depth)
+        qids = sorted(fused)
+        wanted = list(topics) if topics else qids[:5]
+        missing = [q for q in wanted if q not in fused]
+        if missing:
+            raise NotFound(f"no fused topic {', '.join(map(repr, missing[:5]))}; the runs have: "
+                           f"{', '.join(qids[:10])}{' ...' if len(qids) > 10 else ''}")
+        out: dict[str, Any] = {
+            "method": method, "runs": [label if label != INLINE else f"run_texts[{i - len(runs or [])}]"
+                                       for i, (label, _, _) in enumerate(items)],
+            "topics": len(fused),
+            "rankings": {q: [{"rank": r, "id": d, "score": s} for r, (d, s) in enumerate(trec.ranking(fused[q])[:k], 1)]
+                         for q in wanted}}
+        qname, measures, judged_only = self._scoring([e for _, _, e in items], qrels, measures, judged_only)
+        if qname is not None:
+            qr = self.qrels_named(qname)
+            out["scores"] = {"qrels": qname, "judged_only": judged_only, "measures": measures,
+                             "fused": api.evaluate(qr, fused, measures, judged_only=judged_only),
+                             "inputs": {name: api.evaluate(qr, r, measures, judged_only=judged_only)
+                                        for name, (_, r, _) in zip(out["runs"], items)}}
+        return out
+
+
+INLINE = "(inline run)"
 
 
 def build(cfg: Config, **kwargs: Any) -> Engine:

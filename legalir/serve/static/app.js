@@ -32,8 +32,27 @@ function highlight(text, terms) {
   return out + esc(String(text ?? "").slice(last));
 }
 
-async function api(path, options) {
-  const res = await fetch(path, options);
+// A server started with --api-keys answers 401 without `Authorization: Bearer KEY`: ask once, keep the key
+// for this tab (sessionStorage), send it with every request.
+const KEY = "legalir-api-key";
+let asking = null;
+function askKey() {
+  if (!asking) {
+    asking = Promise.resolve().then(() => {
+      const k = window.prompt("This server needs an API key (Authorization: Bearer). Key:");
+      if (k && k.trim()) sessionStorage.setItem(KEY, k.trim());
+      asking = null;
+      return Boolean(k && k.trim());
+    });
+  }
+  return asking;
+}
+
+async function api(path, options, retried) {
+  const key = sessionStorage.getItem(KEY);
+  const opts = { ...(options || {}), headers: { ...((options || {}).headers || {}), ...(key ? { Authorization: `Bearer ${key}` } : {}) } };
+  const res = await fetch(path, opts);
+  if (res.status === 401 && !retried && await askKey()) return api(path, options, true);
   let body;
   try { body = await res.json(); } catch (e) { body = { error: `${res.status} ${res.statusText}` }; }
   if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
@@ -300,7 +319,9 @@ async function showTopic(i) {
 // ---------------------------------------------------------------- start
 async function start() {
   try {
-    const [health, indexes, runs] = await Promise.all([api("/health"), api("/indexes"), api("/runs")]);
+    const health = await api("/health");
+    const indexes = await api("/indexes");
+    const runs = await api("/runs").catch(() => []);  // a key without the runs scope: no run explorer
     state.indexes = indexes;
     state.runs = runs;
     $("#status").textContent = `v${health.version} · ${indexes.length} index(es) · ${runs.length} run(s)`;

@@ -1,0 +1,170 @@
+"""API keys of `legalir serve`: who may call it, and what each key may do.
+
+Keys come from a file (``--api-keys FILE``) or the ``LEGALIR_API_KEYS``
+environment variable, one key per line (in the variable, ``;`` also ends a
+line)::
+
+    # comment lines and blank lines are skipped
+    Zq3o0kS1c0yB2Ykq3Q9qMZ5rX2bX7mQp                     every scope
+    h3T5n1VvJx8sQ0kLr7a2Yw6eP4uC9dGz  scopes=search      search and documents only
+    sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  id=ci  scopes=runs
+
+A line is the key itself (at least 16 characters: letters, digits and
+``-._~+/=``), or ``sha256:`` and the hex SHA-256 of the key (so the file need
+not hold the secret), then optional ``id=NAME`` (the name access logs and
+metrics show; default: the first 8 hex digits of the key's SHA-256),
+``scopes=A,B`` (default: all of :data:`SCOPES`) and ``rate=N/s`` (this key's
+own rate limit, e.g. ``rate=2/s`` or ``rate=600/min``, in bursts of two
+seconds' worth, at least 1; default: ``--rate-limit``). Clients send the key as
+``Authorization: Bearer KEY``. A new key:
+``python -c "import secrets; print(secrets.token_urlsafe(32))"``.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from legalir.serve.config import ConfigError
+
+_log = logging.getLogger(__name__)
+
+#: environment variable holding key lines (as in a --api-keys file)
+ENV = "LEGALIR_API_KEYS"
+#: what a key may be allowed: ``search`` (search, documents, the index and collection lists, MCP's search,
+#: get_document and list_indexes), ``runs`` (the run explorer; MCP's evaluate and fuse), ``metrics`` (/metrics)
+SCOPES = ("search", "runs", "metrics")
+MIN_KEY_CHARS = 16
+_KEY = re.compile(r"^[A-Za-z0-9._~+/=-]+$")
+_HEX = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def digest(key: str) -> str:
+    """The hex SHA-256 of ``key`` (what a ``sha256:`` line holds)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """One key: its SHA-256, the name logs show, and its scopes."""
+
+    sha256: str
+    id: str
+    scopes: frozenset[str]
+    rate: float | None = None  # requests per second; None: the server's --rate-limit
+
+    def allows(self, scope: str) -> bool:
+        """Whether this key may use ``scope`` (one of :data:`SCOPES`)."""
+        return scope in self.scopes
+
+
+class KeyRing:
+    """The accepted keys, looked up by the SHA-256 of what a client sends.
+
+    Parameters
+    ----------
+    keys : iterable of ApiKey
+        The accepted keys (ids must differ).
+    """
+
+    def __init__(self, keys: Iterable[ApiKey]):
+        self.by_digest: dict[str, ApiKey] = {}
+        ids: set[str] = set()
+        for k in keys:
+            if k.id in ids:
+                raise ConfigError(f"API keys: id {k.id!r} is given twice; give each key its own id=NAME")
+            ids.add(k.id)
+            self.by_digest[k.sha256] = k
+
+    def __len__(self) -> int:
+        return len(self.by_digest)
+
+    def check(self, presented: str | None) -> ApiKey | None:
+        """The key ``presented`` (the Bearer token), or None when it is not one of ours."""
+        if not presented:
+            return None
+        return self.by_digest.get(digest(presented))
+
+
+def parse(text: str, where: str) -> list[ApiKey]:
+    """The keys of a key file's text (see the module doc); ``where`` names it in errors."""
+    out = []
+    for n, raw in enumerate(re.split(r"\r?\n", text), 1):
+        for line in raw.split(";") if where == ENV else [raw]:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            out.append(_parse_line(line, f"{where}:{n}" if where != ENV else where))
+    return out
+
+
+def _parse_line(line: str, where: str) -> ApiKey:
+    first, *rest = line.split()
+    if first.startswith("sha256:"):
+        sha = first[len("sha256:"):]
+        if not _HEX.match(sha):
+            raise ConfigError(f"{where}: sha256: must be followed by the 64 hex digits of the key's SHA-256 "
+                              f"(python -c \"import hashlib; print(hashlib.sha256(b'KEY').hexdigest())\")")
+        sha = sha.lower()
+    else:
+        if len(first) < MIN_KEY_CHARS or not _KEY.match(first):
+            raise ConfigError(f"{where}: a key is at least {MIN_KEY_CHARS} characters of letters, digits and "
+                              f"-._~+/= (make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\")")
+        sha = digest(first)
+    key_id, scopes, rate = sha[:8], frozenset(SCOPES), None
+    for opt in rest:
+        name, eq, value = opt.partition("=")
+        if not eq:
+            raise ConfigError(f"{where}: expected id=NAME, scopes=A,B or rate=N/s after the key, got {opt!r}")
+        if name == "id":
+            if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", value):
+                raise ConfigError(f"{where}: id must be letters, digits, '_', '-' or '.', got {value!r}")
+            key_id = value
+        elif name == "scopes":
+            asked = [s.strip() for s in value.split(",") if s.strip()]
+            unknown = [s for s in asked if s not in SCOPES]
+            if unknown or not asked:
+                raise ConfigError(f"{where}: unknown scope(s) {', '.join(unknown) or '(none given)'}; known: "
+                                  f"{', '.join(SCOPES)}")
+            scopes = frozenset(asked)
+        elif name == "rate":
+            from legalir.serve.guard import parse_rate
+
+            try:
+                rate = parse_rate(value)
+            except ConfigError as e:
+                raise ConfigError(f"{where}: {str(e).replace('--rate-limit', 'rate=')}") from None
+            if rate is None:
+                raise ConfigError(f"{where}: rate= must be a positive rate such as 2/s or 600/min")
+        else:
+            raise ConfigError(f"{where}: unknown option {name!r}; known: id=NAME, scopes={','.join(SCOPES)}, rate=N/s")
+    return ApiKey(sha, key_id, scopes, rate)
+
+
+def load(path: str | os.PathLike | None = None, env: dict | None = None) -> KeyRing | None:
+    """The keys of ``path`` (``--api-keys``), else of ``$LEGALIR_API_KEYS``, else None (no keys: no auth).
+
+    Raises
+    ------
+    ConfigError
+        A malformed line, or a file or variable that holds no key.
+    """
+    env = os.environ if env is None else env
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"--api-keys {p}: file not found")
+        keys, where = parse(p.read_text(encoding="utf-8"), str(p)), str(p)
+    elif env.get(ENV, "").strip():
+        keys, where = parse(env[ENV], ENV), ENV
+    else:
+        return None
+    if not keys:
+        raise ConfigError(f"{where}: holds no key (one key per line; see `legalir serve --help`)")
+    ring = KeyRing(keys)
+    _log.info(f"serve: {len(ring)} API key(s) from {where}")
+    return ring

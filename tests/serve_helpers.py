@@ -1,0 +1,85 @@
+"""Shared by the `legalir serve` tests: API keys, the Housing fixture's partitioned index, a server subprocess."""
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, WAIT_S
+
+REPO = Path(__file__).resolve().parent.parent
+FULL_KEY = "full-key-0123456789abcdefghijklmnop"
+SEARCH_KEY = "search-key-0123456789abcdefghijklmn"
+SLOW_KEY = "slow-key-0123456789abcdefghijklmnop"
+#: a key file: every scope; search only; a key of its own rate (1 a minute: bursts of 2), written as its SHA-256
+KEYS = (f"# test keys\n{FULL_KEY} id=full\n{SEARCH_KEY} id=search scopes=search\n"
+        f"sha256:{__import__('hashlib').sha256(SLOW_KEY.encode()).hexdigest()} id=slow rate=1/min\n")
+
+
+def housing_index(root: Path) -> Path:
+    """The Housing fixture's collection and its per-jurisdiction Lucene index under ``root``; the index folder."""
+    from legalir import collections, datasets
+    from legalir.index import sparse
+
+    collections.write(datasets.get("housing_qa", FIXTURES), root / "housing-collection", quiet=True)
+    sparse.build(root / "housing-collection", root / "housing-bm25", threads=1, quiet=True)
+    return root / "housing-bm25"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "LEGALIR_JVM_HEAP": os.environ.get("LEGALIR_JVM_HEAP", "512m"), "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1"}
+
+
+def start_server(root: Path, args: list[str], extra: list[str] = ()) -> dict:
+    """`legalir serve ARGS` with the test keys on a free loopback port; waits for /health."""
+    keys = root / "keys.txt"
+    keys.write_text(KEYS)
+    port = free_port()
+    log_path = root / f"serve-{port}.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", "serve", *args, "--port", str(port),
+                             "--api-keys", str(keys), "--workers", "2", *extra],
+                            stdout=log, stderr=subprocess.STDOUT, env=env())
+    server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log}
+    deadline = time.time() + WAIT_S
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"legalir serve exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/health")
+            if c.getresponse().status == 200:
+                c.close()
+                return server
+        except OSError:
+            pass
+        if time.time() > deadline:
+            stop_server(server)
+            pytest.fail(f"legalir serve did not answer /health within {WAIT_S:.0f} s")
+        time.sleep(0.3)
+
+
+def stop_server(server: dict) -> None:
+    proc = server["proc"]
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    server["logfile"].close()
