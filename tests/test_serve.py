@@ -637,7 +637,10 @@ def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, 
 def test_docs_page_renders_offline_in_chromium(served, browser):
     """/docs draws Swagger UI from legalir's own copy of its files: no request leaves the machine."""
     b = browser.load(served["base"] + "/docs")
-    _wait(b, "document.querySelector('.swagger-ui .info .title') !== null && "
-             "document.querySelectorAll('.swagger-ui .opblock').length > 0")
+    try:
+        _wait(b, "document.querySelector('.swagger-ui .info .title') !== null && "
+                 "document.querySelectorAll('.swagger-ui .opblock').length > 0", timeout=min(WAIT_S, 60))
+    except AssertionError:
+        raise AssertionError(f"{b.errors} {b.evaluate('document.body.innerHTML')[:2000]}") from None
     assert "legalir" in b.evaluate("document.querySelector('.swagger-ui .info .title').textContent")
     assert not b.errors, b.errors

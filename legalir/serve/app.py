@@ -122,13 +122,15 @@ def static_file(name: str) -> bytes:
 
 
 def _offline_docs(app) -> None:
-    """``/docs`` from Swagger UI's files shipped in a Python package (``swagger-ui-bundle``), not a CDN:
-    the page works on a machine without internet, as the rest of legalir does."""
+    """``/docs`` from Swagger UI's files shipped in a Python package (``fastapi-offline``'s copy of Swagger UI 5),
+    not a CDN: the page works on a machine without internet, as the rest of legalir does."""
+    from importlib import resources
+
     from fastapi.openapi.docs import get_swagger_ui_html
     from fastapi.staticfiles import StaticFiles
-    from swagger_ui_bundle import swagger_ui_path
 
-    app.mount("/static/swagger", StaticFiles(directory=str(swagger_ui_path)), name="swagger")
+    app.mount("/static/swagger", StaticFiles(directory=str(resources.files("fastapi_offline") / "static")),
+              name="swagger")
 
     @app.get("/docs", include_in_schema=False)
     async def docs():
