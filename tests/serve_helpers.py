@@ -45,15 +45,17 @@ def env() -> dict:
             "TRANSFORMERS_OFFLINE": "1"}
 
 
-def start_server(root: Path, args: list[str], extra: list[str] = ()) -> dict:
-    """`legalir serve ARGS` with the test keys on a free loopback port; waits for /health."""
-    keys = root / "keys.txt"
-    keys.write_text(KEYS)
+def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bool = True, workers: int = 2) -> dict:
+    """`legalir serve ARGS` (with the test keys unless ``keys=False``) on a free loopback port; waits for /health."""
+    key_args = []
+    if keys:
+        (root / "keys.txt").write_text(KEYS)
+        key_args = ["--api-keys", str(root / "keys.txt")]
     port = free_port()
     log_path = root / f"serve-{port}.log"
     log = open(log_path, "w")
     proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", "serve", *args, "--port", str(port),
-                             "--api-keys", str(keys), "--workers", "2", *extra],
+                             *key_args, "--workers", str(workers), *extra],
                             stdout=log, stderr=subprocess.STDOUT, env=env())
     server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log}
     deadline = time.time() + WAIT_S

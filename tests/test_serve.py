@@ -10,8 +10,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from serve_helpers import start_server, stop_server  # noqa: E402
 from conftest import WAIT_S
 from legalir import collections, datasets, trec
 from legalir.trec import Topic
@@ -83,46 +82,15 @@ def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_p
         'bm25 = { file = "bm25.trec", qrels = "acord" }\n'
         'dense = { file = "dense.trec", qrels = "acord" }\n'
         'housing-bm25 = { file = "housing.trec", qrels = "housing" }\n', encoding="utf-8")
-    port = _free_port()
-    log = open(root / "serve.log", "w+")
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "LEGALIR_JVM_HEAP": os.environ.get("LEGALIR_JVM_HEAP", "512m")}
-    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", "serve", "--config", str(config),
-                             "--index", f"acord={sample_index}", "--index", f"acord={sample_dense}",
-                             "--index", f"housing={housing / 'bm25'}", "--port", str(port), "--workers", "4",
-                             "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
+    server = start_server(root, ["--config", str(config), "--index", f"acord={sample_index}",
+                                 "--index", f"acord={sample_dense}", "--index", f"housing={housing / 'bm25'}",
+                                 "--device", "cpu"], keys=False, workers=4)
     try:
-        deadline = time.time() + WAIT_S
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"legalir serve exited with {proc.returncode}:\n{log.read()[-3000:]}")
-            try:
-                if _get(base, "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                pytest.fail(f"legalir serve did not answer /health within {WAIT_S:.0f} s")
-            time.sleep(0.3)
-        yield {"base": base, "topics": topics, "bm25": bm25, "runs": root, "htopics": htopics,
+        yield {"base": server["base"], "topics": topics, "bm25": bm25, "runs": root, "htopics": htopics,
                "sample": sample_collection, "housing": housing, "dense": sample_dense, "minilm": minilm}
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop_server(server)
         bm25.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(base: str, path: str, raw: bool = False):
