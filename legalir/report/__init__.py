@@ -12,7 +12,6 @@ Results are saved in ``legalir eval --json -q``'s shape:
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import re

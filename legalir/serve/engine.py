@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import json
 import re
 import threading
 from dataclasses import dataclass, field
