@@ -185,9 +185,12 @@ def test_convert_writes_a_collection_that_reads_back_or_refuses(docs, topics, gr
     for q, x, g in judgements:
         conflict |= graded.setdefault((q, x), g) != g
     qids = [q for q, _ in topics]
+    first: dict[str, str] = {}  # a repeated id keeps its first document (reported), empty texts are dropped
+    for i, t in docs:
+        first.setdefault(i, t)
     ok = (all(id_problem(i) is None for i, _ in docs) and all(topic_ok(q) for q in qids)
           and len(set(qids)) == len(qids) and all(t.strip() and "\x00" not in t for _, t in topics) and not conflict
-          and any(t.strip() for _, t in docs))
+          and any(t.strip() for t in first.values()))
     try:
         collections.write(Generated(docs, topics, judgements), out, quiet=True)
     except LegalirError:
@@ -196,9 +199,6 @@ def test_convert_writes_a_collection_that_reads_back_or_refuses(docs, topics, gr
         assert not out.exists()
         return
     assert ok, "legalir wrote a collection it cannot read back"
-    first: dict[str, str] = {}
-    for i, t in docs:
-        first.setdefault(i, t)
     assert {r["id"]: r["contents"] for r in collections.iter_documents(out)} == \
         {i: t for i, t in first.items() if t.strip()}
     if topics:
@@ -358,3 +358,11 @@ def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids
     trec.write_topics(d / "t.tsv", [Topic("q1", "lease clause")])
     search_to_run(lambda: dense.retriever(d / "idx", minilm), d / "t.tsv", d / "r.trec", k=5, tag="dense")
     assert set(trec.read_run(d / "r.trec")["q1"]) == set(docids)
+
+
+def test_convert_refuses_a_corpus_whose_only_text_sits_behind_a_repeated_empty_id(tmp_path):
+    """Found by the deep profile: ids '0' (empty text) then '0' again (with text). The first document of an
+    id is the one kept (the repeat reported), its empty text is dropped, so nothing is left: refused."""
+    with pytest.raises(LegalirError, match="no documents written"):
+        collections.write(Generated([("0", ""), ("0", "0")], [], []), tmp_path / "c", quiet=True)
+    assert not (tmp_path / "c").exists()
