@@ -119,14 +119,16 @@ def is_collection(path: Path) -> bool:
 
 
 def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False,
-          overwrite: bool = False) -> dict:
+          overwrite: bool = False, citations: bool = True) -> dict:
     """Convert ``dataset`` into ``out_dir``; returns the manifest.
 
     A qrels document counts as present when it is a document of the corpus or
     the ``parent_id`` of one of its passages (document-level qrels scored after MaxP).
 
     ``strict`` turns every reported problem (duplicates, empty texts, repeated
-    judgements, dangling qrels documents) into an error. Every id written is
+    judgements, dangling qrels documents) into an error. ``citations``: extract each document's
+    citations into its ``citations`` field (:mod:`legalir.citations`). Filterable metadata goes into
+    its ``filters`` field (:mod:`legalir.filters`). Every id written is
     checked (:func:`id_problem`). ``out_dir`` is written atomically and only
     replaces a collection legalir wrote (``overwrite``: another legalir output;
     see :mod:`legalir.atomic`).
@@ -134,13 +136,19 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
     with atomic.atomic_dir(out_dir, KIND, overwrite=overwrite, legacy=is_collection) as tmp:
         for sub in ("corpus", "topics", "qrels"):
             (tmp / sub).mkdir()
-        manifest = _write(dataset, tmp, quiet=quiet, strict=strict)
+        manifest = _write(dataset, tmp, quiet=quiet, strict=strict, citations=citations)
         atomic.write_json(tmp / "manifest.json", manifest, ensure_ascii=True)
     return manifest
 
 
-def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
+def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
+    from legalir import citations as cite, filters
+
     part_field = dataset.partition_field
+    own_field, jur_field = dataset.citation_field, dataset.jurisdiction_field
+    filter_names = dataset.filter_fields
+    with_citations = 0
+    filter_seen: set[str] = set()
     seen: set[str] = set()
     parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
     duplicates: list[str] = []
@@ -169,7 +177,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
             if not str(doc.contents).strip():
                 empty.append(doc.id)
                 continue
-            clash = [k for k in doc.fields if k in RESERVED]
+            clash = [k for k in doc.fields if k in RESERVED or k in (filters.FIELD, cite.FIELD)]
             if clash:
                 raise CollectionError(f"{dataset.name}: document {doc.id!r} has metadata field(s) {clash} "
                                       f"that clash with the collection's own fields")
@@ -182,6 +190,16 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
             rec = {"id": doc.id, "contents": doc.contents, **dict(doc.fields)}
+            if citations:
+                found = cite.document_field(doc.fields.get(own_field) if own_field else None, doc.contents,
+                                            jurisdiction_hint=doc.fields.get(jur_field) if jur_field else None)
+                if found:
+                    rec[cite.FIELD] = found
+                    with_citations += 1
+            tokens = filters.document_tokens(doc.fields, filter_names)
+            if tokens:
+                rec[filters.FIELD] = tokens
+                filter_seen.update(filters.filterable(doc.fields, filter_names))
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
     finally:
@@ -266,6 +284,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
             "empty_text_first": empty[:100],
         },
         "partitions": dict(sorted(per_partition.items())) if part_field else None,
+        # the indexed metadata fields (legalir index passes them to Anserini's -fields)
+        "fields": {**({cite.FIELD: {"documents": with_citations}} if citations else {}),
+                   **({filters.FIELD: sorted(filter_seen)} if filter_seen else {})},
         "topics": topic_counts,
         "qrels": qrels_counts,
         "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},

@@ -145,7 +145,9 @@ class LuceneIndex:
                 for q, docids, scores in self.search_hits(qids, queries, k, k1=k1, b=b, rm3=rm3, threads=threads)}
 
     def search_hits(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
-                    rm3: tuple[int, int, float] | None = None, threads: int = 1) -> Iterator[tuple[str, list[str], array]]:
+                    rm3: tuple[int, int, float] | None = None, threads: int = 1,
+                    filters: Mapping[str, list] | None = None,
+                    citations: Mapping[str, list[tuple[str, int]]] | None = None) -> Iterator[tuple[str, list[str], array]]:
         """:meth:`search`'s hits as ``(qid, docids, scores)`` per query, in the order of ``qids``.
 
         One Anserini ``batch_search`` (Java threads) for the whole batch; its
@@ -155,7 +157,89 @@ class LuceneIndex:
         side's time. Scores are Java floats printed exactly (at most 9
         significant digits, read back into ``array('f')``): the same float32
         values as the hits' ``score`` fields.
+
+        ``filters`` (``{qid: clauses}``, :func:`legalir.filters.clauses`) and ``citations``
+        (``{qid: [(token, tier), ...]}``, :func:`legalir.citations.query_clauses`) make the
+        topics that have them go through :meth:`_structured` one query at a time; the others
+        keep the batch.
         """
+        filters, citations = filters or {}, citations or {}
+        special = [q for q in qids if filters.get(q) or citations.get(q)]
+        if special and rm3 is not None:
+            raise LuceneError(f"{self.path}: RM3 cannot be combined with filters or citation clauses "
+                              f"(topic {special[0]!r}); leave out --rm3, or --filter / use --citations off")
+        if not special:
+            yield from self._batch(qids, queries, k, k1=k1, b=b, rm3=rm3, threads=threads)
+            return
+        text = dict(zip(qids, queries))
+        plain = [q for q in qids if not (filters.get(q) or citations.get(q))]
+        found = {q: (d, sc) for q, d, sc in self._batch(plain, [text[q] for q in plain], k, k1=k1, b=b,
+                                                         rm3=rm3, threads=threads)} if plain else {}
+        s = self.searcher()
+        s.set_bm25(float(k1), float(b))
+        s.unset_rm3()
+        for q in special:
+            found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [])
+        for q in qids:
+            yield (q, *found.pop(q))
+
+    # ---- one query with FILTER clauses (metadata) and citation clauses
+    def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]]):
+        """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
+        ``FILTER`` per filtered field (its values OR-ed). Filter clauses never score; a document
+        matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
+        score the query can reach (its token count times the largest BM25 idf, ``log(1 + N)``),
+        so tiers order first and BM25 orders within a tier."""
+        import math
+
+        s = self.searcher()
+        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        occur = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur")
+        Term = jvm.autoclass("org.apache.lucene.index.Term")
+        TermQuery = jvm.autoclass("org.apache.lucene.search.TermQuery")
+        analyzer = s.get_analyzer()
+        analyze = jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze
+        tokens = list(analyze(analyzer, text))
+        bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
+            "contents", analyzer, text)
+        ranked = B()
+        ranked.add(bow, occur.SHOULD)
+        if cite:
+            from legalir.citations import FIELD
+
+            weight = (len(tokens) + 1) * math.log(1 + max(1, self.num_docs())) + 1
+            Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
+            Boost = jvm.autoclass("org.apache.lucene.search.BoostQuery")
+            for tok, tier in cite:
+                for t in analyze(analyzer, tok):
+                    ranked.add(Boost(Const(TermQuery(Term(FIELD, t))), float(tier * weight)), occur.SHOULD)
+        outer = B()
+        outer.add(ranked.build(), occur.MUST)
+        if filter_clauses:
+            from legalir.filters import FIELD as FF
+
+            Range = jvm.autoclass("org.apache.lucene.search.TermRangeQuery")
+
+            def one(tok):
+                got = list(analyze(analyzer, tok))
+                return got[0] if len(got) == 1 else tok
+
+            for alts in filter_clauses:
+                either = B()
+                for alt in alts:
+                    if alt[0] == "term":
+                        either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
+                    else:
+                        # digits after the field name: the analyzer leaves range ends as they are
+                        either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
+                outer.add(either.build(), occur.FILTER)
+        query = outer.build()
+        hits = _java(lambda: s.search(query, int(k)), self.path, "search")
+        pairs = json.loads(_hits_writer().writeValueAsString(hits))
+        return [p[0] for p in pairs], array("f", [p[1] for p in pairs])
+
+    def _batch(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
+               rm3: tuple[int, int, float] | None, threads: int) -> Iterator[tuple[str, list[str], array]]:
         s = self.searcher()
         s.set_bm25(float(k1), float(b))
         if rm3 is not None:
