@@ -181,16 +181,29 @@ def _expand(first: str, last: str, limit: int = 50) -> list[str]:
     return [first, last]
 
 
+def _is_range(first: str, last: str) -> bool:
+    """Whether ``first-last`` reads as a range (``1941-1942``, ``92.103-92.105``), not one hyphenated
+    section (``5-1401``, ``7-108``)."""
+    a, b = _split_sub(first)[0], _split_sub(last)[0]
+    pa, pb = re.split(r"([.\-:/])", a), re.split(r"([.\-:/])", b)
+    return (len(pa) == len(pb) and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
+            and len(pa[-1]) == len(pb[-1]) and 0 < int(pb[-1]) - int(pa[-1]) <= 50)
+
+
 def _sections(text: str, plural: bool) -> list[str]:
     """The sections a matched run names: one, a list, or ranges (ranges only after ``§§``/``sections``
     or with an en dash: ``§ 7-108`` is one section)."""
     out: list[str] = []
-    items = re.split(rf"{_LIST}", text) if plural else [text]
+    items = re.split(_LIST, text, flags=re.IGNORECASE) if plural else [text]
     for item in items:
-        m = re.fullmatch(rf"({_SEC}){_RANGE}({_SEC})", item.strip())
+        m = re.fullmatch(rf"({_SEC})({_RANGE})({_SEC})", item.strip())
         dash = re.fullmatch(rf"({_SEC})\s*[–—]\s*({_SEC})", item.strip())
+        if m and m.group(2).strip() == "-" and not _is_range(m.group(1), m.group(3)):
+            m = None  # "sections 5-1401": a hyphenated section, not the range 5 to 1401
+        if m:
+            m = (m.group(1), m.group(3))
         if plural and m:
-            out += _expand(m.group(1), m.group(2))
+            out += _expand(*m)
         elif dash:
             out += _expand(dash.group(1), dash.group(2))
         else:
