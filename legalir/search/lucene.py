@@ -55,16 +55,14 @@ class BM25:
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
         fields = sparse.index_meta(self.index.path).get("fields") or []
-        if citations and cite.FIELD not in fields:
+        self.has_citations, self.has_filters = cite.FIELD in fields, filters.FIELD in fields
+        try:
+            self._check(bool(citations), bool(filter or filter_by))
+        except SearchError:
             self.index.close()
-            raise SearchError(f"{self.index_dir}: the index has no {cite.FIELD!r} field; convert the collection "
-                              f"again (legalir convert) and rebuild the index, or use --citations off")
-        if (filter or filter_by) and filters.FIELD not in fields:
-            self.index.close()
-            raise SearchError(f"{self.index_dir}: the index has no {filters.FIELD!r} field to filter on; convert "
-                              f"the collection again (legalir convert) and rebuild the index (legalir index)")
+            raise
         #: whether queries' citations add clauses (default: when the index has the field)
-        self.citations = cite.FIELD in fields if citations is None else bool(citations)
+        self.citations = self.has_citations if citations is None else bool(citations)
         self.filter = filters.parse(filter)
         self.filter_by, self.filter_by_optional = list(filter_by), filter_by_optional
         self.jurisdiction_field = jurisdiction_field
@@ -90,10 +88,22 @@ class BM25:
             yield from self.index.search_hits(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
                                               threads=self.threads, filters=flt, citations=cites)
 
+    def _check(self, citations: bool, filtered: bool) -> None:
+        from legalir import citations as cite
+
+        if citations and not self.has_citations:
+            raise SearchError(f"{self.index_dir}: the index has no {cite.FIELD!r} field; convert the collection "
+                              f"again (legalir convert) and rebuild the index, or use --citations off")
+        if filtered and not self.has_filters:
+            raise SearchError(f"{self.index_dir}: the index has no {filters.FIELD!r} field to filter on; convert "
+                              f"the collection again (legalir convert) and rebuild the index (legalir index)")
+
     def clauses(self, topics: Mapping[str, Topic]) -> tuple[dict[str, list], dict[str, list[tuple[str, int]]]]:
-        """Per topic: its filter clauses (the static filter plus its ``filter_by`` fields) and its
-        citation clauses (:func:`legalir.citations.query_clauses`; the jurisdiction of a citation
-        without one is the topic's ``jurisdiction_field``, else the filter's only value of it)."""
+        """Per topic: its filter clauses (the static filter, its ``filter_by`` fields, and a parsed
+        filter in its ``_filter`` field, as the API and ``legalir serve`` pass one per request) and its
+        citation clauses (:func:`legalir.citations.query_clauses`, unless its ``_citations`` field says
+        otherwise; the jurisdiction of a citation without one is the topic's ``jurisdiction_field``,
+        else the filter's only value of it)."""
         from legalir import citations as cite
 
         flt: dict[str, list] = {}
@@ -101,9 +111,13 @@ class BM25:
         for q, t in topics.items():
             by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
             f = filters.for_topic(self.filter, by, t.fields, q) if (self.filter or by) else {}
+            for name, values in (t.fields.get("_filter") or {}).items():
+                f.setdefault(name, []).extend(values)
+            on = self.citations if t.fields.get("_citations") is None else bool(t.fields["_citations"])
+            self._check(on and t.fields.get("_citations") is not None, bool(f))
             if f:
                 flt[q] = filters.clauses(f)
-            if self.citations:
+            if on:
                 hint = t.fields.get(self.jurisdiction_field) if self.jurisdiction_field else None
                 if not hint and self.jurisdiction_field and len(f.get(self.jurisdiction_field, [])) == 1:
                     hint = f[self.jurisdiction_field][0]

@@ -176,8 +176,13 @@ def create_app(engine: Engine, workers: Optional[Workers] = None) -> FastAPI:
                      method: Optional[str] = Query(None, description=f"One of {', '.join(METHODS)} "
                                                                      "[default: the index's first]."),
                      partition: Optional[str] = Query(None, description="Partition (e.g. jurisdiction) of a "
-                                                                         "partitioned index.")):
-        return await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition)
+                                                                         "partitioned index."),
+                     filter: Optional[str] = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
+                                                                      "joined by ';', e.g. state=california,nevada."),
+                     citations: Optional[str] = Query(None, description="on / off: rank the authority a query "
+                                                                         "cites first [default: on where indexed].")):
+        return await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
+                               filter=filter, citations=citations)
 
     @app.post("/search/batch", summary="Search many queries at once")
     async def search_batch(req: BatchRequest = Body(...)):
