@@ -277,8 +277,9 @@ def _rules(text: str, jur: str | None, context: str | None) -> list[Citation]:
                 continue
             if code == "code" and not (m.group("jur") or any(m.groupdict().get(f"f{i}") for i in range(len(SHORT_FORMS)))):
                 continue
-            if not m.group("mark") and code == "code" and m.group("jur") and not m.groupdict().get("chap"):
-                # "Texas Code 5": a general code with no section mark is too loose ("Alaska Law 2019")
+            if (not m.group("mark") and code == "code" and m.group("jur") and not m.groupdict().get("chap")
+                    and not re.search(r"\d[.\-:/]\w", m.group("secs"))):
+                # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
                 continue
             found += _keys(f"{j}_{code}", m, m.start(), m.end(), "rules")
             taken.append(m.span())
