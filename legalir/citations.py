@@ -257,7 +257,40 @@ def _keys(prefix: str, m: re.Match, start: int, end: int, source: str) -> list[C
     return out
 
 
+_DIGITS = re.compile(r"\d+")
+#: characters read before and after a section number (the longest code name precedes it:
+#: "Real Property Actions and Proceedings Law section"; "of the ... Code" follows it)
+_BEFORE, _AFTER = 160, 90
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` around its numbers, merged, starting at a word boundary: every citation has
+    a number, so the patterns read only these (a statute's long prose without numbers costs nothing)."""
+    out: list[list[int]] = []
+    for m in _DIGITS.finditer(text):
+        a, b = max(0, m.start() - _BEFORE), min(len(text), m.end() + _AFTER)
+        if out and a <= out[-1][1]:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    spans = []
+    for a, b in out:
+        if a > 0:
+            ws = re.compile(r"\s").search(text, a)
+            a = ws.end() if ws and ws.end() <= b else a
+        spans.append((a, b))
+    return spans
+
+
 def _rules(text: str, jur: str | None, context: str | None) -> list[Citation]:
+    found: list[Citation] = []
+    for a, b in _windows(text):
+        found += [Citation(c.key, c.base, c.start + a, c.end + a, c.source)
+                  for c in _rules_in(text[a:b], jur, context)]
+    return found
+
+
+def _rules_in(text: str, jur: str | None, context: str | None) -> list[Citation]:
     forward, usc, backward, bare = _patterns()
     found: list[Citation] = []
     taken: list[tuple[int, int]] = []
@@ -278,7 +311,7 @@ def _rules(text: str, jur: str | None, context: str | None) -> list[Citation]:
             if code == "code" and not (m.group("jur") or any(m.groupdict().get(f"f{i}") for i in range(len(SHORT_FORMS)))):
                 continue
             if (not m.group("mark") and code == "code" and m.group("jur") and not m.groupdict().get("chap")
-                    and not re.search(r"\d[.\-:/]\w", m.group("secs"))):
+                    and not re.search(r"\w[.\-:/]\w", m.group("secs"))):
                 # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
                 continue
             found += _keys(f"{j}_{code}", m, m.start(), m.end(), "rules")
@@ -295,8 +328,12 @@ _EYECITE_HINT = re.compile(r"§|\bU\.?\s?S\.?\s?C|\b\d+\s+[A-Z][A-Za-z0-9.'&]*(?
 
 
 def _eyecite(text: str, jur: str | None, taken: Sequence[tuple[int, int]]) -> list[Citation]:
-    if not _EYECITE_HINT.search(text):
+    rest = text
+    for s, e in taken:  # what the rule table read is not read again (nor makes eyecite run)
+        rest = rest[:s] + " " * (e - s) + rest[e:]
+    if not _EYECITE_HINT.search(rest):
         return []
+    text = rest
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
