@@ -337,7 +337,8 @@ class Hit:
     text : str or None
         The document's ``contents`` (``None`` when the collection is not at hand).
     fields : dict
-        The document's other fields (metadata such as ``state``, ``category``, ``citation``).
+        The document's other fields (metadata such as ``state``, ``category``, ``citation``, and the
+        normalised ``citations`` that ``legalir convert`` extracts; not the index-only ``filters`` tokens).
     """
 
     docid: str
@@ -545,6 +546,7 @@ class Searcher:
         list of Hit
             Best first, with the document's text and metadata where the collection is at hand.
         """
+        from legalir import filters
         from legalir.trec import Topic, ranking
 
         if not isinstance(query, str) or not query.strip():
@@ -555,7 +557,7 @@ class Searcher:
         for rank, (docid, score) in enumerate(ranking(docs, k), 1):
             rec = self.doc(docid, partition) or {}
             hits.append(Hit(docid, float(score), rank, rec.get("contents"),
-                            {f: v for f, v in rec.items() if f not in ("id", "contents")}))
+                            {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)}))
         return hits
 
     def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
