@@ -474,9 +474,9 @@ class Searcher:
         from legalir.search.base import check_depth
 
         check_depth(k)
-        if filter and method == "dense":
-            raise ApiError("filter= works with BM25 (Lucene FILTER clauses); dense search takes partition= "
-                           "on a per-partition index")
+        if filter and method != "bm25":
+            raise ApiError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
+                           f"partition= on a per-partition index")
         if filter or citations is not None:
             # per call, through the topics (legalir.search.lucene.BM25.clauses reads _filter / _citations)
             from legalir import filters

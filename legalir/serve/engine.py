@@ -589,8 +589,8 @@ class Engine:
             flt = filters.parse(filter or None, "filter")
         except filters.FilterError as e:
             raise BadRequest(str(e)) from None
-        if flt and method == "dense":
-            raise BadRequest("filter works with bm25 and hybrid (Lucene FILTER clauses), not dense")
+        if flt and method != "bm25":
+            raise BadRequest(f"filter works with bm25 (Lucene FILTER clauses), not {method}")
         extra = {"_filter": flt, "_citations": {"on": True, "off": False}.get(citations or "")} \
             if (flt or citations) else {}
         groups: dict[str, dict[str, Topic]] = {}
