@@ -139,18 +139,24 @@ def test_queries_without_citations_are_unchanged(tmp_path):
     assert (tmp_path / "on.trec").read_text() == (tmp_path / "off.trec").read_text()
 
 
-def test_pooled_index_filters_each_topic_to_its_state(cq, tmp_path):
+@pytest.mark.parametrize("citations_flag", ["on", "off"])
+def test_pooled_index_with_state_filter_gives_the_per_state_run(cq, tmp_path, citations_flag):
+    """Same (topic, docid, score) triples, byte for byte: each state's segments, its own BM25 statistics."""
     state_of = {json.loads(line)["id"]: json.loads(line)["state"]
                 for p in (cq / "coll/corpus").glob("*/docs.jsonl") for line in open(p)}
     topics = trec.read_topics(cq / "coll/topics/test.jsonl")
-    pooled = _search(cq, "pooled", tmp_path / "p.trec", "--citations", "off", "-k", "100")
-    states = _search(cq, "states", tmp_path / "s.trec", "--citations", "off", "-k", "100")
+    pooled = _search(cq, "pooled", tmp_path / "p.trec", "--citations", citations_flag, "-k", "100")
+    _search(cq, "states", tmp_path / "s.trec", "--citations", citations_flag, "-k", "100")
+    assert (tmp_path / "p.trec").read_text() == (tmp_path / "s.trec").read_text()
     for q, docs in pooled.items():
         assert {state_of[d] for d in docs} == {topics[q].fields["state"].lower()}
-        assert set(docs) == set(states[q])  # every match in the state, both layouts (scores differ: statistics)
+    meta = json.loads((cq / "pooled" / "legalir-index.json").read_text())
+    assert meta["pooled"] and sorted(meta["segments"]) == ["california", "massachusetts", "nevada", "new_york",
+                                                             "texas"]
     everywhere = _search(cq, "pooled", tmp_path / "all.trec", "--citations", "off", "-k", "100",
-                         "--filter-by", "none")
+                         "--filter-by", "none")  # the whole index: all states, pooled statistics
     assert len({state_of[d] for d in everywhere["0"]}) > 1
+    assert everywhere["0"]["102"] != pytest.approx(pooled["0"]["102"])
 
 
 def test_filter_returns_k_hits_when_k_match(cq):

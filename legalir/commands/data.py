@@ -72,14 +72,16 @@ def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet, citat
                    "not write is never replaced).")
 @click.option("--pooled", is_flag=True,
               help="A partitioned collection (Housing) as one index over every partition, searched with a filter "
-                   "on the partition field (legalir search --filter / --filter-by) instead of one index each.")
+                   "on the partition field (legalir search --filter / --filter-by) instead of one index each; a "
+                   "search filtered to partitions scores with their statistics, as their own indexes would.")
 def index(collection, index_dir, threads, partitions, overwrite, pooled):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
     from legalir.index import sparse
 
     counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
                           overwrite=overwrite, pooled=pooled)
-    click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
+    where = f"1 pooled index ({len(counts)} partitions)" if pooled else f"{len(counts)} index(es)"
+    click.echo(f"{index_dir}: {sum(counts.values())} documents in {where}", err=True)
 
 
 @click.command()

@@ -111,6 +111,8 @@ class LuceneIndex:
         # paths go to Java absolute: the JVM resolves relative ones against the directory it started in
         self.reader = _java(lambda: self._utils.getReader(os.path.abspath(self.path)), self.path, "opening the index")
         self._searcher = None
+        self._segments: dict | None = None
+        self._partition_searchers: dict = {}
         if needs_docvectors and not self.has_docvectors():
             self.close()
             raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "
@@ -147,7 +149,8 @@ class LuceneIndex:
     def search_hits(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                     rm3: tuple[int, int, float] | None = None, threads: int = 1,
                     filters: Mapping[str, list] | None = None,
-                    citations: Mapping[str, list[tuple[str, int]]] | None = None) -> Iterator[tuple[str, list[str], array]]:
+                    citations: Mapping[str, list[tuple[str, int]]] | None = None,
+                    partitions: Mapping[str, Sequence[str]] | None = None) -> Iterator[tuple[str, list[str], array]]:
         """:meth:`search`'s hits as ``(qid, docids, scores)`` per query, in the order of ``qids``.
 
         One Anserini ``batch_search`` (Java threads) for the whole batch; its
@@ -161,9 +164,11 @@ class LuceneIndex:
         ``filters`` (``{qid: clauses}``, :func:`legalir.filters.clauses`) and ``citations``
         (``{qid: [(token, tier), ...]}``, :func:`legalir.citations.query_clauses`) make the
         topics that have them go through :meth:`_structured` one query at a time; the others
-        keep the batch.
+        keep the batch. ``partitions`` (``{qid: partition keys}``, on a pooled index built by
+        ``legalir index --pooled``) searches those topics over their partitions' segments only, with
+        those segments' BM25 statistics: the scores of a per-partition index, exactly.
         """
-        filters, citations = filters or {}, citations or {}
+        filters, citations, partitions = filters or {}, citations or {}, partitions or {}
         special = [q for q in qids if filters.get(q) or citations.get(q)]
         if special and rm3 is not None:
             raise LuceneError(f"{self.path}: RM3 cannot be combined with filters or citation clauses "
@@ -179,12 +184,41 @@ class LuceneIndex:
         s.set_bm25(float(k1), float(b))
         s.unset_rm3()
         for q in special:
-            found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [])
+            found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [],
+                                        partitions.get(q), k1, b)
         for q in qids:
             yield (q, *found.pop(q))
 
     # ---- one query with FILTER clauses (metadata) and citation clauses
-    def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]]):
+    def partition_segments(self) -> dict[str, list[str]]:
+        """``{partition key: segment names}`` of a pooled index (``{}`` for any other)."""
+        if self._segments is None:
+            try:
+                meta = json.loads((self.path / META).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                meta = {}
+            self._segments = meta.get("segments") or {}
+        return self._segments
+
+    def _partition_searcher(self, keys: Sequence[str], k1: float, b: float):
+        """An ``IndexSearcher`` over the segments of partitions ``keys`` only (their own BM25 statistics)."""
+        key = tuple(sorted(set(keys)))
+        found = self._partition_searchers.get(key)
+        if found is None:
+            wanted = {s for p in key for s in self.partition_segments()[p]}
+            cast = jvm.cast
+            leaves = [c.reader() for c in self.reader.leaves()
+                      if str(cast("org.apache.lucene.index.SegmentReader", c.reader()).getSegmentName()) in wanted]
+            multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
+            reader = cast("org.apache.lucene.index.IndexReader", multi)  # not the IndexReaderContext overload
+            found = (jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi)
+            self._partition_searchers[key] = found
+        searcher = found[0]
+        searcher.setSimilarity(jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b)))
+        return searcher, int(found[1].numDocs())
+
+    def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
+                    partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
         ``FILTER`` per filtered field (its values OR-ed). Filter clauses never score; a document
         matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
@@ -193,6 +227,7 @@ class LuceneIndex:
         import math
 
         s = self.searcher()
+        sub, n_docs = self._partition_searcher(partitions, k1, b) if partitions else (None, None)
         B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
         occur = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur")
         Term = jvm.autoclass("org.apache.lucene.index.Term")
@@ -207,7 +242,7 @@ class LuceneIndex:
         if cite:
             from legalir.citations import FIELD
 
-            weight = (len(tokens) + 1) * math.log(1 + max(1, self.num_docs())) + 1
+            weight = (len(tokens) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
             Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
             Boost = jvm.autoclass("org.apache.lucene.search.BoostQuery")
             for tok, tier in cite:
@@ -234,9 +269,29 @@ class LuceneIndex:
                         either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
                 outer.add(either.build(), occur.FILTER)
         query = outer.build()
+        if sub is not None:
+            return self._search_sub(sub, query, text, tokens, k)
         hits = _java(lambda: s.search(query, int(k)), self.path, "search")
         pairs = json.loads(_hits_writer().writeValueAsString(hits))
         return [p[0] for p in pairs], array("f", [p[1] for p in pairs])
+
+    def _search_sub(self, searcher, query, text: str, tokens: list, k: int):
+        """What Anserini's ``SimpleSearcher.search`` does (top ``k`` by score, ties by docid; its score-tie
+        adjustment), over a partition searcher."""
+        sort_field = jvm.autoclass("org.apache.lucene.search.SortField")
+        string_val = jvm.autoclass("org.apache.lucene.search.SortField$Type").STRING_VAL
+        sort = jvm.autoclass("org.apache.lucene.search.Sort")(sort_field.FIELD_SCORE, sort_field("id", string_val))
+        top = _java(lambda: searcher.search(query, int(k), sort, True), self.path, "search")
+        docs = jvm.autoclass("io.anserini.search.ScoredDocs").fromTopDocs(top, searcher)
+        jlist = jvm.autoclass("java.util.ArrayList")()
+        for t in tokens:
+            jlist.add(t)
+        args = jvm.autoclass("io.anserini.search.SearchCollection$Args")()  # defaults, as SimpleSearcher's
+        ctx = jvm.autoclass("io.anserini.rerank.RerankerContext")(searcher, None, query, None, text, jlist, None, args)
+        cascade = jvm.autoclass("io.anserini.rerank.RerankerCascade")()
+        cascade.add(jvm.autoclass("io.anserini.rerank.lib.ScoreTiesAdjusterReranker")())
+        docs = cascade.run(docs, ctx)
+        return [str(d) for d in docs.docids], array("f", docs.scores)
 
     def _batch(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                rm3: tuple[int, int, float] | None, threads: int) -> Iterator[tuple[str, list[str], array]]:
@@ -270,6 +325,9 @@ class LuceneIndex:
 
     # ---- lifetime
     def close(self) -> None:
+        for _, multi in self._partition_searchers.values():
+            multi.close()
+        self._partition_searchers = {}
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from legalir import filters
+from legalir.index import sparse
 from legalir.index.lucene import LuceneIndex
 from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
@@ -82,11 +83,36 @@ class BM25:
         qids = sorted(topics)
         texts = [clean_text(topics[q].text) for q in qids]
         flt, cites = self.clauses(topics)
+        parts = self.partitions_of(topics)
         rm3 = None if self.rm3 is None else (self.rm3.fb_terms, self.rm3.fb_docs, self.rm3.original_query_weight)
         for start in range(0, len(qids), self.batch_size):
             end = start + self.batch_size
             yield from self.index.search_hits(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
-                                              threads=self.threads, filters=flt, citations=cites)
+                                              threads=self.threads, filters=flt, citations=cites, partitions=parts)
+
+    def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
+        """On a pooled index: the partitions each topic's filter names (its partition-field values, no
+        range), searched over those partitions' segments with their own statistics."""
+        from legalir.collections import CollectionError, partition_key
+
+        segments = self.index.partition_segments()
+        field = sparse.index_meta(self.index.path).get("partition_field") if segments else None
+        if not field:
+            return {}
+        out = {}
+        for q, t in topics.items():
+            by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
+            values = list(self.filter.get(field, [])) + list((t.fields.get("_filter") or {}).get(field, []))
+            if field in by:
+                v = t.fields.get(field)
+                values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+            try:
+                keys = [partition_key(v) for v in values if ".." not in v]
+            except CollectionError:
+                continue
+            if values and len(keys) == len(values) and all(k in segments for k in keys):
+                out[q] = keys
+        return out
 
     def _check(self, citations: bool, filtered: bool) -> None:
         from legalir import citations as cite
