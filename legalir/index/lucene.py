@@ -113,6 +113,7 @@ class LuceneIndex:
         self._searcher = None
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
+        self._lock = threading.Lock()
         if needs_docvectors and not self.has_docvectors():
             self.close()
             raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "
@@ -183,6 +184,8 @@ class LuceneIndex:
         s = self.searcher()
         s.set_bm25(float(k1), float(b))
         s.unset_rm3()
+
+        # one at a time: pyjnius calls from several Python threads gave wrong hits now and then
         for q in special:
             found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [],
                                         partitions.get(q), k1, b)
@@ -203,19 +206,22 @@ class LuceneIndex:
     def _partition_searcher(self, keys: Sequence[str], k1: float, b: float):
         """An ``IndexSearcher`` over the segments of partitions ``keys`` only (their own BM25 statistics)."""
         key = tuple(sorted(set(keys)))
-        found = self._partition_searchers.get(key)
-        if found is None:
-            wanted = {s for p in key for s in self.partition_segments()[p]}
-            cast = jvm.cast
-            leaves = [c.reader() for c in self.reader.leaves()
-                      if str(cast("org.apache.lucene.index.SegmentReader", c.reader()).getSegmentName()) in wanted]
-            multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
-            reader = cast("org.apache.lucene.index.IndexReader", multi)  # not the IndexReaderContext overload
-            found = (jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi)
-            self._partition_searchers[key] = found
+        with self._lock:
+            found = self._partition_searchers.get(key)
+            if found is None:
+                found = self._partition_searchers[key] = self._open_partitions(key)
         searcher = found[0]
         searcher.setSimilarity(jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b)))
         return searcher, int(found[1].numDocs())
+
+    def _open_partitions(self, key: tuple[str, ...]):
+        wanted = {s for p in key for s in self.partition_segments()[p]}
+        cast = jvm.cast
+        leaves = [c.reader() for c in self.reader.leaves()
+                  if str(cast("org.apache.lucene.index.SegmentReader", c.reader()).getSegmentName()) in wanted]
+        multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
+        reader = cast("org.apache.lucene.index.IndexReader", multi)  # not the IndexReaderContext overload
+        return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi
 
     def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
                     partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
