@@ -5,6 +5,11 @@
 Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
 :func:`retriever` is the sparse counterpart of :func:`legalir.search.dense.retriever`:
 one index, or one per partition with each topic routed to its own.
+
+Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
+(:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
+Lucene clauses that :class:`legalir.index.lucene.LuceneIndex` adds to its query, and
+:meth:`BM25.partitions_of` the partitions whose own statistics a pooled index scores with.
 """
 from __future__ import annotations
 
