@@ -157,6 +157,9 @@ def test_pooled_index_with_state_filter_gives_the_per_state_run(cq, tmp_path, ci
                          "--filter-by", "none")  # the whole index: all states, pooled statistics
     assert len({state_of[d] for d in everywhere["0"]}) > 1
     assert everywhere["0"]["102"] != pytest.approx(pooled["0"]["102"])
+    nevada = _search(cq, "pooled", tmp_path / "nv.trec", "--citations", citations_flag, "--filter-by", "none",
+                     "--filter", "state=Nevada")  # every question, among Nevada's statutes only
+    assert len(nevada) > 10 and {state_of[d] for docs in nevada.values() for d in docs} == {"nevada"}
 
 
 def test_filter_returns_k_hits_when_k_match(cq):
