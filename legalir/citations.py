@@ -231,26 +231,34 @@ class Citation:
     source: str = "rules"
 
 
-def _code_of(m: re.Match, jur: str | None) -> tuple[str | None, str | None]:
-    """(jurisdiction, code id) of a forward/backward match."""
-    given = jurisdiction(m.group("jur")) if m.groupdict().get("jur") else None
-    for i, (pattern, (j, code)) in enumerate(SHORT_FORMS.items()):
-        if m.groupdict().get(f"f{i}"):
+_SHORT = [(f"f{i}", j, code) for i, (j, code) in enumerate(SHORT_FORMS.values())]
+_SUBJECT = [(f"s_{code}", code, jurs) for code, (_, jurs) in SUBJECT_CODES.items()]
+
+
+def _groups(m: re.Match) -> dict[str, str]:
+    """The named groups a match filled (one ``groupdict`` per match: most are empty)."""
+    return {k: v for k, v in m.groupdict().items() if v}
+
+
+def _code_of(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | None]:
+    """(jurisdiction, code id) of a forward/backward match's filled groups."""
+    given = jurisdiction(gd["jur"]) if "jur" in gd else None
+    for name, j, code in _SHORT:
+        if name in gd:
             return j, code
-    for code, (_, jurs) in SUBJECT_CODES.items():
-        if m.groupdict().get(f"s_{code}"):
-            j = given or (jur if jur in jurs else None) or (jurs[0] if len(jurs) == 1 else None)
-            return j, code
-    if m.groupdict().get("general"):
+    for name, code, jurs in _SUBJECT:
+        if name in gd:
+            return given or (jur if jur in jurs else None) or (jurs[0] if len(jurs) == 1 else None), code
+    if "general" in gd:
         return given, "code"  # a general code needs its jurisdiction named
     return None, None
 
 
-def _keys(prefix: str, m: re.Match, start: int, end: int, source: str) -> list[Citation]:
-    plural = bool(m.group("mark") and re.match(r"(?:§§|[Ss]{2}\.|[Ss]ec(?:tion)?s|SEC(?:TION)?S)", m.group("mark")))
+def _keys(prefix: str, gd: dict[str, str], start: int, end: int, source: str) -> list[Citation]:
+    plural = bool(gd.get("mark") and re.match(r"(?:§§|[Ss]{2}\.|[Ss]ec(?:tion)?s|SEC(?:TION)?S)", gd["mark"]))
     out = []
-    chap = m.groupdict().get("chap")
-    for sec in _sections(m.group("secs"), plural):
+    chap = gd.get("chap")
+    for sec in _sections(gd["secs"], plural):
         full = (f"{chap}_" if chap else "") + section_key(sec)
         base = (f"{chap}_" if chap else "") + section_key(_split_sub(sec)[0])
         out.append(Citation(f"{prefix}_{full}", f"{prefix}_{base}", start, end, source))
@@ -258,6 +266,7 @@ def _keys(prefix: str, m: re.Match, start: int, end: int, source: str) -> list[C
 
 
 _DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s")
 #: characters read before and after a section number (the longest code name precedes it:
 #: "Real Property Actions and Proceedings Law section"; "of the ... Code" follows it)
 _BEFORE, _AFTER = 160, 90
@@ -276,7 +285,7 @@ def _windows(text: str) -> list[tuple[int, int]]:
     spans = []
     for a, b in out:
         if a > 0:
-            ws = re.compile(r"\s").search(text, a)
+            ws = _SPACE.search(text, a)
             a = ws.end() if ws and ws.end() <= b else a
         spans.append((a, b))
     return spans
@@ -299,27 +308,29 @@ def _rules_in(text: str, jur: str | None, context: str | None) -> list[Citation]
         return all(b <= s or a >= e for s, e in taken)
 
     for m in usc.finditer(text):
-        found += _keys(f"us_usc_{m.group('title')}", m, m.start(), m.end(), "rules")
+        gd = _groups(m)
+        found += _keys(f"us_usc_{gd['title']}", gd, m.start(), m.end(), "rules")
         taken.append(m.span())
     for pattern in (backward, forward):
         for m in pattern.finditer(text):
             if not free(*m.span()):
                 continue
-            j, code = _code_of(m, jur)
+            gd = _groups(m)
+            j, code = _code_of(gd, jur)
             if j is None or code is None:
                 continue
-            if code == "code" and not (m.group("jur") or any(m.groupdict().get(f"f{i}") for i in range(len(SHORT_FORMS)))):
+            if code == "code" and not ("jur" in gd or any(name in gd for name, _, _ in _SHORT)):
                 continue
-            if (not m.group("mark") and code == "code" and m.group("jur") and not m.groupdict().get("chap")
-                    and not re.search(r"\w[.\-:/]\w", m.group("secs"))):
+            if ("mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
+                    and not re.search(r"\w[.\-:/]\w", gd["secs"])):
                 # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
                 continue
-            found += _keys(f"{j}_{code}", m, m.start(), m.end(), "rules")
+            found += _keys(f"{j}_{code}", gd, m.start(), m.end(), "rules")
             taken.append(m.span())
     if context:
         for m in bare.finditer(text):
             if free(*m.span()):
-                found += _keys(context, m, m.start(), m.end(), "context")
+                found += _keys(context, _groups(m), m.start(), m.end(), "context")
                 taken.append(m.span())
     return found
 
@@ -353,7 +364,7 @@ def _eyecite(text: str, jur: str | None, taken: Sequence[tuple[int, int]]) -> li
             prefix = None
             mm = _patterns()[0].match(f"{g.get('reporter', '')} § 1")
             if mm:
-                j, code = _code_of(mm, jur)
+                j, code = _code_of(_groups(mm), jur)
                 if j and code:
                     prefix = f"{j}_{code}"
             prefix = prefix or f"law_{_slug(reporter)}"
