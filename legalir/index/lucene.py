@@ -204,7 +204,8 @@ class LuceneIndex:
         return self._segments
 
     def _partition_searcher(self, keys: Sequence[str], k1: float, b: float):
-        """An ``IndexSearcher`` over the segments of partitions ``keys`` only (their own BM25 statistics)."""
+        """An ``IndexSearcher`` over the segments of partitions ``keys`` only (their own BM25 statistics);
+        no ``keys``: over the whole index."""
         key = tuple(sorted(set(keys)))
         with self._lock:
             found = self._partition_searchers.get(key)
@@ -215,6 +216,9 @@ class LuceneIndex:
         return searcher, int(found[1].numDocs())
 
     def _open_partitions(self, key: tuple[str, ...]):
+        if not key:  # the whole index
+            reader = jvm.cast("org.apache.lucene.index.IndexReader", self.reader)
+            return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), reader
         wanted = {s for p in key for s in self.partition_segments()[p]}
         cast = jvm.cast
         leaves = [c.reader() for c in self.reader.leaves()
@@ -233,7 +237,9 @@ class LuceneIndex:
         import math
 
         s = self.searcher()
-        sub, n_docs = self._partition_searcher(partitions, k1, b) if partitions else (None, None)
+        # an IndexSearcher of our own (the partitions' segments, or all): its hits come back as two arrays
+        # (ScoredDocs), not as one proxy per hit that would hold each stored document
+        sub, n_docs = self._partition_searcher(partitions or (), k1, b)
         B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
         occur = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur")
         Term = jvm.autoclass("org.apache.lucene.index.Term")
@@ -274,12 +280,7 @@ class LuceneIndex:
                         # digits after the field name: the analyzer leaves range ends as they are
                         either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
                 outer.add(either.build(), occur.FILTER)
-        query = outer.build()
-        if sub is not None:
-            return self._search_sub(sub, query, text, tokens, k)
-        hits = _java(lambda: s.search(query, int(k)), self.path, "search")
-        pairs = json.loads(_hits_writer().writeValueAsString(hits))
-        return [p[0] for p in pairs], array("f", [p[1] for p in pairs])
+        return self._search_sub(sub, outer.build(), text, tokens, k)
 
     def _search_sub(self, searcher, query, text: str, tokens: list, k: int):
         """What Anserini's ``SimpleSearcher.search`` does (top ``k`` by score, ties by docid; its score-tie
@@ -331,8 +332,9 @@ class LuceneIndex:
 
     # ---- lifetime
     def close(self) -> None:
-        for _, multi in self._partition_searchers.values():
-            multi.close()
+        for key, (_, multi) in self._partition_searchers.items():
+            if key:  # () is the index's own reader, closed below
+                multi.close()
         self._partition_searchers = {}
         if self._searcher is not None:
             self._searcher.close()
