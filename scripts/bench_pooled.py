@@ -8,22 +8,26 @@ as its own process, with peak RSS of the process tree (scripts/bench_scale.py's 
 
 * `legalir convert housing_qa` (once; it also extracts every statute's citations);
 * `legalir index` (51 per-jurisdiction indexes, Housing's layout) and `legalir index --pooled`
-  (one index, the `state` filter field indexed), with their size on disk;
+  (one index whose segments each hold one jurisdiction, the `state` filter field indexed), with
+  their size on disk;
 * the reference: Anserini's IndexCollection (`java -cp <fat jar>`, one JVM) on the same input as
-  the pooled index, with the same flags;
+  the pooled index, with the same flags: one index over everything, merged as Lucene likes;
 * `legalir search` at depth 1000 for the questions (all, or a fixed sample: every k-th question in
-  qid order), per-jurisdiction (each question routed to its state's index, batch of 2 threads) and
-  pooled (each question filtered to its state: a Lucene FILTER clause, one query at a time);
+  qid order), per-jurisdiction (each question routed to its state's index, batch of 2 threads),
+  pooled (each question filtered to its state: a Lucene FILTER clause over that state's segments,
+  one query at a time), and over the reference index with the same filter (`--filter-by state`:
+  the statistics of all 51 jurisdictions);
 * the citation queries: questions naming one statute by its citation in the surface forms people
   use (`Alabama Code § 3-5-120`, `Ala. Code § 3-5-120`, `AL Code §3-5-120`, `Alabama Code section
   3-5-120`, `Ala. Code Ann. § 3-5-120`), over a fixed sample of statutes, searched with and
   without `--citations` (hit@1 = success.1, MRR@10 = recip_rank_cut.10).
 
-Then it compares the two layouts' runs: identical (topic, docid, score) triples, identical docid
-rankings, overlap of the top 10, and the Housing measures of each (R@10 any/all, MRR@10). BM25
-statistics differ by design: a per-jurisdiction index scores with its own N, document
-frequencies and average length; the pooled index with those of all 51 jurisdictions (a filter
-never changes scores).
+Then it compares the runs with the per-jurisdiction one: identical (topic, docid, score) triples,
+identical docid rankings, overlap of the top 10, and the Housing measures of each (R@10 any/all,
+MRR@10). A per-jurisdiction index scores with its own N, document frequencies and average
+length; so does the pooled index filtered to a state (it reads that state's segments only); the
+reference index with a filter scores with those of all 51 jurisdictions (a filter never changes
+statistics).
 
 Results: a table on stdout and JSON in --out. The machine is shared: the load average is printed.
 """
@@ -197,6 +201,16 @@ def main(argv=None) -> None:
                                          "-k", "1000", "--threads", str(args.threads)], log)
         res[f"search_{name}"]["measures"] = scores(qrels, d / f"{name}.trec", MEASURES + ["recall_all.1000"])
     res["agreement"] = compare_runs(d / "states.trec", d / "pooled.trec")
+    if args.reference:
+        # the reference index, searched by legalir with the same filter: what legalir-index.json records
+        (d / "anserini" / "legalir-index.json").write_text(json.dumps(
+            {"input": str(coll / "corpus"), "documents": res["statutes"], "fields": fields}))
+        step("search the reference index + state filter (pooled statistics)")
+        res["search_reference"] = measure([legalir, "search", str(d / "anserini"), str(topics),
+                                           str(d / "reference.trec"), "-k", "1000", "--threads", str(args.threads),
+                                           "--filter-by", "state"], log)
+        res["search_reference"]["measures"] = scores(qrels, d / "reference.trec", MEASURES + ["recall_all.1000"])
+        res["agreement_reference"] = compare_runs(d / "states.trec", d / "reference.trec")
 
     ctopics, cqrels = d / "citations.jsonl", d / "citations.qrels"
     res["citation_queries"] = citation_topics(coll, ctopics, cqrels, args.citation_queries)
@@ -235,13 +249,20 @@ def table(r: dict) -> str:
         lines.append(row("Anserini IndexCollection (pooled input; reference)", ref))
     lines.append(row("search, per jurisdiction", r["search_states"]))
     lines.append(row("search, pooled + state filter", r["search_pooled"], r["search_states"]))
-    a = r["agreement"]
-    lines += ["", f"Runs: {a['identical_triples']} of {a['topics']} topics with identical (docid, score) triples, "
-                  f"{a['identical_rankings']} with identical docid rankings, mean overlap of the top 10 "
-                  f"{a['mean_overlap_at_10']:.3f}", "",
-              "| layout | " + " | ".join(MEASURES + ["recall_all.1000"]) + " |",
+    if "search_reference" in r:
+        lines.append(row("search, reference index + state filter", r["search_reference"], r["search_states"]))
+    lines.append("")
+    for label, key in (("pooled", "agreement"), ("reference + filter", "agreement_reference")):
+        if key in r:
+            a = r[key]
+            lines.append(f"Per-jurisdiction vs {label}: {a['identical_triples']} of {a['topics']} topics with identical "
+                         f"(docid, score) triples, {a['identical_rankings']} with identical docid rankings, mean "
+                         f"overlap of the top 10 {a['mean_overlap_at_10']:.3f}")
+    lines += ["", "| layout | " + " | ".join(MEASURES + ["recall_all.1000"]) + " |",
               "|---" * (len(MEASURES) + 2) + "|"]
-    for name in ("states", "pooled"):
+    for name in ("states", "pooled", "reference"):
+        if f"search_{name}" not in r:
+            continue
         m = r[f"search_{name}"]["measures"]
         lines.append(f"| {name} | " + " | ".join(f"{m[k]:.4f}" for k in MEASURES + ["recall_all.1000"]) + " |")
     lines += ["", f"Citation queries ({r['citation_queries']}): | run | hit@1 | MRR@10 | wall s |", "|---|---|---|---|"]
