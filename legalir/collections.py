@@ -145,8 +145,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
     from legalir import citations as cite, filters
 
     part_field = dataset.partition_field
-    own_field, jur_field = dataset.citation_field, dataset.jurisdiction_field
-    filter_names = dataset.filter_fields
+    # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
+    own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
+    filter_names = getattr(dataset, "filter_fields", None)
     with_citations = 0
     filter_seen: set[str] = set()
     seen: set[str] = set()
@@ -177,7 +178,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
             if not str(doc.contents).strip():
                 empty.append(doc.id)
                 continue
-            clash = [k for k in doc.fields if k in RESERVED or k in (filters.FIELD, cite.FIELD)]
+            clash = [k for k in doc.fields if k in RESERVED]
             if clash:
                 raise CollectionError(f"{dataset.name}: document {doc.id!r} has metadata field(s) {clash} "
                                       f"that clash with the collection's own fields")
@@ -189,17 +190,21 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 key = partition_key(doc.fields[part_field])
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
-            rec = {"id": doc.id, "contents": doc.contents, **dict(doc.fields)}
+            # citations and filters are derived here (a record read back from a collection, e.g. a chunked
+            # passage's parent, carries its own: they are made again from this document)
+            rec = {"id": doc.id, "contents": doc.contents,
+                   **{k: v for k, v in doc.fields.items() if k not in (cite.FIELD, filters.FIELD)}}
             if citations:
                 found = cite.document_field(doc.fields.get(own_field) if own_field else None, doc.contents,
                                             jurisdiction_hint=doc.fields.get(jur_field) if jur_field else None)
                 if found:
                     rec[cite.FIELD] = found
                     with_citations += 1
-            tokens = filters.document_tokens(doc.fields, filter_names)
+            meta = {k: v for k, v in rec.items() if k not in ("id", "contents", cite.FIELD)}
+            tokens = filters.document_tokens(meta, filter_names)
             if tokens:
                 rec[filters.FIELD] = tokens
-                filter_seen.update(filters.filterable(doc.fields, filter_names))
+                filter_seen.update(filters.filterable(meta, filter_names))
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
     finally:
