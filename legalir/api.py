@@ -337,7 +337,8 @@ class Hit:
     text : str or None
         The document's ``contents`` (``None`` when the collection is not at hand).
     fields : dict
-        The document's other fields (metadata such as ``state``, ``category``, ``citation``).
+        The document's other fields (metadata such as ``state``, ``category``, ``citation``, and the
+        normalised ``citations`` that ``legalir convert`` extracts; not the index-only ``filters`` tokens).
     """
 
     docid: str
@@ -425,6 +426,11 @@ class Searcher:
         self._encoder_name, self._device = encoder, device
         self._bm25 = self._dense = None
         self._lucene = None
+        from legalir.index import sparse as sparse_index
+
+        #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
+        self._pooled = bool(self.sparse is not None and not self.partitions
+                            and sparse_index.index_meta(self.sparse).get("pooled"))
         if self.sparse is not None:
             from legalir.search import lucene
 
@@ -452,17 +458,33 @@ class Searcher:
                            f"index; this searcher has: {', '.join(self.methods)}")
         return method
 
-    def _run(self, topics: Mapping[str, "Topic"], k: int, method: str) -> dict[str, dict[str, float]]:
+    def _run(self, topics: Mapping[str, "Topic"], k: int, method: str, filter: Any = None,
+             citations: bool | None = None) -> dict[str, dict[str, float]]:
         from legalir.search import fusion
         from legalir.search.base import check_depth
 
         check_depth(k)
+        if filter and method != "bm25":
+            raise ApiError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
+                           f"partition= on a per-partition index")
+        if filter or citations is not None:
+            # per call, through the topics (legalir.search.lucene.BM25.clauses reads _filter / _citations)
+            from legalir import filters
+            from legalir.trec import Topic
+
+            try:
+                flt = filters.parse(filter, "filter=")
+            except LegalirError as e:
+                raise ApiError(str(e)) from None
+            topics = {q: Topic(q, t.text, {**t.fields, "_filter": flt, "_citations": citations})
+                      for q, t in topics.items()}
+        bm25 = self._bm25
         if method == "bm25":
-            return self._bm25.search(topics, k)
+            return bm25.search(topics, k)
         if method == "dense":
             return self._dense_retriever().search(topics, k)
         depth = max(k, fusion.HYBRID_DEPTH)
-        fused = fusion.rrf([self._bm25.search(topics, depth), self._dense_retriever().search(topics, depth)])
+        fused = fusion.rrf([bm25.search(topics, depth), self._dense_retriever().search(topics, depth)])
         return {q: dict(list(fused.get(q, {}).items())[:k]) for q in topics}
 
     def _routed(self, topics: dict[str, "Topic"], partition: str | None) -> dict[str, "Topic"]:
@@ -470,9 +492,11 @@ class Searcher:
         from legalir.trec import Topic
 
         if not self.partitions:
-            if partition is not None:
-                raise ApiError("this index is not partitioned; leave out partition")
-            return topics
+            if partition is not None and not self._pooled:
+                raise ApiError("this index is not partitioned; leave out partition (or give filter=)")
+            if partition is None:
+                return topics
+            # a pooled index: the partition becomes the topics' filter value (legalir.filters)
         if partition is None:
             missing = [q for q, t in topics.items() if not t.fields.get(self.partition_field or "")]
             if missing:
@@ -485,7 +509,7 @@ class Searcher:
 
     # ---- public
     def search(self, query: str, k: int = 10, *, method: str | None = None,
-               partition: str | None = None) -> list[Hit]:
+               partition: str | None = None, filter: Any = None, citations: bool | None = None) -> list[Hit]:
         """The ``k`` best documents for one query.
 
         Parameters
@@ -497,28 +521,38 @@ class Searcher:
         method : {"bm25", "dense", "hybrid"}, optional
             Default: the first this searcher has (``bm25`` when it has a Lucene index).
         partition : str, optional
-            For a partitioned index (Housing): the jurisdiction to search.
+            For a partitioned index (Housing): the jurisdiction to search; on a pooled index
+            (``legalir index --pooled``) a filter on the partition field.
+        filter : dict or str, optional
+            Metadata filter, BM25 only: ``{"state": ["california", "nevada"]}`` or
+            ``"state=california,nevada"`` (values OR-ed, fields AND-ed; ``"2000..2010"`` a range),
+            applied as Lucene FILTER clauses: ``k`` hits whenever ``k`` documents match.
+        citations : bool, optional
+            Rank the document that is an authority the query cites first, documents citing it
+            next (:mod:`legalir.citations`); default: on where the index has the field.
 
         Returns
         -------
         list of Hit
             Best first, with the document's text and metadata where the collection is at hand.
         """
+        from legalir import filters
         from legalir.trec import Topic, ranking
 
         if not isinstance(query, str) or not query.strip():
             raise ApiError(f"query must be a non-empty string, not {query!r}")
         topics = self._routed({"q": Topic("q", query)}, partition)
-        docs = self._run(topics, k, self._method(method)).get("q", {})
+        docs = self._run(topics, k, self._method(method), filter, citations).get("q", {})
         hits = []
         for rank, (docid, score) in enumerate(ranking(docs, k), 1):
             rec = self.doc(docid, partition) or {}
             hits.append(Hit(docid, float(score), rank, rec.get("contents"),
-                            {f: v for f, v in rec.items() if f not in ("id", "contents")}))
+                            {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)}))
         return hits
 
     def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
-                     partition: str | None = None) -> dict[str, dict[str, float]]:
+                     partition: str | None = None, filter: Any = None,
+                     citations: bool | None = None) -> dict[str, dict[str, float]]:
         """A run: ``{qid: {docid: score}}`` of the ``k`` best documents of every topic.
 
         Parameters
@@ -528,8 +562,9 @@ class Searcher:
             fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
         k : int
             Depth.
-        method, partition
-            As for :meth:`search`.
+        method, partition, filter, citations
+            As for :meth:`search`. On a pooled index each topic carrying the partition field
+            (a Housing question's ``state``) is searched only among that partition's documents.
 
         Returns
         -------
@@ -540,7 +575,7 @@ class Searcher:
 
         found = self._routed(_topics(topics), partition)
         check_topics(found)
-        run = self._run(found, k, self._method(method))
+        run = self._run(found, k, self._method(method), filter, citations)
         return {q: dict(run.get(q, {})) for q in found}
 
     def doc(self, docid: str, partition: str | None = None) -> dict | None:

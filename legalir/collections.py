@@ -128,14 +128,16 @@ def is_collection(path: Path) -> bool:
 
 
 def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, strict: bool = False,
-          overwrite: bool = False) -> dict:
+          overwrite: bool = False, citations: bool = True) -> dict:
     """Convert ``dataset`` into ``out_dir``; returns the manifest.
 
     A qrels document counts as present when it is a document of the corpus or
     the ``parent_id`` of one of its passages (document-level qrels scored after MaxP).
 
     ``strict`` turns every reported problem (duplicates, empty texts, repeated
-    judgements, dangling qrels documents) into an error. Every id written is
+    judgements, dangling qrels documents) into an error. ``citations``: extract each document's
+    citations into its ``citations`` field (:mod:`legalir.citations`). Filterable metadata goes into
+    its ``filters`` field (:mod:`legalir.filters`). Every id written is
     checked (:func:`id_problem`). ``out_dir`` is written atomically and only
     replaces a collection legalir wrote (``overwrite``: another legalir output;
     see :mod:`legalir.atomic`).
@@ -143,13 +145,20 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
     with atomic.atomic_dir(out_dir, KIND, overwrite=overwrite, legacy=is_collection) as tmp:
         for sub in ("corpus", "topics", "qrels"):
             (tmp / sub).mkdir()
-        manifest = _write(dataset, tmp, quiet=quiet, strict=strict)
+        manifest = _write(dataset, tmp, quiet=quiet, strict=strict, citations=citations)
         atomic.write_json(tmp / "manifest.json", manifest, ensure_ascii=True)
     return manifest
 
 
-def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
+def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
+    from legalir import citations as cite, filters
+
     part_field = dataset.partition_field
+    # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
+    own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
+    filter_names = getattr(dataset, "filter_fields", None)
+    with_citations = 0
+    filter_seen: set[str] = set()
     seen: set[str] = set()
     parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
     duplicates: list[str] = []
@@ -193,7 +202,21 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
                 key = partition_key(doc.fields[part_field])
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
-            rec = {"id": doc.id, "contents": doc.contents, **dict(doc.fields)}
+            # citations and filters are derived here (a record read back from a collection, e.g. a chunked
+            # passage's parent, carries its own: they are made again from this document)
+            rec = {"id": doc.id, "contents": doc.contents,
+                   **{k: v for k, v in doc.fields.items() if k not in (cite.FIELD, filters.FIELD)}}
+            if citations:
+                found = cite.document_field(doc.fields.get(own_field) if own_field else None, doc.contents,
+                                            jurisdiction_hint=doc.fields.get(jur_field) if jur_field else None)
+                if found:
+                    rec[cite.FIELD] = found
+                    with_citations += 1
+            meta = {k: v for k, v in rec.items() if k not in ("id", "contents", cite.FIELD)}
+            tokens = filters.document_tokens(meta, filter_names)
+            if tokens:
+                rec[filters.FIELD] = tokens
+                filter_seen.update(filters.filterable(meta, filter_names))
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
     finally:
@@ -295,6 +318,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool) -> dict:
             "empty_text_first": empty[:100],
         },
         "partitions": dict(sorted(per_partition.items())) if part_field else None,
+        # the indexed metadata fields (legalir index passes them to Anserini's -fields)
+        "fields": {**({cite.FIELD: {"documents": with_citations}} if citations else {}),
+                   **({filters.FIELD: sorted(filter_seen)} if filter_seen else {})},
         "topics": topic_counts,
         "qrels": qrels_counts,
         "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},

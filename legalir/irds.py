@@ -234,13 +234,15 @@ def _doc_class(path: Path) -> tuple[type, dict[str, str]]:
     order (one pass over the corpus, cached per collection and manifest version)."""
     from legalir import collections
 
+    from legalir import filters
+
     stamp = (str(path.resolve()), (path / "manifest.json").stat().st_mtime_ns)
     with _lock:
         if stamp not in _doc_classes:
             keys: dict[str, None] = {}
             for rec in collections.iter_documents(path):
                 for k in rec:
-                    if k not in ("id", "contents") and k not in keys:
+                    if k not in ("id", "contents", filters.FIELD) and k not in keys:  # filters: index-only tokens
                         keys[k] = None
             fields = _field_names(list(keys))
             cls = namedtuple("LegalirDoc", ["doc_id", "text", *fields.values()])

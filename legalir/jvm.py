@@ -96,6 +96,14 @@ def start() -> None:
         _started = True
 
 
+def cast(name: str, obj):
+    """``obj`` seen as Java class ``name`` (a subclass's methods on an object typed as its parent)."""
+    start()
+    import jnius
+
+    return jnius.cast(name, obj)
+
+
 def autoclass(name: str):
     """A Java class, by fully qualified name, with the JVM started."""
     start()

@@ -38,7 +38,8 @@ def test_counts_duplicates_empty_and_dangling_qrels_are_reported(tmp_path, capsy
     lines = (tmp_path / "c" / "corpus" / "docs.jsonl").read_text().splitlines()
     recs = [json.loads(x) for x in lines]
     assert [r["id"] for r in recs] == ["a", "b", "d"]
-    assert recs[0] == {"id": "a", "contents": "first clause", "category": "x"}
+    # metadata is also written as filter tokens (legalir.filters)
+    assert recs[0] == {"id": "a", "contents": "first clause", "category": "x", "filters": "category_x"}
     # qrels keep the dangling judgement (a gold that can never be retrieved still counts)
     assert trec.read_qrels(tmp_path / "c" / "qrels" / "test.txt") == {"q1": {"a": 2, "b": 0, "zz": 1}}
     assert (tmp_path / "c" / "topics" / "test.tsv").read_text() == "q1\tclause with tab\n"

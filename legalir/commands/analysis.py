@@ -82,7 +82,7 @@ def _labelled(ctx, param, value):
 
 @click.group()
 def analyze():
-    """Analyses beyond retrieval scores (lexical similarity)."""
+    """Analyses beyond retrieval scores (lexical similarity, citations)."""
 
 
 @analyze.command("lexical")
@@ -118,6 +118,22 @@ def analyze_lexical(inputs, topic_set, level, by, runs, measure, judged_only, fi
                                   answer_field=answer_field, data_dir=data_dir, width=width, bootstrap=bootstrap,
                                   seed=seed, out_dir=out_dir)
     click.echo(lexical.format_analysis(result))
+
+
+@analyze.command("citations")
+@click.argument("dataset")
+@click.option("--topics", "topic_set", default=None, help="Topic set (and its qrels) [default: the dataset's].")
+@click.option("--run", "runs", multiple=True, callback=_labelled, metavar="[LABEL=]RUN",
+              help="Run to score, split by topics with and without citations (repeatable).")
+@click.option("--measure", default=None,
+              help="Measure, as trec_eval names it (success.1, recip_rank_cut.10, ndcg_cut.10) [default: the "
+                   "dataset's headline measure, else its first].")
+def analyze_citations(dataset, topic_set, runs, measure):
+    """How many topics and gold documents of DATASET (a name or a collection folder) carry citations, and
+    each run's measure over topics with and without citations."""
+    from legalir.analyze import citations
+
+    click.echo(citations.format_report(citations.analyze(dataset, runs, topic_set=topic_set, measure=measure)))
 
 
 # ------------------------------------------------------------------ regressions (legalir.regress)

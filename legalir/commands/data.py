@@ -45,13 +45,16 @@ def datasets_(as_make):
               help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
                    "not write is never replaced).")
 @click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
-def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet):
+@click.option("--citations", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="Extract each document's citations (eyecite and legalir's state-code rules) into its "
+                   "normalised `citations` field (docs/legal-structure.md).")
+def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet, citations):
     """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
     from legalir import collections, datasets
 
     out = out_dir or f"collections/{dataset}"
     m = collections.write(datasets.get(dataset, data_dir, **options), out, quiet=quiet, strict=strict,
-                          overwrite=overwrite)
+                          overwrite=overwrite, citations=citations == "on")
     d = m["documents"]
     click.echo(f"{out}: {d['written']} documents written of {d['read']} read "
                f"({d['duplicate_ids']} duplicate ids, {d['empty_text']} empty); "
@@ -67,13 +70,18 @@ def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet):
 @click.option("--overwrite", is_flag=True,
               help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
                    "not write is never replaced).")
-def index(collection, index_dir, threads, partitions, overwrite):
+@click.option("--pooled", is_flag=True,
+              help="A partitioned collection (Housing) as one index over every partition, searched with a filter "
+                   "on the partition field (legalir search --filter / --filter-by) instead of one index each; a "
+                   "search filtered to partitions scores with their statistics, as their own indexes would.")
+def index(collection, index_dir, threads, partitions, overwrite, pooled):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
     from legalir.index import sparse
 
     counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
-                          overwrite=overwrite)
-    click.echo(f"{index_dir}: {sum(counts.values())} documents in {len(counts)} index(es)", err=True)
+                          overwrite=overwrite, pooled=pooled)
+    where = f"1 pooled index ({len(counts)} partitions)" if pooled else f"{len(counts)} index(es)"
+    click.echo(f"{index_dir}: {sum(counts.values())} documents in {where}", err=True)
 
 
 @click.command()

@@ -27,17 +27,42 @@ STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
               help="Topic field naming each topic's partition; INDEX_DIR then holds one index per partition "
                    "[default: detected from INDEX_DIR].")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Search threads.")
+@click.option("--filter", "filter_specs", multiple=True, metavar="FIELD=VALUE[,VALUE]",
+              help="Search only documents whose FIELD has one of the VALUEs (repeatable; fields AND-ed), e.g. "
+                   "--filter state=california,nevada; LOW..HIGH of digits is a range (Lucene FILTER clauses: "
+                   "k hits come back whenever k documents match).")
+@click.option("--filter-by", "filter_by", multiple=True, metavar="FIELD",
+              help="Filter each topic by its own FIELD value (repeatable), e.g. --filter-by state [default: a "
+                   "pooled index filters by its collection's partition field; 'none': no such filter].")
+@click.option("--citations", "citations", type=click.Choice(["on", "off", "auto"]), default="auto", show_default=True,
+              help="Rank the document that IS an authority a query cites first and documents citing it next "
+                   "(auto: on where the index has the citations field).")
 @tag("bm25")
 @force_option("run")
 def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
-           threads, tag):
+           threads, filter_specs, filter_by, citations, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
+    from legalir import filters
     from legalir.search import lucene
     from legalir.search.base import search_to_run
 
     rm3_cfg = lucene.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
+    flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: lucene.retriever(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads,
-                                           partition_field=partition_field), topics, run, k=k, tag=tag)
+                                           partition_field=partition_field, filter=flt,
+                                           filter_by=filter_by_option(filter_by),
+                                           citations=citations_option(citations)), topics, run, k=k, tag=tag)
+
+
+def filter_by_option(values) -> list[str] | None:
+    """``--filter-by``: ``None`` when not given (the index's default), ``[]`` for ``none``."""
+    if not values:
+        return None
+    return [v for v in values if v.lower() != "none"]
+
+
+def citations_option(value: str) -> bool | None:
+    return {"on": True, "off": False}.get(value)
 
 
 @click.command("rank-pool")

@@ -121,6 +121,13 @@ class Dataset(ABC):
     hub_archive: ClassVar[tuple[str, str] | None] = None
     #: a document field whose values partition the corpus (one index per value), if any
     partition_field: ClassVar[str | None] = None
+    #: a document field holding the document's own citation (Housing: ``citation``), read with its text
+    #: into the collection's ``citations`` field (:mod:`legalir.citations`)
+    citation_field: ClassVar[str | None] = None
+    #: a document and topic field naming the jurisdiction that a citation without one belongs to
+    jurisdiction_field: ClassVar[str | None] = None
+    #: document fields made filterable (:mod:`legalir.filters`); ``None``: every short scalar field
+    filter_fields: ClassVar[tuple[str, ...] | None] = None
     #: the ``--option KEY=VALUE`` it accepts; any other key is refused
     options_spec: ClassVar[Mapping[str, Option]] = {}
 

@@ -89,6 +89,9 @@ class HousingQA(Dataset):
     hub_repo = "reglab/housing_qa"
     hub_files = ("data/statutes.tsv.zip", "data/questions.json.zip", "data/questions_aux.json.zip")
     partition_field = "state"
+    citation_field = "citation"
+    jurisdiction_field = "state"
+    filter_fields = ("state",)
 
     measures = ("success.1", "success.10", "success.100", "success.1000",
                 "recall_all.10", "recall_all.100", "recall_all.1000", "recip_rank_cut.10")

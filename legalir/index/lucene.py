@@ -111,6 +111,9 @@ class LuceneIndex:
         # paths go to Java absolute: the JVM resolves relative ones against the directory it started in
         self.reader = _java(lambda: self._utils.getReader(os.path.abspath(self.path)), self.path, "opening the index")
         self._searcher = None
+        self._segments: dict | None = None
+        self._partition_searchers: dict = {}
+        self._lock = threading.Lock()
         if needs_docvectors and not self.has_docvectors():
             self.close()
             raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "
@@ -145,7 +148,10 @@ class LuceneIndex:
                 for q, docids, scores in self.search_hits(qids, queries, k, k1=k1, b=b, rm3=rm3, threads=threads)}
 
     def search_hits(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
-                    rm3: tuple[int, int, float] | None = None, threads: int = 1) -> Iterator[tuple[str, list[str], array]]:
+                    rm3: tuple[int, int, float] | None = None, threads: int = 1,
+                    filters: Mapping[str, list] | None = None,
+                    citations: Mapping[str, list[tuple[str, int]]] | None = None,
+                    partitions: Mapping[str, Sequence[str]] | None = None) -> Iterator[tuple[str, list[str], array]]:
         """:meth:`search`'s hits as ``(qid, docids, scores)`` per query, in the order of ``qids``.
 
         One Anserini ``batch_search`` (Java threads) for the whole batch; its
@@ -155,7 +161,147 @@ class LuceneIndex:
         side's time. Scores are Java floats printed exactly (at most 9
         significant digits, read back into ``array('f')``): the same float32
         values as the hits' ``score`` fields.
+
+        ``filters`` (``{qid: clauses}``, :func:`legalir.filters.clauses`) and ``citations``
+        (``{qid: [(token, tier), ...]}``, :func:`legalir.citations.query_clauses`) make the
+        topics that have them go through :meth:`_structured` one query at a time; the others
+        keep the batch. ``partitions`` (``{qid: partition keys}``, on a pooled index built by
+        ``legalir index --pooled``) searches those topics over their partitions' segments only, with
+        those segments' BM25 statistics: the scores of a per-partition index, exactly.
         """
+        filters, citations, partitions = filters or {}, citations or {}, partitions or {}
+        special = [q for q in qids if filters.get(q) or citations.get(q)]
+        if special and rm3 is not None:
+            raise LuceneError(f"{self.path}: RM3 cannot be combined with filters or citation clauses "
+                              f"(topic {special[0]!r}); leave out --rm3, or --filter / use --citations off")
+        if not special:
+            yield from self._batch(qids, queries, k, k1=k1, b=b, rm3=rm3, threads=threads)
+            return
+        text = dict(zip(qids, queries))
+        plain = [q for q in qids if not (filters.get(q) or citations.get(q))]
+        found = {q: (d, sc) for q, d, sc in self._batch(plain, [text[q] for q in plain], k, k1=k1, b=b,
+                                                         rm3=rm3, threads=threads)} if plain else {}
+        s = self.searcher()
+        s.set_bm25(float(k1), float(b))
+        s.unset_rm3()
+
+        # one at a time: pyjnius calls from several Python threads gave wrong hits now and then
+        for q in special:
+            found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [],
+                                        partitions.get(q), k1, b)
+        for q in qids:
+            yield (q, *found.pop(q))
+
+    # ---- one query with FILTER clauses (metadata) and citation clauses
+    def partition_segments(self) -> dict[str, list[str]]:
+        """``{partition key: segment names}`` of a pooled index (``{}`` for any other)."""
+        if self._segments is None:
+            try:
+                meta = json.loads((self.path / META).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                meta = {}
+            self._segments = meta.get("segments") or {}
+        return self._segments
+
+    def _partition_searcher(self, keys: Sequence[str], k1: float, b: float):
+        """An ``IndexSearcher`` over the segments of partitions ``keys`` only (their own BM25 statistics);
+        no ``keys``: over the whole index."""
+        key = tuple(sorted(set(keys)))
+        with self._lock:
+            found = self._partition_searchers.get(key)
+            if found is None:
+                found = self._partition_searchers[key] = self._open_partitions(key)
+        searcher = found[0]
+        searcher.setSimilarity(jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b)))
+        return searcher, int(found[1].numDocs())
+
+    def _open_partitions(self, key: tuple[str, ...]):
+        if not key:  # the whole index
+            reader = jvm.cast("org.apache.lucene.index.IndexReader", self.reader)
+            return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), reader
+        wanted = {s for p in key for s in self.partition_segments()[p]}
+        cast = jvm.cast
+        leaves = [c.reader() for c in self.reader.leaves()
+                  if str(cast("org.apache.lucene.index.SegmentReader", c.reader()).getSegmentName()) in wanted]
+        multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
+        reader = cast("org.apache.lucene.index.IndexReader", multi)  # not the IndexReaderContext overload
+        return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi
+
+    def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
+                    partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
+        """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
+        ``FILTER`` per filtered field (its values OR-ed). Filter clauses never score; a document
+        matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
+        score the query can reach (its token count times the largest BM25 idf, ``log(1 + N)``),
+        so tiers order first and BM25 orders within a tier."""
+        import math
+
+        s = self.searcher()
+        # an IndexSearcher of our own (the partitions' segments, or all): its hits come back as two arrays
+        # (ScoredDocs), not as one proxy per hit that would hold each stored document
+        sub, n_docs = self._partition_searcher(partitions or (), k1, b)
+        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        occur = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur")
+        Term = jvm.autoclass("org.apache.lucene.index.Term")
+        TermQuery = jvm.autoclass("org.apache.lucene.search.TermQuery")
+        analyzer = s.get_analyzer()
+        analyze = jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze
+        tokens = list(analyze(analyzer, text))
+        bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
+            "contents", analyzer, text)
+        ranked = B()
+        ranked.add(bow, occur.SHOULD)
+        if cite:
+            from legalir.citations import FIELD
+
+            weight = (len(tokens) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
+            Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
+            Boost = jvm.autoclass("org.apache.lucene.search.BoostQuery")
+            for tok, tier in cite:
+                for t in analyze(analyzer, tok):
+                    ranked.add(Boost(Const(TermQuery(Term(FIELD, t))), float(tier * weight)), occur.SHOULD)
+        outer = B()
+        outer.add(ranked.build(), occur.MUST)
+        if filter_clauses:
+            from legalir.filters import FIELD as FF
+
+            Range = jvm.autoclass("org.apache.lucene.search.TermRangeQuery")
+
+            def one(tok):
+                got = list(analyze(analyzer, tok))
+                return got[0] if len(got) == 1 else tok
+
+            for alts in filter_clauses:
+                either = B()
+                for alt in alts:
+                    if alt[0] == "term":
+                        either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
+                    else:
+                        # digits after the field name: the analyzer leaves range ends as they are
+                        either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
+                outer.add(either.build(), occur.FILTER)
+        return self._search_sub(sub, outer.build(), text, tokens, k)
+
+    def _search_sub(self, searcher, query, text: str, tokens: list, k: int):
+        """What Anserini's ``SimpleSearcher.search`` does (top ``k`` by score, ties by docid; its score-tie
+        adjustment), over a partition searcher."""
+        sort_field = jvm.autoclass("org.apache.lucene.search.SortField")
+        string_val = jvm.autoclass("org.apache.lucene.search.SortField$Type").STRING_VAL
+        sort = jvm.autoclass("org.apache.lucene.search.Sort")(sort_field.FIELD_SCORE, sort_field("id", string_val))
+        top = _java(lambda: searcher.search(query, int(k), sort, True), self.path, "search")
+        docs = jvm.autoclass("io.anserini.search.ScoredDocs").fromTopDocs(top, searcher)
+        jlist = jvm.autoclass("java.util.ArrayList")()
+        for t in tokens:
+            jlist.add(t)
+        args = jvm.autoclass("io.anserini.search.SearchCollection$Args")()  # defaults, as SimpleSearcher's
+        ctx = jvm.autoclass("io.anserini.rerank.RerankerContext")(searcher, None, query, None, text, jlist, None, args)
+        cascade = jvm.autoclass("io.anserini.rerank.RerankerCascade")()
+        cascade.add(jvm.autoclass("io.anserini.rerank.lib.ScoreTiesAdjusterReranker")())
+        docs = cascade.run(docs, ctx)
+        return [str(d) for d in docs.docids], array("f", docs.scores)
+
+    def _batch(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
+               rm3: tuple[int, int, float] | None, threads: int) -> Iterator[tuple[str, list[str], array]]:
         s = self.searcher()
         s.set_bm25(float(k1), float(b))
         if rm3 is not None:
@@ -186,6 +332,10 @@ class LuceneIndex:
 
     # ---- lifetime
     def close(self) -> None:
+        for key, (_, multi) in self._partition_searchers.items():
+            if key:  # () is the index's own reader, closed below
+                multi.close()
+        self._partition_searchers = {}
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None

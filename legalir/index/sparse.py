@@ -57,35 +57,106 @@ def _is_legacy_index(path: Path) -> bool:
     return (path / META).exists() or bool(partition_keys(path, META))
 
 
-def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | None) -> int:
+def indexed_fields(manifest: dict) -> list[str]:
+    """The metadata fields a collection asks to index besides ``contents`` (``citations``, ``filters``)."""
+    return sorted(manifest.get("fields") or {})
+
+
+def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | None,
+                fields: list[str] | None = None) -> int:
     index_dir.mkdir(parents=True, exist_ok=True)
-    _index_collection(Path(input_dir), index_dir, threads)
+    _index_collection(Path(input_dir), index_dir, threads, fields)
     n = num_docs(index_dir)
     if expected is not None and n != expected:
         raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
-    atomic.write_json(index_dir / META, {"input": str(input_dir), "documents": n}, sort_keys=False)
+    atomic.write_json(index_dir / META, {"input": str(input_dir), "documents": n, "fields": list(fields or [])},
+                      sort_keys=False)
     return n
 
 
+def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], counts: dict[str, int],
+                  fields: list[str], threads: int, quiet: bool, overwrite: bool, partition_field: str) -> dict[str, int]:
+    """One index whose segments each hold one partition (see :func:`build`)."""
+    import shutil
+
+    out: dict[str, int] = {}
+    segments: dict[str, list[str]] = {}
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+        parts = tmp / ".partitions"
+        fs = jvm.autoclass("org.apache.lucene.store.FSDirectory")
+        path = jvm.autoclass("java.io.File")
+        target = fs.open(path(os.path.abspath(tmp)).toPath())
+        cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
+        cfg.setMergePolicy(jvm.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE)
+        writer = jvm.autoclass("org.apache.lucene.index.IndexWriter")(target, cfg)
+        infos = jvm.autoclass("org.apache.lucene.index.SegmentInfos")
+        seen: set[str] = set()
+        try:
+            for i, key in enumerate(sorted(dirs), 1):
+                t0 = time.time()
+                out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields)
+                src = fs.open(path(os.path.abspath(parts / key)).toPath())
+                writer.addIndexes(src)
+                writer.commit()
+                src.close()
+                now = {str(sci.info.name) for sci in infos.readLatestCommit(target).asList()}
+                segments[key] = sorted(now - seen)
+                seen = now
+                shutil.rmtree(parts / key)
+                if not quiet:
+                    _log.info(f"indexed {out[key]} documents of {key} -> {index_dir} ([{i}/{len(dirs)}], "
+                              f"{len(segments[key])} segment(s), {time.time() - t0:.1f}s)")
+        finally:
+            writer.close()
+            target.close()
+        shutil.rmtree(parts, ignore_errors=True)
+        n = num_docs(tmp)
+        if n != sum(out.values()):  # pragma: no cover - invariant
+            raise IndexError_(f"{index_dir}: {sum(out.values())} documents indexed but {n} in the pooled index")
+        atomic.write_json(tmp / META, {"input": str(collection_dir / "corpus"), "documents": n, "fields": fields,
+                                       "pooled": True, "partition_field": partition_field, "segments": segments},
+                          sort_keys=False)
+    return out
+
+
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None,
-              overwrite: bool = False) -> int:
+              overwrite: bool = False, fields: list[str] | None = None) -> int:
     """Build one index atomically (see :mod:`legalir.atomic`); returns its document count."""
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
-        return _build_into(Path(input_dir), tmp, threads, expected)
+        return _build_into(Path(input_dir), tmp, threads, expected, fields)
 
 
 def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threads: int = DEFAULT_THREADS,
-          partitions: list[str] | None = None, quiet: bool = False, overwrite: bool = False) -> dict[str, int]:
+          partitions: list[str] | None = None, quiet: bool = False, overwrite: bool = False,
+          pooled: bool = False) -> dict[str, int]:
     """Index a collection: one index, or one per partition under ``index_dir/<partition>/``.
 
     The whole build is atomic: ``index_dir`` holds the old index (every partition of it) until the
     new one is complete, then switches to it at once (:mod:`legalir.atomic`, versioned). Building
     only some ``partitions`` keeps the other partitions of the current index (hard-linked, not
     rebuilt). Returns document counts by partition key (``""`` when not partitioned).
+
+    ``pooled``: one index over every partition of a partitioned collection (searched with a
+    filter on the partition field, :mod:`legalir.filters`, instead of one index per partition).
+    Each partition is indexed on its own, then its segments are added to the one index unmerged
+    (Lucene ``IndexWriter.addIndexes`` with ``NoMergePolicy``), and ``legalir-index.json`` records
+    which segments hold which partition: a search filtered to some partitions then reads the
+    BM25 statistics of those partitions' segments only, so it gives the per-partition index's
+    scores exactly (:meth:`legalir.index.lucene.LuceneIndex.search_hits`). The collection's
+    ``citations`` and ``filters`` fields are indexed beside ``contents``.
     """
     manifest = collections.read_manifest(collection_dir)
     dirs = collections.corpus_dirs(collection_dir)
+    fields = indexed_fields(manifest)
     counts = manifest["partitions"] if manifest.get("partition_field") else {"": manifest["documents"]["written"]}
+    if pooled:
+        if partitions is not None:
+            raise IndexError_(f"{collection_dir}: a pooled index holds every partition; leave out --partition")
+        if not manifest.get("partition_field"):
+            raise IndexError_(f"{collection_dir}: not partitioned; a pooled index is what `legalir index` builds "
+                              f"already (leave out --pooled)")
+        return _build_pooled(Path(collection_dir), Path(index_dir), dirs, counts, fields, threads, quiet, overwrite,
+                             manifest["partition_field"])
     keys = sorted(dirs) if partitions is None else list(partitions)
     unknown = [k for k in keys if k not in dirs]
     if unknown:
@@ -99,7 +170,7 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
             keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):
             t0 = time.time()
-            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key])
+            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key], fields)
             if not quiet:
                 label = f"[{i}/{len(keys)}] {key}" if key else str(index_dir)
                 where = index_dir / key if key else index_dir
@@ -119,3 +190,13 @@ def partition_field(index_dir: str | os.PathLike) -> str | None:
 
     root = collection_of(index_dir) if partitions(index_dir) else None
     return None if root is None else read_json(root / "manifest.json", "collection manifest").get("partition_field")
+
+
+def index_meta(index_dir: str | os.PathLike) -> dict:
+    """What ``legalir-index.json`` records of one index (``{}`` when absent): input, documents, fields, pooled."""
+    import json
+
+    try:
+        return json.loads((Path(index_dir) / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}

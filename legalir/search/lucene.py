@@ -5,6 +5,11 @@
 Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
 :func:`retriever` is the sparse counterpart of :func:`legalir.search.dense.retriever`:
 one index, or one per partition with each topic routed to its own.
+
+Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
+(:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
+Lucene clauses that :class:`legalir.index.lucene.LuceneIndex` adds to its query, and
+:meth:`BM25.partitions_of` the partitions whose own statistics a pooled index scores with.
 """
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
+from legalir import filters
+from legalir.index import sparse
 from legalir.index.lucene import LuceneIndex
 from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
@@ -42,12 +49,29 @@ class BM25:
     """
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
-                 rm3: RM3 | None = None, threads: int = 1, batch_size: int = 16):
+                 rm3: RM3 | None = None, threads: int = 1, batch_size: int = 16, *,
+                 filter: "filters.Filter | None" = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
+                 citations: bool | None = None, jurisdiction_field: str | None = None):
+        from legalir import citations as cite
+        from legalir.index import sparse
+
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
         self.index_dir = str(self.index.path)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
+        fields = sparse.index_meta(self.index.path).get("fields") or []
+        self.has_citations, self.has_filters = cite.FIELD in fields, filters.FIELD in fields
+        try:
+            self._check(bool(citations), bool(filter or filter_by))
+        except SearchError:
+            self.index.close()
+            raise
+        #: whether queries' citations add clauses (default: when the index has the field)
+        self.citations = self.has_citations if citations is None else bool(citations)
+        self.filter = filters.parse(filter)
+        self.filter_by, self.filter_by_optional = list(filter_by), filter_by_optional
+        self.jurisdiction_field = jurisdiction_field
 
     def set_bm25(self, k1: float, b: float) -> None:
         check_bm25(k1, b)
@@ -63,11 +87,75 @@ class BM25:
         check_topics(topics)
         qids = sorted(topics)
         texts = [clean_text(topics[q].text) for q in qids]
+        flt, cites = self.clauses(topics)
+        parts = self.partitions_of(topics)
         rm3 = None if self.rm3 is None else (self.rm3.fb_terms, self.rm3.fb_docs, self.rm3.original_query_weight)
         for start in range(0, len(qids), self.batch_size):
             end = start + self.batch_size
             yield from self.index.search_hits(qids[start:end], texts[start:end], k, k1=self.k1, b=self.b, rm3=rm3,
-                                              threads=self.threads)
+                                              threads=self.threads, filters=flt, citations=cites, partitions=parts)
+
+    def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
+        """On a pooled index: the partitions each topic's filter names (its partition-field values, no
+        range), searched over those partitions' segments with their own statistics."""
+        from legalir.collections import CollectionError, partition_key
+
+        segments = self.index.partition_segments()
+        field = sparse.index_meta(self.index.path).get("partition_field") if segments else None
+        if not field:
+            return {}
+        out = {}
+        for q, t in topics.items():
+            by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
+            values = list(self.filter.get(field, [])) + list((t.fields.get("_filter") or {}).get(field, []))
+            if field in by:
+                v = t.fields.get(field)
+                values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+            try:
+                keys = [partition_key(v) for v in values if ".." not in v]
+            except CollectionError:
+                continue
+            if values and len(keys) == len(values) and all(k in segments for k in keys):
+                out[q] = keys
+        return out
+
+    def _check(self, citations: bool, filtered: bool) -> None:
+        from legalir import citations as cite
+
+        if citations and not self.has_citations:
+            raise SearchError(f"{self.index_dir}: the index has no {cite.FIELD!r} field; convert the collection "
+                              f"again (legalir convert) and rebuild the index, or use --citations off")
+        if filtered and not self.has_filters:
+            raise SearchError(f"{self.index_dir}: the index has no {filters.FIELD!r} field to filter on; convert "
+                              f"the collection again (legalir convert) and rebuild the index (legalir index)")
+
+    def clauses(self, topics: Mapping[str, Topic]) -> tuple[dict[str, list], dict[str, list[tuple[str, int]]]]:
+        """Per topic: its filter clauses (the static filter, its ``filter_by`` fields, and a parsed
+        filter in its ``_filter`` field, as the API and ``legalir serve`` pass one per request) and its
+        citation clauses (:func:`legalir.citations.query_clauses`, unless its ``_citations`` field says
+        otherwise; the jurisdiction of a citation without one is the topic's ``jurisdiction_field``,
+        else the filter's only value of it)."""
+        from legalir import citations as cite
+
+        flt: dict[str, list] = {}
+        cites: dict[str, list[tuple[str, int]]] = {}
+        for q, t in topics.items():
+            by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
+            f = filters.for_topic(self.filter, by, t.fields, q) if (self.filter or by) else {}
+            for name, values in (t.fields.get("_filter") or {}).items():
+                f.setdefault(name, []).extend(values)
+            on = self.citations if t.fields.get("_citations") is None else bool(t.fields["_citations"])
+            self._check(on and t.fields.get("_citations") is not None, bool(f))
+            if f:
+                flt[q] = filters.clauses(f)
+            if on:
+                hint = t.fields.get(self.jurisdiction_field) if self.jurisdiction_field else None
+                if not hint and self.jurisdiction_field and len(f.get(self.jurisdiction_field, [])) == 1:
+                    hint = f[self.jurisdiction_field][0]
+                c = cite.query_clauses(clean_text(t.text), jurisdiction_hint=str(hint) if hint else None)
+                if c:
+                    cites[q] = c
+        return flt, cites
 
     def close(self) -> None:
         self.index.close()
@@ -111,22 +199,60 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
     return k1, b, source
 
 
+def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
+    """``(partition field, jurisdiction field)`` of the collection an index was built from."""
+    from legalir.collections import read_manifest
+    from legalir.datasets.base import DatasetError, dataset_class
+    from legalir.index import collection_of
+
+    root = collection_of(index_dir)
+    if root is None:
+        return None, None
+    manifest = read_manifest(root)
+    part = manifest.get("partition_field")
+    try:
+        jur = dataset_class(str(manifest.get("dataset"))).jurisdiction_field
+    except DatasetError:
+        jur = None
+    return part, jur or part
+
+
 def retriever(index_dir: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
-              rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None) -> Retriever:
+              rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None,
+              filter: "filters.Filter | str | None" = None, filter_by: Sequence[str] | None = None,
+              citations: bool | None = None) -> Retriever:
     """BM25 over ``index_dir``: one index, or one per partition routed by ``partition_field``
     (default: the field recorded by the collection the partitions were built from).
 
     ``k1``/``b`` left out come from :func:`bm25_params` (the dataset's tuned values where the
-    index records its dataset); the values used are logged."""
+    index records its dataset); the values used are logged.
+
+    ``filter`` (``{"state": ["california"]}`` or ``"state=california"``) restricts every topic;
+    ``filter_by`` names topic fields whose values filter the same-named document field. A pooled
+    index of a partitioned collection (``legalir index --pooled``) filters by the partition field
+    by default, for the topics that have it, so each Housing question is searched only among its
+    own state's statutes, as the per-partition layout does (``filter_by=[]``: no such filter).
+    ``citations``: add citation clauses (:mod:`legalir.citations`); ``None``: where the index has the
+    ``citations`` field."""
     import logging
 
     from legalir.index import sparse
 
     k1, b, source = bm25_params(index_dir, k1, b)
-    logging.getLogger(__name__).info(f"BM25 k1={k1:g} b={b:g} ({source})")
+    log = logging.getLogger(__name__)
+    log.info(f"BM25 k1={k1:g} b={b:g} ({source})")
+    part, jur = structure(index_dir)
+    optional = False
+    if filter_by is None:
+        filter_by, optional = [], True
+        if sparse.index_meta(index_dir).get("pooled") and part:
+            filter_by = [part]
+            log.info(f"pooled index: each topic searched among the documents of its own {part!r} "
+                     f"(filter_by=[] / --filter-by none to search them all)")
 
     def make(path):
-        return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads)
+        return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads, filter=filter, filter_by=filter_by,
+                    filter_by_optional=optional, citations=citations, jurisdiction_field=jur)
 
     parts = sparse.partitions(index_dir)
     if not parts:

@@ -269,8 +269,13 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                      method: Optional[str] = Query(None, description=f"One of {', '.join(METHODS)} "
                                                                      "[default: the index's first]."),
                      partition: Optional[str] = Query(None, description="Partition (e.g. jurisdiction) of a "
-                                                                         "partitioned index.")):
-        res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition)
+                                                                         "partitioned index."),
+                     filter: Optional[str] = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
+                                                                      "joined by ';', e.g. state=california,nevada."),
+                     citations: Optional[str] = Query(None, description="on / off: rank the authority a query "
+                                                                         "cites first [default: on where indexed].")):
+        res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
+                              filter=filter, citations=citations)
         request.state.hits = len(res["hits"])
         return res
 

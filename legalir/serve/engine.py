@@ -604,11 +604,25 @@ class Engine:
         return hits
 
     def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
-                    method: str | None = None) -> list[dict]:
-        """``queries``: (id, text, partition) triples; one result per query, in order."""
+                    method: str | None = None, filter: str | None = None, citations: str | None = None) -> list[dict]:
+        """``queries``: (id, text, partition) triples; one result per query, in order. ``filter``
+        (``state=california,nevada;type=statute``) and ``citations`` (``on``/``off``) apply to every
+        query, through each topic's ``_filter`` / ``_citations`` fields (BM25, :mod:`legalir.filters`)."""
+        from legalir import filters
+
         entry = self.index(index)
         method = self._method(entry, method)
         k = self._check_k(k)
+        if citations not in (None, "", "on", "off"):
+            raise BadRequest(f"citations must be on or off, got {citations!r}")
+        try:
+            flt = filters.parse(filter or None, "filter")
+        except filters.FilterError as e:
+            raise BadRequest(str(e)) from None
+        if flt and method != "bm25":
+            raise BadRequest(f"filter works with bm25 (Lucene FILTER clauses), not {method}")
+        extra = {"_filter": flt, "_citations": {"on": True, "off": False}.get(citations or "")} \
+            if (flt or citations) else {}
         groups: dict[str, dict[str, Topic]] = {}
         for i, (qid, text, partition) in enumerate(queries):
             where = f"query {i} ({qid}): " if len(queries) > 1 else ""
@@ -617,7 +631,7 @@ class Engine:
                 key = entry.route(partition, method)
             except ServeError as e:
                 raise type(e)(f"{where}{e}") from None
-            groups.setdefault(key, {})[str(i)] = Topic(str(i), text)
+            groups.setdefault(key, {})[str(i)] = Topic(str(i), text, dict(extra))
         runs: dict[str, dict[str, float]] = {}
         keys: dict[str, str] = {}
         for key, topics in groups.items():
@@ -634,8 +648,11 @@ class Engine:
         return out
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
-               partition: str | None = None) -> dict:
-        return self.search_many(index, [("q", q, partition)], k=k, method=method)[0]
+               partition: str | None = None, filter: str | None = None, citations: str | None = None) -> dict:
+        out = self.search_many(index, [("q", q, partition)], k=k, method=method, filter=filter, citations=citations)[0]
+        if filter:
+            out["filter"] = filter
+        return out
 
     # ---- documents
     def document(self, collection: str, docid: str, q: str | None = None) -> dict:
