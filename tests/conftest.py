@@ -19,6 +19,17 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 WAIT_S = float(os.environ.get("LEGALIR_TEST_WAIT_S", "900"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cli_logging():
+    """Library messages on stderr as the command line shows them (the CLI's handler), whatever test runs
+    first: tests that read a warning from captured stderr do not depend on an earlier in-process CLI run.
+    (That importing legalir attaches no handler is tested in a child process: tests/test_api.py.)"""
+    from legalir import log
+
+    log.configure()
+    yield
+
+
 @pytest.fixture(scope="session")
 def sample_collection(tmp_path_factory):
     """The embedded sample (ACORD layout) converted to a collection."""
