@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _log = logging.getLogger(__name__)
 
-METHODS = ("bm25", "dense", "hybrid")
 
 
 class ApiError(LegalirError, ValueError):
@@ -413,7 +412,7 @@ class Searcher:
         from legalir.index import IndexPair, collection_of
 
         paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
-        pair = IndexPair(paths)
+        pair = self._pair = IndexPair(paths)
         self.sparse: Path | None = pair.sparse
         self.dense: Path | None = pair.dense
         self.partitions: list[str] = pair.partitions
@@ -447,16 +446,6 @@ class Searcher:
             enc = dense_search.load_encoder(self.dense, self._encoder_name, device=self._device)
             self._dense = dense_search.retriever(self.dense, enc, partition_field=self.partition_field)
         return self._dense
-
-    def _method(self, method: str | None) -> str:
-        if method is None:
-            return self.methods[0]
-        if method not in METHODS:
-            raise ApiError(f"unknown method {method!r}; one of: {', '.join(METHODS)}")
-        if method not in self.methods:
-            raise ApiError(f"method {method!r} needs {'a FAISS' if method == 'dense' else 'a Lucene and a FAISS'} "
-                           f"index; this searcher has: {', '.join(self.methods)}")
-        return method
 
     def _run(self, topics: Mapping[str, "Topic"], k: int, method: str, filter: Any = None,
              citations: bool | None = None) -> dict[str, dict[str, float]]:
@@ -542,7 +531,7 @@ class Searcher:
         if not isinstance(query, str) or not query.strip():
             raise ApiError(f"query must be a non-empty string, not {query!r}")
         topics = self._routed({"q": Topic("q", query)}, partition)
-        docs = self._run(topics, k, self._method(method), filter, citations).get("q", {})
+        docs = self._run(topics, k, self._pair.method(method), filter, citations).get("q", {})
         hits = []
         for rank, (docid, score) in enumerate(ranking(docs, k), 1):
             rec = self.doc(docid, partition) or {}
@@ -575,7 +564,7 @@ class Searcher:
 
         found = self._routed(_topics(topics), partition)
         check_topics(found)
-        run = self._run(found, k, self._method(method), filter, citations)
+        run = self._run(found, k, self._pair.method(method), filter, citations)
         return {q: dict(run.get(q, {})) for q in found}
 
     def doc(self, docid: str, partition: str | None = None) -> dict | None:

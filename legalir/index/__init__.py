@@ -97,6 +97,14 @@ def collection_of(path: str | os.PathLike) -> Path | None:
 make_callable(__name__, "index")
 
 
+#: how a searcher over an IndexPair can search
+METHODS = ("bm25", "dense", "hybrid")
+
+
+class MethodError(LegalirError, ValueError):
+    """A search method unknown, or one the indexes at hand cannot serve (raised by :meth:`IndexPair.method`)."""
+
+
 class IndexPair:
     """At most one Lucene and one FAISS index of the same collection: what one searcher or served name holds.
 
@@ -139,3 +147,15 @@ class IndexPair:
         self.partitions: list[str] = sorted(set(self.sparse_parts) | set(self.dense_parts))
         self.methods: list[str] = [m for m, ok in (("bm25", self.sparse), ("dense", self.dense),
                                                    ("hybrid", self.sparse and self.dense)) if ok]
+
+    def method(self, method: str | None, name: str = "this searcher") -> str:
+        """``method`` checked against what the pair offers; ``None``: the first it offers (bm25 where it can)."""
+        if method in (None, ""):
+            return self.methods[0]
+        if method not in METHODS:
+            raise MethodError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if method not in self.methods:
+            raise MethodError(f"{name} offers {', '.join(self.methods)}, not {method}: "
+                              f"{'dense needs a FAISS index' if method == 'dense' else 'hybrid needs a Lucene and a FAISS index'}"
+                              f"{' under one name' if name != 'this searcher' else ''}")
+        return method

@@ -52,7 +52,7 @@ from legalir.trec import Topic
 
 _log = log.get(__name__)
 
-METHODS = ("bm25", "dense", "hybrid")
+from legalir.index import METHODS  # noqa: E402  (re-exported for the app)
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
@@ -242,7 +242,7 @@ class IndexEntry:
 
         self.name = name
         try:
-            pair = IndexPair(dirs)
+            pair = self.pair = IndexPair(dirs)
         except NotAnIndex as e:
             raise ConfigError(f"--index {name}: {e}") from None
         self.sparse, self.dense = pair.sparse, pair.dense
@@ -567,14 +567,12 @@ class Engine:
         return k
 
     def _method(self, entry: IndexEntry, method: str | None) -> str:
-        if method in (None, ""):
-            return entry.methods[0]
-        if method not in METHODS:
-            raise BadRequest(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-        if method not in entry.methods:
-            raise BadRequest(f"index {entry.name!r} offers {', '.join(entry.methods)}, not {method} "
-                             f"(hybrid needs a Lucene and a FAISS index under one name)")
-        return method
+        from legalir.index import MethodError
+
+        try:
+            return entry.pair.method(method, f"index {entry.name!r}")
+        except MethodError as e:
+            raise BadRequest(str(e)) from None
 
     def _hit(self, entry: IndexEntry, key: str, rank: int, docid: str, score: float, terms: list[str]) -> dict:
         hit: dict[str, Any] = {"rank": rank, "id": docid, "score": score}
