@@ -150,6 +150,39 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
     return manifest
 
 
+def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citation_field: str | None = None,
+                jurisdiction_field: str | None = None, filter_fields: Iterable[str] | None = None,
+                citations: bool = True) -> tuple[dict, set[str]]:
+    """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
+
+    The one place the derived fields are made, for :func:`write` and for documents added to a built
+    index (:mod:`legalir.index.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
+    ``citation_field`` and the text, the ``jurisdiction_field`` as a hint) and ``filters``
+    (:mod:`legalir.filters`, from the metadata). Derived fields the record already carries (one read
+    back from a collection) are made again from it.
+
+    Returns
+    -------
+    tuple of (dict, set of str)
+        The record, and the metadata fields it made filterable.
+    """
+    from legalir import citations as cite, filters
+
+    rec = {"id": docid, "contents": contents,
+           **{k: v for k, v in fields.items() if k not in (cite.FIELD, filters.FIELD)}}
+    if citations:
+        found = cite.document_field(fields.get(citation_field) if citation_field else None, contents,
+                                    jurisdiction_hint=fields.get(jurisdiction_field) if jurisdiction_field else None)
+        if found:
+            rec[cite.FIELD] = found
+    meta = {k: v for k, v in rec.items() if k not in ("id", "contents", cite.FIELD)}
+    tokens = filters.document_tokens(meta, filter_fields)
+    if tokens:
+        rec[filters.FIELD] = tokens
+        return rec, set(filters.filterable(meta, filter_fields))
+    return rec, set()
+
+
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
     from legalir import citations as cite, filters
 
@@ -202,21 +235,11 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 key = partition_key(doc.fields[part_field])
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
-            # citations and filters are derived here (a record read back from a collection, e.g. a chunked
-            # passage's parent, carries its own: they are made again from this document)
-            rec = {"id": doc.id, "contents": doc.contents,
-                   **{k: v for k, v in doc.fields.items() if k not in (cite.FIELD, filters.FIELD)}}
-            if citations:
-                found = cite.document_field(doc.fields.get(own_field) if own_field else None, doc.contents,
-                                            jurisdiction_hint=doc.fields.get(jur_field) if jur_field else None)
-                if found:
-                    rec[cite.FIELD] = found
-                    with_citations += 1
-            meta = {k: v for k, v in rec.items() if k not in ("id", "contents", cite.FIELD)}
-            tokens = filters.document_tokens(meta, filter_names)
-            if tokens:
-                rec[filters.FIELD] = tokens
-                filter_seen.update(filters.filterable(meta, filter_names))
+            rec, filterable = make_record(doc.id, doc.contents, doc.fields, citation_field=own_field,
+                                          jurisdiction_field=jur_field, filter_fields=filter_names,
+                                          citations=citations)
+            with_citations += cite.FIELD in rec
+            filter_seen.update(filterable)
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
     finally:

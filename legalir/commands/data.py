@@ -61,7 +61,31 @@ def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet, citat
                f"topic sets: {', '.join(f'{k} ({v})' for k, v in m['topics'].items())}", err=True)
 
 
-@click.command()
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it names no subcommand, goes to its ``default`` one
+    (``legalir index COLLECTION DIR`` is ``legalir index build COLLECTION DIR``)."""
+
+    def __init__(self, *args, default: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.default = default
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, default="build")
+def index():
+    """Build the Lucene index of a collection, or update a built index (Lucene, FAISS) as a new version.
+
+    \b
+      legalir index COLLECTION INDEX_DIR            # the same as: legalir index build COLLECTION INDEX_DIR
+      legalir index update INDEX [INDEX] --add new.jsonl --replace changed.jsonl --delete gone.txt
+    """
+
+
+@index.command("build")
 @click.argument("collection", type=click.Path(exists=True, file_okay=False))
 @click.argument("index_dir", type=click.Path(file_okay=False))
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Indexing threads.")
@@ -74,7 +98,7 @@ def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet, citat
               help="A partitioned collection (Housing) as one index over every partition, searched with a filter "
                    "on the partition field (legalir search --filter / --filter-by) instead of one index each; a "
                    "search filtered to partitions scores with their statistics, as their own indexes would.")
-def index(collection, index_dir, threads, partitions, overwrite, pooled):
+def index_build(collection, index_dir, threads, partitions, overwrite, pooled):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
     from legalir.index import sparse
 
@@ -82,6 +106,41 @@ def index(collection, index_dir, threads, partitions, overwrite, pooled):
                           overwrite=overwrite, pooled=pooled)
     where = f"1 pooled index ({len(counts)} partitions)" if pooled else f"{len(counts)} index(es)"
     click.echo(f"{index_dir}: {sum(counts.values())} documents in {where}", err=True)
+
+
+@index.command("update")
+@click.argument("indexes", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--add", "add", multiple=True, type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="New documents, JSONL {\"id\", \"contents\", ...metadata} as a collection holds them; a "
+                   "partitioned collection's carry its partition field (repeatable; - reads standard input).")
+@click.option("--replace", "replace", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
+              metavar="FILE", help="Changed documents, the same JSONL: each replaces the document of its id "
+                                   "(repeatable).")
+@click.option("--delete", "delete", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
+              metavar="FILE", help="Ids of documents to delete, one per line (or JSONL with an id) (repeatable).")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Lucene indexing threads.")
+@click.option("--device", default=None, help="torch device of a FAISS index's encoder [default: cuda if present].")
+@click.option("--batch-size", default=None, type=click.IntRange(min=1),
+              help="Encoding batch size of new documents (FAISS) [default: 32].")
+@click.option("--quiet", is_flag=True, help="No progress messages.")
+def index_update(indexes, add, replace, delete, threads, device, batch_size, quiet):
+    """Apply added, changed and deleted documents to built INDEXES, each as a new version.
+
+    INDEXES: a Lucene index, a FAISS index, or one of each built from one
+    collection (updated together). The new version searches exactly as a full
+    rebuild from the updated collection would (segments that lose documents
+    are rewritten, so BM25 statistics are exact); searches and `legalir
+    serve` that opened the old version keep it, the server switches between
+    requests. Nothing is written unless every change fits: an added id must
+    be new, a replaced or deleted one in the index.
+    """
+    from legalir.index import update
+
+    done = update.update(indexes, add=add, replace=replace, delete=delete, threads=threads, device=device,
+                         batch_size=batch_size, quiet=quiet)
+    for kind, d in done.items():
+        click.echo(f"{d['index']}: now {d['version']}, {d['documents']} documents ({d['add']} added, "
+                   f"{d['replace']} replaced, {d['delete']} deleted)", err=True)
 
 
 @click.command()

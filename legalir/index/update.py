@@ -1,5 +1,40 @@
 """Live updates of built indexes: added, replaced and deleted documents applied as a new version.
 
+``legalir index update INDEX [INDEX] --add FILE --replace FILE --delete FILE``
+(:func:`update`) applies a change set to a built Lucene index, a FAISS index,
+or both (the two indexes of one collection, updated together), each as a new
+version published like a rebuild (:mod:`legalir.atomic`, versioned): a search
+or a server that opened the old version keeps reading it; ``legalir serve``
+switches to the new one between requests.
+
+The guarantee: **an updated index searches exactly like a full rebuild from
+the updated collection.** How:
+
+* Added and replaced documents become records exactly as ``legalir convert``
+  makes them (:func:`legalir.collections.make_record`: the ``citations`` and
+  ``filters`` fields derived the same way), and are indexed by the same
+  Anserini ``IndexCollection`` run, with the same fields, as a build.
+* Lucene keeps a deleted document in its term statistics until the segment
+  holding it is rewritten, so BM25 scores would drift from a rebuild's. The
+  new version therefore rewrites every segment that lost a document
+  (``forceMergeDeletes`` with no deletions allowed): exact statistics, at the
+  cost of rewriting the segments touched. A pooled index (``legalir index
+  --pooled``) keeps one set of segments per partition: each changed
+  partition's segments are made again from its documents (the stored raw
+  records plus the changes), so a search filtered to partitions still reads
+  their statistics alone.
+* FAISS: the vectors of kept documents are taken from the index as they are
+  (flat and HNSW: the exact vectors, re-added; IVF-PQ: the codes, kept in their
+  lists), new documents are encoded with the index's own encoder settings and
+  appended. A flat index then gives a rebuild's hits up to the float rounding
+  of encoding in other batches (about 1e-7); HNSW and IVF-PQ are approximate,
+  and any two builds of them may differ.
+
+Nothing is written until the whole change set is checked: every record (id,
+text, partition field), each id in one file only, an added id not in the
+index, a replaced or deleted one in it; with two indexes, both hold the same
+documents.
+
 An index version is its collection plus the changes applied since the build:
 the version folder records them in ``legalir-updates.jsonl`` (cumulative, one
 JSON object per changed document: ``{"id", "op", "partition", "record"}``,
@@ -11,9 +46,14 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator, Sequence
 
+from legalir import log
 from legalir.errors import LegalirError
+
+_log = log.get(__name__)
 
 #: the changes applied to a version since its build (in the version folder's root)
 UPDATES = "legalir-updates.jsonl"
@@ -51,4 +91,645 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
             raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); rebuild the index "
                               f"(legalir index)")
         out[docid] = None if rec is None else {**rec, "_partition": row.get("partition") or ""}
+    return out
+
+
+# ------------------------------------------------------------------ the change set
+@dataclass
+class Change:
+    """One changed document: what to do, its record as a collection holds it, where it was read."""
+
+    op: str
+    docid: str
+    where: str
+    record: dict | None = None
+    partition: str = ""  # the partition key of the new record ("" when not partitioned)
+
+
+@dataclass
+class ChangeSet:
+    """The changes read from ``--add``, ``--replace`` and ``--delete`` files, keyed by document id."""
+
+    changes: dict[str, Change] = field(default_factory=dict)
+
+    def ids(self, *ops: str) -> list[str]:
+        return [d for d, c in self.changes.items() if c.op in ops]
+
+    def counts(self) -> dict[str, int]:
+        return {op: len(self.ids(op)) for op in OPS}
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+
+def _read(path: str | os.PathLike) -> Iterator[tuple[str, int, dict | str]]:
+    """``(file, line, record or id)`` of a change file: JSON objects, or (``--delete``) bare ids."""
+    from legalir import trec
+
+    data = trec.read_bytes(path)
+    shown = "<stdin>" if str(path) == "-" else str(path)
+    first = data.lstrip()[:1]
+    if first == b"{":
+        for n, rec in trec.iter_jsonl(path, data=data):
+            yield shown, n, rec
+        return
+    for n, line in trec.base._lines(path, data):
+        if line.strip():
+            yield shown, n, line.strip()
+
+
+def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | os.PathLike] = (),
+                 delete: Sequence[str | os.PathLike] = ()) -> ChangeSet:
+    """Read change files whole (``-``: standard input, once), checking every line.
+
+    Parameters
+    ----------
+    add, replace : sequence of path
+        JSONL documents ``{"id", "contents", ...metadata}`` (a collection's corpus shape).
+    delete : sequence of path
+        Document ids, one per line, or JSONL objects with an ``id``.
+
+    Returns
+    -------
+    ChangeSet
+        Records as given (derived fields are made later, with the collection's settings).
+
+    Raises
+    ------
+    UpdateError
+        ``file:line``: a bad id, a missing or empty ``contents``, an id changed twice.
+    """
+    from legalir import trec
+
+    if sum(str(p) == "-" for p in (*add, *replace, *delete)) > 1:
+        raise UpdateError("standard input (-) can be read once: give it for one change file only")
+    out = ChangeSet()
+    for op, paths in (("add", add), ("replace", replace), ("delete", delete)):
+        for path in paths:
+            for shown, n, item in _read(path):
+                where = f"{shown}:{n}"
+                rec = item if isinstance(item, dict) else None
+                docid = rec.get("id") if rec is not None else item
+                problem = trec.id_message(docid) if isinstance(docid, str) else "is missing or not a string"
+                if problem:
+                    raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
+                if op != "delete":
+                    if rec is None:
+                        raise UpdateError(f"{where}: --{op} takes JSONL documents ({{\"id\": ..., \"contents\": "
+                                          f"...}}), found a bare id {docid!r}")
+                    text = rec.get("contents")
+                    if not isinstance(text, str):
+                        raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
+                                          f"{trec.json_type(text)}; expected a string")
+                    if not text.strip():
+                        raise UpdateError(f"{where}: document {docid!r} has empty text; a collection holds no "
+                                          f"empty documents (delete it with --delete instead)")
+                before = out.changes.get(docid)
+                if before is not None:
+                    raise UpdateError(f"{where}: document {docid!r} is changed twice (--{before.op} at "
+                                      f"{before.where}, --{op} here); change each document once")
+                out.changes[docid] = Change(op, docid, where, rec)
+    if not out.changes:
+        raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
+    return out
+
+
+def _make_records(changes: ChangeSet, manifest: dict) -> None:
+    """Each added or replaced record as the collection would hold it, and its partition key."""
+    from legalir import citations as cite, collections
+    from legalir.datasets.base import dataset_class
+
+    try:
+        cls = dataset_class(str(manifest.get("dataset")))
+    except LegalirError:
+        cls = None  # a collection of the caller's own records (legalir.index(records, ...))
+    pfield = manifest.get("partition_field")
+    with_citations = cite.FIELD in (manifest.get("fields") or {})
+    for c in changes.changes.values():
+        if c.record is None:
+            continue
+        fields = {k: v for k, v in c.record.items() if k not in ("id", "contents")}
+        if pfield:
+            if fields.get(pfield) in (None, ""):
+                raise UpdateError(f"{c.where}: document {c.docid!r} has no {pfield!r}, the field the collection is "
+                                  f"partitioned on; give it one")
+            c.partition = collections.partition_key(fields[pfield])
+        c.record, _ = collections.make_record(
+            c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),
+            jurisdiction_field=getattr(cls, "jurisdiction_field", None),
+            filter_fields=getattr(cls, "filter_fields", None), citations=with_citations)
+
+
+# ------------------------------------------------------------------ where the documents are now
+def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequence[str]) -> dict[str, str]:
+    """``{docid: partition key}`` of the ``docids`` a Lucene index (one version folder) holds."""
+    from legalir import jvm
+    from legalir.index import lucene
+
+    found: dict[str, str] = {}
+    if pooled:
+        owner = {seg: key for key, segs in (pooled.get("segments") or {}).items() for seg in segs}
+        with lucene.LuceneIndex(root) as idx:
+            leaves = [(int(c.docBase), str(jvm.cast("org.apache.lucene.index.SegmentReader", c.reader())
+                                               .getSegmentName())) for c in idx.reader.leaves()]
+            for d in docids:
+                n = int(idx._utils.convertDocidToLuceneDocid(idx.reader, d))
+                if n >= 0:
+                    seg = max((b, s) for b, s in leaves if b <= n)[1]
+                    if seg not in owner:
+                        raise UpdateError(f"{root}: segment {seg} belongs to no partition in {lucene.META}; "
+                                          f"rebuild the index (legalir index --pooled)")
+                    found[d] = owner[seg]
+        return found
+    for key in parts or [""]:
+        with lucene.LuceneIndex(root / key if key else root) as idx:
+            for d in docids:
+                if d not in found and idx.has_doc(d):
+                    found[d] = key
+    return found
+
+
+def _dense_locations(root: Path, parts: list[str], docids: Sequence[str]) -> dict[str, str]:
+    from legalir.index import dense
+
+    wanted, found = set(docids), {}
+    for key in parts or [""]:
+        with open((root / key if key else root) / dense.DOCIDS, encoding="utf-8") as f:
+            for line in f:
+                d = line.rstrip("\n")
+                if d in wanted:
+                    found.setdefault(d, key)
+    return found
+
+
+@dataclass
+class Plan:
+    """What one index does: ids removed from each partition, records added to each, documents after."""
+
+    removed: dict[str, set[str]] = field(default_factory=dict)
+    added: dict[str, list[dict]] = field(default_factory=dict)
+
+    def keys(self) -> list[str]:
+        return sorted(set(self.removed) | set(self.added))
+
+
+def _plan(changes: ChangeSet, located: dict[str, str], index_dir: Path, partitioned: bool) -> Plan:
+    plan = Plan()
+    for c in changes.changes.values():
+        at = located.get(c.docid)
+        if c.op == "add" and at is not None:
+            raise UpdateError(f"{c.where}: document {c.docid!r} is already in {index_dir}"
+                              f"{f' (partition {at})' if partitioned else ''}; give it with --replace to change it")
+        if c.op != "add" and at is None:
+            raise UpdateError(f"{c.where}: document {c.docid!r} is not in {index_dir}, so it cannot be "
+                              f"{'replaced' if c.op == 'replace' else 'deleted'}"
+                              f"{'; give it with --add' if c.op == 'replace' else ''}")
+        if at is not None:
+            plan.removed.setdefault(at, set()).add(c.docid)
+        if c.record is not None:
+            plan.added.setdefault(c.partition, []).append(c.record)
+    return plan
+
+
+# ------------------------------------------------------------------ the new version's files
+_SKIP = ("write.lock",)
+
+
+def _copy_version(current: Path, tmp: Path) -> None:
+    """The current version's files into the new version folder ``tmp``, hard-linked (neither Lucene nor this
+    module ever writes into an existing file: every file changed is removed first, then written anew)."""
+    from legalir import atomic
+
+    for p in current.iterdir():
+        if p.name in (atomic.MARKER, UPDATES, *_SKIP):
+            continue
+        if p.is_dir() and not p.is_symlink():
+            atomic.copy_linked(p, tmp / p.name)
+        else:
+            os.link(p, tmp / p.name)
+
+
+def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
+    """``legalir-updates.jsonl`` of the new version: the current version's changes, then these (last wins)."""
+    from legalir import atomic
+    from legalir.trec import iter_jsonl
+
+    rows: dict[str, dict] = {}
+    if (current / UPDATES).is_file():
+        for _, row in iter_jsonl(current / UPDATES):
+            rows[row["id"]] = row
+    for c in changes.changes.values():
+        rows.pop(c.docid, None)  # a changed document moves to the end
+        rows[c.docid] = {"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
+                         "record": c.record}
+    atomic.write_text(tmp / UPDATES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
+
+
+def _write_jsonl(folder: Path, records: Sequence[dict]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "docs.jsonl", "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return folder
+
+
+def _meta_update(meta: dict, changes: ChangeSet, documents: int) -> dict:
+    done = dict(meta.get("updates") or {})
+    for op, n in changes.counts().items():
+        done[op] = int(done.get(op, 0)) + n
+    done["applied"] = int(done.get("applied", 0)) + 1
+    return {**meta, "documents": documents, "updates": done}
+
+
+# ------------------------------------------------------------------ Lucene
+class _Lucene:
+    """The Java objects an update drives (Lucene's ``IndexWriter`` over a folder)."""
+
+    def __init__(self):
+        from legalir import jvm
+
+        self.jvm = jvm
+        self.fs = jvm.autoclass("org.apache.lucene.store.FSDirectory")
+        self.file = jvm.autoclass("java.io.File")
+        self.term = jvm.autoclass("org.apache.lucene.index.Term")
+
+    def directory(self, path: Path):
+        return self.fs.open(self.file(os.path.abspath(path)).toPath())
+
+    def writer(self, directory, *, exact: bool):
+        """An ``IndexWriter`` appending to ``directory``. ``exact``: segments that lose documents are merged
+        away entirely (``forceMergeDeletes`` allows no deletion), else no merge at all (a pooled index)."""
+        j = self.jvm
+        cfg = j.autoclass("org.apache.lucene.index.IndexWriterConfig")()
+        cfg.setOpenMode(j.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode").APPEND)
+        if exact:
+            policy = j.autoclass("org.apache.lucene.index.TieredMergePolicy")()
+            policy.setForceMergeDeletesPctAllowed(0.0)
+        else:
+            policy = j.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE
+        cfg.setMergePolicy(policy)
+        return j.autoclass("org.apache.lucene.index.IndexWriter")(directory, cfg)
+
+    def delete(self, writer, docids) -> None:
+        """Delete documents by id (as term queries: pyjnius cannot pick the ``Term...`` overload)."""
+        query = self.jvm.autoclass("org.apache.lucene.search.TermQuery")
+        queries = [query(self.term("id", d)) for d in sorted(docids)]
+        for i in range(0, len(queries), 1024):
+            writer.deleteDocuments(*queries[i:i + 1024])
+
+    def segments(self, directory) -> list[str]:
+        infos = self.jvm.autoclass("org.apache.lucene.index.SegmentInfos").readLatestCommit(directory)
+        return sorted(str(sci.info.name) for sci in infos.asList())
+
+
+def _index_records(records: Sequence[dict], work: Path, fields: list[str], threads: int) -> Path:
+    """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields)."""
+    from legalir.index import sparse
+
+    src = _write_jsonl(work / "docs", records)
+    out = work / "index"
+    out.mkdir(parents=True)
+    sparse._index_collection(src, out, threads, fields)
+    return out
+
+
+def _apply_lucene_folder(L: _Lucene, folder: Path, removed: set[str], records: list[dict], work: Path,
+                         fields: list[str], threads: int) -> None:
+    """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments."""
+    directory = L.directory(folder)
+    try:
+        writer = L.writer(directory, exact=True)
+        try:
+            if removed:
+                L.delete(writer, removed)
+                writer.commit()  # the deletions apply to the documents there, not to those added below
+            if records:
+                src = L.directory(_index_records(records, work, fields, threads))
+                writer.addIndexes(src)
+                src.close()
+            writer.forceMergeDeletes(True)
+            writer.commit()
+        finally:
+            writer.close()
+    finally:
+        directory.close()
+
+
+def _partition_raw(idx, segments: set[str]) -> list[dict]:
+    """The stored raw records of the live documents of the pooled index's ``segments``."""
+    from legalir import jvm as j
+
+    out = []
+    for c in idx.reader.leaves():
+        leaf = j.cast("org.apache.lucene.index.SegmentReader", c.reader())
+        if str(leaf.getSegmentName()) not in segments:
+            continue
+        live = leaf.getLiveDocs()
+        stored = leaf.storedFields()
+        for i in range(int(leaf.maxDoc())):
+            if live is None or live.get(i):
+                out.append(json.loads(str(stored.document(i).get("raw"))))
+    return out
+
+
+def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[str], meta: dict,
+                  changes: ChangeSet, corpus: Path, fields: list[str], threads: int, quiet: bool) -> int:
+    """Write the new version of a Lucene index into ``tmp`` (the current one's files, hard-linked, changed)."""
+    import shutil
+    import time
+
+    from legalir.index import lucene, sparse
+
+    L = _Lucene()
+    work = tmp / ".update"
+    _copy_version(cur, tmp)
+    total = 0
+    if meta.get("pooled"):
+        segments = {k: list(v) for k, v in (meta.get("segments") or {}).items()}
+        with lucene.LuceneIndex(cur) as idx:
+            docs = {key: _partition_raw(idx, set(segments.get(key, ()))) for key in plan.keys()}
+        directory = L.directory(tmp)
+        try:
+            writer = L.writer(directory, exact=False)
+            try:
+                for i, key in enumerate(plan.keys(), 1):
+                    t0 = time.time()
+                    gone = plan.removed.get(key, set())
+                    keep = [r for r in docs[key] if r["id"] not in gone]
+                    before = set(L.segments(directory))
+                    L.delete(writer, [r["id"] for r in docs[key]])  # the partition's segments, made again below
+                    writer.commit()
+                    new = keep + plan.added.get(key, [])
+                    if new:
+                        src = L.directory(_index_records(new, work / key, fields, threads))
+                        writer.addIndexes(src)
+                        src.close()
+                        writer.commit()
+                    after = set(L.segments(directory))
+                    if new:
+                        segments[key] = sorted(after - before)
+                    else:
+                        segments.pop(key, None)
+                    if not quiet:
+                        _log.info(f"updated partition {key} of {index_dir}: {len(new)} documents "
+                                  f"([{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
+            finally:
+                writer.close()
+        finally:
+            directory.close()
+        shutil.rmtree(work, ignore_errors=True)
+        total = sparse.num_docs(tmp)
+        atomic_meta(tmp / lucene.META, _meta_update({**meta, "segments": segments}, changes, total))
+        return total
+    for i, key in enumerate(plan.keys(), 1):
+        t0 = time.time()
+        folder = tmp / key if key else tmp
+        removed, records = plan.removed.get(key, set()), plan.added.get(key, [])
+        own = sparse.index_meta(folder) if (folder / lucene.META).exists() else \
+            {"input": str(corpus / key), "documents": 0, "fields": fields}
+        if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
+            folder.mkdir()
+            sparse._index_collection(_write_jsonl(work / key / "docs", records), folder, threads, fields)
+        else:
+            _apply_lucene_folder(L, folder, removed, records, work / (key or "_"), fields, threads)
+        n = sparse.num_docs(folder)
+        expected = int(own["documents"]) - len(removed) + len(records)
+        if n != expected:  # pragma: no cover - invariant
+            raise UpdateError(f"{index_dir}: {expected} documents expected in {key or 'the index'} after the "
+                              f"update, {n} found; nothing was published")
+        if n == 0 and not key:
+            raise UpdateError(f"{index_dir}: the update deletes every document of the index; build another "
+                              f"index instead (an empty index cannot be searched)")
+        if n == 0:  # every document of the partition deleted: a rebuild would not have it
+            shutil.rmtree(folder)
+        else:
+            atomic_meta(folder / lucene.META, _meta_update(own, changes, n))
+        if not quiet:
+            _log.info(f"updated {index_dir / key if key else index_dir}: {n} documents (-{len(removed)} "
+                      f"+{len(records)}; [{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
+    shutil.rmtree(work, ignore_errors=True)
+    for key in sparse.partition_keys(tmp, lucene.META) or [""]:
+        total += int(sparse.index_meta(tmp / key if key else tmp)["documents"])
+    return total
+
+
+def atomic_meta(path: Path, meta: dict) -> None:
+    """``legalir-index.json`` (or the dense metadata) of the new version: removed first (it is a hard link to
+    the current version's file), then written."""
+    from legalir import atomic
+
+    path.unlink(missing_ok=True)
+    atomic.write_json(path, meta, sort_keys=False)
+
+
+# ------------------------------------------------------------------ FAISS
+def _faiss_rows(index, keep):
+    """The vectors of rows ``keep`` of a flat or HNSW index (stored exactly)."""
+    import numpy as np
+
+    n = int(index.ntotal)
+    if n == 0 or len(keep) == 0:
+        return np.zeros((0, int(index.d)), dtype=np.float32)
+    return np.ascontiguousarray(index.reconstruct_n(0, n)[keep], dtype=np.float32)
+
+
+def _ivf_keep(index, keep) -> None:
+    """Keep rows ``keep`` of an IVF index in place: their codes stay in their lists, renumbered 0..len(keep)-1."""
+    import numpy as np
+
+    from legalir.index import dense
+
+    f = dense.faiss()
+    ivf = f.extract_index_ivf(index)
+    inv = ivf.invlists
+    new_row = np.full(int(ivf.ntotal), -1, dtype=np.int64)
+    new_row[keep] = np.arange(len(keep), dtype=np.int64)
+    size = int(inv.code_size)
+    for lst in range(int(ivf.nlist)):
+        n = int(inv.list_size(lst))
+        if n == 0:
+            continue
+        ids = f.rev_swig_ptr(inv.get_ids(lst), n).copy()
+        codes = f.rev_swig_ptr(inv.get_codes(lst), n * size).copy().reshape(n, size)
+        mapped = new_row[ids]
+        kept = mapped >= 0
+        inv.resize(lst, 0)
+        if kept.any():
+            ids_kept = np.ascontiguousarray(mapped[kept])
+            codes_kept = np.ascontiguousarray(codes[kept])
+            inv.add_entries(lst, int(kept.sum()), f.swig_ptr(ids_kept), f.swig_ptr(codes_kept))
+    ivf.ntotal = len(keep)
+    if ivf is not index:  # pragma: no cover - a wrapper around the IVF index
+        index.ntotal = len(keep)
+
+
+def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[str], changes: ChangeSet,
+                 device: str | None, batch_size: int, quiet: bool) -> int:
+    """Write the new version of a FAISS index into ``tmp``: kept vectors as they are, new ones encoded."""
+    import shutil
+    import time
+
+    import numpy as np
+
+    from legalir.index import dense, encoders
+
+    f = dense.faiss()
+    _copy_version(cur, tmp)
+    template = dense.read_meta(cur)
+    encoder = None
+    for i, key in enumerate(plan.keys(), 1):
+        t0 = time.time()
+        folder = tmp / key if key else tmp
+        removed, records = plan.removed.get(key, set()), plan.added.get(key, [])
+        fresh = not (folder / dense.META).exists()
+        if fresh:  # a partition the index did not have
+            folder.mkdir()
+            meta = {**template, "partition": key, "documents": 0, "updates": {}}
+            spec = dense.IndexSpec(**meta["index"])
+            if spec.type == "ivfpq":  # untrainable on a few documents: the trained lists of another partition
+                index = f.read_index(str(cur / parts[0] / dense.INDEX_FILE))
+                index.reset()
+            else:
+                index = dense._make_index(spec, int(meta["dim"]), len(records))
+            docids: list[str] = []
+        else:
+            meta = json.loads((folder / dense.META).read_text(encoding="utf-8"))
+            spec = dense.IndexSpec(**meta["index"])
+            index = f.read_index(str(folder / dense.INDEX_FILE))
+            with open(folder / dense.DOCIDS, encoding="utf-8") as fh:
+                docids = [line.rstrip("\n") for line in fh]
+        keep = np.array([r for r, d in enumerate(docids) if d not in removed], dtype=np.int64)
+        if spec.type == "ivfpq":
+            _ivf_keep(index, keep)
+            out = index
+        else:
+            out = dense._make_index(spec, int(meta["dim"]), len(keep) + len(records))
+            out.add(_faiss_rows(index, keep))
+        if records:
+            if encoder is None:
+                encoder = encoders.Encoder.from_settings(template["encoder"], device=device)
+            vecs = encoder.encode_documents([r["contents"] for r in records], batch_size=batch_size,
+                                            progress=not quiet)
+            out.add(np.ascontiguousarray(vecs, dtype=np.float32))
+        ids = [docids[r] for r in keep] + [r["id"] for r in records]
+        if int(out.ntotal) != len(ids):  # pragma: no cover - invariant
+            raise UpdateError(f"{index_dir}: {out.ntotal} vectors but {len(ids)} document ids after the update")
+        if not ids and not key:
+            raise UpdateError(f"{index_dir}: the update deletes every document of the index; build another "
+                              f"index instead (an empty index cannot be searched)")
+        if not ids:
+            shutil.rmtree(folder)
+            continue
+        for name in (dense.INDEX_FILE, dense.DOCIDS):  # hard links to the current version's files: new files
+            (folder / name).unlink(missing_ok=True)
+        f.write_index(out, str(folder / dense.INDEX_FILE))
+        with open(folder / dense.DOCIDS, "w", encoding="utf-8") as fh:
+            fh.write("".join(d + "\n" for d in ids))
+        atomic_meta(folder / dense.META, _meta_update(meta, changes, len(ids)))
+        if not quiet:
+            _log.info(f"updated {index_dir / key if key else index_dir}: {len(ids)} vectors (-{len(removed)} "
+                      f"+{len(records)}; [{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
+    return sum(int(dense.read_meta(tmp / k if k else tmp)["documents"])
+               for k in (dense.partitions(tmp) or [""]))
+
+
+# ------------------------------------------------------------------ the command
+def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike] = (),
+           replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
+           threads: int | None = None, device: str | None = None, batch_size: int | None = None,
+           quiet: bool = False) -> dict[str, dict]:
+    """Apply added, replaced and deleted documents to built indexes, each as a new version.
+
+    Parameters
+    ----------
+    indexes : sequence of path
+        A Lucene index, a FAISS index, or one of each built from the same collection (updated
+        together: both or neither). Partitioned (one index per partition, or ``--pooled``) or not.
+    add, replace : sequence of path
+        JSONL documents ``{"id", "contents", ...metadata}``, as a collection holds them; a
+        partitioned collection's documents carry its partition field (e.g. ``state``).
+    delete : sequence of path
+        Document ids, one per line (or JSONL objects with an ``id``).
+    threads : int, optional
+        Lucene indexing threads [default: as ``legalir index``].
+    device : str, optional
+        torch device of the FAISS index's encoder (new documents are encoded).
+    batch_size : int, optional
+        Encoding batch size.
+    quiet : bool
+        No progress messages.
+
+    Returns
+    -------
+    dict
+        Per kind (``"bm25"``, ``"dense"``): ``index``, ``version`` (the folder now published),
+        ``documents`` (after), and the counts ``add``, ``replace``, ``delete``.
+
+    Raises
+    ------
+    UpdateError
+        A change set that does not fit the index (module doc); nothing is written then.
+    """
+    from contextlib import ExitStack
+
+    from legalir import atomic, collections
+    from legalir.index import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+
+    try:
+        pair = IndexPair(indexes)
+    except NotAnIndex as e:
+        raise UpdateError(str(e)) from None
+    changes = read_changes(add, replace, delete)
+    kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
+    roots = {}
+    for kind, path in kinds:
+        root = collection_of(path)
+        if root is None:
+            raise UpdateError(f"{path}: the collection it was built from is gone or not recorded; an update needs "
+                              f"its settings (partition field, derived fields): build the index again")
+        roots[kind] = root
+    if len(set(roots.values())) > 1:
+        raise UpdateError(f"{pair.sparse} and {pair.dense} were built from different collections "
+                          f"({roots['bm25']}, {roots['dense']}); update each on its own")
+    root = next(iter(roots.values()))
+    manifest = collections.read_manifest(root)
+    _make_records(changes, manifest)
+    fields = sparse.indexed_fields(manifest)
+    partitioned = bool(manifest.get("partition_field"))
+    out: dict[str, dict] = {}
+    with ExitStack() as stack:
+        work = []
+        for kind, path in kinds:
+            mod = sparse if kind == "bm25" else dense
+            tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True))
+            cur = atomic.current(path)  # under the lock: no other writer changes it now
+            if kind == "bm25":
+                meta = sparse.index_meta(cur)
+                parts = sparse.partitions(cur)
+                located = _lucene_locations(cur, parts, meta if meta.get("pooled") else {}, list(changes.changes))
+            else:
+                meta = dense.read_meta(cur)
+                parts = dense.partitions(cur)
+                shards = [k for k in parts or [""] if dense.read_meta(cur / k if k else cur).get("shards")]
+                if shards:
+                    raise UpdateError(f"{path}: built in shards (index-dense --shard-size); a sharded index cannot be "
+                                      f"updated: build it again (legalir encode, legalir index-dense)")
+                located = _dense_locations(cur, parts, list(changes.changes))
+            work.append((kind, path, tmp, cur, parts, meta, located))
+        if len(work) == 2 and work[0][6] != work[1][6]:
+            differ = sorted(d for d in changes.changes if work[0][6].get(d) != work[1][6].get(d))
+            raise UpdateError(f"{pair.sparse} and {pair.dense} do not hold the same documents (e.g. "
+                              f"{', '.join(differ[:3])}); update each on its own, or build them again")
+        for kind, path, tmp, cur, parts, meta, located in work:
+            plan = _plan(changes, located, Path(path), partitioned)
+            if kind == "bm25":
+                n = _apply_lucene(Path(path), cur, tmp, plan, parts, meta, changes, root / "corpus", fields,
+                                  threads or sparse.DEFAULT_THREADS, quiet)
+            else:
+                n = _apply_dense(Path(path), cur, tmp, plan, parts, changes, device,
+                                 batch_size or encoders.DEFAULT_BATCH_SIZE, quiet)
+            _write_updates(cur, tmp, changes)
+            out[kind] = {"index": str(path), "documents": n, **changes.counts()}
+    for kind, path in kinds:  # published now
+        out[kind]["version"] = atomic.current(path).name
     return out
