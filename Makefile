@@ -33,10 +33,10 @@ $(STAMP): pyproject.toml
 test: setup ## set up, then run the test suite
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-test-deep: setup ## the scoring and file round-trip property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
+test-deep: setup ## the scoring, file round-trip and index-update property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
 	LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
 	  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q --hypothesis-show-statistics \
-	  tests/test_eval_properties.py tests/test_roundtrip_properties.py $(PYTEST_ARGS)
+	  tests/test_eval_properties.py tests/test_roundtrip_properties.py tests/test_index_update.py $(PYTEST_ARGS)
 
 # ------------------------------------------------------------------ pipelines
 # Each dataset module declares how its pipeline runs (legalir/datasets/*.py: `pipeline = Pipeline(...)`);

@@ -452,24 +452,23 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         try:
             writer = L.writer(directory, exact=False)
             try:
+                # every changed partition's documents deleted first (by id: a document moving to another
+                # partition is deleted from its old one before it is added to its new one), then each one's
+                # segments made again from its kept and new documents
+                L.delete(writer, [r["id"] for key in plan.keys() for r in docs[key]])
+                writer.commit()  # the old segments, now without a live document, are dropped
                 for i, key in enumerate(plan.keys(), 1):
                     t0 = time.time()
                     gone = plan.removed.get(key, set())
-                    keep = [r for r in docs[key] if r["id"] not in gone]
-                    before = set(L.segments(directory))
-                    L.delete(writer, [r["id"] for r in docs[key]])  # the partition's segments, made again below
-                    writer.commit()
-                    new = keep + plan.added.get(key, [])
+                    new = [r for r in docs[key] if r["id"] not in gone] + plan.added.get(key, [])
+                    segments.pop(key, None)
                     if new:
+                        before = set(L.segments(directory))
                         src = L.directory(_index_records(new, work / key, fields, threads))
                         writer.addIndexes(src)
                         src.close()
                         writer.commit()
-                    after = set(L.segments(directory))
-                    if new:
-                        segments[key] = sorted(after - before)
-                    else:
-                        segments.pop(key, None)
+                        segments[key] = sorted(set(L.segments(directory)) - before)
                     if not quiet:
                         _log.info(f"updated partition {key} of {index_dir}: {len(new)} documents "
                                   f"([{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
