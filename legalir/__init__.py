@@ -6,6 +6,7 @@ The public Python API (:mod:`legalir.api`)::
     ds = legalir.load("acord", split="test")                # corpus, topics, qrels
     searcher = legalir.index(ds, "indexes/acord/bm25")      # or legalir.Searcher(path)
     searcher.search("cap on liability", k=5)                # [Hit(docid, score, rank, text, fields)]
+    legalir.update("indexes/acord/bm25", add=[...], delete=[...])  # a new version, as a rebuild would search
     run = searcher.batch_search(ds, k=1000)                 # {qid: {docid: score}}
     legalir.evaluate(ds.qrels, run, ["nDCG@10"], judged_only=ds.judged_only)
     legalir.compare({"bm25": run, "other": run2}, ds.qrels, ["nDCG@10"], correction="holm")
@@ -17,7 +18,7 @@ import logging as _logging
 __version__ = "0.1.0"
 
 __all__ = ["ApiError", "Benchmark", "Hit", "Searcher", "as_qrels", "as_run", "compare", "evaluate", "index",
-           "load", "write_run"]
+           "load", "update", "write_run"]
 
 # a library: records go wherever the application sends them (the CLI adds its own handler)
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -322,6 +322,74 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     return Searcher(path, encoder=encoder, device=device)
 
 
+def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = None, replace: Any = None,
+           delete: Any = None, threads: int = 2, device: str | None = None,
+           batch_size: int | None = None) -> dict[str, dict]:
+    """Apply added, replaced and deleted documents to a built index as a new version (``legalir index update``).
+
+    The new version searches exactly as a full rebuild from the updated collection would
+    (:mod:`legalir.index.update`); a :class:`Searcher` opened before keeps the old version, open a new one
+    to see the changes.
+
+    Parameters
+    ----------
+    path : str, PathLike or sequence of them
+        A Lucene index, a FAISS index, or one of each of the same collection (updated together).
+    add, replace : str, PathLike or iterable of dict, optional
+        Documents ``{"id": str, "contents": str, ...metadata}``, or a JSONL file of them.
+    delete : str, PathLike or iterable of str, optional
+        Ids of documents to delete, or a file of them (one per line).
+    threads : int
+        Lucene indexing threads.
+    device, batch_size : optional
+        Dense: where new documents are encoded, and in batches of how many.
+
+    Returns
+    -------
+    dict
+        Per kind (``"bm25"``, ``"dense"``): ``index``, ``version``, ``documents`` and the counts ``add``,
+        ``replace``, ``delete``.
+
+    Raises
+    ------
+    legalir.errors.LegalirError
+        A change that does not fit (an added id already there, a replaced or deleted one missing, ...);
+        nothing is written then.
+
+    Examples
+    --------
+    >>> legalir.update("indexes/contracts/bm25", add=[{"id": "c9", "contents": "..."}], delete=["c3"])  # doctest: +SKIP
+    """
+    import json
+    import tempfile
+
+    from legalir.index import update as upd
+
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    with tempfile.TemporaryDirectory(prefix="legalir-update-") as tmp:
+        files: dict[str, list] = {}
+        for name, given in (("add", add), ("replace", replace), ("delete", delete)):
+            if given is None:
+                continue
+            if isinstance(given, (str, os.PathLike)):
+                files[name] = [given]
+                continue
+            if isinstance(given, Mapping) or not isinstance(given, Iterable):
+                raise ApiError(f"{name}= takes a file or an iterable of "
+                               f"{'ids' if name == 'delete' else 'dicts'}, not {type(given).__name__}")
+            out = Path(tmp) / f"{name}.jsonl"
+            with open(out, "w", encoding="utf-8") as f:
+                for n, item in enumerate(given, 1):
+                    if name == "delete":
+                        item = {"id": item}
+                    elif not isinstance(item, Mapping):
+                        raise ApiError(f"{name}=: item #{n} is a {type(item).__name__}; expected a dict "
+                                       f'{{"id": ..., "contents": ..., ...fields}}')
+                    f.write(json.dumps(dict(item), ensure_ascii=False) + "\n")
+            files[name] = [out]
+        return upd.update(paths, **files, threads=threads, device=device, batch_size=batch_size, quiet=True)
+
+
 # ------------------------------------------------------------------ searching
 @dataclass(frozen=True)
 class Hit:
@@ -417,13 +485,19 @@ class Searcher:
         self.dense: Path | None = pair.dense
         self.partitions: list[str] = pair.partitions
         self.methods: list[str] = pair.methods
+        from legalir.index.update import Documents
+
         root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
         self.corpus: Corpus | None = Corpus(root) if root is not None else None
+        # the documents of the versions opened now: changes since the build (legalir index update) first
+        self._docs = Documents(self.corpus, paths)
         self.partition_field: str | None = self.corpus.partition_field if self.corpus else None
         self.k1 = self.b = None
         self._threads = max(1, int(threads))
         self._encoder_name, self._device = encoder, device
         self._bm25 = self._dense = None
+        # the FAISS index is loaded on first use: from the version there now (a later update is not mixed in)
+        self._dense_version = Path(os.path.realpath(self.dense)) if self.dense is not None else None
         self._lucene = None
         from legalir.index import sparse as sparse_index
 
@@ -443,8 +517,8 @@ class Searcher:
         if self._dense is None:
             from legalir.search import dense as dense_search
 
-            enc = dense_search.load_encoder(self.dense, self._encoder_name, device=self._device)
-            self._dense = dense_search.retriever(self.dense, enc, partition_field=self.partition_field)
+            enc = dense_search.load_encoder(self._dense_version, self._encoder_name, device=self._device)
+            self._dense = dense_search.retriever(self._dense_version, enc, partition_field=self.partition_field)
         return self._dense
 
     def _run(self, topics: Mapping[str, "Topic"], k: int, method: str, filter: Any = None,
@@ -568,9 +642,10 @@ class Searcher:
         return {q: dict(run.get(q, {})) for q in found}
 
     def doc(self, docid: str, partition: str | None = None) -> dict | None:
-        """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent."""
-        if self.corpus is not None:
-            return self.corpus.record(docid, partition)
+        """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
+        ``legalir index update``: an updated index's changed documents come from its version)."""
+        if self.corpus is not None or self._docs.changed:
+            return self._docs.record(docid, partition)
         if self.sparse is not None and not self.partitions:
             import json
 

@@ -392,3 +392,34 @@ def test_approximate_faiss_indexes_drop_deleted_and_find_added(base, tmp_path, m
     for d, s in old.items():  # a kept document keeps its stored vector (or codes): the same score
         if d in new:
             assert abs(new[d] - s) < 1e-5
+
+
+# ------------------------------------------------------------------ the Python API, documents, rebuilds
+def test_python_api_updates_and_a_new_searcher_shows_the_changed_documents(plain):
+    import legalir
+
+    old = legalir.Searcher(plain)
+    done = legalir.update(plain, add=[{"id": "d7", "contents": "governing law of the state of utah", "kind": "nda"}],
+                          replace=[{"id": "d1", "contents": "arbitration in new york"}], delete=["d2"])
+    assert done["bm25"]["version"] == "idx.v2" and done["bm25"]["documents"] == 6
+    new = legalir.Searcher(plain)
+    assert [h.docid for h in new.search("utah")] == ["d7"] and new.search("utah")[0].fields["kind"] == "nda"
+    assert new.doc("d1")["contents"] == "arbitration in new york" and new.doc("d2") is None
+    assert new.doc("d3")["contents"].startswith("clause 3")  # unchanged: from the collection
+    # the searcher opened before keeps its version: its hits and its documents
+    assert [h.docid for h in old.search("utah")] == [] and old.doc("d2") is not None
+    assert old.doc("d1")["contents"].startswith("clause 1")
+    with pytest.raises(legalir.ApiError, match="delete= takes a file or an iterable of ids"):
+        legalir.update(plain, delete=42)
+
+
+def test_a_rebuild_would_drop_the_changes_so_it_needs_overwrite(plain, tmp_path):
+    import legalir
+
+    legalir.update(plain, delete=["d0"])
+    code, out = cli("index", tmp_path / "idx.collection", plain, "--threads", "1")
+    assert code == 2 and "holds 1 document change(s) applied by `legalir index update`" in out
+    assert legalir.Searcher(plain).doc("d0") is None  # untouched
+    code, out = cli("index", tmp_path / "idx.collection", plain, "--threads", "1", "--overwrite")
+    assert code == 0, out
+    assert legalir.Searcher(plain).doc("d0") is not None and upd.changed_documents(plain) == {}

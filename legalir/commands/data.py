@@ -92,8 +92,9 @@ def index():
 @click.option("--partition", "partitions", multiple=True,
               help="Build only these partitions of a partitioned collection (repeatable).")
 @click.option("--overwrite", is_flag=True,
-              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
-                   "not write is never replaced).")
+              help="Also replace a legalir output of another kind there, or an index holding changes from "
+                   "`legalir index update` (dropped: they are not in the collection); a folder holding anything "
+                   "legalir did not write is never replaced.")
 @click.option("--pooled", is_flag=True,
               help="A partitioned collection (Housing) as one index over every partition, searched with a filter "
                    "on the partition field (legalir search --filter / --filter-by) instead of one index each; a "

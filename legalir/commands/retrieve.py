@@ -144,8 +144,9 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="FAISS threads [default: all cores].")
 @click.option("--overwrite", is_flag=True,
-              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
-                   "not write is never replaced).")
+              help="Also replace a legalir output of another kind there, or an index holding changes from "
+                   "`legalir index update` (dropped: they are not in the collection); a folder holding anything "
+                   "legalir did not write is never replaced.")
 @click.option("--shard-size", type=click.IntRange(min=1), default=None,
               help="Write the index as FAISS shards of at most this many vectors, built and searched one at a time "
                    "with an exact merge of the top k (an index larger than memory or GPU memory) [default: one index].")

@@ -207,6 +207,9 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     (``collection_dir``, else the one recorded when encoding): the same ids in
     the same order, or a :class:`DenseIndexError` and nothing written.
     """
+    from legalir.index.update import refuse_rebuild
+
+    refuse_rebuild(index_dir, overwrite)
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
         index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads,
                                                                           shard_size)
@@ -266,6 +269,9 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
     Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
     ``partitions`` keeps the other partitions of the current index.
     """
+    from legalir.index.update import refuse_rebuild
+
+    refuse_rebuild(index_dir, overwrite)
     emb_dir = Path(emb_dir)
     parts = encoders.partitions(emb_dir)
     if not parts:

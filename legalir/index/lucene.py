@@ -108,8 +108,11 @@ class LuceneIndex:
     def __init__(self, index_dir: str | os.PathLike, *, needs_docvectors: bool = False):
         self.path = check_folder(index_dir)
         self._utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-        # paths go to Java absolute: the JVM resolves relative ones against the directory it started in
-        self.reader = _java(lambda: self._utils.getReader(os.path.abspath(self.path)), self.path, "opening the index")
+        # resolved once: the reader and the searcher opened later read the same version of a versioned index
+        # (a link `legalir index` or `legalir index update` may switch meanwhile); absolute, because the JVM
+        # resolves relative paths against the directory it started in
+        self.real = os.path.realpath(self.path)
+        self.reader = _java(lambda: self._utils.getReader(self.real), self.path, "opening the index")
         self._searcher = None
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
@@ -197,7 +200,7 @@ class LuceneIndex:
         """``{partition key: segment names}`` of a pooled index (``{}`` for any other)."""
         if self._segments is None:
             try:
-                meta = json.loads((self.path / META).read_text(encoding="utf-8"))
+                meta = json.loads((Path(self.real) / META).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 meta = {}
             self._segments = meta.get("segments") or {}
@@ -326,8 +329,8 @@ class LuceneIndex:
 
     def searcher(self):
         if self._searcher is None:
-            self._searcher = _java(lambda: jvm.autoclass("io.anserini.search.SimpleSearcher")(
-                os.path.abspath(self.path)), self.path, "opening a searcher")
+            self._searcher = _java(lambda: jvm.autoclass("io.anserini.search.SimpleSearcher")(self.real),
+                                   self.path, "opening a searcher")
         return self._searcher
 
     # ---- lifetime

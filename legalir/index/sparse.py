@@ -122,6 +122,9 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None,
               overwrite: bool = False, fields: list[str] | None = None) -> int:
     """Build one index atomically (see :mod:`legalir.atomic`); returns its document count."""
+    from legalir.index.update import refuse_rebuild
+
+    refuse_rebuild(index_dir, overwrite)
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
         return _build_into(Path(input_dir), tmp, threads, expected, fields)
 
@@ -134,7 +137,9 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     The whole build is atomic: ``index_dir`` holds the old index (every partition of it) until the
     new one is complete, then switches to it at once (:mod:`legalir.atomic`, versioned). Building
     only some ``partitions`` keeps the other partitions of the current index (hard-linked, not
-    rebuilt). Returns document counts by partition key (``""`` when not partitioned).
+    rebuilt). Returns document counts by partition key (``""`` when not partitioned). An index holding
+    changes applied by ``legalir index update`` is rebuilt only with ``overwrite`` (the changes are not
+    in the collection: :func:`legalir.index.update.refuse_rebuild`).
 
     ``pooled``: one index over every partition of a partitioned collection (searched with a
     filter on the partition field, :mod:`legalir.filters`, instead of one index per partition).
@@ -145,6 +150,9 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     scores exactly (:meth:`legalir.index.lucene.LuceneIndex.search_hits`). The collection's
     ``citations`` and ``filters`` fields are indexed beside ``contents``.
     """
+    from legalir.index.update import refuse_rebuild
+
+    refuse_rebuild(index_dir, overwrite)
     manifest = collections.read_manifest(collection_dir)
     dirs = collections.corpus_dirs(collection_dir)
     fields = indexed_fields(manifest)

@@ -76,8 +76,9 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
     -------
     dict
         Each added or replaced document's record as indexed (``{"id", "contents", ...}``, with
-        ``"_partition"``: its partition key, ``""`` when not partitioned); ``None`` for a
-        deleted one. Empty for an index never updated.
+        ``"_partition"``, its partition key, when partitioned: as
+        :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
+        Empty for an index never updated.
     """
     from legalir.trec import iter_jsonl
 
@@ -90,8 +91,30 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
         if not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None):
             raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); rebuild the index "
                               f"(legalir index)")
-        out[docid] = None if rec is None else {**rec, "_partition": row.get("partition") or ""}
+        part = row.get("partition") or ""
+        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
     return out
+
+
+def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> None:
+    """Refuse to build ``index_dir`` afresh from its collection while it holds changes applied since its build.
+
+    A build reads the collection, which the changes never touched (:mod:`legalir.index.update`): it would
+    drop them without a word. ``overwrite`` (``--overwrite``) rebuilds all the same.
+
+    Raises
+    ------
+    UpdateError
+        Naming the changes file and what to do.
+    """
+    path = Path(os.path.realpath(index_dir)) / UPDATES
+    if overwrite or not path.is_file():
+        return
+    with open(path, "rb") as f:
+        n = sum(1 for line in f if line.strip())
+    raise UpdateError(f"{index_dir}: holds {n} document change(s) applied by `legalir index update` since it was "
+                      f"built ({path}); a build from the collection would drop them: apply them to the collection "
+                      f"and convert it again, or pass --overwrite to rebuild without them")
 
 
 # ------------------------------------------------------------------ the change set
@@ -188,7 +211,7 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
                 if before is not None:
                     raise UpdateError(f"{where}: document {docid!r} is changed twice (--{before.op} at "
                                       f"{before.where}, --{op} here); change each document once")
-                out.changes[docid] = Change(op, docid, where, rec)
+                out.changes[docid] = Change(op, docid, where, None if op == "delete" else rec)
     if not out.changes:
         raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     return out
@@ -732,3 +755,35 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     for kind, path in kinds:  # published now
         out[kind]["version"] = atomic.current(path).name
     return out
+
+
+# ------------------------------------------------------------------ reading an updated version's documents
+class Documents:
+    """The documents of one index version: its changes (:func:`changed_documents`), then its collection.
+
+    What a reader that shows documents uses (``legalir.Searcher.doc``, ``legalir serve``): an added or
+    replaced document's record as indexed, ``None`` for a deleted one (never the collection's stale
+    copy), every other document from the collection.
+
+    Parameters
+    ----------
+    corpus : legalir.collections.Corpus or None
+        The collection the index was built from.
+    index_dirs : sequence of path
+        The index folder(s) (links are resolved once, here); their changes are merged.
+    """
+
+    def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
+        self.corpus = corpus
+        self.changed: dict[str, dict | None] = {}
+        for d in index_dirs:
+            self.changed.update(changed_documents(d))
+
+    def record(self, docid: str, partition: str | None = None) -> dict | None:
+        """The record of ``docid`` (``{"id", "contents", ..., "_partition"}``), or ``None``."""
+        if docid in self.changed:
+            rec = self.changed[docid]
+            if rec is None or (partition not in (None, "") and rec.get("_partition", partition) != partition):
+                return None
+            return dict(rec)
+        return self.corpus.record(docid, partition) if self.corpus is not None else None

@@ -60,7 +60,7 @@ class BM25:
         self.index_dir = str(self.index.path)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
-        fields = sparse.index_meta(self.index.path).get("fields") or []
+        fields = sparse.index_meta(self.index.real).get("fields") or []
         self.has_citations, self.has_filters = cite.FIELD in fields, filters.FIELD in fields
         try:
             self._check(bool(citations), bool(filter or filter_by))
@@ -101,7 +101,7 @@ class BM25:
         from legalir.collections import CollectionError, partition_key
 
         segments = self.index.partition_segments()
-        field = sparse.index_meta(self.index.path).get("partition_field") if segments else None
+        field = sparse.index_meta(self.index.real).get("partition_field") if segments else None
         if not field:
             return {}
         out = {}
