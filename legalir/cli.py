@@ -33,8 +33,13 @@ class LegalirGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:  # a bad option value or a missing argument, before any work
-            # the whole command path: `legalir analyze lexical`, `legalir index build`
-            where = e.ctx.command_path if e.ctx is not None and e.ctx.parent is not None else "legalir"
+            # the whole command path (`legalir analyze lexical`, `legalir index build`), named `legalir`
+            # however the program was started
+            names, c = [], e.ctx
+            while c is not None and c.parent is not None:
+                names.append(c.info_name)
+                c = c.parent
+            where = " ".join(["legalir", *reversed(names)])
             click.echo(f"error: {where}: {e.format_message()} (see `{where} --help`)", err=True)
             ctx.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):

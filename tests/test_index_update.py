@@ -423,3 +423,11 @@ def test_a_rebuild_would_drop_the_changes_so_it_needs_overwrite(plain, tmp_path)
     code, out = cli("index", tmp_path / "idx.collection", plain, "--threads", "1", "--overwrite")
     assert code == 0, out
     assert legalir.Searcher(plain).doc("d0") is not None and upd.changed_documents(plain) == {}
+
+
+def test_usage_errors_name_the_whole_command(plain):
+    code, out = cli("index", "update")
+    assert code == 2 and out.startswith("error: legalir index update: Missing argument 'INDEXES...'") and \
+        "(see `legalir index update --help`)" in out
+    code, out = cli("index", "--threads", "x")
+    assert code == 2 and out.startswith("error: legalir index build: Invalid value for '--threads'")
