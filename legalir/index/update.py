@@ -391,6 +391,9 @@ class _Lucene:
         else:
             policy = j.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE
         cfg.setMergePolicy(policy)
+        # merges in this thread: the update waits for them anyway (ConcurrentMergeScheduler's threads and
+        # IO throttling made a forced merge of a few hundred documents take 0.1 s)
+        cfg.setMergeScheduler(j.autoclass("org.apache.lucene.index.SerialMergeScheduler")())
         return j.autoclass("org.apache.lucene.index.IndexWriter")(directory, cfg)
 
     def delete(self, writer, docids) -> None:
@@ -417,21 +420,24 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
 
 
 def _apply_lucene_folder(L: _Lucene, folder: Path, removed: set[str], records: list[dict], work: Path,
-                         fields: list[str], threads: int) -> None:
-    """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments."""
+                         fields: list[str], threads: int) -> int:
+    """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
+    returns the documents it holds now."""
     directory = L.directory(folder)
     try:
         writer = L.writer(directory, exact=True)
         try:
             if removed:
+                # applied when addIndexes flushes, to the segments there before it: not to those it adds
                 L.delete(writer, removed)
-                writer.commit()  # the deletions apply to the documents there, not to those added below
             if records:
                 src = L.directory(_index_records(records, work, fields, threads))
                 writer.addIndexes(src)
                 src.close()
-            writer.forceMergeDeletes(True)
-            writer.commit()
+            if removed:
+                writer.forceMergeDeletes(True)
+            writer.commit()  # one commit (one round of fsync) per index
+            return int(writer.getDocStats().numDocs)
         finally:
             writer.close()
     finally:
@@ -512,9 +518,9 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
             folder.mkdir()
             sparse._index_collection(_write_jsonl(work / key / "docs", records), folder, threads, fields)
+            n = sparse.num_docs(folder)
         else:
-            _apply_lucene_folder(L, folder, removed, records, work / (key or "_"), fields, threads)
-        n = sparse.num_docs(folder)
+            n = _apply_lucene_folder(L, folder, removed, records, work / (key or "_"), fields, threads)
         expected = int(own["documents"]) - len(removed) + len(records)
         if n != expected:  # pragma: no cover - invariant
             raise UpdateError(f"{index_dir}: {expected} documents expected in {key or 'the index'} after the "
