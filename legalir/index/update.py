@@ -321,13 +321,18 @@ _SKIP = ("write.lock",)
 def _copy_version(current: Path, tmp: Path) -> None:
     """The current version's files into the new version folder ``tmp``, hard-linked (neither Lucene nor this
     module ever writes into an existing file: every file changed is removed first, then written anew)."""
+    import shutil
+
     from legalir import atomic
+
+    def link(src, dst):
+        os.link(src, dst)
 
     for p in current.iterdir():
         if p.name in (atomic.MARKER, UPDATES, *_SKIP):
             continue
-        if p.is_dir() and not p.is_symlink():
-            atomic.copy_linked(p, tmp / p.name)
+        if p.is_dir() and not p.is_symlink():  # a partition's index (its own Lucene lock file left out too)
+            shutil.copytree(p, tmp / p.name, copy_function=link, ignore=shutil.ignore_patterns(*_SKIP))
         else:
             os.link(p, tmp / p.name)
 
