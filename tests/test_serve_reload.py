@@ -390,6 +390,35 @@ def test_a_broken_version_is_skipped_until_the_next_one(live):
         assert shown(search(base, *qp)[1]["hits"]) == before[qp]
 
 
+def test_index_update_is_served(live, tmp_path):
+    """`legalir index update` beside the server (a document added, one replaced, one deleted): the new version is
+    served, answers what a fresh searcher over it answers, and shows the changed documents."""
+    base, idx = live["base"], live["idx"]
+    good = int(served_version(base))
+    (tmp_path / "add.jsonl").write_text(json.dumps(
+        {"id": "d20", "contents": "Radon testing is required before the lease starts.", "state": "ohio"}) + "\n")
+    (tmp_path / "replace.jsonl").write_text(json.dumps(
+        {"id": "d0", "contents": "The tenant pays a security deposit of two months rent, held in escrow.",
+         "state": "ohio"}) + "\n")
+    (tmp_path / "delete.txt").write_text("d2\n")
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--add",
+                        str(tmp_path / "add.jsonl"), "--replace", str(tmp_path / "replace.jsonl"), "--delete",
+                        str(tmp_path / "delete.txt"), "--threads", "1", "--quiet"],
+                       capture_output=True, text=True, env=env(), timeout=WAIT_S)
+    assert r.returncode == 0, r.stderr[-2000:]
+    wait_for(lambda: served_version(base) == str(good + 1), f"version {good + 1} served")
+    expected = expected_hits(idx.parent / f"bm25.v{good + 1}", partitions=STATES)
+    for qp in BATCH:
+        assert shown(search(base, *qp)[1]["hits"]) == expected[qp], qp
+    status, doc = get(base, "/doc/leases/d0")
+    assert status == 200 and "escrow" in doc["contents"] and doc["partition"] == "ohio"
+    assert get(base, "/doc/leases/d20")[1]["contents"].startswith("Radon testing")
+    assert get(base, "/doc/leases/d2")[0] == 404
+    hits = search(base, "radon testing", "ohio")[1]["hits"]
+    assert hits[0]["id"] == "d20" and hits[0]["snippet"].startswith("Radon testing")
+    assert "d2" not in [h["id"] for h in search(base, "late fee", "ohio", k=10)[1]["hits"]]
+
+
 def test_changed_documents_of_a_version_are_shown(live):
     """A version whose folder records changed documents (``legalir-updates.jsonl``, as `legalir index
     update` writes it): /doc and the hits show the version's text, a deleted document is gone, an added
@@ -401,28 +430,29 @@ def test_changed_documents_of_a_version_are_shown(live):
     new = root / f"bm25.v{good + 1}"
     atomic.copy_linked(atomic.current(idx), new)  # the same Lucene index ...
     changes = [  # ... with changes recorded (the Lucene index itself is left as it is here)
-        {"id": "d0", "op": "replace", "partition": "ohio",
-         "record": {"id": "d0", "contents": "The tenant pays a security deposit of two months rent, held in escrow.",
+        {"id": "d4", "op": "replace", "partition": "ohio",
+         "record": {"id": "d4", "contents": "The tenant may sublet with consent; the rent is held in escrow.",
                     "state": "ohio"}},
-        {"id": "d2", "op": "delete", "partition": "ohio", "record": None},
+        {"id": "d6", "op": "delete", "partition": "ohio", "record": None},
         {"id": "d14", "op": "add", "partition": "ohio",
          "record": {"id": "d14", "contents": "Smoke detectors.", "state": "ohio"}},
     ]
-    (new / update.UPDATES).write_text("".join(json.dumps(c) + "\n" for c in changes))
     marker = json.loads((new / atomic.MARKER).read_text())
     marker["entries"] = sorted(set(marker["entries"]) | {update.UPDATES})
-    (new / atomic.MARKER).unlink()  # a hard link to the version's own marker: write a new file
+    for name in (update.UPDATES, atomic.MARKER):  # hard links to the version's own files: write new ones
+        (new / name).unlink(missing_ok=True)
+    (new / update.UPDATES).write_text("".join(json.dumps(c) + "\n" for c in changes))
     (new / atomic.MARKER).write_text(json.dumps(marker))
     link = root / "bm25.tmp-link"
     os.symlink(new.name, link)
     os.replace(link, idx)
     wait_for(lambda: served_version(base) == str(good + 1), f"version {good + 1} served")
-    status, doc = get(base, "/doc/leases/d0?q=deposit")
+    status, doc = get(base, "/doc/leases/d4?q=sublet")
     assert status == 200 and doc["contents"] == changes[0]["record"]["contents"] and doc["partition"] == "ohio"
     status, doc = get(base, "/doc/leases/d14")
     assert status == 200 and doc["contents"] == "Smoke detectors." and doc["metadata"] == {"state": "ohio"}
-    assert get(base, "/doc/leases/d2")[0] == 404
-    hits = {h["id"]: h for h in search(base, "security deposit", "ohio", k=10)[1]["hits"]}
-    assert "escrow" in hits["d0"]["snippet"]
-    hits = {h["id"]: h for h in search(base, "late fee", "ohio", k=10)[1]["hits"]}
-    assert set(hits["d2"]) == {"rank", "id", "score", "partition"}  # still in this hand-made Lucene index: no text
+    assert get(base, "/doc/leases/d6")[0] == 404
+    hits = {h["id"]: h for h in search(base, "sublet", "ohio", k=10)[1]["hits"]}
+    assert "escrow" in hits["d4"]["snippet"]
+    hits = {h["id"]: h for h in search(base, "enter premises", "ohio", k=10)[1]["hits"]}
+    assert set(hits["d6"]) == {"rank", "id", "score", "partition"}  # still in this hand-made Lucene index: no text
