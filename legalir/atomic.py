@@ -816,7 +816,18 @@ def pin(target: str | os.PathLike) -> Pin:
 
 
 def pinned(folder: str | os.PathLike) -> bool:
-    """Whether a reader holds ``folder`` (a version folder) with :func:`pin` now, in any process."""
+    """Whether a reader holds ``folder`` (a version folder) with :func:`pin` now, in any process.
+
+    Parameters
+    ----------
+    folder : str or PathLike
+        A version folder ``NAME.vN``.
+
+    Returns
+    -------
+    bool
+        False too for a folder that does not exist.
+    """
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:

@@ -151,7 +151,7 @@ def test_engine_serves_new_versions_and_held_snapshots_keep_theirs(tmp_path):
     try:
         assert {q: shown(eng.search("leases", q, k=5)["hits"]) for q in QUERIES} == v1
         with entry.acquire() as old:  # a request under way on version 1, through everything below
-            assert old.pair.sparse == tmp_path / "bm25.v1"  # searchers opened on the version, not the link
+            assert old.pair.sparse == tmp_path.resolve() / "bm25.v1"  # searchers opened on the version, not the link
             write_collection(coll, 2)
             build(coll, idx)
             wait_for(lambda: eng.index_versions()["leases"] == {"bm25": "2"}, "version 2 served")
@@ -212,6 +212,13 @@ def test_plain_folders_and_interval_zero_are_not_watched(tmp_path):
         eng.close()
     with pytest.raises(config.ConfigError, match="reload-interval"):
         engine.Engine(config.from_options(config.Config(), indexes=[f"a={idx}"]), quiet=True, reload_interval=-1)
+    # the configuration keeps the link legalir publishes (a user's link to it is followed up to it), and
+    # resolves anything else
+    mine = tmp_path / "my-link"
+    os.symlink(idx, mine)
+    assert config.from_options(config.Config(), indexes=[f"a={mine}"]).indexes["a"] == [idx.resolve().parent / "bm25"]
+    version = atomic.current(idx)
+    assert config.from_options(config.Config(), indexes=[f"a={version}"]).indexes["a"] == [version.resolve()]
 
 
 # ------------------------------------------------------------------ a real server, clients searching

@@ -280,7 +280,9 @@ class Snapshot:
         ``{"bm25"|"dense": N}``: the N of each ``INDEX.vN`` folder, "-" when not versioned.
     changed : dict
         ``{docid: record or None}``: documents added or replaced (their record as indexed) or
-        deleted (None) since the build, from the version folders' ``legalir-updates.jsonl``.
+        deleted (None) since the build, from the version folders' ``legalir-updates.jsonl`` (the
+        Lucene index's record where a Lucene and a FAISS index both name a document; `legalir
+        index update` updates the two together, so they agree).
     """
 
     def __init__(self, entry: "IndexEntry", pins: dict[str, Any]):
