@@ -35,7 +35,11 @@ every file fsynced, then published in one rename. Rules:
   and FAISS resolve the link when they open the index, and search a
   partitioned index through the resolved path), so it never sees a half
   index nor a mix of old and new partitions. Version N is kept until the
-  next build publishes, then removed; older ones are removed at once. Other
+  next build publishes, then removed; older ones are removed at once, except
+  a **pinned** one (:func:`pin`: a shared ``flock`` on the version folder
+  itself, held by a reader such as `legalir serve` for as long as it reads
+  that version, from any process): a publish leaves it, and the first
+  publish after it is unpinned removes it. Other
   outputs are replaced by an atomic exchange (``renameat2(RENAME_EXCHANGE)``,
   two renames where the kernel lacks it) and the old copy removed.
 
@@ -656,7 +660,7 @@ def _swap_in(new: Path, target: Path) -> None:
     if was_pointer:  # replacing a versioned output of another kind (--overwrite): its versions go too
         for p in versions(target):
             if read_marker(p) is not None:
-                _remove(p)
+                _remove_unpinned(p)
 
 
 def _write_marker(folder: Path, kind: str, extra: dict | None) -> None:
@@ -693,6 +697,173 @@ def current(target: str | os.PathLike) -> Path:
     return _version_of(target) or target
 
 
+class Pin:
+    """A version folder held for reading: no publish removes it while the pin is open (see :func:`pin`).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The folder the pin holds: a version folder ``NAME.vN``, or the folder itself when the output
+        is not versioned (then nothing is locked).
+    target : pathlib.Path
+        What was pinned, as given.
+    version : int or None
+        The ``N`` of ``NAME.vN``; None for a folder that is not versioned.
+    closed : bool
+        Whether :meth:`close` was called.
+    """
+
+    def __init__(self, target: Path, path: Path, fd: int | None):
+        self.target, self.path, self._fd = target, path, fd
+        m = _VERSION.search(path.name)
+        self.version: int | None = int(m.group(1)) if m and fd is not None else None
+        self.closed = False
+
+    def close(self) -> None:
+        """Release the pin (idempotent); a later publish of the output may then remove the folder."""
+        fd, self._fd, self.closed = self._fd, None, True
+        if fd is not None:
+            os.close(fd)  # drops the shared lock
+
+    def __enter__(self) -> "Pin":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a pin dropped without close() still releases its folder
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"Pin({str(self.path)!r}{', closed' if self.closed else ''})"
+
+
+def _is_version_folder(p: Path) -> bool:
+    """Whether ``p`` is a version folder ``NAME.vN`` of a versioned output (``NAME`` beside it is our pointer)."""
+    m = _VERSION.search(p.name)
+    if not m or not p.is_dir() or p.is_symlink():
+        return False
+    return _version_of(p.with_name(p.name[:m.start()])) is not None
+
+
+def pin(target: str | os.PathLike) -> Pin:
+    """Hold the version of ``target`` that is current now, for reading, until the pin is closed.
+
+    For a versioned output (``NAME -> NAME.vN``) the link is resolved now and a shared ``flock``
+    is taken on the version folder itself (an open descriptor of the folder; no file is written):
+    :func:`atomic_dir` publishing new versions then leaves that folder in place, whichever process
+    holds the pin, and the first publish after the pin is closed removes it. A version folder
+    named directly (``NAME.vN``) is pinned the same way. Any other folder (not versioned, written
+    before versions existed) is returned as it is, with no lock: nothing of legalir's removes it
+    while it is read.
+
+    Parameters
+    ----------
+    target : str or PathLike
+        An output folder: the pointer ``NAME`` of a versioned output, one of its version folders,
+        or a plain folder.
+
+    Returns
+    -------
+    Pin
+        ``.path`` is the folder to read (open files and searchers on it, not on ``target``, so that
+        every read sees this version); ``.close()`` releases it; also a context manager.
+
+    Raises
+    ------
+    OutputError
+        When ``target`` does not exist (or its pointer designates no folder).
+
+    Examples
+    --------
+    >>> with atomic.pin("indexes/acord/bm25") as p:     # doctest: +SKIP
+    ...     searcher = BM25(p.path)
+    """
+    target = Path(target)
+    for _ in range(100):
+        path = _version_of(target)
+        if path is None:
+            if not _is_version_folder(target):
+                if not target.is_dir():
+                    raise OutputError(f"{target}: no such folder")
+                return Pin(target, target, None)
+            path = target
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            if path == target:
+                raise OutputError(f"{target}: no such folder") from None
+            if _version_of(target) == path:
+                raise OutputError(f"{target}: points to {path.name}, which does not exist") from None
+            continue  # removed by a publish between reading the link and opening: read the link again
+        try:
+            # waits only while a publish holds the folder exclusively: checking for pins, or removing it
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            st = os.fstat(fd)
+            same = st.st_nlink > 0 and os.stat(path).st_ino == st.st_ino
+        except FileNotFoundError:
+            same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            return Pin(target, path, fd)
+        os.close(fd)  # removed before our lock: read the link again
+        if path == target:
+            raise OutputError(f"{target}: no such folder")
+    raise OutputError(f"{target}: its version changes faster than it can be pinned")  # pragma: no cover
+
+
+def pinned(folder: str | os.PathLike) -> bool:
+    """Whether a reader holds ``folder`` (a version folder) with :func:`pin` now, in any process.
+
+    Parameters
+    ----------
+    folder : str or PathLike
+        A version folder ``NAME.vN``.
+
+    Returns
+    -------
+    bool
+        False too for a folder that does not exist.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _remove_unpinned(p: Path) -> bool:
+    """Remove the version folder ``p`` unless it is pinned (then it stays, for a later publish); whether removed.
+
+    The exclusive lock is held while removing, so a reader pinning it meanwhile waits, then sees it gone.
+    """
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        _remove(p)
+        return True
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            return False
+        _remove(p)
+        return True
+    finally:
+        os.close(fd)
+
+
 def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
     previous = _version_of(target)
     existing = versions(target)
@@ -712,10 +883,11 @@ def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
             link = link.with_name(link.name + "-old")
         _remove(link)
     _fsync_dir(target.parent)
-    # keep the version just replaced (a search may have opened it), remove the older ones we wrote
+    # keep the version just replaced (a search may have opened it) and pinned ones (a reader holds them),
+    # remove the other older ones we wrote
     for p in existing:
         if p != previous and (read_marker(p) or {}).get("kind") == kind:
-            _remove(p)
+            _remove_unpinned(p)
 
 
 @contextlib.contextmanager

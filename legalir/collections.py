@@ -28,7 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 from collections.abc import ItemsView, ValuesView
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 
 from tqdm import tqdm
 
@@ -447,6 +447,8 @@ class Corpus(Mapping):
         self.dirs = corpus_dirs(self.root)
         self.partition_field: str | None = self.manifest.get("partition_field")
         self._offsets: dict[str, dict[str, int]] = {}
+        self._identity: dict[str, tuple] = {}  # partition -> the file its offsets were read from
+        self._epoch = 0  # times the collection was found written anew
         self._lock = threading.Lock()
 
     @property
@@ -457,37 +459,74 @@ class Corpus(Mapping):
     def _file(self, key: str) -> Path:
         return self.dirs[key] / "docs.jsonl"
 
-    def _offsets_of(self, key: str) -> dict[str, int]:
+    @staticmethod
+    def _identity_of(st: os.stat_result) -> tuple:
+        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+    def _offsets_of(self, key: str, f: BinaryIO | None = None) -> dict[str, int]:
+        """The id -> offset table of partition ``key``'s file; with ``f`` (that file, open), the table of
+        that very file: read again when the file was replaced since (the collection written anew)."""
         table = self._offsets.get(key)
-        if table is not None:
+        now = self._identity_of(os.fstat(f.fileno())) if f is not None else None
+        if table is not None and (now is None or self._identity.get(key) == now):
             return table
         with self._lock:
-            if key not in self._offsets:
+            if key not in self._offsets or (now is not None and self._identity.get(key) != now):
                 table = {}
                 offset = 0
-                with open(self._file(key), "rb") as f:
-                    for line in f:
+                with open(self._file(key), "rb") if f is None else open(os.dup(f.fileno()), "rb") as g:
+                    g.seek(0)
+                    identity = self._identity_of(os.fstat(g.fileno()))
+                    for line in g:
                         if line.strip():
                             table.setdefault(str(json.loads(line)["id"]), offset)
                         offset += len(line)
-                self._offsets[key] = table
+                self._offsets[key], self._identity[key] = table, identity
             return self._offsets[key]
+
+    def _reread(self) -> None:
+        """The collection was written anew (``legalir convert`` again): its manifest and partitions again."""
+        with self._lock:
+            self.manifest = read_manifest(self.root)
+            self.dirs = corpus_dirs(self.root)
+            self.partition_field = self.manifest.get("partition_field")
+            self._offsets, self._identity = {}, {}
+            self._epoch += 1
 
     def record(self, docid: str, partition: str | None = None) -> dict | None:
         """The record of ``docid``, or ``None``; ``partition`` narrows the lookup to one partition.
 
-        A record from a partitioned collection carries its partition key as ``_partition``.
+        A record from a partitioned collection carries its partition key as ``_partition``. A
+        collection written anew while it is open (``legalir convert`` again) is read anew.
         """
+        epoch = self._epoch
+        rec = self._lookup(docid, partition)
+        if rec is None and self._epoch != epoch:  # written anew meanwhile: look in its partitions now
+            rec = self._lookup(docid, partition)
+        return rec
+
+    def _lookup(self, docid: str, partition: str | None) -> dict | None:
         keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
         for key in keys:
-            offset = self._offsets_of(key).get(docid)
-            if offset is not None:
-                with open(self._file(key), "rb") as f:
-                    f.seek(offset)
-                    rec = json.loads(f.readline())
-                if key:
-                    rec.setdefault("_partition", key)
-                return rec
+            try:
+                f = open(self._file(key), "rb")
+            except FileNotFoundError:  # the collection was written anew, with other partitions
+                self._reread()
+                if key not in self.dirs:
+                    continue
+                f = open(self._file(key), "rb")
+            with f:
+                known = self._identity.get(key)
+                if known is not None and known != self._identity_of(os.fstat(f.fileno())):
+                    self._reread()  # written anew: its manifest (counts, partitions) too
+                offset = self._offsets_of(key, f).get(docid)  # the offsets of this very file
+                if offset is None:
+                    continue
+                f.seek(offset)
+                rec = json.loads(f.readline())
+            if key:
+                rec.setdefault("_partition", key)
+            return rec
         return None
 
     def warm(self) -> None:

@@ -64,3 +64,32 @@ def test_unknown_topic_set_lists_known_ones(sample_collection):
     with pytest.raises(collections.CollectionError, match="known: .*test"):
         collections.topics_path(sample_collection, "dev")
     assert collections.qrels_path(sample_collection, "test.long").name == "test.txt"
+
+
+def test_an_open_corpus_reads_a_collection_written_anew(tmp_path):
+    """A long-lived reader (`legalir serve`'s documents) of a collection converted again in place: lookups
+    read the new files (their own offsets), never a line of the old file's offsets in the new one."""
+    from conftest import Jurisdictions
+
+    class Changed(Jurisdictions):
+        def documents(self):
+            for d in super().documents():
+                if d.id == "al-0":
+                    continue  # deleted
+                if d.id == "ne-1":
+                    d = Document(d.id, "a much longer text than before, so every offset after it moves " * 3,
+                                 d.fields)
+                yield d
+            yield Document("ut-0", "utah, a new jurisdiction", {"state": "utah"})
+
+    collections.write(Jurisdictions(tmp_path), tmp_path / "c", quiet=True)
+    corpus = collections.Corpus(tmp_path / "c")
+    corpus.warm()
+    assert corpus.record("ne-2")["contents"].endswith("new york rule 2") and len(corpus) == 9
+    collections.write(Changed(tmp_path), tmp_path / "c", quiet=True)
+    assert corpus.record("ut-0")["contents"] == "utah, a new jurisdiction"  # a partition it did not have
+    assert corpus.record("al-0") is None
+    assert corpus.record("ne-1")["contents"].startswith("a much longer text")
+    assert corpus.record("ne-2")["contents"].endswith("new york rule 2")
+    assert corpus.record("ut-0", "utah")["contents"] == "utah, a new jurisdiction"
+    assert corpus.partitions == ["alaska", "new_york", "ohio", "utah"] and len(corpus) == 9

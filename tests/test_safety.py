@@ -180,6 +180,99 @@ def test_rebuilds_switch_versions_and_open_searchers_keep_theirs(colls, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "idx.v3", "idx.v4"]  # current + previous
 
 
+def _publish(target: Path, text: str) -> None:
+    with atomic.atomic_dir(target, "pin-test", versioned=True) as d:
+        (d / "f").write_text(text)
+
+
+PINNER = textwrap.dedent("""
+    import sys
+    from legalir import atomic
+    p = atomic.pin(sys.argv[1])
+    print(p.path.name, flush=True)
+    sys.stdin.read()  # held until the test closes our stdin
+    p.close()
+""")
+
+
+def test_a_pinned_version_survives_publishes_until_unpinned(tmp_path):
+    """A reader's pin (a shared flock on the version folder) keeps that version through any number of
+    publishes; the first publish after it is released removes it. From another process too."""
+    out = tmp_path / "out"
+    _publish(out, "1")
+    pin = atomic.pin(out)
+    assert pin.path == tmp_path / "out.v1" and pin.version == 1 and atomic.pinned(pin.path)
+    for n in (2, 3, 4):
+        _publish(out, str(n))
+    # v1 pinned, v3 the previous one (always kept); v2 neither
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.v1", "out.v3", "out.v4"]
+    assert (pin.path / "f").read_text() == "1"
+    pin.close()
+    pin.close()  # idempotent
+    assert not atomic.pinned(tmp_path / "out.v1")
+    _publish(out, "5")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.v4", "out.v5"]
+
+    # a pin held by another process
+    holder = subprocess.Popen([sys.executable, "-c", PINNER, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "out.v5"
+        for n in (6, 7, 8):
+            _publish(out, str(n))
+        assert (tmp_path / "out.v5" / "f").read_text() == "5"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.v5", "out.v7", "out.v8"]
+    finally:
+        holder.communicate("", timeout=WAIT_S)
+    assert holder.returncode == 0
+    _publish(out, "9")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.v8", "out.v9"]
+
+    # a version folder named directly is pinned too; a plain folder is read as it is, nothing locked
+    with atomic.pin(tmp_path / "out.v9") as direct:
+        assert direct.path == tmp_path / "out.v9" and atomic.pinned(direct.path)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with atomic.pin(plain) as p:
+        assert p.path == plain and p.version is None and not atomic.pinned(plain)
+    with pytest.raises(atomic.OutputError, match="no such folder"):
+        atomic.pin(tmp_path / "missing")
+
+
+def test_pins_race_publishes(tmp_path):
+    """Threads pinning while versions are published and removed: every pin holds a complete version
+    that stays readable until released, never a folder being removed."""
+    import threading
+
+    out = tmp_path / "out"
+    _publish(out, "1")
+    stop, bad = threading.Event(), []
+
+    def reader():
+        while not stop.is_set():
+            with atomic.pin(out) as p:
+                text = (p.path / "f").read_text()
+                if p.path.name != f"out.v{text}":
+                    bad.append((p.path.name, text))
+                time.sleep(0.001)
+                if (p.path / "f").read_text() != text:
+                    bad.append((p.path.name, "changed"))
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for n in range(2, 60):
+            _publish(out, str(n))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not bad
+    _publish(out, "60")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.v59", "out.v60"]
+
+
 def test_partial_partition_build_keeps_the_other_partitions(colls, tmp_path):
     idx = tmp_path / "idx"
     sparse.build(colls["pa"], idx, threads=1, quiet=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from legalir.serve.config import DEFAULT_MAX_BODY
+from legalir.serve.config import DEFAULT_MAX_BODY, DEFAULT_RELOAD_INTERVAL
 
 
 def served_options(fn):
@@ -36,6 +36,12 @@ def served_options(fn):
         click.option("--judged-only/--all-documents", "judged_only", default=None,
                      help="Score runs judged-only (trec_eval -J) or not [default: the dataset's protocol]."),
         click.option("--device", default=None, help="torch device of dense query encoders [default: cuda if present]."),
+        click.option("--reload-interval", "reload_interval", type=click.FloatRange(min=0),
+                     default=DEFAULT_RELOAD_INTERVAL, show_default=True, metavar="SECONDS",
+                     help="Every SECONDS, look whether `legalir index` (or `index update`) published a new version "
+                          "of a served index, and serve it once it is open (searches under way finish on the old "
+                          "one); 0: never reload. Only for indexes given as the link legalir publishes "
+                          "(INDEX -> INDEX.vN), not for plain folders."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -71,8 +77,8 @@ def served_options(fn):
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
               show_default=True, help="uvicorn's log level (legalir's own JSON access log goes to stderr unless "
                                       "--quiet).")
-def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, host, port, workers,
-          api_keys, insecure_no_auth, allowed, rate_limit, max_body, max_queue, mcp, log_level):
+def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, reload_interval, host,
+          port, workers, api_keys, insecure_no_auth, allowed, rate_limit, max_body, max_queue, mcp, log_level):
     """Serve indexes, documents and runs over HTTP: a JSON API (/docs), a web page (/) and MCP tools (/mcp).
 
     \b
@@ -84,14 +90,16 @@ def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judg
     app.serve(indexes, collections_, runs, qrels, config_file, host=host, port=port, workers=workers,
               log_level=log_level, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
               rate_limit=rate_limit, max_body=max_body, max_queue=max_queue, mcp=mcp, lucene_threads=workers,
-              k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device)
+              k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device,
+              reload_interval=reload_interval)
 
 
 @click.command()
 @served_options
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="Worker threads (and Lucene batch threads) for tool calls.")
-def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, workers):
+def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, reload_interval,
+        workers):
     """Serve indexes, documents and runs as MCP tools over stdio, for desktop agents (Claude Desktop, ...).
 
     Tools: list_indexes, search, get_document, evaluate, fuse. The same options as `legalir serve` say what
@@ -104,7 +112,8 @@ def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged
     from legalir.serve import mcpserver
 
     mcpserver.run_stdio(indexes, collections_, runs, qrels, config_file, workers=workers, lucene_threads=workers,
-                        k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device)
+                        k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device,
+                        reload_interval=reload_interval)
 
 
 COMMANDS = [serve, mcp]

@@ -162,7 +162,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     """
     pool = workers or Workers()
     policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
-    metrics = guard.Metrics(index_versions=engine.index_versions(), version=__version__)
+    metrics = guard.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
     mcp_manager = None
     if mcp:
         from legalir.serve import mcpserver
@@ -172,8 +172,10 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @asynccontextmanager
     async def lifespan(app):
+        engine.start_reloading()  # new versions of the indexes are served as they are published
         async with (mcp_manager.run() if mcp_manager is not None else _nothing()):
             yield
+        engine.stop_reloading()
         pool.shutdown()
         engine.close()
 
@@ -249,12 +251,13 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     async def health():
         return engine.health()
 
-    @app.get("/metrics", summary="Prometheus metrics (text format): requests, latencies, errors, index versions",
+    @app.get("/metrics", summary="Prometheus metrics (text format): requests, latencies, errors, index versions "
+                                 "served and reloads",
              response_class=PlainTextResponse)
     async def metrics_():
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    @app.get("/indexes", summary="Indexes: methods, partitions, collection")
+    @app.get("/indexes", summary="Indexes: methods, partitions, collection, version served")
     async def indexes():
         return engine.list_indexes()
 

@@ -29,6 +29,7 @@ path is checked here, before the server starts.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ from legalir.errors import LegalirError
 
 #: default request body limit (bytes) of `legalir serve`: a /search/batch of 1,000 queries of ~4,000 characters
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+#: seconds between two looks at the links of versioned indexes (`legalir serve --reload-interval`; 0: never)
+DEFAULT_RELOAD_INTERVAL = 1.0
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -74,7 +77,22 @@ def check_name(name: str, where: str) -> str:
     return name
 
 
-def _path(value: Any, where: str, base: Path | None, *, is_dir: bool) -> Path:
+def served_index_path(p: Path) -> Path:
+    """``p`` as `legalir serve` keeps an index folder: resolved (links followed), except that a versioned
+    index's pointer (``NAME -> NAME.vN``, :mod:`legalir.atomic`) stays the pointer, so the server can
+    see new versions published there (a user's own link to it is followed up to it)."""
+    from legalir import atomic
+
+    p = Path(os.path.abspath(p))
+    for _ in range(40):  # links to links, as the kernel follows them
+        p = Path(os.path.realpath(p.parent)) / p.name
+        if not p.is_symlink() or atomic.current(p) != p:
+            break
+        p = Path(os.path.abspath(p.parent / os.readlink(p)))
+    return p if p.is_symlink() and atomic.current(p) != p else p.resolve()
+
+
+def _path(value: Any, where: str, base: Path | None, *, is_dir: bool, index: bool = False) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: expected a path, got {value!r}")
     p = Path(value).expanduser()
@@ -86,7 +104,7 @@ def _path(value: Any, where: str, base: Path | None, *, is_dir: bool) -> Path:
         raise ConfigError(f"{where}: {p} is not a folder")
     if not is_dir and not p.is_file():
         raise ConfigError(f"{where}: {p} is not a file")
-    return p.resolve()
+    return served_index_path(p) if index else p.resolve()
 
 
 def split_pair(value: str, flag: str) -> tuple[str, str]:
@@ -108,7 +126,7 @@ def from_options(cfg: Config, indexes: Iterable[str] = (), collections: Iterable
     """Add the command line's NAME=PATH values to ``cfg``."""
     for v in indexes:
         name, p = split_pair(v, "--index")
-        cfg.indexes.setdefault(name, []).append(_path(p, f"--index {v}", None, is_dir=True))
+        cfg.indexes.setdefault(name, []).append(_path(p, f"--index {v}", None, is_dir=True, index=True))
     for v in collections:
         name, p = split_pair(v, "--collection")
         _add(cfg.collections, name, _path(p, f"--collection {v}", None, is_dir=True), f"--collection {v}")
@@ -172,7 +190,7 @@ def from_file(path: str | Path) -> Config:
         where = f"{path}: [index] {name}"
         check_name(name, where)
         values = v if isinstance(v, list) else [v]
-        cfg.indexes[name] = [_path(x, where, base, is_dir=True) for x in values]
+        cfg.indexes[name] = [_path(x, where, base, is_dir=True, index=True) for x in values]
     for name, v in _table(data, "collection", path).items():
         cfg.collections[check_name(name, f"{path}: [collection]")] = _path(v, f"{path}: [collection] {name}",
                                                                             base, is_dir=True)

@@ -32,22 +32,41 @@ Concurrency (measured with ``scripts/bench_serve.py``):
   cores inside one call anyway. Dense search runs beside Lucene searches.
 * Worker threads are attached to the JVM when they first call Java, and
   detached when the server stops (:class:`legalir.serve.app.Workers`).
+
+Live index updates: an index given as the link `legalir index` (or `legalir
+index update`) publishes, ``INDEX -> INDEX.vN``, is served one
+:class:`Snapshot` at a time: its version folders pinned
+(:func:`legalir.atomic.pin`), its Lucene searchers open on them, the
+documents changed since its build. A thread (:meth:`Engine.start_reloading`)
+reads the links every ``reload_interval`` seconds; when one changed, the new
+version is opened completely and made current in one assignment. A request
+takes the current snapshot once (:meth:`IndexEntry.acquire`) and uses it for
+everything it does, so searches under way finish on the old version and no
+answer mixes two; the old snapshot is closed (searchers closed, pins
+released) when its last request ends, and the next publish removes its
+folder. A version that cannot be opened is logged and skipped: the old one
+goes on being served.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
+import json
+import math
+import os
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
 from legalir.index import collection_of
 from legalir.evaluate.judged import is_judged
-from legalir.serve.config import Config, ConfigError, RunSpec
+from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.trec import Topic
 
 _log = log.get(__name__)
@@ -78,6 +97,10 @@ class BadRequest(ServeError):
 
 class NotFound(ServeError):
     status = 404
+
+
+class Unavailable(ServeError):
+    status = 503
 
 
 # ------------------------------------------------------------------ text helpers
@@ -233,11 +256,227 @@ def _kind(path: Path) -> tuple[str, list[str]]:
         raise ConfigError(str(e)) from None
 
 
+def _version_label(pin) -> str:
+    """The N of a pinned ``INDEX.vN`` folder, "-" for an index that is not versioned."""
+    return str(pin.version) if pin.version is not None else "-"
+
+
+class Snapshot:
+    """One version of an :class:`IndexEntry`'s indexes, open: all a request searches and shows.
+
+    Made whole before it is served (:meth:`IndexEntry.open_snapshot`): each index's version folder
+    pinned (:func:`legalir.atomic.pin`: no rebuild removes it while the snapshot lives), the Lucene
+    searcher of every partition opened on that folder (never on the link), the documents changed
+    since the build read (:func:`legalir.index.update.changed_documents`). FAISS retrievers are
+    loaded on first use, from the pinned folder. A request takes one snapshot
+    (:meth:`IndexEntry.acquire`) and does everything with it: every partition, both legs of a
+    hybrid search, the hits' display; so an answer never mixes two versions.
+
+    Attributes
+    ----------
+    pair : legalir.index.IndexPair
+        The version folders (``pair.sparse``, ``pair.dense``), their partitions and methods.
+    versions : dict
+        ``{"bm25"|"dense": N}``: the N of each ``INDEX.vN`` folder, "-" when not versioned.
+    changed : dict
+        ``{docid: record or None}``: documents added or replaced (their record as indexed) or
+        deleted (None) since the build, from the version folders' ``legalir-updates.jsonl`` (the
+        Lucene index's record where a Lucene and a FAISS index both name a document; `legalir
+        index update` updates the two together, so they agree).
+    """
+
+    def __init__(self, entry: "IndexEntry", pins: dict[str, Any]):
+        from legalir.index import IndexPair, NotAnIndex
+
+        self.entry = entry
+        self.pins = pins
+        try:
+            self.pair = IndexPair([p.path for p in pins.values()])
+        except NotAnIndex as e:
+            raise ConfigError(f"index {entry.name}: {e}") from None
+        if {k for k in ("sparse", "dense") if getattr(self.pair, k)} != set(pins):
+            raise ConfigError(f"index {entry.name}: {', '.join(str(p.path) for p in pins.values())} no longer "
+                              f"hold(s) the kinds of index served under this name")
+        #: ``{kind: version folder}``, resolved (as :meth:`IndexEntry.current_targets` reads the links)
+        self.targets = {kind: os.path.realpath(p.path) for kind, p in pins.items()}
+        self.versions = {("bm25" if kind == "sparse" else "dense"): _version_label(p) for kind, p in pins.items()}
+        self.changed: dict[str, dict | None] = {}
+        self.refs = 0          # requests using it now (IndexEntry's lock guards it)
+        self.retired = False   # no longer the entry's current snapshot: closed when the last request ends
+        self.closed = False
+        self._bm25: dict[str, Any] = {}
+        self._getters: dict[str, Any] = {}
+        self._dense: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    # ---- what the version holds
+    @property
+    def sparse(self) -> Path | None:
+        return self.pair.sparse
+
+    @property
+    def dense(self) -> Path | None:
+        return self.pair.dense
+
+    @property
+    def sparse_parts(self) -> list[str]:
+        return self.pair.sparse_parts
+
+    @property
+    def dense_parts(self) -> list[str]:
+        return self.pair.dense_parts
+
+    @property
+    def partitions(self) -> list[str]:
+        return self.pair.partitions
+
+    @property
+    def partitioned(self) -> bool:
+        return bool(self.pair.sparse_parts or self.pair.dense_parts)
+
+    def open(self, dense_keys: Iterable[str] = ()) -> "Snapshot":
+        """Open everything a request would wait for: every Lucene searcher (through :data:`LUCENE`), the
+        changed documents, and the FAISS retrievers of ``dense_keys``; on any error, close what was opened."""
+        from legalir.index.update import changed_documents
+
+        try:
+            for key in (self.sparse_parts or [""]) if self.sparse else []:
+                LUCENE.call(self._open_bm25, key)
+            for path in (self.sparse, self.dense):
+                if path is not None:
+                    for docid, rec in changed_documents(path).items():
+                        self.changed.setdefault(docid, rec)  # the Lucene index's own first
+            for key in dense_keys:
+                self.dense_retriever(key)
+        except BaseException:
+            self.close()
+            raise
+        for key in (self.sparse_parts or [""]) if self.sparse else []:
+            self._getters[key] = functools.partial(self.bm25, key)  # one per partition: the gate groups by it
+        return self
+
+    def _open_bm25(self, key: str) -> None:
+        from legalir.search import lucene
+
+        e = self.entry
+        searcher = lucene.BM25(self.sparse / key if key else self.sparse, k1=e.k1, b=e.b, threads=e.lucene_threads)
+        self._bm25[key] = searcher
+        searcher.index.searcher()  # Anserini's searcher too, now: a broken version fails here, not in a request
+
+    def bm25(self, key: str):
+        """The searcher of partition ``key``; call with the JVM lock held (see :class:`LuceneGate`)."""
+        return self._bm25[key]
+
+    def dense_retriever(self, key: str):
+        """The FAISS retriever of partition ``key`` ('' when not partitioned), loaded on first use."""
+        from legalir.search import dense as dense_search
+
+        found = self._dense.get(key)
+        if found is None:
+            enc = self.entry.encoder(self.dense)
+            with self._lock:
+                found = self._dense.get(key)
+                if found is None:
+                    # resident: a sharded index keeps its shards loaded (every request searches them
+                    # all; reading them again per request would cost more than the search)
+                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc, resident=True)
+                    self._dense[key] = found
+        return found
+
+    def dense_loaded(self) -> list[str]:
+        """Partitions whose FAISS retriever is loaded (a new version loads the same ones before it is served)."""
+        return sorted(self._dense)
+
+    # ---- routing, search, documents
+    def route(self, partition: str | None, method: str) -> str:
+        """The partition key a request goes to ('' for an index that is not partitioned)."""
+        name = self.entry.name
+        if not self.partitioned:
+            if partition not in (None, ""):
+                raise BadRequest(f"index {name!r} is not partitioned; leave out partition")
+            return ""
+        if partition in (None, ""):
+            raise BadRequest(f"index {name!r} holds one index per {self.entry.partition_field or 'partition'}: "
+                             f"give partition=, one of: {', '.join(self.partitions)}")
+        try:
+            key = collections.partition_key(partition)
+        except LegalirError:
+            key = None
+        have = {"bm25": self.sparse_parts, "dense": self.dense_parts,
+                "hybrid": sorted(set(self.sparse_parts) & set(self.dense_parts))}[method]
+        if key not in have:
+            raise NotFound(f"index {name!r} has no partition {partition!r} for {method}; known: "
+                           f"{', '.join(have)}")
+        return key
+
+    def search(self, method: str, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
+        """``method`` ("bm25", "dense", "hybrid") over partition ``key`` of this version."""
+        from legalir.search import fusion
+
+        if method == "bm25":
+            return LUCENE.search(self._getters[key], topics, k)
+        lock = self.entry.dense_lock
+        if method == "dense":
+            retriever = self.dense_retriever(key)
+            with lock:
+                return retriever.search(topics, k)
+        depth = max(k, fusion.HYBRID_DEPTH)
+        sparse_run = LUCENE.search(self._getters[key], topics, depth)
+        retriever = self.dense_retriever(key)
+        with lock:
+            dense_run = retriever.search(topics, depth)
+        fused = fusion.rrf([sparse_run, dense_run])
+        return {q: fused.get(q, {}) for q in topics}
+
+    def record(self, docid: str, key: str = "") -> dict | None:
+        """The record of ``docid`` as this version holds it: a changed document's from the version
+        (None when deleted: never the collection's stale text), any other from the collection."""
+        if docid in self.changed:
+            rec = self.changed[docid]
+            if rec is None:
+                return None
+            if not key or rec.get("_partition") in ("", None, key):
+                rec = dict(rec)
+                if not rec.get("_partition"):
+                    rec.pop("_partition", None)
+                return rec
+        store = self.entry.collection
+        return store.get(docid, key or None) if store is not None else None
+
+    # ---- lifetime
+    def close(self) -> None:
+        """Close the Lucene searchers (through :data:`LUCENE`) and release the pins (idempotent)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            searchers, self._bm25, self._dense = list(self._bm25.values()), {}, {}
+        for searcher in searchers:
+            try:
+                LUCENE.call(searcher.close)
+            except Exception as e:  # pragma: no cover - a searcher that cannot close still lets the pins go
+                _log.warning(f"index {self.entry.name}: closing {searcher.index_dir}: {e}")
+        for p in self.pins.values():
+            p.close()
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.entry.name!r}, {self.versions})"
+
+
 class IndexEntry:
-    """One exposed name: a Lucene index, a FAISS index, or both (bm25, dense and hybrid)."""
+    """One exposed name: a Lucene index, a FAISS index, or both (bm25, dense and hybrid).
+
+    It serves one :class:`Snapshot` at a time. An index given as the link that `legalir index`
+    publishes (``INDEX -> INDEX.vN``) is watched: :meth:`reload` (called every
+    ``--reload-interval`` seconds by :class:`Engine`) opens a new version completely, then makes it
+    current in one assignment; requests under way finish on the snapshot they took, which is closed
+    when the last of them ends. An index given as a plain folder (or a version folder itself) is
+    served as it is.
+    """
 
     def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
                  lucene_threads: int = 1):
+        from legalir import atomic
         from legalir.index import IndexPair, NotAnIndex
 
         self.name = name
@@ -245,22 +484,44 @@ class IndexEntry:
             pair = self.pair = IndexPair(dirs)
         except NotAnIndex as e:
             raise ConfigError(f"--index {name}: {e}") from None
+        #: the folders as given (a versioned index: its link)
         self.sparse, self.dense = pair.sparse, pair.dense
-        self.sparse_parts, self.dense_parts = pair.sparse_parts, pair.dense_parts
-        self.partitioned = bool(self.sparse_parts or self.dense_parts)
-        self.partitions = pair.partitions
+        self.links: dict[str, Path] = {k: p for k, p in (("sparse", pair.sparse), ("dense", pair.dense)) if p}
+        #: the links watched for new versions (plain folders have none)
+        self.watched: dict[str, Path] = {k: p for k, p in self.links.items() if atomic.current(p) != p}
         self.methods = pair.methods
         self.k1, self.b = k1, b
         self.lucene_threads = max(1, lucene_threads)
         self.device = device
         self.collection: DocStore | None = None
         self.partition_field: str | None = None
-        self._shared: dict[str, Any] = {}
-        self._getters: dict[str, Any] = {}
-        self._dense: dict[str, Any] = {}
-        self._encoder = None
+        self.dense_lock = threading.Lock()  # a tokenizer must not be called from two threads at once
+        self.reloads = 0          # new versions served since start
+        self.reload_failures = 0  # new versions that could not be opened
+        self._current: Snapshot | None = None
+        self._swap = threading.Lock()      # guards _current and every snapshot's refs / retired
+        self._opening = threading.Lock()   # one snapshot opened at a time (first use, reloads, close)
+        self._failed: dict[str, str] | None = None  # the link targets that failed to open last
+        self._encoders: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._dense_lock = threading.Lock()
+        self._closed = False
+
+    # ---- what is served (the current version's)
+    @property
+    def sparse_parts(self) -> list[str]:
+        return self.pair.sparse_parts
+
+    @property
+    def dense_parts(self) -> list[str]:
+        return self.pair.dense_parts
+
+    @property
+    def partitions(self) -> list[str]:
+        return self.pair.partitions
+
+    @property
+    def partitioned(self) -> bool:
+        return bool(self.pair.sparse_parts or self.pair.dense_parts)
 
     def recorded_collection(self) -> Path | None:
         for kind in ("sparse", "dense"):
@@ -271,108 +532,191 @@ class IndexEntry:
                     return found
         return None
 
+    def versions(self) -> dict[str, str]:
+        """``{"bm25"|"dense": N}`` of the version served now (of the links now, before the first request)."""
+        snap = self._current
+        if snap is not None:
+            return dict(snap.versions)
+        out = {}
+        for kind, path in self.links.items():
+            m = re.search(r"\.v(\d+)$", Path(os.path.realpath(path)).name)
+            out["bm25" if kind == "sparse" else "dense"] = m.group(1) if m else "-"
+        return out
+
     def info(self) -> dict:
         return {"name": self.name, "methods": self.methods, "default_method": self.methods[0],
                 "partitioned": self.partitioned, "partition_field": self.partition_field,
                 "partitions": self.partitions,
                 "collection": self.collection.name if self.collection else None,
-                "bm25": {"k1": self.k1, "b": self.b} if self.sparse else None}
+                "bm25": {"k1": self.k1, "b": self.b} if self.sparse else None,
+                "versions": self.versions(), "reloads": self.reloads if self.watched else None}
 
-    # ---- searchers
-    def bm25(self, key: str):
-        """The shared searcher of partition ``key``; call with the JVM lock held (see :class:`LuceneGate`)."""
-        from legalir.search import lucene
+    # ---- snapshots
+    def open_snapshot(self, dense_keys: Iterable[str] = ()) -> Snapshot:
+        """A new :class:`Snapshot` of the versions the links designate now, opened completely.
 
-        found = self._shared.get(key)
-        if found is None:
-            found = lucene.BM25(self.sparse / key if key else self.sparse, k1=self.k1, b=self.b,
-                                threads=self.lucene_threads)
-            self._shared[key] = found
-        return found
+        Raises whatever opening raises (a half-written or broken folder); nothing stays open then.
+        """
+        from legalir import atomic
 
-    def _bm25_search(self, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
-        getter = self._getters.get(key)
-        if getter is None:  # one getter per partition: the gate groups queued searches by it
-            getter = self._getters.setdefault(key, lambda: self.bm25(key))
-        return LUCENE.search(getter, topics, k)
-
-    def encoder(self):
-        from legalir.search import dense as dense_search
-
-        if self._encoder is None:
-            with self._lock:
-                if self._encoder is None:
-                    self._encoder = dense_search.load_encoder(self.dense, device=self.device)
-        return self._encoder
-
-    def dense_retriever(self, key: str):
-        from legalir.search import dense as dense_search
-
-        found = self._dense.get(key)
-        if found is None:
-            enc = self.encoder()
-            with self._lock:
-                found = self._dense.get(key)
-                if found is None:
-                    # resident: a sharded index keeps its shards loaded (every request searches them
-                    # all; reading them again per request would cost more than the search)
-                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc, resident=True)
-                    self._dense[key] = found
-        return found
-
-    def warm(self) -> None:
-        """Load what requests would wait for: every Lucene searcher (memory-mapped, cheap), the
-        encoder (torch) with one FAISS index, the collection's id -> offset tables."""
-        key = self.partitions[0] if self.partitioned else ""
-        for part in (self.sparse_parts or [""]) if self.sparse else []:
-            LUCENE.call(self.bm25, part)
-        if self.collection is not None:
-            self.collection.warm()
-        if self.dense:
-            self.dense_retriever(key if key in self.dense_parts or not self.partitioned else self.dense_parts[0])
-
-    def close(self) -> None:
-        for searcher in self._shared.values():
-            LUCENE.call(searcher.close)
-        self._shared.clear()
-
-    # ---- routing and search
-    def route(self, partition: str | None, method: str) -> str:
-        """The partition key a request goes to ('' for an index that is not partitioned)."""
-        if not self.partitioned:
-            if partition not in (None, ""):
-                raise BadRequest(f"index {self.name!r} is not partitioned; leave out partition")
-            return ""
-        if partition in (None, ""):
-            raise BadRequest(f"index {self.name!r} holds one index per {self.partition_field or 'partition'}: "
-                             f"give partition=, one of: {', '.join(self.partitions)}")
+        pins: dict[str, Any] = {}
         try:
-            key = collections.partition_key(partition)
-        except LegalirError:
-            key = None
-        have = {"bm25": self.sparse_parts, "dense": self.dense_parts,
-                "hybrid": sorted(set(self.sparse_parts) & set(self.dense_parts))}[method]
-        if key not in have:
-            raise NotFound(f"index {self.name!r} has no partition {partition!r} for {method}; known: "
-                           f"{', '.join(have)}")
-        return key
+            for kind, path in self.links.items():
+                pins[kind] = atomic.pin(path)
+            snap = Snapshot(self, pins)
+        except BaseException:
+            for p in pins.values():
+                p.close()
+            raise
+        return snap.open(dense_keys)
+
+    @contextlib.contextmanager
+    def acquire(self) -> Iterator[Snapshot]:
+        """The current snapshot, held for the block: a reload meanwhile does not close it.
+
+        Yields
+        ------
+        Snapshot
+        """
+        snap = self._take()
+        try:
+            yield snap
+        finally:
+            self._release(snap)
+
+    def _take(self) -> Snapshot:
+        while True:
+            with self._swap:
+                snap = self._current
+                if snap is not None:
+                    snap.refs += 1
+                    return snap
+            with self._opening:  # first use: open the version the links designate now
+                if self._closed:
+                    raise Unavailable(f"index {self.name!r} is closed (the server is stopping)")
+                if self._current is None:
+                    self._install(self.open_snapshot())
+
+    def _release(self, snap: Snapshot) -> None:
+        with self._swap:
+            snap.refs -= 1
+            done = snap.retired and snap.refs == 0
+        if done:
+            snap.close()
+
+    def _install(self, new: Snapshot | None) -> Snapshot | None:
+        """Make ``new`` current in one assignment (hold ``_opening``); the one it replaces is closed
+        now if no request holds it, else when the last one releases it. Returns the replaced one."""
+        with self._swap:
+            old, self._current = self._current, new
+            if new is not None:
+                self.pair = new.pair
+            done = False
+            if old is not None:
+                old.retired = True
+                done = old.refs == 0
+        if done:
+            old.close()
+        return old
+
+    def current_targets(self) -> dict[str, str]:
+        """``{kind: version folder}`` the watched links designate now (cheap: the links are read)."""
+        return {kind: os.path.realpath(path) for kind, path in self.watched.items()}
+
+    def reload(self) -> bool:
+        """Serve the version the links designate now, if it changed: open it whole, then swap it in.
+
+        A version that cannot be opened (half-copied, broken, not an index) is logged once, with the
+        folder and the error; the current one goes on being served, and that version is not tried
+        again until the links change again.
+
+        Returns
+        -------
+        bool
+            Whether a new version is served now.
+        """
+        if not self.watched:
+            return False
+        with self._opening:
+            cur = self._current
+            if cur is None:
+                return False  # not opened yet: the first request opens the current version
+            now = self.current_targets()
+            if all(cur.targets.get(k) == t for k, t in now.items()):
+                self._failed = None
+                return False
+            if now == self._failed:
+                return False
+            try:
+                new = self.open_snapshot(cur.dense_loaded())
+            except Exception as e:
+                self._failed = now
+                self.reload_failures += 1
+                folders = ", ".join(t for k, t in now.items() if cur.targets.get(k) != t)
+                _log.warning(f"index {self.name}: cannot serve {folders}: {e}; still serving version "
+                             f"{self._shown(cur.versions)}")
+                return False
+            self._failed = None
+            self._install(new)
+            self.reloads += 1
+        changed = [kind for kind in new.versions if new.versions[kind] != cur.versions.get(kind)]
+        if len(new.versions) == 1:
+            (kind,) = new.versions
+            _log.info(f"index {self.name}: now serving version {new.versions[kind]} (was {cur.versions[kind]})")
+        else:
+            _log.info(f"index {self.name}: now serving " + "; ".join(
+                f"{kind} version {new.versions[kind]} (was {cur.versions.get(kind)})" for kind in changed or new.versions))
+        return True
+
+    @staticmethod
+    def _shown(versions: Mapping[str, str]) -> str:
+        if len(versions) == 1:
+            return next(iter(versions.values()))
+        return ", ".join(f"{kind} {v}" for kind, v in versions.items())
+
+    # ---- shared by snapshots
+    def encoder(self, dense_dir: Path):
+        """The query encoder of a FAISS index version: one per encoder setting, shared by the versions."""
+        from legalir.index import dense as dense_index
+        from legalir.search import dense as dense_search
+
+        key = json.dumps(dense_index.read_meta(dense_dir).get("encoder"), sort_keys=True, default=str)
+        found = self._encoders.get(key)
+        if found is None:
+            with self._lock:
+                found = self._encoders.get(key)
+                if found is None:
+                    found = self._encoders[key] = dense_search.load_encoder(dense_dir, device=self.device)
+        return found
+
+    # ---- the current snapshot's, for callers that need no consistency across calls
+    def dense_retriever(self, key: str):
+        with self.acquire() as snap:
+            return snap.dense_retriever(key)
+
+    def route(self, partition: str | None, method: str) -> str:
+        with self.acquire() as snap:
+            return snap.route(partition, method)
 
     def search(self, method: str, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
-        from legalir.search import fusion
+        with self.acquire() as snap:
+            return snap.search(method, key, topics, k)
 
-        if method == "bm25":
-            return self._bm25_search(key, topics, k)
-        if method == "dense":
-            retriever = self.dense_retriever(key)
-            with self._dense_lock:
-                return retriever.search(topics, k)
-        depth = max(k, fusion.HYBRID_DEPTH)
-        sparse_run = self._bm25_search(key, topics, depth)
-        retriever = self.dense_retriever(key)
-        with self._dense_lock:
-            dense_run = retriever.search(topics, depth)
-        fused = fusion.rrf([sparse_run, dense_run])
-        return {q: fused.get(q, {}) for q in topics}
+    def warm(self) -> None:
+        """Load what requests would wait for: the current version (every Lucene searcher: memory-mapped,
+        cheap), the encoder (torch) with one FAISS index, the collection's id -> offset tables."""
+        with self.acquire() as snap:
+            if self.collection is not None:
+                self.collection.warm()
+            if snap.dense:
+                key = snap.partitions[0] if snap.partitioned else ""
+                snap.dense_retriever(key if key in snap.dense_parts or not snap.partitioned else snap.dense_parts[0])
+
+    def close(self) -> None:
+        """Stop serving: the current snapshot is closed (now, or when the last request using it ends)."""
+        with self._opening:
+            self._closed = True
+            self._install(None)
 
 
 # ------------------------------------------------------------------ runs
@@ -417,16 +761,25 @@ def _sibling_topics(qrels_path: Path) -> Path | None:
 
 # ------------------------------------------------------------------ the engine
 class Engine:
-    """Everything exposed, loaded and checked at start-up; each method answers one endpoint."""
+    """Everything exposed, loaded and checked at start-up; each method answers one endpoint.
+
+    ``reload_interval``: seconds between two looks at the links of versioned indexes, by the thread
+    :meth:`start_reloading` starts (the server does when it starts); 0: never. See :meth:`reload`.
+    """
 
     def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
                  measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
-                 quiet: bool = False):
+                 quiet: bool = False, reload_interval: float = DEFAULT_RELOAD_INTERVAL):
         from legalir.search import lucene
 
         if cfg.empty():
             raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
+        if not isinstance(reload_interval, (int, float)) or not math.isfinite(reload_interval) or reload_interval < 0:
+            raise ConfigError(f"--reload-interval must be 0 (never) or a number of seconds, got {reload_interval!r}")
         self.quiet = quiet
+        self.reload_interval = float(reload_interval)
+        self._reloader: threading.Thread | None = None
+        self._stop = threading.Event()
         self.collections: dict[str, DocStore] = {n: DocStore(n, p) for n, p in sorted(cfg.collections.items())}
         self.indexes: dict[str, IndexEntry] = {}
         for name, dirs in sorted(cfg.indexes.items()):
@@ -510,8 +863,61 @@ class Engine:
             entry.warm()
 
     def close(self) -> None:
+        """Stop the reload thread (joined) and close every index's snapshot."""
+        self.stop_reloading()
         for entry in self.indexes.values():
             entry.close()
+
+    # ---- live index updates
+    def reload(self) -> list[str]:
+        """Look at every watched index link once; serve the new version of those that changed
+        (:meth:`IndexEntry.reload`). Returns the names of the indexes now serving a new version."""
+        done = []
+        for entry in self.indexes.values():
+            try:
+                if entry.reload():
+                    done.append(entry.name)
+            except Exception as e:  # pragma: no cover - reload() logs what it expects; anything else too
+                _log.warning(f"index {entry.name}: looking for a new version failed: {e}")
+        return done
+
+    def start_reloading(self) -> bool:
+        """Start the thread that calls :meth:`reload` every ``reload_interval`` seconds (a daemon; stopped
+        and joined by :meth:`close`). Nothing is started with an interval of 0 or no versioned index.
+
+        Returns
+        -------
+        bool
+            Whether the thread runs.
+        """
+        if self.reload_interval <= 0 or not any(e.watched for e in self.indexes.values()):
+            return False
+        if self._reloader is None:
+            self._stop.clear()
+            self._reloader = threading.Thread(target=self._watch, name="legalir-reload", daemon=True)
+            self._reloader.start()
+        return True
+
+    def stop_reloading(self) -> None:
+        """Stop the reload thread and wait for it (a reload under way finishes first)."""
+        thread, self._reloader = self._reloader, None
+        if thread is not None:
+            self._stop.set()
+            thread.join()
+
+    def _watch(self) -> None:
+        try:
+            while not self._stop.wait(self.reload_interval):
+                self.reload()
+        finally:  # the thread called Java (opening searchers): detach it, as pyjnius asks
+            if "jnius" in sys.modules:
+                with contextlib.suppress(Exception):
+                    sys.modules["jnius"].detach()
+
+    def reload_counts(self) -> dict[str, dict[str, int]]:
+        """``{index: {"reloads": n, "failures": n}}`` of the watched indexes (``/metrics``)."""
+        return {e.name: {"reloads": e.reloads, "failures": e.reload_failures}
+                for e in self.indexes.values() if e.watched}
 
     # ---- lookups
     def index(self, name: str) -> IndexEntry:
@@ -539,14 +945,9 @@ class Engine:
         return [e.info() for e in self.indexes.values()]
 
     def index_versions(self) -> dict[str, dict[str, str]]:
-        """``{index: {"bm25"|"dense": version}}``: the N of a versioned build's ``INDEX.vN`` folder, else "-"."""
-        out: dict[str, dict[str, str]] = {}
-        for name, e in self.indexes.items():
-            for kind, path in (("bm25", e.sparse), ("dense", e.dense)):
-                if path is not None:
-                    m = re.search(r"\.v(\d+)$", Path(path).resolve().name)
-                    out.setdefault(name, {})[kind] = m.group(1) if m else "-"
-        return out
+        """``{index: {"bm25"|"dense": version}}`` served now: the N of a versioned build's ``INDEX.vN``
+        folder, else "-"."""
+        return {name: e.versions() for name, e in self.indexes.items()}
 
     def list_collections(self) -> list[dict]:
         return [c.info() for c in self.collections.values()]
@@ -574,11 +975,11 @@ class Engine:
         except MethodError as e:
             raise BadRequest(str(e)) from None
 
-    def _hit(self, entry: IndexEntry, key: str, rank: int, docid: str, score: float, terms: list[str]) -> dict:
+    def _hit(self, snap: Snapshot, key: str, rank: int, docid: str, score: float, terms: list[str]) -> dict:
         hit: dict[str, Any] = {"rank": rank, "id": docid, "score": score}
         if key:
             hit["partition"] = key
-        rec = entry.collection.get(docid, key or None) if entry.collection else None
+        rec = snap.record(docid, key)
         if rec is not None:
             d = describe(rec)
             hit.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
@@ -621,28 +1022,30 @@ class Engine:
             raise BadRequest(f"filter works with bm25 (Lucene FILTER clauses), not {method}")
         extra = {"_filter": flt, "_citations": {"on": True, "off": False}.get(citations or "")} \
             if (flt or citations) else {}
-        groups: dict[str, dict[str, Topic]] = {}
         for i, (qid, text, partition) in enumerate(queries):
-            where = f"query {i} ({qid}): " if len(queries) > 1 else ""
-            self._check_query(text, where)
-            try:
-                key = entry.route(partition, method)
-            except ServeError as e:
-                raise type(e)(f"{where}{e}") from None
-            groups.setdefault(key, {})[str(i)] = Topic(str(i), text, dict(extra))
-        runs: dict[str, dict[str, float]] = {}
-        keys: dict[str, str] = {}
-        for key, topics in groups.items():
-            runs.update(entry.search(method, key, topics, k))
-            keys.update({t: key for t in topics})
-        out = []
-        for i, (qid, text, partition) in enumerate(queries):
-            terms = query_terms(text)
-            ranked = trec.ranking(runs.get(str(i), {}))[:k]
-            out.append({"id": qid, "query": text, "index": index, "method": method, "partition": keys[str(i)] or None,
-                        "k": k, "terms": terms,
-                        "hits": self._mark_duplicates([self._hit(entry, keys[str(i)], r, d, float(s), terms)
-                                                       for r, (d, s) in enumerate(ranked, 1)])})
+            self._check_query(text, f"query {i} ({qid}): " if len(queries) > 1 else "")
+        # one version for the whole request: routing, every partition, both legs of hybrid, the hits' display
+        with entry.acquire() as snap:
+            groups: dict[str, dict[str, Topic]] = {}
+            for i, (qid, text, partition) in enumerate(queries):
+                try:
+                    key = snap.route(partition, method)
+                except ServeError as e:
+                    raise type(e)(f"{f'query {i} ({qid}): ' if len(queries) > 1 else ''}{e}") from None
+                groups.setdefault(key, {})[str(i)] = Topic(str(i), text, dict(extra))
+            runs: dict[str, dict[str, float]] = {}
+            keys: dict[str, str] = {}
+            for key, topics in groups.items():
+                runs.update(snap.search(method, key, topics, k))
+                keys.update({t: key for t in topics})
+            out = []
+            for i, (qid, text, partition) in enumerate(queries):
+                terms = query_terms(text)
+                ranked = trec.ranking(runs.get(str(i), {}))[:k]
+                out.append({"id": qid, "query": text, "index": index, "method": method,
+                            "partition": keys[str(i)] or None, "k": k, "terms": terms,
+                            "hits": self._mark_duplicates([self._hit(snap, keys[str(i)], r, d, float(s), terms)
+                                                           for r, (d, s) in enumerate(ranked, 1)])})
         return out
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
@@ -654,12 +1057,27 @@ class Engine:
 
     # ---- documents
     def document(self, collection: str, docid: str, q: str | None = None) -> dict:
+        """Document ``docid`` of a served collection, as the indexes serving it hold it now.
+
+        A document changed since an index was built (``legalir index update``: added, replaced or
+        deleted) is read from that index's current version (:attr:`Snapshot.changed`), so an added
+        document is found, a replaced one shows its new text and a deleted one is not found (404);
+        any other comes from the collection. When two served indexes of the collection say different
+        things about one document, the first of them by name that changed it decides.
+        """
         store = self.collection(collection)
-        rec = store.get(docid)
+        rec, changed = None, False
+        for entry in sorted((e for e in self.indexes.values() if e.collection is store), key=lambda e: e.name):
+            with entry.acquire() as snap:
+                if docid in snap.changed:
+                    rec, changed = snap.record(docid), True
+                    break
+        if not changed:
+            rec = store.get(docid)
         if rec is None:
             raise NotFound(f"collection {collection!r} has no document {docid!r}")
         d = describe(rec)
-        partition = rec.pop("_partition", None)
+        partition = rec.pop("_partition", None) or None
         return {"collection": collection, "id": docid, "partition": partition, "contents": rec.get("contents", ""),
                 "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
                 "category": d["category"], "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_")},

@@ -42,7 +42,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
@@ -184,18 +184,38 @@ class TokenBuckets:
 
 
 class Metrics:
-    """Request counters and latency histograms, written in the Prometheus text format (0.0.4)."""
+    """Request counters and latency histograms, written in the Prometheus text format (0.0.4).
 
-    def __init__(self, index_versions: dict[str, dict[str, str]] | None = None, version: str = ""):
+    Parameters
+    ----------
+    index_versions : dict or callable, optional
+        ``{index: {"bm25"|"dense": N or "-"}}``, or a function returning it when the metrics are read
+        (the versions served now: :meth:`legalir.serve.engine.Engine.index_versions`).
+    version : str
+        legalir's version.
+    reloads : callable, optional
+        Returns ``{index: {"reloads": n, "failures": n}}`` when the metrics are read
+        (:meth:`legalir.serve.engine.Engine.reload_counts`).
+    """
+
+    def __init__(self, index_versions: dict[str, dict[str, str]] | Callable[[], dict] | None = None,
+                 version: str = "", reloads: Callable[[], dict[str, dict[str, int]]] | None = None):
         self._lock = threading.Lock()
         self.requests: dict[tuple[str, str, str], int] = {}
         self.errors: dict[tuple[str, str], int] = {}
         self.latency: dict[str, list[float]] = {}  # route -> bucket counts (+Inf last), then sum
         self.in_flight = 0
         self.queued = 0
-        self.index_versions = index_versions or {}
+        self._index_versions = index_versions or {}
+        self._reloads = reloads
         self.version = version
         self.started = time.time()
+
+    @property
+    def index_versions(self) -> dict[str, dict[str, str]]:
+        """The served indexes' versions now."""
+        v = self._index_versions
+        return v() if callable(v) else v
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """Count one finished request."""
@@ -223,9 +243,26 @@ class Metrics:
                "# TYPE legalir_start_time_seconds gauge", f"legalir_start_time_seconds {self.started:.3f}",
                "# HELP legalir_index_info Served indexes: kind and build version (the N of INDEX.vN).",
                "# TYPE legalir_index_info gauge"]
-        for name, kinds in sorted(self.index_versions.items()):
+        versions = self.index_versions
+        for name, kinds in sorted(versions.items()):
             for kind, version in sorted(kinds.items()):
                 out.append(f"legalir_index_info{lbl(index=name, kind=kind, version=version)} 1")
+        numbered = [(name, kind, v) for name, kinds in sorted(versions.items()) for kind, v in sorted(kinds.items())
+                    if str(v).isdigit()]
+        if numbered:
+            out += ["# HELP legalir_index_version Version served now (the N of INDEX.vN) of each versioned index.",
+                    "# TYPE legalir_index_version gauge"]
+            out += [f"legalir_index_version{lbl(index=name, kind=kind)} {v}" for name, kind, v in numbered]
+        counts = self._reloads() if self._reloads is not None else {}
+        if counts:
+            out += ["# HELP legalir_index_reloads_total New index versions served since the server started.",
+                    "# TYPE legalir_index_reloads_total counter"]
+            out += [f"legalir_index_reloads_total{lbl(index=name)} {c['reloads']}" for name, c in sorted(counts.items())]
+            out += ["# HELP legalir_index_reload_failures_total New index versions that could not be opened (the "
+                    "previous one kept being served).",
+                    "# TYPE legalir_index_reload_failures_total counter"]
+            out += [f"legalir_index_reload_failures_total{lbl(index=name)} {c['failures']}"
+                    for name, c in sorted(counts.items())]
         with self._lock:
             out += ["# HELP legalir_requests_total HTTP requests answered, by route, method and status.",
                     "# TYPE legalir_requests_total counter"]

@@ -244,7 +244,9 @@ def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Option
     try:
         server = create(eng, pool)
         _log.info(f"mcp: serving {len(eng.indexes)} index(es), {len(eng.runs)} run(s) over stdio")
+        eng.start_reloading()  # new index versions are served as they are published (--reload-interval)
         anyio.run(server.run_stdio_async)
     finally:
+        eng.stop_reloading()
         pool.shutdown()
         eng.close()
