@@ -485,19 +485,24 @@ class Searcher:
         self.dense: Path | None = pair.dense
         self.partitions: list[str] = pair.partitions
         self.methods: list[str] = pair.methods
+        from legalir import atomic
         from legalir.index.update import Documents
 
+        # the versions there now, held until close() (legalir.atomic.pin: no later build or update removes
+        # them): the Lucene searchers, the FAISS index (loaded on first use) and the documents shown all
+        # come from the same versions
+        self._pins = {kind: atomic.pin(p) for kind, p in (("sparse", self.sparse), ("dense", self.dense)) if p}
+        held = {kind: pin.path for kind, pin in self._pins.items()}
         root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
         self.corpus: Corpus | None = Corpus(root) if root is not None else None
-        # the documents of the versions opened now: changes since the build (legalir index update) first
-        self._docs = Documents(self.corpus, paths)
+        # an updated version's changed documents (legalir index update) first, then the collection
+        self._docs = Documents(self.corpus, list(held.values()))
         self.partition_field: str | None = self.corpus.partition_field if self.corpus else None
         self.k1 = self.b = None
         self._threads = max(1, int(threads))
         self._encoder_name, self._device = encoder, device
         self._bm25 = self._dense = None
-        # the FAISS index is loaded on first use: from the version there now (a later update is not mixed in)
-        self._dense_version = Path(os.path.realpath(self.dense)) if self.dense is not None else None
+        self._dense_version = held.get("dense")
         self._lucene = None
         from legalir.index import sparse as sparse_index
 
@@ -509,7 +514,7 @@ class Searcher:
 
             self.k1, self.b, _ = lucene.bm25_params(self.sparse, k1, b)
             # the retriever logs the k1/b it uses and where they come from
-            self._bm25 = lucene.retriever(self.sparse, k1=k1, b=b, threads=self._threads,
+            self._bm25 = lucene.retriever(held["sparse"], k1=k1, b=b, threads=self._threads,
                                           partition_field=self.partition_field)
 
     # ---- retrievers, opened on first use
@@ -651,17 +656,19 @@ class Searcher:
 
             from legalir.index.lucene import LuceneIndex
 
-            with LuceneIndex(self.sparse) as idx:
+            with LuceneIndex(self._pins["sparse"].path) as idx:
                 raw = idx.raw(docid)
             return None if raw is None else json.loads(raw)
         return None
 
     def close(self) -> None:
-        """Release the Lucene readers (also done on leaving a ``with`` block)."""
+        """Release the Lucene readers and the index versions held (also done on leaving a ``with`` block)."""
         for r in (self._bm25, self._dense):
             if r is not None:
                 r.close()
         self._bm25 = self._dense = None
+        for p in self._pins.values():
+            p.close()
 
     def __enter__(self) -> "Searcher":
         return self

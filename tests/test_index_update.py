@@ -409,6 +409,12 @@ def test_python_api_updates_and_a_new_searcher_shows_the_changed_documents(plain
     # the searcher opened before keeps its version: its hits and its documents
     assert [h.docid for h in old.search("utah")] == [] and old.doc("d2") is not None
     assert old.doc("d1")["contents"].startswith("clause 1")
+    for d in ("d4", "d5"):  # two more versions: the old searcher's is held (pinned) meanwhile
+        legalir.update(plain, delete=[d])
+    assert (plain.parent / "idx.v1").is_dir() and [h.docid for h in old.search("ohio")] == ["d4"]
+    old.close()
+    legalir.update(plain, delete=["d3"])  # the first publish after it is released removes it
+    assert not (plain.parent / "idx.v1").exists()
     with pytest.raises(legalir.ApiError, match="delete= takes a file or an iterable of ids"):
         legalir.update(plain, delete=42)
 

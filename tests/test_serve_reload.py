@@ -290,40 +290,76 @@ def search(base: str, q: str, partition: str, k: int = 5) -> tuple[int, dict]:
 BATCH = [(q, p) for q in QUERIES for p in STATES]
 
 
-def test_rebuilds_while_clients_search(live):
-    """10 clients search without pause (one query, or all of them in every jurisdiction in one batch) while
-    the index is rebuilt twice: no request fails, every answer is exactly one version's hits (a batch's
-    results all the same version's: never a mix of partitions of two versions), each client sees versions in
-    order, and once a version is served its documents are what /doc shows."""
-    base, coll, idx = live["base"], live["coll"], live["idx"]
-    start = int(served_version(base))
-    expected = {start: expected_hits(atomic.current(idx), partitions=STATES)}
-    stop = threading.Event()
-    seen: list[list[tuple[list, int, Any]]] = [[] for _ in range(10)]
+class Clients:
+    """``n`` clients searching without pause while the block runs (one query, or all of them in every
+    jurisdiction in one /search/batch request, in turn); ``seen[i]``: client i's (queries, status, answer)."""
 
-    def client(i: int) -> None:
+    def __init__(self, base: str, n: int = 10):
+        self.base, self.stop = base, threading.Event()
+        self.seen: list[list[tuple[list, int, Any]]] = [[] for _ in range(n)]
+        self.threads = [threading.Thread(target=self._client, args=(i,)) for i in range(n)]
+
+    def _client(self, i: int) -> None:
         n = i
-        while not stop.is_set():
+        while not self.stop.is_set():
             n += 1
             try:
                 if n % 2:
                     qp = [BATCH[n % len(BATCH)]]
-                    status, body = search(base, *qp[0])
+                    status, body = search(self.base, *qp[0])
                     answer = [shown(body["hits"])] if status == 200 else body
                 else:
                     qp = BATCH
-                    status, body = post(base, "/search/batch", {"k": 5, "queries": [{"q": q, "partition": p}
-                                                                                     for q, p in BATCH]})
+                    status, body = post(self.base, "/search/batch", {"k": 5, "queries": [{"q": q, "partition": p}
+                                                                                          for q, p in BATCH]})
                     answer = [shown(r["hits"]) for r in body["results"]] if status == 200 else body
             except OSError as e:  # a refused or dropped connection is a failed request too
                 status, answer = -1, str(e)
-            seen[i].append((qp, status, answer))
+            self.seen[i].append((qp, status, answer))
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(10)]
-    for t in threads:
-        t.start()
-    try:
+    def __enter__(self) -> "Clients":
+        for t in self.threads:
+            t.start()
         time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def check(self, expected: dict[int, dict]) -> dict[int, int]:
+        """No request failed; every answer is exactly one version's hits (a batch's all the same version's:
+        never a mix of partitions of two versions); each client saw versions in order. Returns the answers
+        told apart, by version (each version answered some)."""
+        versions = sorted(expected)
+        # a whole batch tells the versions apart (so a batch mixing two versions' partitions would be seen)
+        assert len({json.dumps([expected[v][qp] for qp in BATCH]) for v in versions}) == len(versions)
+        failed = [(qp, status, answer) for answers in self.seen for qp, status, answer in answers if status != 200]
+        assert not failed, failed[:5]
+        answered = dict.fromkeys(versions, 0)
+        for answers in self.seen:
+            low = versions[0]
+            for qp, _, answer in answers:
+                which = [v for v in versions if [expected[v][x] for x in qp] == answer]
+                assert which, f"an answer that is no one version's (mixed?): {qp} -> {answer}"
+                later = [v for v in which if v >= low]
+                assert later, f"a client saw version {which} after version {low}"
+                low = later[0]
+                if len(which) == 1:
+                    answered[low] += 1
+        assert all(answered.values()), answered  # each version answered some
+        return answered
+
+
+def test_rebuilds_while_clients_search(live):
+    """10 clients search without pause (:class:`Clients`) while the index is rebuilt twice: no request fails,
+    every answer is exactly one version's hits, each client sees versions in order, and once a version is
+    served its documents are what /doc shows."""
+    base, coll, idx = live["base"], live["coll"], live["idx"]
+    start = int(served_version(base))
+    expected = {start: expected_hits(atomic.current(idx), partitions=STATES)}
+    with Clients(base) as clients:
         for version in (start + 1, start + 2):
             write_collection(coll, 2 if version == start + 1 else 3, partitioned=True)
             rebuild(coll, idx)
@@ -331,28 +367,8 @@ def test_rebuilds_while_clients_search(live):
             wait_for(lambda: served_version(base) == str(version), f"version {version} served")
             expected[version] = expected_hits(idx.parent / f"bm25.v{version}", partitions=STATES)
             time.sleep(0.5)  # clients search the new version a while
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    versions = sorted(expected)
-    # a whole batch tells the versions apart (so a batch mixing two versions' partitions would be seen)
-    assert len({json.dumps([expected[v][qp] for qp in BATCH]) for v in versions}) == len(versions)
-    failed = [(qp, status, answer) for answers in seen for qp, status, answer in answers if status != 200]
-    assert not failed, failed[:5]
-    answered = dict.fromkeys(versions, 0)
-    for answers in seen:
-        low = versions[0]
-        for qp, _, answer in answers:
-            which = [v for v in versions if [expected[v][x] for x in qp] == answer]
-            assert which, f"an answer that is no one version's (mixed?): {qp} -> {answer}"
-            later = [v for v in which if v >= low]
-            assert later, f"a client saw version {which} after version {low}"
-            low = later[0]
-            if len(which) == 1:
-                answered[low] += 1
-    assert all(answered.values()), answered  # each version answered some
-    print(f"{sum(len(a) for a in seen)} requests during two rebuilds; told apart, by version: {answered}")
+    answered = clients.check(expected)
+    print(f"{sum(len(a) for a in clients.seen)} requests during two rebuilds; told apart, by version: {answered}")
     # the documents of the version served now
     assert get(base, "/doc/leases/d3")[1]["contents"] == CHANGES[0]["d3"]
     assert get(base, "/doc/leases/d1")[1]["contents"] == CHANGES[1]["d1"]
@@ -395,6 +411,47 @@ def test_a_broken_version_is_skipped_until_the_next_one(live):
     wait_for(lambda: served_version(base) == str(good + 2), f"version {good + 2} served")
     for qp in BATCH:
         assert shown(search(base, *qp)[1]["hits"]) == before[qp]
+
+
+def test_index_update_while_clients_search_equals_a_rebuild(live, tmp_path):
+    """The issue's check: `legalir index update` (two added, two replaced, two deleted, in both jurisdictions)
+    while 10 clients search: no request fails, every answer is the old version's or the new one's, and the
+    new version answers exactly what a full rebuild of the updated collection answers."""
+    base, idx = live["base"], live["idx"]
+    good = int(served_version(base))
+    texts = texts_of(3)  # what the index holds now (the last build was of version 3's collection)
+    changes = {"d30": "Radon testing is required before a lease of a basement unit.",
+               "d31": "A security deposit for a furnished unit may equal two months rent.",
+               "d3": "Written notice of needed repairs starts a fourteen day period for the landlord.",
+               "d9": "No pets; a service animal needs no pet deposit.", "d8": None, "d11": None}
+    (tmp_path / "add.jsonl").write_text("".join(json.dumps({"id": d, "contents": changes[d], "state": state_of(d)})
+                                                + "\n" for d in ("d30", "d31")))
+    (tmp_path / "replace.jsonl").write_text("".join(json.dumps({"id": d, "contents": changes[d],
+                                                                "state": state_of(d)}) + "\n" for d in ("d3", "d9")))
+    (tmp_path / "delete.txt").write_text("d8\nd11\n")
+    for d, text in changes.items():
+        if text is None:
+            del texts[d]
+        else:
+            texts[d] = text
+    collections.write(Leases(texts, partitioned=True), tmp_path / "rebuilt-coll", quiet=True)
+    build(tmp_path / "rebuilt-coll", tmp_path / "rebuilt")
+    expected = {good: expected_hits(atomic.current(idx), partitions=STATES),
+                good + 1: expected_hits(tmp_path / "rebuilt", partitions=STATES)}
+    with Clients(base) as clients:
+        r = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx),
+                            "--add", str(tmp_path / "add.jsonl"), "--replace", str(tmp_path / "replace.jsonl"),
+                            "--delete", str(tmp_path / "delete.txt"), "--threads", "1", "--quiet"],
+                           capture_output=True, text=True, env=env(), timeout=WAIT_S)
+        assert r.returncode == 0, r.stderr[-2000:]
+        wait_for(lambda: served_version(base) == str(good + 1), f"version {good + 1} served")
+        time.sleep(0.5)  # clients search the new version a while
+    answered = clients.check(expected)
+    print(f"{sum(len(a) for a in clients.seen)} requests during an update; by version: {answered}")
+    for qp in BATCH:  # afterwards: a rebuild's hits
+        assert shown(search(base, *qp)[1]["hits"]) == expected[good + 1][qp], qp
+    assert get(base, "/doc/leases/d30")[1]["contents"] == changes["d30"]
+    assert get(base, "/doc/leases/d8")[0] == 404
 
 
 def test_index_update_is_served(live, tmp_path):

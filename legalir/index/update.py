@@ -781,14 +781,16 @@ class Documents:
     corpus : legalir.collections.Corpus or None
         The collection the index was built from.
     index_dirs : sequence of path
-        The index folder(s) (links are resolved once, here); their changes are merged.
+        The index folder(s) (links are resolved once, here); their changes are merged, the first
+        folder's record of a document winning.
     """
 
     def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
         self.corpus = corpus
         self.changed: dict[str, dict | None] = {}
-        for d in index_dirs:
-            self.changed.update(changed_documents(d))
+        for d in index_dirs:  # `legalir index update` changes a Lucene and a FAISS index together: they agree
+            for docid, rec in changed_documents(d).items():
+                self.changed.setdefault(docid, rec)
 
     def record(self, docid: str, partition: str | None = None) -> dict | None:
         """The record of ``docid`` (``{"id", "contents", ..., "_partition"}``), or ``None``."""

@@ -301,6 +301,7 @@ class Snapshot:
         self.targets = {kind: os.path.realpath(p.path) for kind, p in pins.items()}
         self.versions = {("bm25" if kind == "sparse" else "dense"): _version_label(p) for kind, p in pins.items()}
         self.changed: dict[str, dict | None] = {}
+        self.docs = None  # set by open()
         self.refs = 0          # requests using it now (IndexEntry's lock guards it)
         self.retired = False   # no longer the entry's current snapshot: closed when the last request ends
         self.closed = False
@@ -337,15 +338,14 @@ class Snapshot:
     def open(self, dense_keys: Iterable[str] = ()) -> "Snapshot":
         """Open everything a request would wait for: every Lucene searcher (through :data:`LUCENE`), the
         changed documents, and the FAISS retrievers of ``dense_keys``; on any error, close what was opened."""
-        from legalir.index.update import changed_documents
+        from legalir.index.update import Documents
 
         try:
             for key in (self.sparse_parts or [""]) if self.sparse else []:
                 LUCENE.call(self._open_bm25, key)
-            for path in (self.sparse, self.dense):
-                if path is not None:
-                    for docid, rec in changed_documents(path).items():
-                        self.changed.setdefault(docid, rec)  # the Lucene index's own first
+            # the one rule for an updated version's documents: its changes first, then the collection
+            self.docs = Documents(self.entry.collection, [p for p in (self.sparse, self.dense) if p is not None])
+            self.changed = self.docs.changed
             for key in dense_keys:
                 self.dense_retriever(key)
         except BaseException:
@@ -430,18 +430,9 @@ class Snapshot:
 
     def record(self, docid: str, key: str = "") -> dict | None:
         """The record of ``docid`` as this version holds it: a changed document's from the version
-        (None when deleted: never the collection's stale text), any other from the collection."""
-        if docid in self.changed:
-            rec = self.changed[docid]
-            if rec is None:
-                return None
-            if not key or rec.get("_partition") in ("", None, key):
-                rec = dict(rec)
-                if not rec.get("_partition"):
-                    rec.pop("_partition", None)
-                return rec
-        store = self.entry.collection
-        return store.get(docid, key or None) if store is not None else None
+        (None when deleted: never the collection's stale text), any other from the collection
+        (:class:`legalir.index.update.Documents`)."""
+        return self.docs.record(docid, key or None)
 
     # ---- lifetime
     def close(self) -> None:
