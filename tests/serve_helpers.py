@@ -18,9 +18,12 @@ REPO = Path(__file__).resolve().parent.parent
 FULL_KEY = "full-key-0123456789abcdefghijklmnop"
 SEARCH_KEY = "search-key-0123456789abcdefghijklmn"
 SLOW_KEY = "slow-key-0123456789abcdefghijklmnop"
-#: a key file: every scope; search only; a key of its own rate (1 a minute: bursts of 2), written as its SHA-256
+BATCH_KEY = "batch-key-0123456789abcdefghijklmno"
+#: a key file: every scope; search only; a key of its own rate (1 a minute: bursts of 2), written as its SHA-256;
+#: a key of 1 a second (bursts of 2) for batches
 KEYS = (f"# test keys\n{FULL_KEY} id=full\n{SEARCH_KEY} id=search scopes=search\n"
-        f"sha256:{__import__('hashlib').sha256(SLOW_KEY.encode()).hexdigest()} id=slow rate=1/min\n")
+        f"sha256:{__import__('hashlib').sha256(SLOW_KEY.encode()).hexdigest()} id=slow rate=1/min\n"
+        f"{BATCH_KEY} id=batch rate=1/s\n")
 
 
 def housing_index(root: Path) -> Path:

@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 
 from conftest import WAIT_S
-from serve_helpers import FULL_KEY, SEARCH_KEY, SLOW_KEY, env, start_server, stop_server
+from serve_helpers import BATCH_KEY, FULL_KEY, SEARCH_KEY, SLOW_KEY, env, start_server, stop_server
 
 MAX_BODY = 65536
 
@@ -92,6 +92,17 @@ def test_rate_limit(server):
     assert request(server, "GET", "/indexes", key=FULL_KEY)[0] == 200  # buckets are per key
 
 
+def test_a_batch_costs_one_token_per_query(server):
+    """The batch key may send 1 query a second (bursts of 2): a batch of 10 queries is answered, then its
+    requests wait until the 9 tokens it owes are paid back."""
+    queries = [{"q": f"governing law {i}"} for i in range(10)]
+    status, _, body = request(server, "POST", "/search/batch", key=BATCH_KEY, headers={"Content-Type": "application/json"},
+                              body=json.dumps({"queries": queries, "k": 2}).encode())
+    assert status == 200 and len(body["results"]) == 10
+    status, headers, body = request(server, "GET", "/indexes", key=BATCH_KEY)
+    assert status == 429 and 7 <= int(headers["Retry-After"]) <= 10, (status, headers.get("Retry-After"))
+
+
 def test_request_ids_and_security_headers(server):
     status, headers, _ = request(server, "GET", "/indexes", key=FULL_KEY, headers={"X-Request-ID": "trace-42.a:b"})
     assert status == 200 and headers["X-Request-ID"] == "trace-42.a:b"
@@ -121,6 +132,9 @@ def test_host_and_origin_checks(server):
     assert status == 403 and "cross-origin" in body["error"]
     assert request(server, "GET", "/indexes", key=FULL_KEY,
                    headers={"Origin": f"http://127.0.0.1:{port}"})[0] == 200
+    # /health answers any Host (load balancers probe by address) but names nothing served
+    status, _, body = request(server, "GET", "/health", headers={"Host": f"evil.example:{port}"})
+    assert status == 200 and set(body) == {"status", "version"}
 
 
 def test_body_limits(server):

@@ -247,7 +247,8 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         return Response(static_file(name), media_type=STATIC[name][1], headers={"Cache-Control": "no-cache"})
 
     # ---- API
-    @app.get("/health", summary="Status and what is served (no key, no rate limit: for load balancers)")
+    @app.get("/health", summary="Status and version (no key, no rate limit, any Host: for load balancers; "
+                                "names nothing served)")
     async def health():
         return engine.health()
 
@@ -288,6 +289,9 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
             raise ServeError("no queries: give {\"queries\": [{\"q\": ...}, ...]}")
         if len(req.queries) > MAX_BATCH:
             raise ServeError(f"{len(req.queries)} queries in one batch; at most {MAX_BATCH}")
+        charge = getattr(request.state, "charge", None)
+        if charge is not None:  # the rate limit counts queries: the request took one token, each other query one more
+            charge(len(req.queries) - 1)
         items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
                                   method=req.method)

@@ -927,10 +927,13 @@ class Engine:
         return self.runs[name]
 
     def health(self) -> dict:
+        """``{"status": "ok", "version"}``: nothing of what is served. ``/health`` answers without a key and
+        whatever the ``Host`` header (load balancers probe it by address), so a page that rebinds its own
+        name to the server must learn nothing from it; ``/indexes``, ``/collections`` and ``/runs`` list
+        what is served, behind the checks."""
         from legalir import __version__
 
-        return {"status": "ok", "version": __version__, "indexes": sorted(self.indexes),
-                "collections": sorted(self.collections), "runs": sorted(self.runs)}
+        return {"status": "ok", "version": __version__}
 
     def list_indexes(self) -> list[dict]:
         return [e.info() for e in self.indexes.values()]

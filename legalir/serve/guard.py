@@ -14,14 +14,18 @@ Every HTTP request, in this order:
 3. with API keys (:mod:`legalir.serve.keys`): is refused (401) without a known
    ``Authorization: Bearer KEY``, (403) when the key lacks the route's scope;
 4. with a rate limit: is refused (429, ``Retry-After``) when its key (or,
-   without keys, its client address) has no token left in its bucket;
+   without keys, its client address) has no token left in its bucket; a
+   request takes one token, and a route doing more work takes more once it
+   knows how much (``request.state.charge(n)``: ``POST /search/batch`` takes
+   one per query, into debt if need be, so a batch of 1,000 queries costs what
+   1,000 searches do);
 5. is refused (413) when its ``Content-Length`` is over the body limit, before
    any of the body is read; a body sent without a length is counted as it is
    read and cut off at the limit;
 6. waits for one of ``max_active`` slots (a queue, not more threads); refused
    (503, ``Retry-After``) when ``max_queue`` requests are already waiting.
 
-``/health`` skips 2 to 6 (load balancers probe it by address, without keys);
+``/health`` skips 2 to 6 (load balancers probe it by address, without keys), so it names nothing served;
 the page's files and the OpenAPI description (``/``, ``/static/*``,
 ``/docs``, ``/openapi.json``) skip 3 (they hold no data; the page asks for a
 key when the API answers 401). After each request one JSON line goes to the
@@ -181,6 +185,18 @@ class TokenBuckets:
             while len(self._buckets) > self.max_buckets:
                 self._buckets.popitem(last=False)
             return wait
+
+    def charge(self, name: str, n: float, rate: float, burst: int, now: float | None = None) -> None:
+        """Take ``n`` more tokens from ``name``'s bucket, into debt if need be: work already admitted (a
+        batch of queries, each its own token) is done, and the bucket's next requests wait for the debt
+        to be paid at ``rate``."""
+        if n <= 0:
+            return
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, last = self._buckets.pop(name, (float(burst), now))
+            tokens = min(float(burst), tokens + (now - last) * rate) - n
+            self._buckets[name] = (tokens, now)
 
 
 class Metrics:
@@ -369,6 +385,8 @@ class Guard:
             burst = p.burst if rate == p.rate and p.burst else max(1, int(math.ceil(2 * rate)))
             who = f"key:{key.id}" if key is not None else f"addr:{(scope.get('client') or ('?',))[0]}"
             wait = self.buckets.take(who, rate, burst)
+            # a route that does more than one query's work takes its other tokens (POST /search/batch)
+            state["charge"] = lambda n, who=who, rate=rate, burst=burst: self.buckets.charge(who, n, rate, burst)
             if wait > 0:
                 shown = f"{rate:g}/s" if rate >= 1 else f"{rate * 60:g}/min"
                 return 429, (f"rate limit of {shown} (bursts of {burst}) reached; retry in {wait:.2f} s"), \
@@ -394,7 +412,7 @@ class Guard:
         given = headers.get("x-request-id")
         rid = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
         state = scope.setdefault("state", {})
-        state.update(request_id=rid, key_id=None, api_key=None, hits=None)
+        state.update(request_id=rid, key_id=None, api_key=None, hits=None, charge=None)
         path = scope["path"]
         route = self._route(scope)
         csp = self._csp(path)
