@@ -51,6 +51,20 @@ def sample_index(sample_collection, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def cq(tmp_path_factory):
+    """The citation-query Housing fixture (5 states, 39 statutes, citations and filters) converted, with its
+    per-state (``states``) and pooled (``pooled``) Lucene indexes. Shared: tests change copies only."""
+    from legalir import collections, datasets
+    from legalir.index import sparse
+
+    root = tmp_path_factory.mktemp("citation-queries")
+    collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
+    sparse.build(root / "coll", root / "states", threads=1, quiet=True)
+    sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
+    return root
+
+
+@pytest.fixture(scope="session")
 def ce_dir(tmp_path_factory):
     """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
     are available offline; the model resolver loads it like any model folder)."""

@@ -36,6 +36,21 @@ def housing_index(root: Path) -> Path:
     return root / "housing-bm25"
 
 
+def post_json(base: str, path: str, payload) -> tuple[int, dict]:
+    """(status, JSON body) of POST ``path`` with ``payload`` as JSON, to the server at ``base``."""
+    import json
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(base)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=WAIT_S)
+    try:
+        conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from legalir import collections, datasets, trec
+from legalir import collections, trec
 from legalir.cli import main
 from legalir.datasets.housing import HousingQA
 from legalir.index import update as upd
@@ -40,18 +40,13 @@ def cli(*args) -> tuple[int, str]:
 
 # ------------------------------------------------------------------ the fixture and its rebuild
 @pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    """The citation-query collection (5 states, 39 statutes), its per-state and pooled indexes."""
-    from legalir.index import sparse
-
-    root = tmp_path_factory.mktemp("update-base")
-    collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
-    sparse.build(root / "coll", root / "states", threads=1, quiet=True)
-    sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
-    topics = trec.read_topics(root / "coll/topics/test.jsonl")
+def base(cq):
+    """The citation-query collection (5 states, 39 statutes), its per-state and pooled indexes (conftest's
+    ``cq``, never changed here: updates work on copies), and its topics with an Oregon question."""
+    topics = trec.read_topics(cq / "coll/topics/test.jsonl")
     extra = trec.Topic("or-1", "landlord security deposit return days", {"state": "Oregon"})
-    trec.write_topics_jsonl(root / "topics.jsonl", [*topics.values(), extra])  # a state that only additions bring
-    return root
+    trec.write_topics_jsonl(cq / "topics.jsonl", [*topics.values(), extra])  # a state only additions bring
+    return cq
 
 
 class Rebuilt(HousingQA):
@@ -87,6 +82,15 @@ def search(index: Path, topics: Path, out: Path, *args) -> str:
     code, output = cli("search", index, topics, out, "-k", "100", "--threads", "1", *args)
     assert code == 0, output
     return out.read_text()
+
+
+def applied(docs: dict[str, dict], adds, reps, dels) -> dict[str, dict]:
+    """``docs`` (id -> record) with the changes applied, as the updated collection holds them."""
+    for d in dels:
+        del docs[d]
+    for r in [*reps, *adds]:
+        docs[r["id"]] = r
+    return docs
 
 
 def write_changes(folder: Path, adds, reps, dels) -> list[str]:
@@ -152,10 +156,7 @@ def test_updated_index_searches_as_a_rebuild(base, tmp_path_factory, layout):
             code, out = cli("index", "update", index, *write_changes(folder, adds, reps, dels), "--threads", "1",
                             "--quiet")
             assert code == 0, out
-            for d in dels:
-                del docs[d]
-            for r in [*reps, *adds]:
-                docs[r["id"]] = r
+            applied(docs, adds, reps, dels)
         collections.write(Rebuilt(docs), work / "rebuilt-coll", quiet=True)
         sparse.build(work / "rebuilt-coll", work / "rebuilt", threads=1, quiet=True, pooled=layout == "pooled")
         # the Oregon topic where additions brought Oregon statutes (routing to a missing state is an error)
@@ -339,11 +340,7 @@ def test_lucene_and_faiss_updated_together_equal_their_rebuilds(base, tmp_path, 
     args = write_changes(tmp_path, adds, reps, dels)
     code, out = cli("index", "update", bm25_before, flat, *args, "--quiet", "--device", "cpu")
     assert code == 0, out
-    for d in dels:
-        del docs[d]
-    for r in [*reps, *adds]:
-        docs[r["id"]] = r
-    collections.write(Rebuilt(docs), tmp_path / "coll2", quiet=True)
+    collections.write(Rebuilt(applied(docs, adds, reps, dels)), tmp_path / "coll2", quiet=True)
     legalir.index(tmp_path / "coll2", tmp_path / "bm25-rebuilt", threads=1)
     rebuilt = _dense_index(tmp_path / "coll2", tmp_path / "flat-rebuilt", enc)
     assert search(bm25_before, base / "topics.jsonl", tmp_path / "u.trec") == \

@@ -86,18 +86,6 @@ def test_filter_specs():
 
 
 # ------------------------------------------------------------------ the citation query set, real Lucene
-@pytest.fixture(scope="module")
-def cq(tmp_path_factory):
-    from legalir import collections, datasets
-    from legalir.index import sparse
-
-    root = tmp_path_factory.mktemp("citation-queries")
-    collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
-    sparse.build(root / "coll", root / "states", threads=1, quiet=True)
-    sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
-    return root
-
-
 def _search(cq, index, out, *args):
     result = CliRunner().invoke(main, ["search", str(cq / index), str(cq / "coll/topics/test.jsonl"), str(out),
                                        "-k", "10", *args])

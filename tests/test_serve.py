@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_helpers import start_server, stop_server  # noqa: E402
+from serve_helpers import post_json, start_server, stop_server  # noqa: E402
 from conftest import WAIT_S
 from legalir import collections, datasets, trec
 from legalir.trec import Topic
@@ -104,17 +104,6 @@ def _get(base: str, path: str, raw: bool = False):
     finally:
         conn.close()
     return resp.status, (body if raw else json.loads(body))
-
-
-def _post(base: str, path: str, payload) -> tuple[int, dict]:
-    u = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=WAIT_S)
-    try:
-        conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read())
-    finally:
-        conn.close()
 
 
 def _search(base: str, **params) -> tuple[int, dict]:
@@ -212,13 +201,13 @@ def test_errors_are_json(served):
     ]:
         got, body = _get(base, path)
         assert got == status and words in body["error"], (path, body)
-    got, body = _post(base, "/search/batch", {"index": "acord", "queries": []})
+    got, body = post_json(base, "/search/batch", {"index": "acord", "queries": []})
     assert got == 400 and "no queries" in body["error"]
-    got, body = _post(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}] * 1001})
+    got, body = post_json(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}] * 1001})
     assert got == 400 and "at most 1000" in body["error"]
-    got, body = _post(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}, {"q": ""}]})
+    got, body = post_json(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}, {"q": ""}]})
     assert got == 400 and "query 1" in body["error"] and "empty query" in body["error"]
-    got, body = _post(base, "/search/batch", {"queries": "not a list"})
+    got, body = post_json(base, "/search/batch", {"queries": "not a list"})
     assert got == 400 and "queries" in body["error"]
 
 
@@ -255,7 +244,7 @@ def test_batch_equals_single_searches(served):
     base = served["base"]
     queries = [{"q": "security deposit", "partition": "texas"}, {"q": "repair", "partition": "alaska", "id": "r"},
                {"q": "notice before entering", "partition": "new york"}]
-    status, body = _post(base, "/search/batch", {"index": "housing", "k": 3, "queries": queries})
+    status, body = post_json(base, "/search/batch", {"index": "housing", "k": 3, "queries": queries})
     assert status == 200 and [r["id"] for r in body["results"]] == ["0", "r", "2"]
     for q, res in zip(queries, body["results"]):
         single = _search(base, q=q["q"], index="housing", partition=q["partition"], k=3)[1]

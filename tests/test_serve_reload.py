@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import WAIT_S
-from serve_helpers import env, start_server, stop_server
+from serve_helpers import env, post_json, start_server, stop_server
 from legalir import atomic, collections, trec
 from legalir.datasets.base import Dataset, Document, Judgement, Topic
 
@@ -271,17 +271,6 @@ def rebuild(coll: Path, idx: Path) -> None:
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def post(base: str, path: str, payload: dict) -> tuple[int, dict]:
-    u = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=WAIT_S)
-    try:
-        conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read())
-    finally:
-        conn.close()
-
-
 def search(base: str, q: str, partition: str, k: int = 5) -> tuple[int, dict]:
     return get(base, "/search?" + urllib.parse.urlencode({"q": q, "k": k, "partition": partition}))
 
@@ -310,7 +299,7 @@ class Clients:
                     answer = [shown(body["hits"])] if status == 200 else body
                 else:
                     qp = BATCH
-                    status, body = post(self.base, "/search/batch", {"k": 5, "queries": [{"q": q, "partition": p}
+                    status, body = post_json(self.base, "/search/batch", {"k": 5, "queries": [{"q": q, "partition": p}
                                                                                           for q, p in BATCH]})
                     answer = [shown(r["hits"]) for r in body["results"]] if status == 200 else body
             except OSError as e:  # a refused or dropped connection is a failed request too
@@ -460,7 +449,8 @@ def test_index_update_is_served(live, tmp_path):
     base, idx = live["base"], live["idx"]
     good = int(served_version(base))
     (tmp_path / "add.jsonl").write_text(json.dumps(
-        {"id": "d20", "contents": "Radon testing is required before the lease starts.", "state": "ohio"}) + "\n")
+        {"id": "d20", "contents": "Radon testing is required before the lease starts.", "state": "ohio"}) + "\n"
+        + json.dumps({"id": "d21", "contents": "Nevada leases need a radon notice.", "state": "nevada"}) + "\n")
     (tmp_path / "replace.jsonl").write_text(json.dumps(
         {"id": "d0", "contents": "The tenant pays a security deposit of two months rent, held in escrow.",
          "state": "ohio"}) + "\n")
@@ -481,6 +471,9 @@ def test_index_update_is_served(live, tmp_path):
     hits = search(base, "radon testing", "ohio")[1]["hits"]
     assert hits[0]["id"] == "d20" and hits[0]["snippet"].startswith("Radon testing")
     assert "d2" not in [h["id"] for h in search(base, "late fee", "ohio", k=10)[1]["hits"]]
+    # a jurisdiction the index did not have: served, and listed
+    assert [h["id"] for h in search(base, "radon notice", "Nevada")[1]["hits"]] == ["d21"]
+    assert get(base, "/indexes")[1][0]["partitions"] == ["nevada", *STATES]
 
 
 def test_changed_documents_of_a_version_are_shown(live):

@@ -261,7 +261,29 @@ def _version_label(pin) -> str:
     return str(pin.version) if pin.version is not None else "-"
 
 
-class Snapshot:
+class _Partitions:
+    """The partitions of ``self.pair`` (a :class:`legalir.index.IndexPair`), for a snapshot and an entry."""
+
+    pair: Any
+
+    @property
+    def sparse_parts(self) -> list[str]:
+        return self.pair.sparse_parts
+
+    @property
+    def dense_parts(self) -> list[str]:
+        return self.pair.dense_parts
+
+    @property
+    def partitions(self) -> list[str]:
+        return self.pair.partitions
+
+    @property
+    def partitioned(self) -> bool:
+        return bool(self.pair.sparse_parts or self.pair.dense_parts)
+
+
+class Snapshot(_Partitions):
     """One version of an :class:`IndexEntry`'s indexes, open: all a request searches and shows.
 
     Made whole before it is served (:meth:`IndexEntry.open_snapshot`): each index's version folder
@@ -319,21 +341,6 @@ class Snapshot:
     def dense(self) -> Path | None:
         return self.pair.dense
 
-    @property
-    def sparse_parts(self) -> list[str]:
-        return self.pair.sparse_parts
-
-    @property
-    def dense_parts(self) -> list[str]:
-        return self.pair.dense_parts
-
-    @property
-    def partitions(self) -> list[str]:
-        return self.pair.partitions
-
-    @property
-    def partitioned(self) -> bool:
-        return bool(self.pair.sparse_parts or self.pair.dense_parts)
 
     def open(self, dense_keys: Iterable[str] = ()) -> "Snapshot":
         """Open everything a request would wait for: every Lucene searcher (through :data:`LUCENE`), the
@@ -454,7 +461,7 @@ class Snapshot:
         return f"Snapshot({self.entry.name!r}, {self.versions})"
 
 
-class IndexEntry:
+class IndexEntry(_Partitions):
     """One exposed name: a Lucene index, a FAISS index, or both (bm25, dense and hybrid).
 
     It serves one :class:`Snapshot` at a time. An index given as the link that `legalir index`
@@ -472,9 +479,10 @@ class IndexEntry:
 
         self.name = name
         try:
-            pair = self.pair = IndexPair(dirs)
+            pair = self.pair = IndexPair(dirs)  # the current version's, once one is served (_install)
         except NotAnIndex as e:
             raise ConfigError(f"--index {name}: {e}") from None
+        self._current: Snapshot | None = None  # the version served
         #: the folders as given (a versioned index: its link)
         self.sparse, self.dense = pair.sparse, pair.dense
         self.links: dict[str, Path] = {k: p for k, p in (("sparse", pair.sparse), ("dense", pair.dense)) if p}
@@ -489,7 +497,6 @@ class IndexEntry:
         self.dense_lock = threading.Lock()  # a tokenizer must not be called from two threads at once
         self.reloads = 0          # new versions served since start
         self.reload_failures = 0  # new versions that could not be opened
-        self._current: Snapshot | None = None
         self._swap = threading.Lock()      # guards _current and every snapshot's refs / retired
         self._opening = threading.Lock()   # one snapshot opened at a time (first use, reloads, close)
         self._failed: dict[str, str] | None = None  # the link targets that failed to open last
@@ -497,22 +504,6 @@ class IndexEntry:
         self._lock = threading.Lock()
         self._closed = False
 
-    # ---- what is served (the current version's)
-    @property
-    def sparse_parts(self) -> list[str]:
-        return self.pair.sparse_parts
-
-    @property
-    def dense_parts(self) -> list[str]:
-        return self.pair.dense_parts
-
-    @property
-    def partitions(self) -> list[str]:
-        return self.pair.partitions
-
-    @property
-    def partitioned(self) -> bool:
-        return bool(self.pair.sparse_parts or self.pair.dense_parts)
 
     def recorded_collection(self) -> Path | None:
         for kind in ("sparse", "dense"):
