@@ -858,7 +858,14 @@ def _remove_unpinned(p: Path) -> bool:
             if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
             return False
-        _remove(p)
+        # renamed first, then removed: a process killed half-way through the removal leaves a `NAME.tmp-PID-...`
+        # folder that the next write of NAME cleans (clean_stale), not a version folder without its marker
+        # that no publish would recognise as legalir's again
+        m = _VERSION.search(p.name)
+        gone = p.with_name(f"{p.name[:m.start()]}.tmp-{os.getpid()}-v{m.group(1)}") if m else p
+        if gone != p:
+            os.rename(p, gone)
+        _remove(gone)
         return True
     finally:
         os.close(fd)
