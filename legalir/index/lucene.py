@@ -138,6 +138,37 @@ class LuceneIndex:
         raw = self._utils.documentRaw(self.reader, docid)
         return None if raw is None else str(raw)
 
+    def _leaves(self) -> list[tuple[int, str, object]]:
+        """``(doc base, segment name, SegmentReader)`` of each segment."""
+        cast = jvm.cast
+        out = []
+        for c in self.reader.leaves():
+            leaf = cast("org.apache.lucene.index.SegmentReader", c.reader())
+            out.append((int(c.docBase), str(leaf.getSegmentName()), leaf))
+        return out
+
+    def segment_of(self, docids) -> dict[str, str]:
+        """``{docid: name of the segment holding it}`` of those ``docids`` the index holds."""
+        leaves = self._leaves()
+        out = {}
+        for d in docids:
+            n = int(self._utils.convertDocidToLuceneDocid(self.reader, d))
+            if n >= 0:
+                out[d] = max((base, name) for base, name, _ in leaves if base <= n)[1]
+        return out
+
+    def live_records(self, segments) -> list[dict]:
+        """The stored raw records (parsed JSON) of the live documents of the named ``segments``."""
+        out = []
+        for _, name, leaf in self._leaves():
+            if name not in segments:
+                continue
+            live, stored = leaf.getLiveDocs(), leaf.storedFields()
+            for i in range(int(leaf.maxDoc())):
+                if live is None or live.get(i):
+                    out.append(json.loads(str(stored.document(i).get("raw"))))
+        return out
+
     # ---- scoring
     def score(self, docid: str, query: str, k1: float, b: float) -> float:
         """BM25 score of one document for ``query`` (term statistics of the whole index)."""
@@ -347,6 +378,89 @@ class LuceneIndex:
             self.reader = None
 
     def __enter__(self) -> "LuceneIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LuceneWriter:
+    """The one way legalir changes a Lucene index in place (Anserini's ``IndexCollection`` builds them):
+    a Lucene ``IndexWriter`` on a folder, for the pooled build (indexes added as segments, unmerged) and for
+    ``legalir index update`` (documents deleted and added, touched segments rewritten).
+
+    Parameters
+    ----------
+    folder : str or PathLike
+        The index folder (created empty when it holds no index yet).
+    merge : bool
+        ``True``: a ``TieredMergePolicy`` whose :meth:`expunge_deletes` leaves no deleted document in any
+        segment (BM25 statistics then count live documents only, as a fresh build's do); ``False``: no
+        merge ever (each added index stays its own segments: the pooled index's per-partition map).
+
+    Merges run in the calling thread (``SerialMergeScheduler``): the caller waits for them anyway, and
+    ``ConcurrentMergeScheduler``'s threads made a forced merge of a few hundred documents take 0.1 s.
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, folder: str | os.PathLike, *, merge: bool):
+        self.path = Path(folder)
+        self._directory = self._open(self.path)
+        cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
+        if merge:
+            policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
+            policy.setForceMergeDeletesPctAllowed(0.0)
+        else:
+            policy = jvm.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE
+        cfg.setMergePolicy(policy)
+        cfg.setMergeScheduler(jvm.autoclass("org.apache.lucene.index.SerialMergeScheduler")())
+        self.writer = _java(lambda: jvm.autoclass("org.apache.lucene.index.IndexWriter")(self._directory, cfg),
+                            self.path, "opening the index for writing")
+
+    @staticmethod
+    def _open(folder: Path):
+        # absolute: the JVM resolves relative paths against the directory it started in
+        return jvm.autoclass("org.apache.lucene.store.FSDirectory").open(
+            jvm.autoclass("java.io.File")(os.path.abspath(folder)).toPath())
+
+    def delete(self, docids) -> None:
+        """Delete the documents of these ids (applied to the segments there now, not to those added later)."""
+        term, query = jvm.autoclass("org.apache.lucene.index.Term"), jvm.autoclass("org.apache.lucene.search.TermQuery")
+        queries = [query(term("id", d)) for d in sorted(docids)]  # pyjnius picks the Query... overload, not Term...
+        for i in range(0, len(queries), 1024):
+            self.writer.deleteDocuments(*queries[i:i + 1024])
+
+    def add_index(self, folder: str | os.PathLike) -> None:
+        """Add the index in ``folder`` as it is (its segments copied, not re-analysed)."""
+        src = self._open(Path(folder))
+        try:
+            _java(lambda: self.writer.addIndexes(src), self.path, "adding an index")
+        finally:
+            src.close()
+
+    def expunge_deletes(self) -> None:
+        """Rewrite every segment holding a deleted document (``merge=True``)."""
+        self.writer.forceMergeDeletes(True)
+
+    def commit(self) -> None:
+        self.writer.commit()
+
+    def segments(self) -> list[str]:
+        """Names of the segments of the last commit."""
+        infos = jvm.autoclass("org.apache.lucene.index.SegmentInfos").readLatestCommit(self._directory)
+        return sorted(str(sci.info.name) for sci in infos.asList())
+
+    def num_docs(self) -> int:
+        """Live documents, the uncommitted changes included."""
+        return int(self.writer.getDocStats().numDocs)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self._directory.close()
+            self.writer = None
+
+    def __enter__(self) -> "LuceneWriter":
         return self
 
     def __exit__(self, *exc) -> None:

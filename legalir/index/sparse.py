@@ -83,32 +83,20 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
     segments: dict[str, list[str]] = {}
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
         parts = tmp / ".partitions"
-        fs = jvm.autoclass("org.apache.lucene.store.FSDirectory")
-        path = jvm.autoclass("java.io.File")
-        target = fs.open(path(os.path.abspath(tmp)).toPath())
-        cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
-        cfg.setMergePolicy(jvm.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE)
-        writer = jvm.autoclass("org.apache.lucene.index.IndexWriter")(target, cfg)
-        infos = jvm.autoclass("org.apache.lucene.index.SegmentInfos")
         seen: set[str] = set()
-        try:
+        with lucene.LuceneWriter(tmp, merge=False) as writer:
             for i, key in enumerate(sorted(dirs), 1):
                 t0 = time.time()
                 out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields)
-                src = fs.open(path(os.path.abspath(parts / key)).toPath())
-                writer.addIndexes(src)
+                writer.add_index(parts / key)
                 writer.commit()
-                src.close()
-                now = {str(sci.info.name) for sci in infos.readLatestCommit(target).asList()}
+                now = set(writer.segments())
                 segments[key] = sorted(now - seen)
                 seen = now
                 shutil.rmtree(parts / key)
                 if not quiet:
                     _log.info(f"indexed {out[key]} documents of {key} -> {index_dir} ([{i}/{len(dirs)}], "
                               f"{len(segments[key])} segment(s), {time.time() - t0:.1f}s)")
-        finally:
-            writer.close()
-            target.close()
         shutil.rmtree(parts, ignore_errors=True)
         n = num_docs(tmp)
         if n != sum(out.values()):  # pragma: no cover - invariant

@@ -246,23 +246,17 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
 # ------------------------------------------------------------------ where the documents are now
 def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequence[str]) -> dict[str, str]:
     """``{docid: partition key}`` of the ``docids`` a Lucene index (one version folder) holds."""
-    from legalir import jvm
     from legalir.index import lucene
 
     found: dict[str, str] = {}
     if pooled:
         owner = {seg: key for key, segs in (pooled.get("segments") or {}).items() for seg in segs}
         with lucene.LuceneIndex(root) as idx:
-            leaves = [(int(c.docBase), str(jvm.cast("org.apache.lucene.index.SegmentReader", c.reader())
-                                               .getSegmentName())) for c in idx.reader.leaves()]
-            for d in docids:
-                n = int(idx._utils.convertDocidToLuceneDocid(idx.reader, d))
-                if n >= 0:
-                    seg = max((b, s) for b, s in leaves if b <= n)[1]
-                    if seg not in owner:
-                        raise UpdateError(f"{root}: segment {seg} belongs to no partition in {lucene.META}; "
-                                          f"rebuild the index (legalir index --pooled)")
-                    found[d] = owner[seg]
+            for d, seg in idx.segment_of(docids).items():
+                if seg not in owner:
+                    raise UpdateError(f"{root}: segment {seg} belongs to no partition in {lucene.META}; "
+                                      f"rebuild the index (legalir index --pooled)")
+                found[d] = owner[seg]
         return found
     for key in parts or [""]:
         with lucene.LuceneIndex(root / key if key else root) as idx:
@@ -287,7 +281,7 @@ def _dense_locations(root: Path, parts: list[str], docids: Sequence[str]) -> dic
 
 @dataclass
 class Plan:
-    """What one index does: ids removed from each partition, records added to each, documents after."""
+    """What one index does: the ids removed from each partition, the records added to each."""
 
     removed: dict[str, set[str]] = field(default_factory=dict)
     added: dict[str, list[dict]] = field(default_factory=dict)
@@ -325,14 +319,11 @@ def _copy_version(current: Path, tmp: Path) -> None:
 
     from legalir import atomic
 
-    def link(src, dst):
-        os.link(src, dst)
-
     for p in current.iterdir():
         if p.name in (atomic.MARKER, UPDATES, *_SKIP):
             continue
         if p.is_dir() and not p.is_symlink():  # a partition's index (its own Lucene lock file left out too)
-            shutil.copytree(p, tmp / p.name, copy_function=link, ignore=shutil.ignore_patterns(*_SKIP))
+            shutil.copytree(p, tmp / p.name, copy_function=os.link, ignore=shutil.ignore_patterns(*_SKIP))
         else:
             os.link(p, tmp / p.name)
 
@@ -370,49 +361,6 @@ def _meta_update(meta: dict, changes: ChangeSet, documents: int) -> dict:
 
 
 # ------------------------------------------------------------------ Lucene
-class _Lucene:
-    """The Java objects an update drives (Lucene's ``IndexWriter`` over a folder)."""
-
-    def __init__(self):
-        from legalir import jvm
-
-        self.jvm = jvm
-        self.fs = jvm.autoclass("org.apache.lucene.store.FSDirectory")
-        self.file = jvm.autoclass("java.io.File")
-        self.term = jvm.autoclass("org.apache.lucene.index.Term")
-
-    def directory(self, path: Path):
-        return self.fs.open(self.file(os.path.abspath(path)).toPath())
-
-    def writer(self, directory, *, exact: bool):
-        """An ``IndexWriter`` appending to ``directory``. ``exact``: segments that lose documents are merged
-        away entirely (``forceMergeDeletes`` allows no deletion), else no merge at all (a pooled index)."""
-        j = self.jvm
-        cfg = j.autoclass("org.apache.lucene.index.IndexWriterConfig")()
-        cfg.setOpenMode(j.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode").APPEND)
-        if exact:
-            policy = j.autoclass("org.apache.lucene.index.TieredMergePolicy")()
-            policy.setForceMergeDeletesPctAllowed(0.0)
-        else:
-            policy = j.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE
-        cfg.setMergePolicy(policy)
-        # merges in this thread: the update waits for them anyway (ConcurrentMergeScheduler's threads and
-        # IO throttling made a forced merge of a few hundred documents take 0.1 s)
-        cfg.setMergeScheduler(j.autoclass("org.apache.lucene.index.SerialMergeScheduler")())
-        return j.autoclass("org.apache.lucene.index.IndexWriter")(directory, cfg)
-
-    def delete(self, writer, docids) -> None:
-        """Delete documents by id (as term queries: pyjnius cannot pick the ``Term...`` overload)."""
-        query = self.jvm.autoclass("org.apache.lucene.search.TermQuery")
-        queries = [query(self.term("id", d)) for d in sorted(docids)]
-        for i in range(0, len(queries), 1024):
-            writer.deleteDocuments(*queries[i:i + 1024])
-
-    def segments(self, directory) -> list[str]:
-        infos = self.jvm.autoclass("org.apache.lucene.index.SegmentInfos").readLatestCommit(directory)
-        return sorted(str(sci.info.name) for sci in infos.asList())
-
-
 def _index_records(records: Sequence[dict], work: Path, fields: list[str], threads: int) -> Path:
     """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields)."""
     from legalir.index import sparse
@@ -424,46 +372,21 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     return out
 
 
-def _apply_lucene_folder(L: _Lucene, folder: Path, removed: set[str], records: list[dict], work: Path,
-                         fields: list[str], threads: int) -> int:
+def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], work: Path, fields: list[str],
+                         threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
-    directory = L.directory(folder)
-    try:
-        writer = L.writer(directory, exact=True)
-        try:
-            if removed:
-                # applied when addIndexes flushes, to the segments there before it: not to those it adds
-                L.delete(writer, removed)
-            if records:
-                src = L.directory(_index_records(records, work, fields, threads))
-                writer.addIndexes(src)
-                src.close()
-            if removed:
-                writer.forceMergeDeletes(True)
-            writer.commit()  # one commit (one round of fsync) per index
-            return int(writer.getDocStats().numDocs)
-        finally:
-            writer.close()
-    finally:
-        directory.close()
+    from legalir.index.lucene import LuceneWriter
 
-
-def _partition_raw(idx, segments: set[str]) -> list[dict]:
-    """The stored raw records of the live documents of the pooled index's ``segments``."""
-    from legalir import jvm as j
-
-    out = []
-    for c in idx.reader.leaves():
-        leaf = j.cast("org.apache.lucene.index.SegmentReader", c.reader())
-        if str(leaf.getSegmentName()) not in segments:
-            continue
-        live = leaf.getLiveDocs()
-        stored = leaf.storedFields()
-        for i in range(int(leaf.maxDoc())):
-            if live is None or live.get(i):
-                out.append(json.loads(str(stored.document(i).get("raw"))))
-    return out
+    with LuceneWriter(folder, merge=True) as writer:
+        if removed:
+            writer.delete(removed)  # applied when add_index flushes, to the segments there before it
+        if records:
+            writer.add_index(_index_records(records, work, fields, threads))
+        if removed:
+            writer.expunge_deletes()
+        writer.commit()  # one commit (one round of fsync) per index
+        return writer.num_docs()
 
 
 def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[str], meta: dict,
@@ -474,42 +397,32 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
 
     from legalir.index import lucene, sparse
 
-    L = _Lucene()
     work = tmp / ".update"
     _copy_version(cur, tmp)
     total = 0
     if meta.get("pooled"):
         segments = {k: list(v) for k, v in (meta.get("segments") or {}).items()}
         with lucene.LuceneIndex(cur) as idx:
-            docs = {key: _partition_raw(idx, set(segments.get(key, ()))) for key in plan.keys()}
-        directory = L.directory(tmp)
-        try:
-            writer = L.writer(directory, exact=False)
-            try:
-                # every changed partition's documents deleted first (by id: a document moving to another
-                # partition is deleted from its old one before it is added to its new one), then each one's
-                # segments made again from its kept and new documents
-                L.delete(writer, [r["id"] for key in plan.keys() for r in docs[key]])
-                writer.commit()  # the old segments, now without a live document, are dropped
-                for i, key in enumerate(plan.keys(), 1):
-                    t0 = time.time()
-                    gone = plan.removed.get(key, set())
-                    new = [r for r in docs[key] if r["id"] not in gone] + plan.added.get(key, [])
-                    segments.pop(key, None)
-                    if new:
-                        before = set(L.segments(directory))
-                        src = L.directory(_index_records(new, work / key, fields, threads))
-                        writer.addIndexes(src)
-                        src.close()
-                        writer.commit()
-                        segments[key] = sorted(set(L.segments(directory)) - before)
-                    if not quiet:
-                        _log.info(f"updated partition {key} of {index_dir}: {len(new)} documents "
-                                  f"([{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
-            finally:
-                writer.close()
-        finally:
-            directory.close()
+            docs = {key: idx.live_records(set(segments.get(key, ()))) for key in plan.keys()}
+        with lucene.LuceneWriter(tmp, merge=False) as writer:
+            # every changed partition's documents deleted first (by id: a document moving to another partition
+            # is deleted from its old one before it is added to its new one), then each one's segments made
+            # again from its kept and new documents
+            writer.delete([r["id"] for key in plan.keys() for r in docs[key]])
+            writer.commit()  # the old segments, now without a live document, are dropped
+            for i, key in enumerate(plan.keys(), 1):
+                t0 = time.time()
+                gone = plan.removed.get(key, set())
+                new = [r for r in docs[key] if r["id"] not in gone] + plan.added.get(key, [])
+                segments.pop(key, None)
+                if new:
+                    before = set(writer.segments())
+                    writer.add_index(_index_records(new, work / key, fields, threads))
+                    writer.commit()
+                    segments[key] = sorted(set(writer.segments()) - before)
+                if not quiet:
+                    _log.info(f"updated partition {key} of {index_dir}: {len(new)} documents "
+                              f"([{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
         shutil.rmtree(work, ignore_errors=True)
         total = sparse.num_docs(tmp)
         atomic_meta(tmp / lucene.META, _meta_update({**meta, "segments": segments}, changes, total))
@@ -525,7 +438,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
             sparse._index_collection(_write_jsonl(work / key / "docs", records), folder, threads, fields)
             n = sparse.num_docs(folder)
         else:
-            n = _apply_lucene_folder(L, folder, removed, records, work / (key or "_"), fields, threads)
+            n = _apply_lucene_folder(folder, removed, records, work / (key or "_"), fields, threads)
         expected = int(own["documents"]) - len(removed) + len(records)
         if n != expected:  # pragma: no cover - invariant
             raise UpdateError(f"{index_dir}: {expected} documents expected in {key or 'the index'} after the "
