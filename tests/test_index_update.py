@@ -238,7 +238,8 @@ def test_cli_reports_each_version_and_keeps_the_previous(plain, tmp_path):
     ("bad-json", "new.jsonl:1: invalid JSON"),
     ("bad-id", "new.jsonl:1: document id 'a b'"),
     ("no-contents", "new.jsonl:1: document 'd7': field 'contents' is"),
-    ("bare-id-to-add", "--add takes JSONL documents"),
+    ("bare-id-to-add", "new.jsonl:1: invalid JSON"),
+    ("array-to-add", "new.jsonl:1: expected a JSON object, found list"),
     ("empty-file", "gone.txt: file is empty"),
     ("nothing", "no changes: give --add, --replace or --delete"),
 ])
@@ -256,6 +257,7 @@ def test_bad_change_sets_are_refused_and_nothing_is_written(plain, tmp_path, cas
         "bad-id": ("--add", '{"id": "a b", "contents": "x"}\n'),
         "no-contents": ("--add", '{"id": "d7", "text": "x"}\n'),
         "bare-id-to-add": ("--add", "d7\n"),
+        "array-to-add": ("--add", "[1, 2]\n"),
         "empty-file": ("--delete", None),
         "nothing": ("--delete", None),
     }[case]
@@ -434,3 +436,19 @@ def test_usage_errors_name_the_whole_command(plain):
         "(see `legalir index update --help`)" in out
     code, out = cli("index", "--threads", "x")
     assert code == 2 and out.startswith("error: legalir index build: Invalid value for '--threads'")
+
+
+def test_an_index_built_from_a_relative_path_is_updated_from_anywhere(tmp_path, monkeypatch):
+    """The index records its collection's absolute folder: `legalir index coll idx` run in one folder, then
+    `legalir index update` (and a searcher showing the documents) run from another."""
+    import legalir
+    from legalir.index import collection_of
+
+    monkeypatch.chdir(tmp_path)
+    legalir.index([{"id": "a", "contents": "rent is due monthly"}, {"id": "b", "contents": "late fees"}], "idx")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert collection_of(tmp_path / "idx") == (tmp_path / "idx.collection").resolve()
+    assert legalir.update(tmp_path / "idx", delete=["b"])["bm25"]["documents"] == 1
+    assert legalir.Searcher(tmp_path / "idx").doc("a")["contents"] == "rent is due monthly"

@@ -69,7 +69,9 @@ def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | 
     n = num_docs(index_dir)
     if expected is not None and n != expected:
         raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
-    atomic.write_json(index_dir / META, {"input": str(input_dir), "documents": n, "fields": list(fields or [])},
+    # the collection's folder absolute (as a FAISS index records it): found from any working directory
+    atomic.write_json(index_dir / META, {"input": str(Path(input_dir).resolve()), "documents": n,
+                                         "fields": list(fields or [])},
                       sort_keys=False)
     return n
 
@@ -101,7 +103,8 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
         n = num_docs(tmp)
         if n != sum(out.values()):  # pragma: no cover - invariant
             raise IndexError_(f"{index_dir}: {sum(out.values())} documents indexed but {n} in the pooled index")
-        atomic.write_json(tmp / META, {"input": str(collection_dir / "corpus"), "documents": n, "fields": fields,
+        atomic.write_json(tmp / META, {"input": str((collection_dir / "corpus").resolve()), "documents": n,
+                                       "fields": fields,
                                        "pooled": True, "partition_field": partition_field, "segments": segments},
                           sort_keys=False)
     return out

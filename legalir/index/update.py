@@ -145,14 +145,13 @@ class ChangeSet:
         return len(self.changes)
 
 
-def _read(path: str | os.PathLike) -> Iterator[tuple[str, int, dict | str]]:
-    """``(file, line, record or id)`` of a change file: JSON objects, or (``--delete``) bare ids."""
+def _read(path: str | os.PathLike, ids: bool) -> Iterator[tuple[str, int, dict | str]]:
+    """``(file, line, record or id)`` of a change file: JSON objects, or (``ids``: ``--delete``) bare ids."""
     from legalir import trec
 
     data = trec.read_bytes(path)
     shown = "<stdin>" if str(path) == "-" else str(path)
-    first = data.lstrip()[:1]
-    if first == b"{":
+    if not ids or data.lstrip()[:1] == b"{":
         for n, rec in trec.iter_jsonl(path, data=data):
             yield shown, n, rec
         return
@@ -189,7 +188,7 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     out = ChangeSet()
     for op, paths in (("add", add), ("replace", replace), ("delete", delete)):
         for path in paths:
-            for shown, n, item in _read(path):
+            for shown, n, item in _read(path, ids=op == "delete"):
                 where = f"{shown}:{n}"
                 rec = item if isinstance(item, dict) else None
                 docid = rec.get("id") if rec is not None else item
@@ -197,9 +196,6 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
                 if problem:
                     raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
                 if op != "delete":
-                    if rec is None:
-                        raise UpdateError(f"{where}: --{op} takes JSONL documents ({{\"id\": ..., \"contents\": "
-                                          f"...}}), found a bare id {docid!r}")
                     text = rec.get("contents")
                     if not isinstance(text, str):
                         raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
