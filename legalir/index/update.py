@@ -96,6 +96,47 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
     return out
 
 
+#: the key, in the output markers of a Lucene and a FAISS version published by one update, of that update
+TOGETHER = "updated_together"
+
+
+def half_published(links, targets) -> str | None:
+    """Whether one of two indexes updated together waits for its other half to be published.
+
+    ``legalir index update LUCENE FAISS`` publishes two versions, one after the other; both carry the
+    same token in their markers (:data:`TOGETHER`). A reader of the pair (``legalir serve``) that sees the
+    version of one whose token no version of the other carries yet has caught the moment between the
+    two publishes, and should wait for the second rather than serve a mix.
+
+    Parameters
+    ----------
+    links : mapping
+        ``{"sparse"|"dense": the index link}``.
+    targets : mapping
+        ``{"sparse"|"dense": the version folder each link designates now}``.
+
+    Returns
+    -------
+    str or None
+        What is awaited, in words; ``None`` when nothing is (not a pair, or both halves there).
+    """
+    from legalir import atomic
+
+    if len(targets) < 2:
+        return None
+    token = {k: (atomic.read_marker(t) or {}).get(TOGETHER) for k, t in targets.items()}
+    if len(set(token.values())) == 1:
+        return None
+    for kind, t in token.items():
+        if t is None:
+            continue
+        (other,) = [k for k in targets if k != kind]
+        if not any((atomic.read_marker(v) or {}).get(TOGETHER) == t for v in atomic.versions(links[other])):
+            return (f"{targets[kind]} was updated together with {links[other]}, whose new version is not "
+                    f"published yet")
+    return None
+
+
 def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> None:
     """Refuse to build ``index_dir`` afresh from its collection while it holds changes applied since its build.
 
@@ -612,6 +653,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     UpdateError
         A change set that does not fit the index (module doc); nothing is written then.
     """
+    import uuid
     from contextlib import ExitStack
 
     from legalir import atomic, collections
@@ -639,11 +681,15 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     fields = sparse.indexed_fields(manifest)
     partitioned = bool(manifest.get("partition_field"))
     out: dict[str, dict] = {}
+    # two indexes updated together carry one token in their markers: a reader seeing one published waits for
+    # the other (half_published)
+    together = {TOGETHER: uuid.uuid4().hex} if len(kinds) == 2 else None
     with ExitStack() as stack:
         work = []
         for kind, path in kinds:
             mod = sparse if kind == "bm25" else dense
-            tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True))
+            tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True,
+                                                        marker=together))
             cur = atomic.current(path)  # under the lock: no other writer changes it now
             if kind == "bm25":
                 meta = sparse.index_meta(cur)

@@ -58,6 +58,7 @@ import os
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -65,6 +66,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
 from legalir.index import collection_of
+from legalir.index.update import half_published
 from legalir.evaluate.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.trec import Topic
@@ -97,6 +99,10 @@ class BadRequest(ServeError):
 
 class NotFound(ServeError):
     status = 404
+
+
+#: seconds a reload waits for the second half of a Lucene + FAISS update before serving what is published
+PAIR_WAIT_S = 30.0
 
 
 class Unavailable(ServeError):
@@ -500,6 +506,7 @@ class IndexEntry(_Partitions):
         self._swap = threading.Lock()      # guards _current and every snapshot's refs / retired
         self._opening = threading.Lock()   # one snapshot opened at a time (first use, reloads, close)
         self._failed: dict[str, str] | None = None  # the link targets that failed to open last
+        self._waiting: dict[str, float] = {}  # link targets -> when a half-published pair update was first seen
         self._encoders: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -610,7 +617,9 @@ class IndexEntry(_Partitions):
 
         A version that cannot be opened (half-copied, broken, not an index) is logged once, with the
         folder and the error; the current one goes on being served, and that version is not tried
-        again until the links change again.
+        again until the links change again. Between the two publishes of a Lucene and a FAISS index
+        updated together (:func:`legalir.index.update.half_published`) the reload waits for the second,
+        at most :data:`PAIR_WAIT_S` seconds.
 
         Returns
         -------
@@ -629,6 +638,14 @@ class IndexEntry(_Partitions):
                 return False
             if now == self._failed:
                 return False
+            # a Lucene and a FAISS index updated together: between their two publishes, wait for the second
+            waiting = half_published(self.links, now)
+            if waiting:
+                since = self._waiting.setdefault(json.dumps(now, sort_keys=True), time.monotonic())
+                if time.monotonic() - since < PAIR_WAIT_S:
+                    return False
+                _log.warning(f"index {self.name}: {waiting} after {PAIR_WAIT_S:g} s; serving what is published")
+            self._waiting.clear()
             try:
                 new = self.open_snapshot(cur.dense_loaded())
             except Exception as e:
