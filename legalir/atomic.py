@@ -931,11 +931,13 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
             raise
 
 
-def copy_linked(src: str | os.PathLike, dst: str | os.PathLike) -> None:
-    """Copy folder ``src`` to ``dst`` with hard links where possible (files legalir never rewrites)."""
+def copy_linked(src: str | os.PathLike, dst: str | os.PathLike, ignore: Iterable[str] = ()) -> None:
+    """Copy folder ``src`` to ``dst`` with hard links where possible (files legalir never rewrites), leaving
+    out entries named in ``ignore`` (at any depth)."""
     def link(s, d):
         try:
             os.link(s, d)
         except OSError:
             shutil.copy2(s, d)
-    shutil.copytree(src, dst, copy_function=link, symlinks=True)
+    shutil.copytree(src, dst, copy_function=link, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(*ignore) if ignore else None)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from legalir import log
+from legalir import atomic, log
 from legalir.errors import LegalirError
 
 _log = log.get(__name__)
@@ -120,8 +120,6 @@ def half_published(links, targets) -> str | None:
     str or None
         What is awaited, in words; ``None`` when nothing is (not a pair, or both halves there).
     """
-    from legalir import atomic
-
     if len(targets) < 2:
         return None
     token = {k: (atomic.read_marker(t) or {}).get(TOGETHER) for k, t in targets.items()}
@@ -351,23 +349,13 @@ _SKIP = ("write.lock",)
 
 def _copy_version(current: Path, tmp: Path) -> None:
     """The current version's files into the new version folder ``tmp``, hard-linked (neither Lucene nor this
-    module ever writes into an existing file: every file changed is removed first, then written anew)."""
-    import shutil
-
-    from legalir import atomic
-
-    for p in current.iterdir():
-        if p.name in (atomic.MARKER, UPDATES, *_SKIP):
-            continue
-        if p.is_dir() and not p.is_symlink():  # a partition's index (its own Lucene lock file left out too)
-            shutil.copytree(p, tmp / p.name, copy_function=os.link, ignore=shutil.ignore_patterns(*_SKIP))
-        else:
-            os.link(p, tmp / p.name)
+    module ever writes into an existing file: every file changed is written anew and renamed into place, or
+    removed first); its marker, changes file and Lucene lock files left out."""
+    atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, UPDATES, *_SKIP))
 
 
 def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
     """``legalir-updates.jsonl`` of the new version: the current version's changes, then these (last wins)."""
-    from legalir import atomic
     from legalir.trec import iter_jsonl
 
     rows: dict[str, dict] = {}
@@ -398,12 +386,14 @@ def _meta_update(meta: dict, changes: ChangeSet, documents: int) -> dict:
 
 
 # ------------------------------------------------------------------ Lucene
-def _index_records(records: Sequence[dict], work: Path, fields: list[str], threads: int) -> Path:
-    """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields)."""
+def _index_records(records: Sequence[dict], work: Path, fields: list[str], threads: int,
+                   out: Path | None = None) -> Path:
+    """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields),
+    in ``out`` [default: ``work/index``]; ``work`` holds the records' JSONL."""
     from legalir.index import sparse
 
     src = _write_jsonl(work / "docs", records)
-    out = work / "index"
+    out = out or work / "index"
     out.mkdir(parents=True)
     sparse._index_collection(src, out, threads, fields)
     return out
@@ -462,7 +452,8 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
                               f"([{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
         shutil.rmtree(work, ignore_errors=True)
         total = sparse.num_docs(tmp)
-        atomic_meta(tmp / lucene.META, _meta_update({**meta, "segments": segments}, changes, total))
+        atomic.write_json(tmp / lucene.META, _meta_update({**meta, "segments": segments}, changes, total),
+                          sort_keys=False)
         return total
     for i, key in enumerate(plan.keys(), 1):
         t0 = time.time()
@@ -471,8 +462,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         own = sparse.index_meta(folder) if (folder / lucene.META).exists() else \
             {"input": str(corpus / key), "documents": 0, "fields": fields}
         if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
-            folder.mkdir()
-            sparse._index_collection(_write_jsonl(work / key / "docs", records), folder, threads, fields)
+            _index_records(records, work / key, fields, threads, out=folder)
             n = sparse.num_docs(folder)
         else:
             n = _apply_lucene_folder(folder, removed, records, work / (key or "_"), fields, threads)
@@ -486,7 +476,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         if n == 0:  # every document of the partition deleted: a rebuild would not have it
             shutil.rmtree(folder)
         else:
-            atomic_meta(folder / lucene.META, _meta_update(own, changes, n))
+            atomic.write_json(folder / lucene.META, _meta_update(own, changes, n), sort_keys=False)
         if not quiet:
             _log.info(f"updated {index_dir / key if key else index_dir}: {n} documents (-{len(removed)} "
                       f"+{len(records)}; [{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
@@ -494,15 +484,6 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     for key in sparse.partition_keys(tmp, lucene.META) or [""]:
         total += int(sparse.index_meta(tmp / key if key else tmp)["documents"])
     return total
-
-
-def atomic_meta(path: Path, meta: dict) -> None:
-    """``legalir-index.json`` (or the dense metadata) of the new version: removed first (it is a hard link to
-    the current version's file), then written."""
-    from legalir import atomic
-
-    path.unlink(missing_ok=True)
-    atomic.write_json(path, meta, sort_keys=False)
 
 
 # ------------------------------------------------------------------ FAISS
@@ -608,7 +589,7 @@ def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[
         f.write_index(out, str(folder / dense.INDEX_FILE))
         with open(folder / dense.DOCIDS, "w", encoding="utf-8") as fh:
             fh.write("".join(d + "\n" for d in ids))
-        atomic_meta(folder / dense.META, _meta_update(meta, changes, len(ids)))
+        atomic.write_json(folder / dense.META, _meta_update(meta, changes, len(ids)), sort_keys=False)
         if not quiet:
             _log.info(f"updated {index_dir / key if key else index_dir}: {len(ids)} vectors (-{len(removed)} "
                       f"+{len(records)}; [{i}/{len(plan.keys())}], {time.time() - t0:.1f}s)")
@@ -656,7 +637,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     import uuid
     from contextlib import ExitStack
 
-    from legalir import atomic, collections
+    from legalir import collections
     from legalir.index import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
 
     try:
