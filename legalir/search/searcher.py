@@ -99,7 +99,7 @@ def check_query(q: Any, name: str = "query") -> str:
     if not isinstance(q, str):
         raise SearcherError(f"{name} must be a non-empty string, not {type(q).__name__} {q!r}"[:300])
     if not q.strip():
-        raise SearcherError(f"{name} must be a non-empty string, got {q!r}")
+        raise SearcherError(f"{name} must be a non-empty string (an empty query matches nothing), got {q!r}")
     try:
         q.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -373,6 +373,10 @@ class Searcher:
             self._dense_retriever(self.pair.dense_parts[0] if self.pair.dense_parts else "")
         return self
 
+    def warm_dense(self, key: str = "") -> None:
+        """Load the FAISS retriever of partition ``key`` ('' when not partitioned) and its encoder now."""
+        self._dense_retriever(key)
+
     def dense_loaded(self) -> list[str]:
         """Partitions whose FAISS retriever is loaded."""
         return sorted(self._dense)
@@ -587,10 +591,11 @@ class Searcher:
         for q in sorted(run):
             yield q, run.pop(q)
 
-    def retriever(self, **options: Any) -> "BoundSearch":
-        """This searcher with fixed search options, as the retriever protocol of
-        :mod:`legalir.search.base` (``search(topics, k)``, ``search_hits``, ``close``)."""
-        return BoundSearch(self, options)
+    def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
+        """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
+        the retriever protocol of :mod:`legalir.search.base` (``search(topics, k)``, ``search_hits``,
+        ``close``); ``owned``: its ``close`` closes this searcher."""
+        return BoundSearch(self, options, owned)
 
     # ---- documents
     def _record(self, docid: str, key: str) -> dict | None:
@@ -661,8 +666,8 @@ class Searcher:
 class BoundSearch:
     """A :class:`Searcher` with fixed options, as a retriever (``search``, ``search_hits``, ``close``)."""
 
-    def __init__(self, searcher: Searcher, options: Mapping[str, Any]):
-        self.searcher, self.options = searcher, dict(options)
+    def __init__(self, searcher: Searcher, options: Mapping[str, Any], owned: bool = True):
+        self.searcher, self.options, self.owned = searcher, dict(options), owned
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         return self.searcher.batch_search(dict(topics), k, **self.options)
@@ -672,4 +677,5 @@ class BoundSearch:
             yield q, list(docs), list(docs.values())
 
     def close(self) -> None:
-        self.searcher.close()
+        if self.owned:
+            self.searcher.close()
