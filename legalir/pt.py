@@ -346,7 +346,7 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
     Parameters
     ----------
     obj : object
-        The retriever, e.g. :func:`legalir.search.lucene.retriever` or :class:`legalir.search.pool` rankers.
+        The retriever, e.g. ``legalir.Searcher(path).retriever()`` or :class:`legalir.search.pool` rankers.
     k : int
         Documents per topic.
     texts : path, optional
@@ -358,8 +358,8 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
 
     Examples
     --------
-    >>> from legalir.search import lucene
-    >>> retriever(lucene.retriever("indexes/acord/bm25", k1=1.0, b=0.5))  # doctest: +SKIP
+    >>> import legalir
+    >>> retriever(legalir.Searcher("indexes/acord/bm25", k1=1.0, b=0.5).retriever())  # doctest: +SKIP
     """
     return Retrieve(obj, k=k, texts=texts)
 
