@@ -93,7 +93,7 @@ def test_searcher_arguments_are_checked(searcher, acord, tmp_path):
         searcher.search("rent", partition="california")
     with pytest.raises(LegalirError, match="expected a string"):
         searcher.batch_search({"q1": 3})
-    with pytest.raises(LegalirError, match="neither a Lucene index nor a FAISS index"):
+    with pytest.raises(LegalirError, match="a collection folder, not an index"):
         legalir.Searcher(acord.path)
     with pytest.raises(LegalirError, match="no such folder"):
         legalir.Searcher(tmp_path / "missing")

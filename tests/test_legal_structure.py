@@ -196,7 +196,7 @@ def test_serve_search_takes_filter_and_citations(cq):
         assert {h["state"] for h in got["hits"]} == {"nevada"}
         off = eng.search("cq", "What does NRS 118A.290 require?", k=3, filter="state=nevada", citations="off")
         assert off["hits"][0]["score"] < got["hits"][0]["score"]
-        with pytest.raises(engine.BadRequest, match="FIELD=VALUE"):
+        with pytest.raises(legalir.errors.LegalirError, match="FIELD=VALUE"):
             eng.search("cq", "rent", filter="nevada")
     finally:
         eng.close()

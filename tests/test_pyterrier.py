@@ -18,7 +18,7 @@ from legalir import collections, evaluate, models, trec  # noqa: E402
 from legalir.datasets.base import Dataset, Document, Judgement, Topic  # noqa: E402
 from legalir.search import fusion  # noqa: E402
 from legalir.search import rerank as rr  # noqa: E402
-from legalir.search.base import SearchError  # noqa: E402
+from legalir.errors import LegalirError  # noqa: E402
 from legalir.search.lucene import BM25  # noqa: E402
 
 import legalir.pt as lpt  # noqa: E402
@@ -159,7 +159,7 @@ def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):
     assert set(res[res["qid"] == "q-ny"]["docno"]) == {"ne-0", "ne-1", "ne-2"}
     assert set(res[res["qid"] == "q-oh"]["docno"]) == {"oh-0", "oh-1", "oh-2"}
     assert all("ohio" in t for t in res[res["qid"] == "q-oh"]["text"])   # texts from the partitions' indexes
-    with pytest.raises(SearchError, match="no 'state' to route it"):
+    with pytest.raises(LegalirError, match="whose 'state' field names it .* missing for: q-ny"):
         lpt.bm25(tmp_path / "idx").transform(queries[["qid", "query"]])
 
 

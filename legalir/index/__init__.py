@@ -63,7 +63,13 @@ def kind_of(path: str | os.PathLike) -> tuple[str, list[str]]:
     if dn:
         return "dense", dn
 
-    what = "no such folder" if not p.exists() else "neither a Lucene index nor a FAISS index"
+    if p.is_file():
+        raise NotAnIndex(f"{p}: a file, not an index folder; give the folder that `legalir index` "
+                         f"(or `legalir index-dense`) wrote")
+    if (p / "manifest.json").exists() and (p / "corpus").is_dir():
+        raise NotAnIndex(f"{p}: a collection folder, not an index; index it first "
+                         f"(legalir index {p} INDEX_DIR) and give INDEX_DIR")
+    what = "no such folder" if not p.exists() else "not a Lucene index nor a FAISS index"
     raise NotAnIndex(f"{p}: {what} (nor a folder of per-partition indexes); build it first "
                      f"(legalir index COLLECTION {p} / legalir index-dense EMBEDDINGS {p})")
 
