@@ -25,10 +25,6 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 
 def __getattr__(name: str):
-    if name in ("evaluate", "index"):  # subpackages that are callable as the API functions (legalir/_callable.py)
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
     if name in __all__:
         from legalir import api
 

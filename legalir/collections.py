@@ -33,7 +33,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 from tqdm import tqdm
 
 from legalir import atomic, log, trec
-from legalir.datasets.base import Dataset, Judgement
+from legalir.datasets.dataset import Dataset, Judgement
 from legalir.trec import Topic
 
 _log = log.get(__name__)
@@ -156,7 +156,7 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
 
     The one place the derived fields are made, for :func:`write` and for documents added to a built
-    index (:mod:`legalir.index.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
+    index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
     ``citation_field`` and the text, the ``jurisdiction_field`` as a hint) and ``filters``
     (:mod:`legalir.filters`, from the metadata). Derived fields the record already carries (one read
     back from a collection) are made again from it.

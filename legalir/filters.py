@@ -4,7 +4,7 @@
 partition field, e.g. Housing's ``state``; otherwise every short scalar field) as keyword
 tokens in one field, ``filters``: ``state_california``, ``year_2021``. ``legalir index`` indexes
 it (Anserini ``-fields``), and a search turns a filter into Lucene ``FILTER`` clauses of a
-``BooleanQuery`` around the ranked query (:meth:`legalir.index.lucene.LuceneIndex.search_hits`):
+``BooleanQuery`` around the ranked query (:meth:`legalir.indexing.lucene.LuceneIndex.search_hits`):
 the filter restricts which documents match and never changes a score, and the ``k`` best
 matching documents come back whenever that many match (no post-filtering).
 

@@ -493,7 +493,7 @@ def _select(tries: list[tuple[int, str | None, Answer]]) -> tuple[int, str | Non
 def results(records: Sequence[dict], *, meta: Mapping[str, Any], bootstrap: int = 1000, level: float = 0.95,
             seed: int = 0) -> dict:
     """Accuracy (fraction) with a percentile-bootstrap interval, in the ``results/`` JSON shape."""
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
 
     per_topic = {r["qid"]: {"accuracy": 1.0 if r["correct"] else 0.0} for r in records}
     values = [v["accuracy"] for v in per_topic.values()]

@@ -65,7 +65,7 @@ def test_bad_option_values_are_refused_before_any_search(sample_index, topics, t
 
 def test_measure_names_are_mapped_or_refused_up_front(sample_collection, sample_index, tmp_path):
     from legalir import trec
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
     from legalir.search.tuning import objective
 
     assert objective("ndcg_cut.10")[1] == objective("ndcg_cut_10")[1] == "ndcg_cut_10"

@@ -2,7 +2,7 @@
 
 Importing this package registers every dataset module listed here.
 """
-from legalir.datasets.base import (Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic,
+from legalir.datasets.dataset import (Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic,
                                    dataset_class, get, names, register)
 
 from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)

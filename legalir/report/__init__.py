@@ -1,10 +1,10 @@
 """Benchmark reports: score runs with a dataset's own protocol and print them beside the papers' rows.
 
-A dataset declares its protocol on :class:`legalir.datasets.base.Dataset`:
+A dataset declares its protocol on :class:`legalir.datasets.dataset.Dataset`:
 
 * ``measures``: trec_eval-style measure specs, e.g. ``("ndcg_cut.5", "recall.100,1000")``
 * ``judged_only``: drop unjudged documents before scoring (ACORD)
-* ``references``: published rows (:class:`legalir.datasets.base.Reference`)
+* ``references``: published rows (:class:`legalir.datasets.dataset.Reference`)
 * ``report_scale``: 100 when the paper prints percentages (default), 1 for fractions
 
 Results are saved in ``legalir eval --json -q``'s shape:
@@ -59,7 +59,7 @@ def protocol(dataset_cls) -> dict:
 def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
               out_json: str | os.PathLike | None = None) -> dict:
     """Evaluate one run with the dataset's measures (per topic kept) and optionally save the JSON."""
-    from legalir.evaluate import evaluate, parse_measures
+    from legalir.scoring import evaluate, parse_measures
 
     p = protocol(dataset_cls)
     if not p["measures"]:
@@ -176,7 +176,7 @@ def save_json(result: Mapping, path: str | os.PathLike) -> None:
 
 def measure_columns(dataset_cls) -> list[str]:
     """Output measure names in the order the dataset declares its measures."""
-    from legalir.evaluate import parse_measures
+    from legalir.scoring import parse_measures
 
     specs = protocol(dataset_cls)["measures"]
     return [name for m in parse_measures(specs) for name in m.output_names()] if specs else []
@@ -272,7 +272,7 @@ CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
 def recall_curve(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
                  cutoffs: Sequence[int] = CURVE_CUTOFFS) -> dict[int, float]:
     """Mean recall@k at each cutoff, scored with the dataset's protocol (judged-only for ACORD)."""
-    from legalir.evaluate import evaluate, parse_measures
+    from legalir.scoring import evaluate, parse_measures
     from legalir.runformats import read_any_run
 
     spec = "recall." + ",".join(str(k) for k in cutoffs)

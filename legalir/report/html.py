@@ -84,7 +84,7 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                  extra_figures: Sequence[str | os.PathLike] = (), bootstrap: int = 1000, seed: int = 0,
                  inputs: Sequence[str] = ()) -> Path:
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
     from legalir.report import breakdown as bd
     from legalir.report import _counts, display_name, headline, measure_columns, plots, protocol
 

@@ -138,7 +138,7 @@ def half_published(links, targets) -> str | None:
 def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> None:
     """Refuse to build ``index_dir`` afresh from its collection while it holds changes applied since its build.
 
-    A build reads the collection, which the changes never touched (:mod:`legalir.index.update`): it would
+    A build reads the collection, which the changes never touched (:mod:`legalir.indexing.update`): it would
     drop them without a word. ``overwrite`` (``--overwrite``) rebuilds all the same.
 
     Raises
@@ -255,7 +255,7 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
 def _make_records(changes: ChangeSet, manifest: dict) -> None:
     """Each added or replaced record as the collection would hold it, and its partition key."""
     from legalir import citations as cite, collections
-    from legalir.datasets.base import dataset_class
+    from legalir.datasets.dataset import dataset_class
 
     try:
         cls = dataset_class(str(manifest.get("dataset")))
@@ -281,7 +281,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
 # ------------------------------------------------------------------ where the documents are now
 def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequence[str]) -> dict[str, str]:
     """``{docid: partition key}`` of the ``docids`` a Lucene index (one version folder) holds."""
-    from legalir.index import lucene
+    from legalir.indexing import lucene
 
     found: dict[str, str] = {}
     if pooled:
@@ -302,7 +302,7 @@ def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequen
 
 
 def _dense_locations(root: Path, parts: list[str], docids: Sequence[str]) -> dict[str, str]:
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     wanted, found = set(docids), {}
     for key in parts or [""]:
@@ -390,7 +390,7 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
                    out: Path | None = None) -> Path:
     """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields),
     in ``out`` [default: ``work/index``]; ``work`` holds the records' JSONL."""
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     src = _write_jsonl(work / "docs", records)
     out = out or work / "index"
@@ -403,7 +403,7 @@ def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], w
                          threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
-    from legalir.index.lucene import LuceneWriter
+    from legalir.indexing.lucene import LuceneWriter
 
     with LuceneWriter(folder, merge=True) as writer:
         if removed:
@@ -422,7 +422,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     import shutil
     import time
 
-    from legalir.index import lucene, sparse
+    from legalir.indexing import lucene, sparse
 
     work = tmp / ".update"
     _copy_version(cur, tmp)
@@ -501,7 +501,7 @@ def _ivf_keep(index, keep) -> None:
     """Keep rows ``keep`` of an IVF index in place: their codes stay in their lists, renumbered 0..len(keep)-1."""
     import numpy as np
 
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     f = dense.faiss()
     ivf = f.extract_index_ivf(index)
@@ -535,7 +535,7 @@ def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[
 
     import numpy as np
 
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     f = dense.faiss()
     _copy_version(cur, tmp)
@@ -638,7 +638,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     from contextlib import ExitStack
 
     from legalir import collections
-    from legalir.index import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
 
     try:
         pair = IndexPair(indexes)

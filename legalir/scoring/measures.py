@@ -9,7 +9,7 @@ provider that computes it:
 * ``trec_eval``: computed by pytrec_eval (trec_eval 9's own C code), then
   aggregated here exactly as trec_eval aggregates (mean, sum, geometric mean,
   ``-c``), because pytrec_eval only returns per-topic values;
-* ``legalir``: measures trec_eval lacks, computed in :mod:`legalir.evaluate.custom`
+* ``legalir``: measures trec_eval lacks, computed in :mod:`legalir.scoring.custom`
   (``recip_rank_cut``, ``recall_all``, ``starK_P``) or that pytrec_eval cannot
   return (``relstring``, a string).
 
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from legalir.evaluate.pytrec import LONG_MAX
+from legalir.scoring.pytrec import LONG_MAX
 
 #: trec_eval's default cutoffs for cutoff families (P, recall, ndcg_cut, ...)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -374,7 +374,7 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
         specs = DEFAULT_MEASURES
     if isinstance(specs, str):
         specs = [specs]
-    from legalir.evaluate import irm
+    from legalir.scoring import irm
 
     fams: dict[str, Family] = {}
     explicit: dict[str, list] = {}

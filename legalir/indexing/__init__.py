@@ -1,8 +1,6 @@
 """Indexes over collections: sparse (Lucene, via Pyserini) and dense (FAISS)."""
 from __future__ import annotations
 
-from legalir._callable import make_callable
-
 import os
 from pathlib import Path
 
@@ -50,7 +48,7 @@ def kind_of(path: str | os.PathLike) -> tuple[str, list[str]]:
     NotAnIndex
         When the folder holds neither kind.
     """
-    from legalir.index import dense, sparse
+    from legalir.indexing import dense, sparse
 
     p = Path(path)
     if (p / sparse.META).exists():
@@ -83,7 +81,7 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     """
     import json
 
-    from legalir.index import dense, sparse
+    from legalir.indexing import dense, sparse
 
     p = Path(path)
     try:
@@ -97,10 +95,6 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     except (OSError, ValueError, KeyError, IndexError):
         return None
     return root.resolve() if str(root) and (root / "manifest.json").exists() else None
-
-
-# `legalir.index(...)` is the public API function (legalir/_callable.py says why)
-make_callable(__name__, "index")
 
 
 #: how a searcher over an IndexPair can search
