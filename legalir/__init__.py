@@ -15,7 +15,7 @@ Names load on first use, so ``import legalir`` stays cheap (the CLI's ``eval`` i
 """
 import logging as _logging
 
-__version__ = "0.1.0"
+from legalir.version import __version__  # noqa: F401
 
 __all__ = ["ApiError", "Benchmark", "Hit", "Searcher", "as_qrels", "as_run", "compare", "evaluate", "index",
            "load", "update", "write_run"]

@@ -79,7 +79,7 @@ class Benchmark:
         self.measures: tuple[str, ...] = tuple(cls.measures) if cls else ()
 
     def _dataset_class(self):
-        from legalir.datasets.dataset import DatasetError, dataset_class
+        from legalir.datasets import dataset_class, DatasetError
 
         try:
             return dataset_class(self.name)
@@ -188,7 +188,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
         if options:
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
-    cls = datasets.base.dataset_class(str(name))  # unknown names: the error lists the known ones
+    cls = datasets.dataset_class(str(name))  # unknown names: the error lists the known ones
     path = Path(collections_dir) if collections_dir is not None else collections.root()
     path = path / cls.name
     if collections.is_collection(path):

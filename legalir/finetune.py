@@ -705,7 +705,7 @@ def _versions() -> dict:
         except Exception:  # pragma: no cover
             pass
     try:
-        from legalir import __version__
+        from legalir.version import __version__
 
         out["legalir"] = __version__
     except Exception:  # pragma: no cover

@@ -15,21 +15,26 @@ PKG = Path(__file__).resolve().parent.parent / "legalir"
 
 #: bottom to top: a module may import its own layer and the layers below it, never one above
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("legalir.errors", "legalir.log", "legalir.atomic", "legalir.jvm", "legalir.models",
-                    "legalir.download", "legalir._plain")),
+    ("foundation", ("legalir.errors", "legalir.log", "legalir.version", "legalir.atomic", "legalir.jvm",
+                    "legalir.models", "legalir._plain")),
     ("formats", ("legalir.trec", "legalir.runformats")),
-    ("legal structure", ("legalir.citations", "legalir.filters", "legalir.chunking")),
-    ("datasets and collections", ("legalir.datasets", "legalir.collections", "legalir.generate")),
+    ("legal structure", ("legalir.citations", "legalir.filters")),
+    ("datasets and collections", ("legalir.datasets", "legalir.collections", "legalir.download",
+                                  "legalir.chunking", "legalir.generate")),
     ("index", ("legalir.indexing",)),
-    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report", "legalir.analyze",
-                            "legalir.finetune", "legalir.qa", "legalir.regress")),
+    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report", "legalir.finetune",
+                            "legalir.qa", "legalir.regress")),
     ("public API", ("legalir.api", "legalir")),
+    ("analyses on the public API", ("legalir.analyze",)),
     ("faces", ("legalir.cli", "legalir.commands", "legalir.serve", "legalir.pt", "legalir.irds")),
 ]
 
 
 def modules() -> dict[str, Path]:
+    """``{module name: file}``, compiled extension modules (``legalir/_plain.c``) included."""
     out = {}
+    for p in sorted(PKG.rglob("*.c")):
+        out[".".join(p.relative_to(PKG.parent).with_suffix("").parts)] = p
     for p in sorted(PKG.rglob("*.py")):
         parts = list(p.relative_to(PKG.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
@@ -49,6 +54,8 @@ def graph() -> dict[str, set[str]]:
 
     edges: dict[str, set[str]] = collections.defaultdict(set)
     for m, path in mods.items():
+        if path.suffix != ".py":
+            continue
         package = m if path.name == "__init__.py" else m.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets: list[str] = []

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from legalir.datasets.dataset import Dataset, dataset_class, names
+from legalir.datasets import dataset_class, names
+
+from legalir.datasets.dataset import Dataset
 
 KINDS = ("bm25", "pool", "passages")
 #: the folder the Makefile writes converted collections under (``collections/<dataset>``)

@@ -39,7 +39,7 @@ class LuceneError(LegalirError, RuntimeError):
 
 def check_folder(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` if it holds one Lucene index, else a :class:`LuceneError` saying what it is instead."""
-    from legalir.indexing import partition_keys
+    from legalir.indexing.folders import partition_keys
 
     p = Path(index_dir)
     if not p.exists():

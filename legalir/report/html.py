@@ -67,7 +67,7 @@ def _p(p) -> str:
 def versions() -> dict[str, str]:
     from importlib import metadata
 
-    from legalir import __version__
+    from legalir.version import __version__
 
     out = {"legalir": __version__, "python": platform.python_version(), "platform": platform.platform()}
     for pkg in ("pytrec-eval-terrier", "pyserini", "numpy", "scipy", "matplotlib", "torch", "transformers"):
@@ -86,7 +86,8 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
     from legalir.scoring import stats
     from legalir.report import breakdown as bd
-    from legalir.report import _counts, display_name, headline, measure_columns, plots, protocol
+    from legalir.report import plots
+    from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
 
     p = protocol(dataset_cls)
     scale = p["scale"]

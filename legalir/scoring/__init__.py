@@ -26,7 +26,8 @@ from legalir.scoring.evaluator import (
     to_json,
     topic_coverage,
 )
-from legalir.scoring.measures import DEFAULT_MEASURES, Measure, MeasureError, parse_measures, supported
+from legalir.scoring.measures import DEFAULT_MEASURES, Measure, MeasureError, supported
+from legalir.scoring.parsing import parse_measures
 
 __all__ = [
     "DEFAULT_MEASURES",

@@ -18,8 +18,9 @@ from typing import Callable, Iterable, Mapping
 from legalir import trec
 from legalir.scoring import custom, pytrec, trec10
 from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
-from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, parse_measures, star_k,
+from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, star_k,
                                        star_normalised)
+from legalir.scoring.parsing import parse_measures
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
 MIN_GEO_MEAN = 0.00001

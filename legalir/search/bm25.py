@@ -98,7 +98,7 @@ class BM25:
     def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
         """On a pooled index: the partitions each topic's filter names (its partition-field values, no
         range), searched over those partitions' segments with their own statistics."""
-        from legalir.collections import CollectionError, partition_key
+        from legalir.filters import FilterError, partition_key
 
         segments = self.index.partition_segments()
         field = sparse.index_meta(self.index.real).get("partition_field") if segments else None
@@ -113,7 +113,7 @@ class BM25:
                 values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
             try:
                 keys = [partition_key(v) for v in values if ".." not in v]
-            except CollectionError:
+            except FilterError:
                 continue
             if values and len(keys) == len(values) and all(k in segments for k in keys):
                 out[q] = keys
@@ -182,7 +182,7 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
         root = collection_of(index_dir)
         if root is not None:
             from legalir.collections import read_manifest
-            from legalir.datasets.dataset import DatasetError, dataset_class
+            from legalir.datasets import dataset_class, DatasetError
 
             name = read_manifest(root).get("dataset")
             try:
@@ -202,7 +202,7 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
 def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     """``(partition field, jurisdiction field)`` of the collection an index was built from."""
     from legalir.collections import read_manifest
-    from legalir.datasets.dataset import DatasetError, dataset_class
+    from legalir.datasets import dataset_class, DatasetError
     from legalir.indexing import collection_of
 
     root = collection_of(index_dir)

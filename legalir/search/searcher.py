@@ -10,7 +10,7 @@ It owns each search rule once:
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
 * dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
-* document lookup of the versions it holds (:class:`legalir.indexing.update.Documents`);
+* document lookup of the versions it holds (:class:`legalir.indexing.changes.Documents`);
 * the Java gate (:data:`legalir.search.gate.LUCENE`): every Lucene call one at a time, concurrent
   searches batched, so one ``Searcher`` may be shared by many threads;
 * argument checks at the door: a bad argument is a :class:`SearcherError` naming it and what is
@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from legalir import atomic, filters
-from legalir.collections import CollectionError, Corpus, partition_key
+from legalir.filters import FilterError, partition_key
+from legalir.collections import Corpus
 from legalir.errors import LegalirError
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
-from legalir.indexing.update import Documents
+from legalir.indexing.changes import Documents
 from legalir.search import fusion, bm25 as lucene
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
@@ -277,7 +278,7 @@ class Searcher:
                 self.k1, self.b, source = lucene.bm25_params(self.sparse, k1, b)
                 _log.info(f"BM25 k1={self.k1:g} b={self.b:g} ({source})")
                 part, jur = lucene.structure(self.sparse)
-                self.partition_field = self.partition_field or part or sparse_index.partition_field(self.pair.sparse)
+                self.partition_field = self.partition_field or part
                 self.jurisdiction_field = jur
                 #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
                 self.pooled = bool(not self.pair.sparse_parts and sparse_index.index_meta(self.pair.sparse).get("pooled"))
@@ -412,7 +413,7 @@ class Searcher:
                 continue
             try:
                 key = partition_key(value)
-            except CollectionError:
+            except FilterError:
                 key = None
             if key not in have:
                 where = f"topic {q!r}: " if partition is None else ""
@@ -619,7 +620,7 @@ class Searcher:
         if partition is not None:
             try:
                 key = partition_key(partition)
-            except CollectionError as e:
+            except FilterError as e:
                 raise SearcherError(str(e)) from None
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?

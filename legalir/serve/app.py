@@ -35,8 +35,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from legalir import __version__
+from legalir.version import __version__
 from legalir.errors import LegalirError
+from legalir.serve.workers import DEFAULT_WORKERS, Workers  # noqa: F401  (re-exported)
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
@@ -49,59 +50,8 @@ STATIC = {
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
-DEFAULT_WORKERS = max(2, min(8, os.cpu_count() or 2))
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-
-
-class Workers:
-    """A fixed pool of threads for the engine's blocking work (Lucene, FAISS, torch, file reads).
-
-    Threads that called Java are detached from the JVM (``jnius.detach``)
-    before they end, as pyjnius asks of every thread that used it.
-    """
-
-    def __init__(self, n: int = DEFAULT_WORKERS) -> None:
-        if n < 1:
-            raise ValueError(f"workers must be at least 1, got {n}")
-        self.n = n
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._loop, name=f"legalir-serve-{i}", daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                break
-            fut, fn, args, kwargs = item
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # handed to the awaiting request
-                fut.set_exception(e)
-        if "jnius" in sys.modules:
-            try:
-                sys.modules["jnius"].detach()
-            except Exception:  # pragma: no cover - a thread that never touched Java
-                pass
-
-    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> "concurrent.futures.Future":
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn, args, kwargs))
-        return fut
-
-    async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._queue.put(None)
-        for t in self._threads:
-            t.join(timeout=30)
 
 
 class BatchQuery(BaseModel):

@@ -65,7 +65,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
 from legalir.indexing import collection_of
-from legalir.indexing.update import half_published
+from legalir.indexing.changes import half_published
 from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.api import Hit, Searcher
@@ -306,7 +306,7 @@ class Snapshot(_Partitions):
     def record(self, docid: str, key: str = "") -> dict | None:
         """The record of ``docid`` as this version holds it: a changed document's from the version
         (None when deleted: never the collection's stale text), any other from the collection
-        (:class:`legalir.indexing.update.Documents`)."""
+        (:class:`legalir.indexing.changes.Documents`)."""
         return self.docs.record(docid, key or None)
 
     def close(self) -> None:
@@ -469,7 +469,7 @@ class IndexEntry(_Partitions):
         A version that cannot be opened (half-copied, broken, not an index) is logged once, with the
         folder and the error; the current one goes on being served, and that version is not tried
         again until the links change again. Between the two publishes of a Lucene and a FAISS index
-        updated together (:func:`legalir.indexing.update.half_published`) the reload waits for the second,
+        updated together (:func:`legalir.indexing.changes.half_published`) the reload waits for the second,
         at most :data:`PAIR_WAIT_S` seconds.
 
         Returns
@@ -782,7 +782,7 @@ class Engine:
         whatever the ``Host`` header (load balancers probe it by address), so a page that rebinds its own
         name to the server must learn nothing from it; ``/indexes``, ``/collections`` and ``/runs`` list
         what is served, behind the checks."""
-        from legalir import __version__
+        from legalir.version import __version__
 
         return {"status": "ok", "version": __version__}
 
