@@ -6,6 +6,7 @@ import json
 import pytest
 
 from legalir import collections, trec
+from legalir.errors import LegalirError
 from legalir.datasets.dataset import Dataset, Document, Judgement
 from legalir.trec import Topic
 
@@ -56,7 +57,7 @@ def test_strict_mode_fails_and_leaves_nothing(tmp_path):
 def test_partition_keys_are_case_insensitive():
     assert collections.partition_key("New York") == collections.partition_key("new york") == "new_york"
     assert collections.partition_key(" DC ") == "dc"
-    with pytest.raises(collections.CollectionError):
+    with pytest.raises(LegalirError, match="no letters or digits"):
         collections.partition_key("--")
 
 

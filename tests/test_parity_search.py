@@ -259,3 +259,34 @@ def test_cli_and_mcp_give_the_reference_hits(world, tmp_path):
         asyncio.run(main())
     finally:
         pool.shutdown()
+
+
+def test_one_searcher_shared_by_many_threads_answers_as_one(world):
+    """A notebook or web application sharing one legalir.Searcher across threads: every answer equals the
+    one-thread answer (the core's Java gate), for plain, filtered, partitioned and hybrid searches at once."""
+    import concurrent.futures
+    import threading
+
+    rng = random.Random(11)
+    vocab = world["vocab"]
+    cases = [{"q": " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 3))), "k": rng.randint(1, 20),
+              "how": how, "state": rng.choice(STATES)}
+             for how in ("bm25", "hybrid", "pooled-filter", "pooled", "states") for _ in range(6)]
+
+    def ask(c):
+        s = world["searchers"][_index_of(c)]
+        return [(h.docid, h.score) for h in s.search(c["q"], c["k"], **_options(c))]
+
+    want = [ask(c) for c in cases]
+    start = threading.Barrier(8)
+
+    def worker(i):
+        start.wait(timeout=WAIT_S)
+        order = list(range(len(cases)))
+        random.Random(i).shuffle(order)
+        return {j: ask(cases[j]) for j in order}
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(worker, range(8)))
+    for got in answers:
+        assert all(got[j] == want[j] for j in range(len(cases)))
