@@ -194,6 +194,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
     # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
     own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
     filter_names = getattr(dataset, "filter_fields", None)
+    if getattr(dataset, "citations_given", False):
+        dataset.citations_wanted = citations  # a dataset that reads its own citations skips them when off
     with_citations = 0
     filter_seen: set[str] = set()
     seen: set[str] = set()

@@ -224,3 +224,36 @@ def test_reads_the_publishers_archive(tmp_path_factory):
     assert r["files"] == 21 and r["sections_read"] == 1025 and r["skipped"] == {}
     assert m["documents"]["written"] == r["documents_written"] == 1232
     assert r["counts"]["status: repealed"] == 161 and r["counts"]["status: reserved"] == 16
+
+
+# ---------------------------------------------------------------- citation extraction against the codes' links
+#: measured with scripts/citation_groundtruth.py on the fixture (legalir.citations of 2026-11-26): floors, so an
+#: extraction that reads fewer of the editors' links fails, and one that reads more passes (raise them then)
+GT_FLOORS = {
+    ("ga", "86"): {"legalir": {"all": (0.95, 0.89), "O.C.G.A. §": (0.94, 0.94), "O.C.G.A. § +sub": (1.0, 1.0),
+                               "§": (1.0, 1.0), "§ +sub": (None, 1.0), "list item": (None, 0.5)},
+                   "legalir.query": {"all": (None, 0.0)}},
+    ("nc", "81"): {"legalir": {"all": (None, 0.0)}, "legalir.query": {"all": (None, 0.0)}},
+}
+
+
+@pytest.mark.parametrize("state,release", sorted(GT_FLOORS))
+def test_citation_extraction_against_the_codes_links(state, release, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "gt.json"
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve().parent.parent / "scripts" /
+                                               "citation_groundtruth.py"),
+                           "--data-dir", str(FIXTURES), "--state", state, "--release", release,
+                           "--systems", "legalir,legalir.query", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["examples"] == {"ga": 28, "nc": 58}[state]
+    for system, forms in GT_FLOORS[(state, release)].items():
+        for form, (precision, recall) in forms.items():
+            got = result["systems"][system][form]
+            assert got["recall"] >= recall, (system, form, got)
+            if precision is not None:
+                assert got["precision"] is not None and got["precision"] >= precision, (system, form, got)

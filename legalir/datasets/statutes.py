@@ -628,6 +628,8 @@ class Statutes(Dataset):
     filter_fields = ("state", "release", "status")
     #: the reader writes each document's ``citations`` field itself, from the code's own links
     citations_given = True
+    #: set by legalir.collections (``legalir convert --citations off``: False, nothing extracted)
+    citations_wanted = True
     options_spec = {
         "state": Option("the state's postal abbreviation (the publisher's cic-code-<state>)", "ga",
                         choices=tuple(STATES)),
@@ -808,7 +810,12 @@ class Statutes(Dataset):
                 for link in b.links:
                     target = self._target(link, by_anchor)
                     if target is None:
-                        report.counts[f"links: not to a section of this code ({part})"] += 1
+                        page = link.href.split("#", 1)[0].rsplit("/", 1)[-1]
+                        if "#" not in link.href and re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page):
+                            # NC r80: every link names a title's file, none its section
+                            report.counts[f"links: to a whole file of this code, no section anchor ({part})"] += 1
+                        else:
+                            report.counts[f"links: not to a section of this code ({part})"] += 1
                         continue
                     foreign = self._foreign(b, link)
                     if foreign:
@@ -844,7 +851,7 @@ class Statutes(Dataset):
             seen[key] = where
             # the rest of the text through legalir.citations (links blanked: they are read above)
             found = list(dict.fromkeys(c for c in cites if c != key))
-            for part_blocks in (s.text,):  # the statute's own text (notes: their links only)
+            for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
                 blanked = "\n".join(_blank(b) for b in part_blocks)
                 if not blanked.strip():
                     continue
