@@ -257,3 +257,20 @@ def test_citation_extraction_against_the_codes_links(state, release, tmp_path):
             assert got["recall"] >= recall, (system, form, got)
             if precision is not None:
                 assert got["precision"] is not None and got["precision"] >= precision, (system, form, got)
+
+
+def test_index_update_keeps_the_citations_read_from_links(nc81, tmp_path):
+    """An updated statute keeps the citations its conversion read from the code's links (not re-read from its
+    text, where "G.S. 42-43" gives no key), so the updated index searches as a fresh one."""
+    from legalir.index import sparse, update
+
+    index = tmp_path / "bm25"
+    sparse.build(nc81, index, threads=1, quiet=True)
+    rec = docs(nc81)["nc_code_42_41"]
+    rec = {k: v for k, v in rec.items() if k not in ("filters",)}
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    update.update([index], replace=[changed], threads=1, quiet=True)
+    got = update.changed_documents(index)["nc_code_42_41"]
+    assert got["citations"] == docs(nc81)["nc_code_42_41"]["citations"]
+    assert "cites_nc_code_42_43" in got["citations"].split()
