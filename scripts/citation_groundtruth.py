@@ -13,7 +13,8 @@ read by each system, and the citations it finds over the link's text are compare
   right when the section they read (title-chapter-section joined as printed) is the linked section and
   the citation is of this state's code.
 
-Precision = right citations / citations found over a link; recall = links whose section is found.
+Precision = right citations / citations found over a link (a section inside a range whose two linked
+ends it covers is right: the editors link a range's ends only); recall = links whose section is found.
 Per state and per *form* (what precedes the link: ``§``, ``§§``, ``Code Section``, ``G.S.``, a list
 item, a range end, bare; ``+sub`` when the link prints a subsection).
 
@@ -81,7 +82,8 @@ def section_of(key: str, prefix: str) -> str | None:
 
 def examples(data_dir: str, state: str, release: str, limit: int | None = None) -> list[dict]:
     """The labelled links of a release: sentence, link span in it, gold key, form, part."""
-    ds = get("statutes", data_dir, state=state, release=release, cite_timeout="0")
+    ds = get("statutes", data_dir, state=state, release=release)
+    ds.citations_wanted = False  # the links are what is read here, not the text's own citations
     out = []
     for conv in ds.converted():
         for part, block, resolved in conv.paragraphs:
@@ -173,15 +175,17 @@ def measure(exs: list[dict], state: str, systems: tuple[str, ...], timeout: floa
                         t = tally[system][form]
                         t["links"] += 1
                         t["right"] += any(ok(f, ex) for f in over)
-                # precision: each citation found over a link is right when it is the section of a link it covers
+                # precision: each citation found over a link is right when it is the section of a link it
+                # covers, or a section inside a range whose two ends it covers (the editors link the ends only)
                 for f in found:
                     covered = [ex for ex in group if f[0] < ex["end"] and f[1] > ex["start"]]
                     if not covered:
                         continue
+                    right = any(ok(f, ex) for ex in covered) or _inside(f[2], [ex["gold"] for ex in covered])
                     for form in (covered[0]["form"], "all", f"part:{covered[0]['part']}"):
                         t = tally[system][form]
                         t["found"] += 1
-                        t["right_found"] += any(ok(f, ex) for ex in covered)
+                        t["right_found"] += right
     out = {}
     for system, forms in tally.items():
         out[system] = {}
@@ -191,6 +195,21 @@ def measure(exs: list[dict], state: str, systems: tuple[str, ...], timeout: floa
                                  "recall": round(t["right"] / t["links"], 4)}
     return {"state": state, "systems": out, "timeouts": dict(timeouts),
             "seconds": {k: round(v, 1) for k, v in seconds.items()}}
+
+
+def _inside(found: str, golds: list[str]) -> bool:
+    """Whether ``found`` (a key, or ``home:<section>``) lies inside a range two of ``golds`` end."""
+    sec = found.split(":", 1)[1] if ":" in found else None
+    head, _, last = (citations.section_key(re.sub(r"\(.*$", "", sec)) if sec else found).rpartition("_")
+    if not last.isdigit():
+        return False
+    ends = []
+    for g in golds:
+        g = g if sec is None else _section_from_key(g)
+        h, _, n = g.rpartition("_")
+        if n.isdigit() and (h == head):
+            ends.append(int(n))
+    return len(ends) >= 2 and min(ends) < int(last) < max(ends)
 
 
 def _code_prefix(key: str) -> str:
