@@ -125,12 +125,13 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
 
 def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citation_field: str | None = None,
                 jurisdiction_field: str | None = None, filter_fields: Iterable[str] | None = None,
-                citations: bool = True) -> tuple[dict, set[str]]:
+                citations: bool = True, given: str | None = None) -> tuple[dict, set[str]]:
     """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
 
     The one place the derived fields are made, for :func:`write` and for documents added to a built
     index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
-    ``citation_field`` and the text, the ``jurisdiction_field`` as a hint) and ``filters``
+    ``citation_field`` and the text, the ``jurisdiction_field`` as a hint; ``given``: the field a dataset
+    with ``citations_given`` read from its source's own links, used as it is) and ``filters``
     (:mod:`legalir.filters`, from the metadata). Derived fields the record already carries (one read
     back from a collection) are made again from it.
 
@@ -143,7 +144,10 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
 
     rec = {"id": docid, "contents": contents,
            **{k: v for k, v in fields.items() if k not in (cite.FIELD, filters.FIELD)}}
-    if citations:
+    if citations and given is not None:
+        if given:
+            rec[cite.FIELD] = given
+    elif citations:
         found = cite.document_field(fields.get(citation_field) if citation_field else None, contents,
                                     jurisdiction_hint=fields.get(jurisdiction_field) if jurisdiction_field else None)
         if found:
@@ -163,6 +167,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
     # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
     own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
     filter_names = getattr(dataset, "filter_fields", None)
+    if getattr(dataset, "citations_given", False):
+        dataset.citations_wanted = citations  # a dataset that reads its own citations skips them when off
     with_citations = 0
     filter_seen: set[str] = set()
     seen: set[str] = set()
@@ -210,7 +216,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 parents.add(str(doc.fields["parent_id"]))
             rec, filterable = make_record(doc.id, doc.contents, doc.fields, citation_field=own_field,
                                           jurisdiction_field=jur_field, filter_fields=filter_names,
-                                          citations=citations)
+                                          citations=citations,
+                                          given=(str(doc.fields.get(cite.FIELD) or "")
+                                                 if getattr(dataset, "citations_given", False) else None))
             with_citations += cite.FIELD in rec
             filter_seen.update(filterable)
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -322,6 +330,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
         "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},
         "qrels_repeated_judgements": repeated_judgements,
         "problems": problems,
+        # a dataset's own account of what it read and skipped (legalir.datasets.statutes: sections, skips)
+        **({"reader": dataset.convert_report()} if callable(getattr(dataset, "convert_report", None)) else {}),
     }
 
 

@@ -11,6 +11,7 @@ from legalir.datasets.dataset import (_REGISTRY, Dataset, DatasetError, Document
 from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)
 from legalir.datasets import barexam, housing, scalr  # noqa: E402,F401  (registration)
 from legalir.datasets import crumb  # noqa: E402,F401  (registration)
+from legalir.datasets import statutes  # noqa: E402,F401  (registration)
 
 __all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Option", "Pipeline", "Reference", "Topic",
            "dataset_class", "get", "names", "register"]

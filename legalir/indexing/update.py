@@ -178,7 +178,9 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
         c.record, _ = collections.make_record(
             c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),
             jurisdiction_field=getattr(cls, "jurisdiction_field", None),
-            filter_fields=getattr(cls, "filter_fields", None), citations=with_citations)
+            filter_fields=getattr(cls, "filter_fields", None), citations=with_citations,
+            # a dataset that reads citations from its source's links (statutes): the record's own, as converted
+            given=(str(fields.get(cite.FIELD) or "") if getattr(cls, "citations_given", False) else None))
 
 
 # ------------------------------------------------------------------ where the documents are now

@@ -1,0 +1,994 @@
+"""Official state codes as Public.Resource.Org publishes them (UniCourt's ``cic-code-XX`` repositories).
+
+One reader for the publisher's layout, for every state it publishes; nothing per state but
+:data:`STATES` (name, abbreviation, official citation form). Published layout, under
+``--data-dir DIR`` (``DIR/statutes`` or ``DIR`` itself)::
+
+    cic-code-ga/transforms/ga/ocga/r86/gov.ga.ocga.title.08.html    one file per title (chapter in NC)
+    cic-code-nc/transforms/nc/ocnc/r81/gov.nc.stat.title.042.html
+    cic-code-ga-r85-r86.tar.xz                                       or the same tree in a .tar.xz
+
+What a file holds (see ``../shared/data/statutes/README.md``): each section is an ``<h3>``
+whose ``id`` encodes its place (``t08c02a01p01s8-2-1``: title 8, chapter 2, article 1, part 1,
+section 8-2-1) and whose text is the number and heading; its statutory text (``<p>``, nested
+``<ol>``/``<li>``) and annotations follow it: a ``History.`` paragraph, bold note headings
+(Editor's notes, Cross references, Law reviews ...) and ``<h4>`` blocks (CASE NOTES,
+JUDICIAL DECISIONS, RESEARCH REFERENCES ...). A reference within the code is a link to the
+cited section's anchor, ``<cite class="ocga"><a href="#t08c02a01p01s8-2-3">8-2-3</a></cite>``.
+
+One document per section (``legalir convert statutes --option state=ga --option release=86``):
+
+* ``id``: legalir's citation key of the section's official citation (what
+  :mod:`legalir.citations` gives ``O.C.G.A. § 8-2-1``; where it reads none, the key of the
+  state's general code it gives other forms, ``ga_code_8_2_1``, counted in the report);
+* ``section`` (as printed), ``state``, ``release``, ``citation`` (the official form),
+  ``title`` (the heading), ``heading_path`` (Title > Chapter > Article > Part);
+* ``contents``: the statutory text only (list labels ``(a)``, ``(1)`` restored from the
+  ``<ol type>``); ``history``, ``notes`` (editor's notes, cross-references, research
+  references, comments), ``case_notes``: separate fields (``--option text=`` adds them);
+* ``status``: ``in force``, ``repealed`` (also transferred, redesignated) or ``reserved``;
+  such sections are kept (their heading is their text) so a citation to them resolves;
+* ``citations`` (:mod:`legalir.citations` roles): ``is_<id>``, ``cites_<key>`` of every link
+  to a section of this code, exactly (its target, plus the subsection its text prints), and
+  of what :mod:`legalir.citations` reads in the rest of the statutory text (other codes, U.S.C.,
+  cases; the notes' own links are read, their other text is not: law reviews and case reporters).
+  A link whose text the page says is another state's code ("Ark. Code § 16-13-301" linked to
+  the home state's title 16) is not a reference to this code.
+
+Bad or unexpected HTML is a counted, located skip in the reader's report (``manifest.json``,
+``reader``), never a silent loss: sections read, documents written, skips with their reasons.
+
+Topic sets ``xref`` (train/valid/test) come from the links (:meth:`Statutes.xref_examples`).
+"""
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import hashlib
+import multiprocessing
+import re
+import tarfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from legalir import log as _logging
+from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Topic, register
+
+_log = _logging.get(__name__)
+
+
+@dataclass(frozen=True)
+class State:
+    """One state the publisher serves: its name, and the official citation form of a section."""
+
+    name: str
+    #: the official form; ``{section}`` the number as printed, ``{title}`` its title (Vermont)
+    form: str
+    #: section numbers begin with their title or chapter and a hyphen (``8-2-1``, ``42-25.6``)
+    hyphenated: bool = True
+
+
+#: the publisher's states (repository ``UniCourt/cic-code-<abbr>``) and their official citation forms
+STATES: dict[str, State] = {
+    "ak": State("Alaska", "Alaska Stat. § {section}", hyphenated=False),
+    "ar": State("Arkansas", "Ark. Code Ann. § {section}"),
+    "co": State("Colorado", "Colo. Rev. Stat. § {section}"),
+    "ga": State("Georgia", "O.C.G.A. § {section}"),
+    "id": State("Idaho", "Idaho Code § {section}"),
+    "ky": State("Kentucky", "Ky. Rev. Stat. Ann. § {section}", hyphenated=False),
+    "ms": State("Mississippi", "Miss. Code Ann. § {section}"),
+    "nc": State("North Carolina", "N.C. Gen. Stat. § {section}"),
+    "nd": State("North Dakota", "N.D. Cent. Code § {section}"),
+    "ri": State("Rhode Island", "R.I. Gen. Laws § {section}"),
+    "tn": State("Tennessee", "Tenn. Code Ann. § {section}"),
+    "va": State("Virginia", "Va. Code Ann. § {section}"),
+    "vt": State("Vermont", "Vt. Stat. Ann. tit. {title}, § {section}", hyphenated=False),
+    "wy": State("Wyoming", "Wyo. Stat. Ann. § {section}"),
+}
+
+TEXT_PARTS = ("heading", "text", "history", "notes", "case_notes")
+TEXT_DEFAULT = "text"
+SPLITS = ("train", "valid", "test")
+MASK = "[CITATION]"
+#: seconds one call of legalir.citations may take on one section before it is given up (and counted)
+CITE_TIMEOUT_S = 10.0
+
+# ------------------------------------------------------------------ the publisher's vocabulary (all states)
+#: ``<h4>`` headings whose block is case notes (decisions, attorney general's opinions)
+CASE_HEADINGS = ("case notes", "notes to decisions", "judicial decisions", "decisions under prior law",
+                 "opinions of the attorney general", "opinions of attorney general", "attorney general opinions")
+#: ``<h4>`` headings whose block is editors' notes
+NOTE_HEADINGS = ("research references", "comment", "comments", "official comment", "commentary",
+                 "editor's note", "editor's notes", "cross references", "cross-references", "compiler's notes",
+                 "north carolina comment", "law reviews", "collateral references")
+#: bold paragraph headings that start a section's annotations (compared lower case, without the final
+#: ". —" or "."); ``the 20xx amendments`` and ``... comment`` too (:func:`_is_note_heading`)
+NOTE_STARTS = ("editor's notes", "editor's note", "cross references", "cross-references", "code commission notes",
+               "law reviews", "legal periodicals", "effect of amendments", "am. jur. 2d", "am. jur",
+               "c.j.s", "alr", "a.l.r", "administrative rules and regulations", "u.s. code", "effective date",
+               "delayed effective date", "local modification", "official comment", "comparative legislation",
+               "compiler's notes", "amendments", "notes to decisions", "research references", "analysis",
+               "opinions of attorney general", "opinions of the attorney general", "collateral references",
+               "history of code section", "u.l.a", "prior law", "applicability", "severability",
+               "repealed and reenacted", "transfer of functions", "note", "notes", "commentary",
+               "case notes", "judicial decisions", "editor's and revisor's notes", "revisor's notes",
+               "publisher's notes", "cross reference", "federal law", "legislative findings")
+_NOTE_EXTRA = re.compile(r"(?:the \d{4} amendments?|.* comment(?: \(\d{4}\))?|.* notes?)$")
+
+# a printed section number (``8-2-1``, ``42-25.6``, ``47C-1-101``, ``2-8A-1``, ``45-21.9A``)
+_NUM = r"\d+[A-Z]{0,3}(?:[-.:]\d+[A-Z]{0,3})*"
+_HEAD = re.compile(rf"(?P<mark>§§?)?\s*(?P<first>{_NUM})(?:\s*(?P<sep>through|to|–|—)\s*(?P<last>{_NUM})"
+                   rf"|(?P<list>(?:\s*(?:,|and)\s*{_NUM})+))?\s*[.:]?(?=\s|$)\s*(?P<rest>.*)", re.S)
+_LIST_ITEM = re.compile(_NUM)
+_BOLD_SECTION = re.compile(rf"§§?\s*{_NUM}[.:]\s+\S")
+# the section an anchor names: the last "s<digit>..." (``t08c02a01p01s8-2-3``, ``…s8-2-3ol1a`` for an item)
+# (an item ``…ol1a``, a note ``…-notetodecisison-II``: lower case after the number)
+_ANCHOR = re.compile(r"s(?P<sec>\d[0-9A-Z]*(?:[-.][0-9A-Z]+)*)(?=ol|-[a-z]|$)")
+_PLACE = re.compile(r"[a-z]+[0-9.]*[A-Z]*|[a-z]+[IVXL]+")
+_SUB = re.compile(r"\s*((?:\([0-9A-Za-z]{1,4}\)\s*)+)$")
+_WS = re.compile(r"\s+")
+_BEFORE_PUNCT = re.compile(r" (?=[,.;:)\]])|(?<=[(\[]) ")
+_LINK = re.compile(r"\x01(\d+)\x02([^\x03]*)\x03")
+_REPEALED = re.compile(r"\[?\s*(?:repealed|transferred|redesignated|recodified|renumbered|expired)\b(?!\s+effective)",
+                       re.I)
+_RESERVED = re.compile(r"\[?\s*reserved\b", re.I)
+_FUTURE = re.compile(r"\[\s*(?:effective|for effective date)\b(?!\s+until)", re.I)
+
+
+def _norm_heading(text: str) -> str:
+    t = text.replace("’", "'").replace("‘", "'").strip().lower()
+    t = re.sub(r"[\s.:—–-]+$", "", t)
+    return _WS.sub(" ", t)
+
+
+def _is_note_heading(text: str) -> bool:
+    t = _norm_heading(text)
+    return t in NOTE_STARTS or bool(_NOTE_EXTRA.fullmatch(t)) and len(t) < 60
+
+
+def parse_text_option(value: str) -> tuple[str, ...]:
+    parts = tuple(p.strip().lower() for p in str(value).split("+") if p.strip())
+    bad = [p for p in parts if p not in TEXT_PARTS]
+    if not parts or bad or len(set(parts)) != len(parts) or "text" not in parts:
+        raise DatasetError(f"statutes: option text={value!r}: expected '+'-joined parts, each once, from "
+                           f"{', '.join(TEXT_PARTS)}, 'text' among them (default {TEXT_DEFAULT})")
+    return parts
+
+
+def _check_release(value: str) -> None:
+    if not re.fullmatch(r"\d{1,4}", str(value).strip()):
+        raise DatasetError(f"statutes: option release={value!r}: expected the publisher's release number "
+                           f"(e.g. 86 for cic-code-ga/transforms/ga/ocga/r86)")
+
+
+# ------------------------------------------------------------------ keys
+def official_citation(state: str, section: str, title: str | None = None) -> str:
+    """The official citation of ``section`` of ``state``'s code (``O.C.G.A. § 8-2-1``)."""
+    st = STATES[state]
+    return st.form.format(section=section, title=title or section.split("-")[0])
+
+
+@lru_cache(maxsize=200_000)
+def section_key(state: str, section: str, title: str | None = None) -> tuple[str, bool]:
+    """(key, from legalir.citations) of a section: the one key :mod:`legalir.citations` gives its
+    official citation, else the key of the state's general code it gives other forms
+    (``ga_code_8_2_1``) and ``False``."""
+    from legalir import citations
+
+    found = citations.keys(official_citation(state, section, title), use_eyecite=False)
+    if len(found) == 1:
+        return found[0], True
+    return f"{state}_code_{citations.section_key(section)}", False
+
+
+def key_prefix(key: str, section: str) -> str:
+    """The code part of a section's key (``ga_code`` of ``ga_code_8_2_1``)."""
+    from legalir import citations
+
+    tail = "_" + citations.section_key(section)
+    return key[: -len(tail)] if key.endswith(tail) else key.rsplit("_", 1)[0]
+
+
+# ------------------------------------------------------------------ guarded extraction
+def _cite_worker(conn) -> None:  # pragma: no cover - runs in the child process
+    from legalir import citations
+
+    while True:
+        try:
+            text, kwargs = conn.recv()
+        except EOFError:
+            return
+        try:
+            out = [(c.key, c.base, c.start, c.end, c.source) for c in citations.extract(text, **kwargs)]
+            conn.send(("ok", out))
+        except Exception as e:  # noqa: BLE001 - reported by the parent
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+
+
+class GuardedCitations:
+    """:func:`legalir.citations.extract` in a child process, given up after ``timeout`` seconds.
+
+    legalir.citations can take time exponential in the length of a ``§§`` list (issue "Legal
+    structure that is exact"); a conversion must finish on every file, so a call that runs past
+    ``timeout`` is ended (the child, which this object started, is killed and started again on the
+    next call) and counted by the caller. ``timeout=None``: called in this process, unguarded.
+    """
+
+    def __init__(self, timeout: float | None = CITE_TIMEOUT_S):
+        self.timeout = timeout
+        self._proc = None
+        self._conn = None
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")  # never fork a process that may hold a JVM
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_cite_worker, args=(child,), daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+
+    def extract(self, text: str, **kwargs) -> list[tuple[str, str, int, int, str]] | None:
+        """``(key, base, start, end, source)`` of each citation, or ``None`` when it timed out."""
+        if self.timeout is None:
+            from legalir import citations
+
+            return [(c.key, c.base, c.start, c.end, c.source) for c in citations.extract(text, **kwargs)]
+        if self._proc is None or not self._proc.is_alive():
+            self._start()
+        self._conn.send((text, kwargs))
+        if not self._conn.poll(self.timeout):
+            self.close()
+            return None
+        status, value = self._conn.recv()
+        if status != "ok":
+            raise DatasetError(f"legalir.citations failed: {value}")
+        return value
+
+    def close(self) -> None:
+        """End the child process (the one this object started)."""
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join()
+            self._conn.close()
+        self._proc = self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ------------------------------------------------------------------ HTML -> blocks of text with links
+@dataclass
+class Link:
+    """A link inside a ``<cite>``: ``href``, the ``<cite>`` class, its text, its span in its block."""
+
+    href: str
+    cls: str
+    text: str
+    start: int = 0
+    end: int = 0
+
+
+@dataclass
+class Block:
+    """One paragraph (or list item) of a section: its text and the links in it."""
+
+    text: str
+    links: list[Link] = field(default_factory=list)
+    line: int | None = None
+
+
+_ROMAN = ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"),
+          (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i"))
+
+
+def _label(kind: str | None, n: int) -> str:
+    if kind in ("a", "A"):
+        s = ""
+        while n > 0:
+            n, r = divmod(n - 1, 26)
+            s = chr(ord("a") + r) + s
+        return f"({s.upper() if kind == 'A' else s})"
+    if kind in ("i", "I"):
+        s = ""
+        for v, r in _ROMAN:
+            while n >= v:
+                s, n = s + r, n - v
+        return f"({s.upper() if kind == 'I' else s})"
+    return f"({n})"
+
+
+def _inline(el, out: list[str], links: list[Link], in_cite: str | None = None) -> None:
+    """Text of ``el``'s content (not its tail) into ``out``; a link inside a ``<cite>`` as a marked span."""
+    tag = el.tag if isinstance(el.tag, str) else None
+    if tag is None:  # comment, processing instruction
+        return
+    if tag == "a" and in_cite is not None and el.get("href"):
+        text = _WS.sub(" ", el.text_content()).strip()
+        out.append(f"\x01{len(links)}\x02{text}\x03")
+        links.append(Link(el.get("href"), in_cite, text))
+        return
+    cite = (el.get("class") or "") if tag == "cite" else in_cite
+    out.append(el.text or "")
+    for child in el:
+        if isinstance(child.tag, str) and child.tag in ("ol", "ul"):
+            continue  # a nested list is its own blocks
+        _inline(child, out, links, cite)
+        out.append(child.tail or "")
+
+
+def _finish(raw: str, links: list[Link], line: int | None) -> Block:
+    text = _BEFORE_PUNCT.sub("", _WS.sub(" ", raw).strip())
+    out, kept, pos = [], [], 0
+    for m in _LINK.finditer(text):
+        out.append(text[pos:m.start()])
+        start = sum(len(p) for p in out)
+        link = links[int(m.group(1))]
+        link.start, link.end = start, start + len(m.group(2))
+        out.append(m.group(2))
+        kept.append(link)
+        pos = m.end()
+    out.append(text[pos:])
+    return Block("".join(out), kept, line)
+
+
+def _blocks(el) -> Iterator[Block]:
+    """The blocks of an element: a paragraph, each item of a list (with its label), each child of a div."""
+    tag = el.tag if isinstance(el.tag, str) else None
+    if tag is None:
+        return
+    if tag in ("ol", "ul"):
+        kind = el.get("type") if tag == "ol" else None
+        try:
+            n = int(el.get("start") or 1) - 1
+        except ValueError:
+            n = 0
+        for li in el:
+            if not isinstance(li.tag, str):
+                continue
+            n = int(li.get("value")) if (li.get("value") or "").isdigit() else n + 1
+            out, links = [], []
+            _inline(li, out, links)
+            label = _label(kind, n) + " " if tag == "ol" else ""
+            block = _finish("".join(out), links, li.sourceline)
+            if block.text:
+                yield Block(label + block.text, [Link(k.href, k.cls, k.text, k.start + len(label), k.end + len(label))
+                                                 for k in block.links], block.line)
+            for child in li:
+                if isinstance(child.tag, str) and child.tag in ("ol", "ul"):
+                    yield from _blocks(child)
+        return
+    if tag in ("div", "section", "main", "nav") or (tag in ("li",) and len(el)):
+        if tag == "nav":
+            return
+        if el.text and el.text.strip():
+            yield _finish(el.text, [], el.sourceline)
+        for child in el:
+            yield from _blocks(child)
+            if child.tail and child.tail.strip():
+                yield _finish(child.tail, [], el.sourceline)
+        return
+    out, links = [], []
+    _inline(el, out, links)
+    block = _finish("".join(out), links, el.sourceline)
+    if block.text:
+        yield block
+
+
+def _bold_only(el) -> str | None:
+    """The text of a paragraph that is only a bold heading (``<p><b>Editor's notes.</b></p>``), else None."""
+    kids = [k for k in el if isinstance(k.tag, str)]
+    if len(kids) == 1 and kids[0].tag in ("b", "strong") and not (el.text or "").strip() \
+            and not (kids[0].tail or "").strip():
+        return _WS.sub(" ", kids[0].text_content()).strip()
+    span = [k for k in kids if k.tag == "span" and "boldspan" in (k.get("class") or "")]
+    if len(kids) == 1 and span and not (el.text or "").strip() and not (kids[0].tail or "").strip():
+        return _WS.sub(" ", kids[0].text_content()).strip()
+    return None
+
+
+# ------------------------------------------------------------------ a section
+@dataclass
+class Section:
+    """A section as read from one ``<h3>`` and what follows it, before keys are given."""
+
+    anchor: str
+    file: str
+    line: int | None
+    number: str
+    numbers: list[str]
+    heading: str
+    heading_path: list[str]
+    status: str
+    future: bool
+    text: list[Block]
+    history: list[Block]
+    notes: list[Block]
+    case_notes: list[Block]
+    unknown_h4: list[str] = field(default_factory=list)
+
+
+def _status(heading: str, text: list[Block], history: list[Block]) -> str:
+    if _RESERVED.match(heading) or (not text and re.search(r"\breserved\b", heading, re.I)):
+        return "reserved"
+    if _REPEALED.match(heading) or re.match(r"\[?\s*repealed\b(?!\s+effective)", text[0].text if text else "", re.I):
+        return "repealed"
+    if not text and any(re.search(r"\brepealed\b", b.text, re.I) for b in history):
+        return "repealed"  # "2-10-130 through 2-10-140." whose history says "repealed by Ga. L. 2013 ..."
+    return "in force"
+
+
+def _section_body(h3) -> Iterator:
+    """The elements after ``h3`` up to the next heading of a section or part (in its parent)."""
+    for sib in h3.itersiblings():
+        if not isinstance(sib.tag, str):
+            continue
+        if sib.tag in ("h1", "h2", "h3"):
+            return
+        if sib.tag in ("div", "section") and sib.find(".//h3") is not None:
+            return
+        yield sib
+
+
+def _read_sections(label: str, data: bytes, report: "Report", state: str) -> list[Section]:
+    """Every section of one published file."""
+    import lxml.html
+    from lxml import etree
+
+    try:
+        root = lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding="utf-8"))
+    except (etree.ParserError, ValueError) as e:
+        report.skip("file that cannot be parsed as HTML", f"{label}: {e}")
+        return []
+    places: dict[str, str] = {}
+    for h in root.iter("h1", "h2"):
+        if h.get("id"):
+            places[h.get("id")] = _WS.sub(" ", h.text_content()).strip()
+    out: list[Section] = []
+    h3s = list(root.iter("h3"))
+    if not h3s:
+        report.skip("file without any section (<h3>)", label)
+    for h3 in h3s:
+        report.read += 1
+        where = _where(label, h3.sourceline, h3.get("id"))
+        anchor = (h3.get("id") or "").strip()
+        head = _WS.sub(" ", h3.text_content()).strip()
+        m = _HEAD.fullmatch(head[:400])
+        if not m:
+            report.skip("<h3> without a section number", f"{where}: {head[:80]!r}")
+            continue
+        if not anchor:
+            report.skip("<h3> without an id", f"{where}: {head[:80]!r}")
+            continue
+        first = m.group("first")
+        numbers = [first]
+        if m.group("last"):
+            numbers = _expand(first, m.group("last"))
+            if numbers is None:
+                report.note("range that cannot be expanded: its two ends kept", where)
+                numbers = [first, m.group("last")]
+        elif m.group("list"):
+            numbers += _LIST_ITEM.findall(m.group("list"))
+        rest = m.group("rest").strip()
+        path = [places[anchor[:i]] for i in range(1, len(anchor)) if anchor[i].islower() and anchor[:i] in places]
+        text: list[Block] = []
+        history: list[Block] = []
+        notes: list[Block] = []
+        case: list[Block] = []
+        unknown: list[str] = []
+        part = "text"
+        for el in _section_body(h3):
+            if el.tag == "p":
+                bold = _bold_only(el)
+                txt = _WS.sub(" ", el.text_content()).strip()
+                if re.match(r"History\.?(?:\s|$)", txt):
+                    blocks = list(_blocks(el))
+                    if blocks:
+                        b = blocks[0]
+                        cut = len(re.match(r"History\.?\s*", b.text).group(0))
+                        b = Block(b.text[cut:], [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
+                                                 for k in b.links], b.line)
+                        if b.text:
+                            history.append(b)
+                    if part == "text":
+                        part = "notes"
+                    continue
+                if bold is not None and part == "text" and _is_note_heading(bold):
+                    part = "notes"
+            if el.tag in ("div", "section"):
+                h4 = el.find(".//h4")
+                if h4 is not None:
+                    name = _norm_heading(h4.text_content())
+                    if name in CASE_HEADINGS:
+                        case += list(_blocks(el))
+                        part = "notes" if part == "text" else part
+                        continue
+                    if name in NOTE_HEADINGS or part != "text":
+                        if part == "text":
+                            part = "notes"
+                        if name not in NOTE_HEADINGS:
+                            unknown.append(name)
+                        notes += list(_blocks(el))
+                        continue
+                    unknown.append(name)  # e.g. "Article II." of a compact: statutory text
+            if el.tag == "h4":
+                name = _norm_heading(el.text_content())
+                if name in CASE_HEADINGS:
+                    part = "case"
+                elif name in NOTE_HEADINGS:
+                    part = "notes"
+            blocks = list(_blocks(el))
+            (text if part == "text" else notes if part == "notes" else case).extend(blocks)
+        status = _status(rest, text, history)
+        out.append(Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
+                           bool(_FUTURE.match(rest)), text, history, notes, case, unknown))
+    for p in root.iter("p"):
+        # a section heading printed as a bold paragraph (NC r80 "§ 1. Fee tail converted ..."), outside any
+        # section: reported, not read (its place is unknown)
+        bold = _bold_only(p)
+        if bold and _BOLD_SECTION.match(bold) and p.getparent() is not None and \
+                any(isinstance(k.tag, str) and k.tag in ("h1", "h2") for k in p.getparent()):
+            report.skip("a section heading printed as a bold paragraph, not an <h3>: not read",
+                        f"{_where(label, p.sourceline, None)}: {bold[:80]!r}")
+    if STATES[state].hyphenated:
+        for s in out:
+            if "-" not in s.number and len(s.numbers) == 1:
+                # "§ 1." printed without its chapter (NC G.S. 41-1, in a file of hyphenated numbers)
+                place = _PLACE.findall(s.anchor)
+                chapter = re.sub(r"^[a-z]+0*", "", place[0]) if place else ""
+                if chapter:
+                    report.note("section number printed without its chapter: the chapter of its place added",
+                                f"{_where(s.file, s.line, s.anchor)}: {s.number!r} read as {chapter}-{s.number}")
+                    s.number = s.numbers[0] = f"{chapter}-{s.number}"
+    return out
+
+
+def _where(file: str, line: int | None, anchor: str | None) -> str:
+    """``file:line (#anchor)``; libxml2 counts lines only up to 65535, past it the anchor locates."""
+    at = f":{line}" if line and line < 65535 else ""
+    return f"{file}{at} (#{anchor})" if anchor else f"{file}{at}"
+
+
+def _ANCHOR_SEC(anchor: str, fallback: str = "") -> str:
+    m = _ANCHOR.search(anchor)
+    return m.group("sec") if m else fallback
+
+
+def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
+    """The sections of a printed range (``2-1-1 through 2-1-5``), or None when the ends differ but in
+    their last number."""
+    a, b = re.split(r"([-.:])", first), re.split(r"([-.:])", last)
+    if len(a) != len(b) or a[:-1] != b[:-1] or not (a[-1].isdigit() and b[-1].isdigit()):
+        return None
+    lo, hi = int(a[-1]), int(b[-1])
+    if not 0 <= hi - lo <= limit:
+        return None
+    return ["".join(a[:-1]) + str(n) for n in range(lo, hi + 1)]
+
+
+# ------------------------------------------------------------------ the report
+@dataclass
+class Report:
+    """What a conversion read, wrote and skipped (``manifest.json``, ``reader``)."""
+
+    files: int = 0
+    read: int = 0
+    written: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    skipped_first: dict = field(default_factory=dict)
+    notes: Counter = field(default_factory=Counter)
+    notes_first: dict = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def skip(self, reason: str, where: str) -> None:
+        self.skipped[reason] += 1
+        self.skipped_first.setdefault(reason, [])
+        if len(self.skipped_first[reason]) < 20:
+            self.skipped_first[reason].append(where)
+
+    def note(self, what: str, where: str) -> None:
+        self.notes[what] += 1
+        self.notes_first.setdefault(what, [])
+        if len(self.notes_first[what]) < 10:
+            self.notes_first[what].append(where)
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "sections_read": self.read, "documents_written": self.written,
+                "skipped": dict(sorted(self.skipped.items())), "skipped_first": dict(sorted(self.skipped_first.items())),
+                "notes": dict(sorted(self.notes.items())), "notes_first": dict(sorted(self.notes_first.items())),
+                "counts": dict(sorted(self.counts.items())), "seconds": round(self.seconds, 2)}
+
+
+# ------------------------------------------------------------------ the dataset
+@dataclass
+class Converted:
+    """A section with its keys: the document, and the links of its statutory text (for the benchmark)."""
+
+    doc: Document
+    key: str
+    title_number: str
+    #: (part, paragraph, [(link, key of the linked section)]) of each paragraph with a link within the code
+    paragraphs: list[tuple[str, Block, list[tuple[Link, str]]]]
+
+
+@register
+class Statutes(Dataset):
+    """A state's official code as Public.Resource.Org publishes it (see the module docstring)."""
+
+    name = "statutes"
+    jurisdiction_field = "state"
+    filter_fields = ("state", "release", "status")
+    #: the reader writes each document's ``citations`` field itself, from the code's own links
+    citations_given = True
+    #: set by legalir.collections (``legalir convert --citations off``: False, nothing extracted)
+    citations_wanted = True
+    # the cross-reference benchmark's protocol (legalir report, tune-bm25, tune-fusion)
+    measures = ("success.1,10", "recip_rank", "recall.10,100", "ndcg_cut.10")
+    headline = "recip_rank"
+    report_scale = 1
+    options_spec = {
+        "state": Option("the state's postal abbreviation (the publisher's cic-code-<state>)", "ga",
+                        choices=tuple(STATES)),
+        "release": Option("the publisher's release number (r86 -> 86) [default: the newest present]",
+                          check=_check_release),
+        "text": Option(f"what `contents` holds: '+'-joined parts of {', '.join(TEXT_PARTS)} (text: the "
+                       f"statutory text)", TEXT_DEFAULT, check=lambda v: parse_text_option(v)),
+        "cite_timeout": Option("seconds legalir.citations may take on one section before it is given up and "
+                               "counted (0: no guard, in this process)", str(int(CITE_TIMEOUT_S)),
+                               check=lambda v: _check_timeout(v)),
+    }
+
+    def __init__(self, root, **options):
+        super().__init__(root, **options)
+        self.state = str(options.get("state", "ga")).strip().lower()
+        self.options["state"] = self.state
+        self.text_parts = parse_text_option(options.get("text", TEXT_DEFAULT))
+        self.options["text"] = "+".join(self.text_parts)
+        self.cite_timeout = _check_timeout(options.get("cite_timeout", str(int(CITE_TIMEOUT_S))))
+        self.release = str(options["release"]).strip() if options.get("release") else None
+        self.report = Report()
+        self._converted: list[Converted] | None = None
+
+    # ------------------------------------------------------------ files
+    def _sources(self) -> list[Path]:
+        """Where the publisher's files are: folders ``cic-code-<st>/`` and ``cic-code-<st>*.tar.xz`` archives,
+        under ``root`` (``DIR/statutes``) or its parent (``DIR``)."""
+        st = self.state
+        for base in (self.root, self.root.parent):
+            found = ([base / f"cic-code-{st}"] if (base / f"cic-code-{st}").is_dir() else []) + \
+                sorted(base.glob(f"cic-code-{st}*.tar.xz")) + sorted(base.glob(f"cic-code-{st}*.tar"))
+            if found:
+                return found
+        raise DatasetError(f"statutes: no cic-code-{st}/ folder or cic-code-{st}*.tar.xz archive under {self.root} "
+                           f"or {self.root.parent}; place the publisher's repository UniCourt/cic-code-{st} there "
+                           f"as published (cic-code-{st}/transforms/{st}/<code>/r<release>/*.html)")
+
+    def _member_release(self, name: str) -> str | None:
+        st = self.state
+        m = re.fullmatch(rf"(?:.*/)?cic-code-{st}/transforms/{st}/[^/]+/r(\d+)/[^/]+\.html", name)
+        return m.group(1) if m else None
+
+    def _files(self) -> Iterator[tuple[str, bytes]]:
+        """``(label, bytes)`` of each HTML file of the release, in name order."""
+        sources = self._sources()
+        found: dict[str, tuple[str, Any]] = {}
+        releases: set[str] = set()
+        for src in sources:
+            if src.is_dir():
+                for p in sorted(src.glob(f"transforms/{self.state}/*/r*/*.html")):
+                    rel = self._member_release(f"{src.name}/{p.relative_to(src).as_posix()}")
+                    if rel is not None:
+                        releases.add(rel)
+                        found.setdefault(f"{src.name}/{p.relative_to(src).as_posix()}", ("file", p))
+            else:
+                found.update(self._scan_archive(src, releases))
+        if not releases:
+            raise DatasetError(f"statutes: no release folder transforms/{self.state}/<code>/r<N>/*.html in "
+                               f"{', '.join(map(str, sources))}")
+        if self.release is None:
+            self.release = max(releases, key=int)
+            self.options["release"] = self.release
+        if self.release not in releases:
+            raise DatasetError(f"statutes: no release {self.release} of {self.state} in "
+                               f"{', '.join(map(str, sources))}; present: {', '.join(sorted(releases, key=int))} "
+                               f"(--option release=N)")
+        wanted = sorted(n for n in found if self._member_release(n) == self.release)
+        archives: dict[Path, list[str]] = {}
+        for n in wanted:
+            kind, where = found[n]
+            if kind == "file":
+                yield str(where), where.read_bytes()
+            else:
+                archives.setdefault(where, []).append(n)
+        for arc, names in archives.items():  # one pass over each archive (xz cannot seek cheaply)
+            want = set(names)
+            got: dict[str, bytes] = {}
+            with tarfile.open(arc) as tf:
+                for member in tf:
+                    if member.name in want and member.isfile():
+                        got[member.name] = tf.extractfile(member).read()
+            for n in names:
+                yield f"{arc}!{n}", got[n]
+
+    def _scan_archive(self, path: Path, releases: set[str]) -> dict[str, tuple[str, Any]]:
+        out = {}
+        try:
+            with tarfile.open(path) as tf:
+                for member in tf:
+                    rel = self._member_release(member.name) if member.isfile() else None
+                    if rel is not None:
+                        releases.add(rel)
+                        out[member.name] = ("archive", path)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise DatasetError(f"{path}: not a readable tar archive ({e})") from None
+        return out
+
+    # ------------------------------------------------------------ conversion
+    def converted(self) -> list[Converted]:
+        """Every section of the release with its keys, read once (the corpus and the benchmark)."""
+        if self._converted is not None:
+            return self._converted
+        t0 = time.perf_counter()
+        report = self.report = Report()
+        sections: list[Section] = []
+        for label, data in self._files():
+            report.files += 1
+            sections += _read_sections(label, data, report, self.state)
+        by_anchor = {s.anchor: s for s in sections}
+        from legalir import citations as cite
+
+        out: list[Converted] = []
+        seen: dict[str, str] = {}
+        with GuardedCitations(self.cite_timeout) as guard:
+            for s in sections:
+                out += self._convert(s, by_anchor, seen, guard, cite)
+        report.written = len(out)
+        report.seconds = time.perf_counter() - t0
+        self._converted = out
+        return out
+
+
+    def _key(self, section: str, title: str | None = None, *, count: bool = False) -> str:
+        key, from_lib = section_key(self.state, section, title if self.state == "vt" else None)
+        if count and not from_lib:
+            self.report.counts["ids: legalir.citations reads no key in the official form (the general code's key)"] += 1
+        return key
+
+    def _target(self, link: Link, by_anchor: dict[str, Section]) -> tuple[str, str] | None:
+        """(section as printed, anchor) a link within this code points to, or None (not a section link)."""
+        href = link.href
+        anchor = href.split("#", 1)[1] if "#" in href else ""
+        page = href.split("#", 1)[0]
+        if not anchor or not (page == "" or re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page.rsplit("/", 1)[-1])):
+            return None
+        if anchor in by_anchor:
+            return by_anchor[anchor].number, anchor
+        m = _ANCHOR.search(anchor)
+        if not m:
+            return None
+        base = anchor[: m.start()] + "s" + m.group("sec")
+        if base in by_anchor:
+            return by_anchor[base].number, base
+        return m.group("sec"), base
+
+    def _foreign(self, block: Block, link: Link) -> str | None:
+        """The key of another code's citation when the text around the link says the link is one."""
+        from legalir import citations as cite
+
+        a = max(0, link.start - 60)
+        window = block.text[a:link.end]
+        if not _other_states(self.state).search(block.text, a, link.start):
+            return None
+        for c in cite.extract(window, use_eyecite=False):
+            if c.end + a >= link.end - 1 and c.start + a < link.end:
+                jur = c.key.split("_", 1)[0]
+                if jur in cite.JURISDICTIONS and jur != self.state:
+                    return c.key
+        return None
+
+    def _convert(self, s: Section, by_anchor, seen: dict[str, str], guard: GuardedCitations, cite) -> list[Converted]:
+        report = self.report
+        where = _where(s.file, s.line, s.anchor)
+        title_number = title_of(s.anchor, s.number)
+        if s.future and any(self._key(n, title_number) in seen for n in s.numbers):
+            report.skip("a later version of a section already read (delayed effective date): the version in "
+                        "force kept", f"{where}: {s.number} ({s.anchor})")
+            return []
+        if s.unknown_h4:
+            report.note("<h4> headings read as statutory text or notes by position", f"{where}: {s.unknown_h4[:3]}")
+        out = []
+        # links of every part, resolved once
+        cites: list[str] = []
+        paragraphs: list[tuple[str, Block, list[tuple[Link, str]]]] = []
+        for part, blocks in (("text", s.text), ("notes", s.notes), ("case_notes", s.case_notes)):
+            for b in blocks:
+                resolved = []
+                for link in b.links:
+                    target = self._target(link, by_anchor)
+                    if target is None:
+                        page = link.href.split("#", 1)[0].rsplit("/", 1)[-1]
+                        if "#" not in link.href and re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page):
+                            # NC r80: every link names a title's file, none its section
+                            report.counts[f"links: to a whole file of this code, no section anchor ({part})"] += 1
+                        else:
+                            report.counts[f"links: not to a section of this code ({part})"] += 1
+                        continue
+                    foreign = self._foreign(b, link)
+                    if foreign:
+                        report.counts[f"links: on another state's citation, read as that code ({part})"] += 1
+                        if part != "case_notes":
+                            cites.append(foreign)
+                        report.note("link on another state's citation, not a reference to this code",
+                                    f"{where}: {b.text[max(0, link.start - 40):link.end]!r}")
+                        continue
+                    sec, anchor = target
+                    place = _PLACE.findall(anchor)
+                    its_title = re.sub(r"^[a-z]+0*", "", place[0]) if place else None
+                    key = self._key(sec, its_title)
+                    report.counts[f"links: within this code ({part})"] += 1
+                    if anchor not in by_anchor:
+                        report.counts[f"links: to a section in a file not present, key from the anchor ({part})"] += 1
+                    resolved.append((link, key))
+                    if part == "case_notes":
+                        continue  # a decision's words about another section: not this section's citation
+                    cites.append(key)
+                    sub = _SUB.search(link.text)
+                    if sub:
+                        cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
+                if resolved:
+                    paragraphs.append((part, b, resolved))
+        text = "\n".join(b.text for b in s.text)
+        notes = "\n".join(b.text for b in s.notes)
+        for number in s.numbers:
+            key = self._key(number, title_number, count=True)
+            if key in seen:
+                report.skip("a section number read twice: the first kept", f"{where}: {number} (first at {seen[key]})")
+                continue
+            seen[key] = where
+            # the rest of the text through legalir.citations (links blanked: they are read above)
+            found = list(dict.fromkeys(c for c in cites if c != key))
+            for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
+                blanked = "\n".join(_blank(b) for b in part_blocks)
+                if not blanked.strip():
+                    continue
+                got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
+                if got is None:
+                    report.skip("citations of the text not read: legalir.citations ran past the time limit "
+                                "(links kept)", f"{where}: {number}")
+                    continue
+                found += [k for k, *_ in got if k != key and k not in found]
+            fields = {
+                "section": number, "state": self.state, "release": self.release,
+                "citation": official_citation(self.state, number, title_number),
+                "title": s.heading, "heading_path": " > ".join(s.heading_path),
+                "status": s.status, "history": "\n".join(b.text for b in s.history), "notes": notes,
+                "case_notes": "\n".join(b.text for b in s.case_notes),
+                "source": f"{Path(s.file.split('!')[-1]).name}#{s.anchor}",
+            }
+            if len(s.numbers) > 1:
+                fields["printed_as"] = f"{s.number}: one heading for {len(s.numbers)} sections"
+            fields[cite.FIELD] = " ".join(dict.fromkeys([f"is_{key}"] + [f"cites_{k}" for k in found]))
+            parts = {"heading": s.heading, "text": text or f"{fields['citation']}. {s.heading or s.status.capitalize()}", "history": fields["history"],
+                     "notes": notes, "case_notes": fields["case_notes"]}
+            contents = "\n".join(parts[p] for p in self.text_parts if parts[p])
+            report.counts[f"status: {s.status}"] += 1
+            if not text:
+                report.counts["sections without statutory text (their heading is their text)"] += 1
+            out.append(Converted(Document(key, contents, fields, source=s.file, line=s.line), key, title_number,
+                                 paragraphs if number == s.numbers[0] else []))
+        return out
+
+    def documents(self) -> Iterator[Document]:
+        conv = self.converted()
+        for c in conv:
+            yield c.doc
+        r = self.report
+        _log.info(f"statutes {self.state} r{self.release}: {r.files} files, {r.read} sections read, {r.written} "
+                  f"documents, {sum(r.skipped.values())} skipped, in {r.seconds:.1f} s")
+        for reason, n in sorted(r.skipped.items()):
+            _log.warning(f"statutes: skipped {n}: {reason} (first: {r.skipped_first[reason][0]})")
+
+    def convert_report(self) -> dict:
+        """The reader's report, for the collection's manifest (``reader``)."""
+        return {"state": self.state, "release": self.release, **self.report.as_dict()}
+
+    # ------------------------------------------------------------ the cross-reference benchmark
+    def xref_examples(self) -> list[dict]:
+        """The benchmark's questions: each paragraph (statutory text, notes or case notes) with a link to
+        another section of this code present in the corpus.
+
+        Returns
+        -------
+        list of dict
+            ``qid`` (``<section id>.<part letter><n>``), ``split`` (by the paragraph's title:
+            :func:`split_of`), ``text`` (the paragraph as written), ``masked`` (each link's text replaced
+            by ``[CITATION]``), ``gold`` (the linked sections' ids, in order, each once), ``part``,
+            ``source`` (the paragraph's own section id).
+        """
+        conv = self.converted()
+        present = {c.key for c in conv}
+        out = []
+        for c in conv:
+            n: Counter = Counter()
+            for part, block, resolved in c.paragraphs:
+                gold = list(dict.fromkeys(k for _, k in resolved if k != c.key and k in present))
+                n[part] += 1
+                if not gold:
+                    continue
+                masked = block.text
+                for link, _ in sorted(resolved, key=lambda r: r[0].start, reverse=True):
+                    masked = masked[:link.start] + MASK + masked[link.end:]
+                out.append({"qid": f"{c.key}.{PART_LETTER[part]}{n[part]}", "split": split_of(self.state, c.title_number),
+                            "text": block.text, "masked": masked, "gold": gold, "part": part, "source": c.key})
+        return out
+
+    def topic_sets(self) -> dict[str, list[Topic]]:
+        """``train``, ``valid``, ``test`` (the paragraph as written) and ``<split>.masked`` (its citations
+        replaced by a placeholder), split by title (:func:`split_of`)."""
+        sets: dict[str, list[Topic]] = {}
+        examples = self.xref_examples()
+        for split in SPLITS:
+            for variant in ("", ".masked"):
+                sets[split + variant] = [
+                    Topic(e["qid"], e["masked"] if variant else e["text"],
+                          {"state": self.state, "part": e["part"], "source": e["source"]})
+                    for e in examples if e["split"] == split]
+        return sets
+
+    def qrels_sets(self) -> dict[str, list[Judgement]]:
+        examples = self.xref_examples()
+        return {split: [Judgement(e["qid"], g, 1) for e in examples if e["split"] == split for g in e["gold"]]
+                for split in SPLITS}
+
+
+@lru_cache(maxsize=None)
+def _other_states(state: str) -> re.Pattern:
+    """Names and abbreviations of every jurisdiction but ``state`` (a cheap test before reading a window)."""
+    from legalir import citations as cite
+
+    words = sorted({w for j, (name, abbrs) in cite.JURISDICTIONS.items() if j != state for w in (name, *abbrs)},
+                   key=len, reverse=True)
+    return re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)")
+
+
+def title_of(anchor: str, number: str) -> str:
+    """The title (chapter) a section is in, from its anchor (``t08c02a01p01s8-2-1`` -> ``8``, ``t1Ba01s1B-1``
+    -> ``1B``), else from its number."""
+    place = _PLACE.findall(anchor)
+    return re.sub(r"^[a-z]+0*", "", place[0]) if place else number.split("-")[0]
+
+
+PART_LETTER = {"text": "t", "notes": "n", "case_notes": "c"}
+
+
+def split_of(state: str, title: str) -> str:
+    """The benchmark split of a title (chapter): 60% train, 20% valid, 20% test by a hash of
+    ``state/title``, so a title keeps its split whatever else a release holds."""
+    h = int(hashlib.sha256(f"{state}/{title.lower()}".encode()).hexdigest(), 16) % 5
+    return "train" if h < 3 else "valid" if h == 3 else "test"
+
+
+def _blank(block: Block) -> str:
+    """The block's text with its links' text replaced by spaces (same length: offsets kept)."""
+    t = block.text
+    for k in sorted(block.links, key=lambda k: k.start, reverse=True):
+        t = t[:k.start] + " " * (k.end - k.start) + t[k.end:]
+    return t
+
+
+def _check_timeout(value: Any) -> float | None:
+    try:
+        v = float(str(value).strip())
+    except ValueError:
+        raise DatasetError(f"statutes: option cite_timeout={value!r}: expected seconds (0: no guard)") from None
+    if v < 0:
+        raise DatasetError(f"statutes: option cite_timeout={value!r}: expected seconds >= 0")
+    return None if v == 0 else v
