@@ -105,7 +105,7 @@ def main() -> None:
         results = []
         from legalir import trec
 
-        reader = "C (legalir._plain)" if trec.base._fast is not None else "Python (legalir._plain not built)"
+        reader = "C (legalir._plain)" if trec.model._fast is not None else "Python (legalir._plain not built)"
         print(f"{args.repeat} runs each, side by side; best wall time, best CPU time (user + system: steadier on a "
               f"busy machine), peak RSS; legalir's reader: {reader}")
         print(f"{'lines':>9} {'case':<16} {'trec_eval':>10} {'legalir':>10} {'ratio':>6} {'te CPU':>7} {'li CPU':>7} "

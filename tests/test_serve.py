@@ -402,7 +402,7 @@ def test_configuration_errors(tmp_path, sample_collection):
 
     with pytest.raises(config.ConfigError, match="must be letters"):
         config.from_options(config.Config(), indexes=[f"../x={tmp_path}"])
-    with pytest.raises(config.ConfigError, match="neither a Lucene index"):
+    with pytest.raises(config.ConfigError, match="not a Lucene index nor"):
         engine.Engine(config.from_options(config.Config(), indexes=[f"x={tmp_path}"]), quiet=True)
     bad = tmp_path / "bad.toml"
     bad.write_text('[runs]\nx = "y"\n')

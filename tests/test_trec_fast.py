@@ -119,8 +119,8 @@ PATHS = ["c", "python"]
 @pytest.fixture(params=PATHS)
 def fast_path(request, monkeypatch):
     if request.param == "python":
-        monkeypatch.setattr(trec.base, "_fast", None)
-    elif trec.base._fast is None:
+        monkeypatch.setattr(trec.model, "_fast", None)
+    elif trec.model._fast is None:
         pytest.skip("legalir._plain is not built here (`pip install -e .` builds it)")
     return request.param
 
