@@ -25,6 +25,7 @@ import socket
 import queue
 import sys
 import threading
+import time
 from importlib import resources
 from contextlib import asynccontextmanager
 from typing import Any, Callable, Optional
@@ -39,7 +40,7 @@ from legalir import __version__
 from legalir.errors import LegalirError
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
-from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
+from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError, Unavailable
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +51,12 @@ STATIC = {
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
 DEFAULT_WORKERS = max(2, min(8, os.cpu_count() or 2))
+#: seconds one request's work may take before it is answered 503 (`legalir serve --request-timeout`; 0: none)
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+
+class OverBudget(Unavailable):
+    """A request whose work ran past the time budget (503 over HTTP, a tool error over MCP)."""
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
@@ -59,12 +66,28 @@ class Workers:
 
     Threads that called Java are detached from the JVM (``jnius.detach``)
     before they end, as pyjnius asks of every thread that used it.
+
+    Parameters
+    ----------
+    n : int
+        Threads.
+    budget : float or None
+        Seconds a call may take (:meth:`call`); None or 0: no limit. A call past it raises
+        :class:`OverBudget` at once and its request is answered (503, or a tool error over MCP), so the
+        request gives its slot back; its work, which cannot be interrupted (a Java call, a long loop),
+        runs to its end on its thread and its result is dropped (*abandoned*, counted in :attr:`abandoned`
+        and logged when it ends). Abandoned work holds at most all ``n`` threads: while it does, a new call
+        is refused at once rather than queued behind it.
     """
 
-    def __init__(self, n: int = DEFAULT_WORKERS) -> None:
+    def __init__(self, n: int = DEFAULT_WORKERS, budget: Optional[float] = None) -> None:
         if n < 1:
             raise ValueError(f"workers must be at least 1, got {n}")
         self.n = n
+        self.budget = budget or None
+        self.abandoned = 0  # calls answered over budget whose work still runs
+        self.over_budget = 0  # calls answered over budget, in all
+        self._lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._threads = [threading.Thread(target=self._loop, name=f"legalir-serve-{i}", daemon=True)
                          for i in range(n)]
@@ -95,7 +118,31 @@ class Workers:
         return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond)."""
+        if self.budget is None:
+            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        if self.abandoned >= self.n:
+            raise OverBudget(f"server busy: all {self.n} worker threads are finishing requests that ran past the "
+                             f"{self.budget:g} s time budget; retry shortly")
+        fut = self.submit(fn, *args, **kwargs)
+        t0 = time.monotonic()
+        try:
+            # shield: a timeout must not cancel the concurrent future through the asyncio one (it is decided below)
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), self.budget)
+        except asyncio.TimeoutError:
+            self.over_budget += 1
+            if not fut.cancel():  # running: Java (or a long Python loop) cannot be interrupted, so it is let finish
+                with self._lock:
+                    self.abandoned += 1
+                name = getattr(fn, "__qualname__", repr(fn))
+                fut.add_done_callback(lambda f: self._finished(name, t0))
+            raise OverBudget(f"the request ran past its time budget of {self.budget:g} s (--request-timeout) and was "
+                             f"given up; ask for less (a smaller k, fewer queries) or retry later") from None
+
+    def _finished(self, name: str, t0: float) -> None:
+        with self._lock:
+            self.abandoned -= 1
+        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
 
     def shutdown(self) -> None:
         for _ in self._threads:
@@ -160,9 +207,10 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     FastAPI
         The app; :class:`legalir.serve.guard.Guard` wraps its whole middleware stack.
     """
-    pool = workers or Workers()
+    pool = workers or Workers(budget=DEFAULT_REQUEST_TIMEOUT)
     policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
     metrics = guard.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
+    metrics.abandoned, metrics.over_budget = (lambda: pool.abandoned), (lambda: pool.over_budget)
     mcp_manager = None
     if mcp:
         from legalir.serve import mcpserver
@@ -213,7 +261,8 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, e: ServeError):
-        return JSONResponse({"error": str(e)}, status_code=e.status)
+        return JSONResponse({"error": str(e)}, status_code=e.status,
+                            headers={"Retry-After": "1"} if e.status == 503 else None)
 
     @app.exception_handler(LegalirError)
     async def input_error(request: Request, e: LegalirError):
@@ -311,7 +360,9 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     async def run_topics(run: str):
         return await pool.call(engine.run_topics, run)
 
-    @app.get("/runs/{run}/topics/{qid}", summary="A run's ranking for one topic, with qrels labels and gold documents")
+    # {qid:path}: a topic id may hold "/" (sent percent-encoded, as the page does: encodeURIComponent)
+    @app.get("/runs/{run}/topics/{qid:path}", summary="A run's ranking for one topic, with qrels labels and gold "
+                                                      "documents (the topic id percent-encoded: / as %2F)")
     async def run_topic(run: str, qid: str,
                         compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
@@ -321,6 +372,9 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         from starlette.routing import Route
 
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
+    from legalir.serve import keys
+
+    keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
     return app
 
 
@@ -437,13 +491,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = DEFAULT_WORKERS,
         log_level: str = "warning", *, policy: Optional[guard.Policy] = None,
-        sock: Optional[socket.socket] = None, mcp: bool = True) -> None:
-    """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now)."""
+        sock: Optional[socket.socket] = None, mcp: bool = True,
+        request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT) -> None:
+    """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now).
+
+    ``request_timeout``: seconds one request's work may take (503 beyond; 0 or None: no limit).
+    """
     import uvicorn
 
     sock = sock or bind(host, port)
     policy = policy or guard.Policy(allowed_hosts=allowed_hosts(host), max_active=4 * workers)
-    app = create_app(engine, Workers(workers), policy=policy, mcp=mcp)
+    app = create_app(engine, Workers(workers, budget=request_timeout), policy=policy, mcp=mcp)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     if is_wildcard(host):
@@ -451,13 +509,17 @@ def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, work
                      f"on port {bound_port} can connect" + (" (API keys required)" if policy.keys else ""))
     print(f"legalir serve: http://{shown}:{bound_port}/  (API docs: http://{shown}:{bound_port}/docs; "
           f"MCP: http://{shown}:{bound_port}/mcp)", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level=log_level, access_log=False)
+    # h11 with the connection guards (per-client cap, header deadline); the body deadline is the Guard's
+    config = uvicorn.Config(app, log_level=log_level, access_log=False,
+                            http=guard.protocol_class(policy, app.state.metrics))
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, insecure_no_auth: bool = False,
                 allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
-                max_queue: int = 256, env: Optional[dict] = None) -> guard.Policy:
+                max_queue: int = 256, env: Optional[dict] = None,
+                client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
+                max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT) -> guard.Policy:
     """The :class:`~legalir.serve.guard.Policy` of `legalir serve`'s options; refuses a non-loopback address
     without API keys (unless ``insecure_no_auth``)."""
     from legalir.serve import keys as keys_mod
@@ -475,15 +537,26 @@ def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, inse
         guard.DEFAULT_KEYED_RATE if ring is not None else None)
     if max_body < 1:
         raise ConfigError(f"--max-body must be at least 1 byte, got {max_body}")
+    if client_timeout < 0:
+        raise ConfigError(f"--client-timeout must be 0 (none) or more seconds, got {client_timeout:g}")
+    if max_connections_per_client < 0:
+        raise ConfigError(f"--max-connections-per-client must be 0 (no cap) or more, got {max_connections_per_client}")
+    named = tuple(a for a in allowed if a.strip() != "*")
+    # '*' turns the Host check off (a proxy's names), never the Origin check: the server's names and the
+    # --allowed-host names stay the only origins whose pages may call it
     return guard.Policy(keys=ring, allowed_hosts=None if "*" in allowed else allowed_hosts(host, allowed),
-                        rate=rate, max_body=max_body, max_active=4 * workers, max_queue=max_queue)
+                        origin_hosts=allowed_hosts(host, named), rate=rate, max_body=max_body,
+                        max_active=4 * workers, max_queue=max_queue, client_timeout=client_timeout,
+                        max_connections_per_client=max_connections_per_client)
 
 
 def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
           host: Optional[str] = None, port: Optional[int] = None, workers: int = DEFAULT_WORKERS,
           log_level: str = "warning", api_keys: Optional[str] = None, insecure_no_auth: bool = False,
           allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
-          max_queue: int = 256, mcp: bool = True, **engine_options: Any) -> None:
+          max_queue: int = 256, mcp: bool = True, client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
+          max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+          request_timeout: float = DEFAULT_REQUEST_TIMEOUT, **engine_options: Any) -> None:
     """`legalir serve`: read the configuration and keys, bind the port, load, serve.
 
     The port is bound before anything is loaded, so a busy port (or a refused address) is reported
@@ -497,7 +570,10 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     host = host or cfg.host or DEFAULT_HOST
     port = port if port is not None else (cfg.port or DEFAULT_PORT)
     policy = make_policy(host, workers, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
-                         rate_limit=rate_limit, max_body=max_body, max_queue=max_queue)
+                         rate_limit=rate_limit, max_body=max_body, max_queue=max_queue, client_timeout=client_timeout,
+                         max_connections_per_client=max_connections_per_client)
+    if request_timeout < 0:
+        raise ConfigError(f"--request-timeout must be 0 (none) or more seconds, got {request_timeout:g}")
     if mcp:
         try:
             import mcp as _  # noqa: F401
@@ -509,4 +585,5 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     except BaseException:
         sock.close()
         raise
-    run(eng, host=host, port=port, workers=workers, log_level=log_level, policy=policy, sock=sock, mcp=mcp)
+    run(eng, host=host, port=port, workers=workers, log_level=log_level, policy=policy, sock=sock, mcp=mcp,
+        request_timeout=request_timeout)
