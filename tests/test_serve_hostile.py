@@ -21,6 +21,10 @@ from serve_helpers import FULL_KEY, SEARCH_KEY, start_server, stop_server
 CLIENT_TIMEOUT = 3.0
 MAX_CONN = 24
 #: ids a run may hold (no whitespace: TREC lines are split on it), each a path-hostile character or two
+#: a key per scope, and one with all of them (id -> (key, scopes))
+SCOPE_KEYS = {"all": (FULL_KEY, ("search", "runs", "metrics")), "search": (SEARCH_KEY, ("search",)),
+              "runs": ("runs-key-0123456789abcdefghijklmnopq", ("runs",)),
+              "metrics": ("metrics-key-0123456789abcdefghijklmn", ("metrics",))}
 ODD_IDS = ["sec/1.2", "a/../b", "../etc/passwd", "50%", "q?x=1", "frag#1", "semi;colon", "plus+sign", "back\\slash",
            "Tex.Prop.Code§92.103", "ünï/cödé", "/lead", "trail/", "a//b", "%2F", "&amp"]
 
@@ -41,11 +45,13 @@ def server(sample_collection, sample_index, tmp_path_factory):
     trec.write_run(root / "odd.trec", {qid: ranking for qid in ODD_IDS}, tag="odd")
     best = trec.ranking(ranking)[0][0]
     (root / "odd.qrels").write_text("".join(f"{qid} 0 {best} 1\n" for qid in ODD_IDS))
+    (root / "scoped-keys.txt").write_text("".join(f"{key} id={name} scopes={','.join(scopes)}\n"
+                                                  for name, (key, scopes) in SCOPE_KEYS.items()))
     s = start_server(root, ["--index", f"acord={sample_index}", "--run", f"bm25={root / 'bm25.trec'}",
                             "--run", f"odd={root / 'odd.trec'}", "--qrels", f"bm25={sample_collection / 'qrels' / 'test.txt'}",
                             "--qrels", f"odd={root / 'odd.qrels'}"],
-                     ["--rate-limit", "1000/s", "--allowed-host", "*", "--client-timeout", str(CLIENT_TIMEOUT),
-                      "--max-connections-per-client", str(MAX_CONN)])
+                     ["--api-keys", str(root / "scoped-keys.txt"), "--rate-limit", "1000/s", "--allowed-host", "*", "--client-timeout", str(CLIENT_TIMEOUT),
+                      "--max-connections-per-client", str(MAX_CONN)], keys=False)
     yield s
     stop_server(s)
 
@@ -245,3 +251,171 @@ def test_page_opens_odd_topic_ids(server):
             retrieved = int(line.split(" retrieved")[0].split()[-1])  # "topic QID · i of n · N retrieved"
             assert not failed and line.startswith(f"topic {qid} ") and rows == retrieved > 0, (qid, line, rows)
         assert not [e for e in page.errors if " 401 " not in e], page.errors
+
+
+def test_every_route_and_tool_against_every_scope(server):
+    """One scope table (legalir.serve.keys) decides both faces: every HTTP route and every MCP tool, called with a
+    key of each scope, is refused (403 / a tool error) exactly when the table says its scope is missing; MCP
+    list_indexes shows runs and qrels exactly to the keys that may GET /runs."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from legalir.serve import keys
+
+    hits = request(server, "GET", "/search?q=governing+law&k=1", FULL_KEY)[2]["hits"]
+    docid = hits[0]["id"]
+    batch = json.dumps({"queries": [{"q": "governing law"}], "k": 1}).encode()
+    calls = {  # route template -> (method, path, body): one request each
+        "/search": ("GET", "/search?q=law&k=1", None), "/search/batch": ("POST", "/search/batch", batch),
+        "/doc/{collection}/{docid:path}": ("GET", f"/doc/acord/{urllib.parse.quote(docid, safe='')}", None),
+        "/indexes": ("GET", "/indexes", None), "/collections": ("GET", "/collections", None),
+        "/runs": ("GET", "/runs", None), "/runs/{run}/topics": ("GET", "/runs/bm25/topics", None),
+        "/runs/{run}/topics/{qid:path}": ("GET", "/runs/odd/topics/sec%2F1.2", None),
+        "/metrics": ("GET", "/metrics", None), "/health": ("GET", "/health", None), "/": ("GET", "/", None),
+        "/static/{name}": ("GET", "/static/app.js", None),
+        "/static/swagger": ("GET", "/static/swagger/swagger-ui.css", None), "/docs": ("GET", "/docs", None),
+        "/openapi.json": ("GET", "/openapi.json", None),
+    }
+    assert set(calls) | {"/mcp"} == set(keys.ROUTE_SCOPES) | set(keys.ROUTE_ACCESS)
+    openapi = request(server, "GET", "/openapi.json")[2]
+    assert {p.replace("{docid}", "{docid:path}").replace("{qid}", "{qid:path}") for p in openapi["paths"]} <= set(calls)
+    for template, (method, path, body) in calls.items():
+        needed = keys.route_scope(template)
+        for name, (key, scopes) in SCOPE_KEYS.items():
+            status, _, got = request(server, method, path, key, {"Content-Type": "application/json"}, body)
+            if needed is None or needed in scopes:
+                assert status == 200, (template, name, status, got)
+            else:
+                assert status == 403 and f"scope {needed}" in got["error"], (template, name, status)
+        if keys.ROUTE_ACCESS.get(template) != keys.OPEN:
+            assert request(server, method, path, None, {"Content-Type": "application/json"}, body)[0] == 401, template
+
+    tool_args = {"list_indexes": {}, "search": {"index": "acord", "query": "governing law", "k": 1},
+                 "get_document": {"id": docid, "collection": "acord"}, "evaluate": {"run": "bm25"},
+                 "fuse": {"runs": ["bm25"], "run_texts": [(server["root"] / "bm25.trec").read_text()]}}
+    assert set(tool_args) == set(keys.TOOL_SCOPES)
+
+    async def main():
+        for name, (key, scopes) in SCOPE_KEYS.items():
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=WAIT_S) as http:
+                async with Client(streamable_http_client(server["base"] + "/mcp", http_client=http)) as client:
+                    listed = {t.name for t in (await client.list_tools()).tools}
+                    assert listed == set(keys.TOOL_SCOPES)
+                    for tool, args in tool_args.items():
+                        needed = keys.TOOL_SCOPES[tool]
+                        result = await client.call_tool(tool, args)
+                        text = result.content[0].text if result.content else ""
+                        if needed in scopes:
+                            assert not result.is_error, (tool, name, text)
+                        else:
+                            assert result.is_error and f"scope {needed}" in text, (tool, name, text)
+                        if tool == "list_indexes" and not result.is_error:
+                            got = json.loads(text)
+                            runs_shown = "runs" in scopes
+                            assert ("runs" in got) == runs_shown and ("qrels" in got) == runs_shown, (name, got.keys())
+                            assert runs_shown or "bm25.trec" not in text
+                            assert got["indexes"][0]["name"] == "acord"
+    asyncio.run(main())
+
+
+# ------------------------------------------------------------------ the time budget
+BUDGET = 0.25
+
+
+@pytest.fixture(scope="module")
+def budget_server(sample_collection, sample_index, tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve-budget")
+    s = start_server(root, ["--index", f"acord={sample_index}", "--qrels", str(sample_collection / "qrels" / "test.txt")],
+                     ["--request-timeout", str(BUDGET), "--rate-limit", "100000/s", "--max-body", "20000000"])
+    s["qrels"] = sample_collection / "qrels" / "test.txt"
+    yield s
+    stop_server(s)
+
+
+def _metric(server, name: str) -> float:
+    text = request(server, "GET", "/metrics", FULL_KEY)[2]
+    return float(next(line.split()[-1] for line in text.splitlines() if line.startswith(name + " ")))
+
+
+def test_a_request_over_its_budget_is_answered_503_and_frees_its_slot(budget_server):
+    """A batch of 200 long queries (seconds of work) against a 0.25 s budget: 503 with Retry-After long before the
+    work ends; the work is abandoned (counted while it runs, logged when it ends); an MCP tool call over the
+    budget is a tool error; once the abandoned work ended, searches are answered again."""
+    import asyncio
+    import random
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    s = budget_server
+    rnd = random.Random(0)
+    words = "governing law indemnification confidentiality termination assignment notice warranty liability".split()
+    queries = [{"q": " ".join(rnd.choice(words) + str(rnd.randrange(50)) for _ in range(100)) + " law"}
+               for _ in range(200)]
+    t0 = time.monotonic()
+    status, headers, body = request(s, "POST", "/search/batch", FULL_KEY, {"Content-Type": "application/json"},
+                                    json.dumps({"queries": queries, "k": 100}).encode())
+    waited = time.monotonic() - t0
+    assert status == 503 and f"time budget of {BUDGET:g} s" in body["error"] and headers["Retry-After"] == "1"
+    assert waited < 3, waited
+    assert _metric(s, "legalir_requests_over_budget_total") == 1
+    assert _metric(s, "legalir_abandoned_work") >= 0  # 1 while the batch still runs (it may have ended by now)
+
+    qids = sorted({line.split()[0] for line in s["qrels"].read_text().splitlines()})
+    runs = ["".join(f"{qids[i % len(qids)]} Q0 d{i}-{j} {i // len(qids) + 1} {10 ** 6 - i}.5 r{j}\n" for i in range(45000))
+            for j in range(2)]
+
+    async def mcp_fuse():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {FULL_KEY}"}, timeout=WAIT_S) as http:
+            async with Client(streamable_http_client(s["base"] + "/mcp", http_client=http)) as client:
+                return await client.call_tool("fuse", {"run_texts": runs, "qrels": "qrels"})
+    result = asyncio.run(mcp_fuse())
+    text = result.content[0].text
+    assert result.is_error and ("time budget" in text or "worker threads are finishing" in text), text
+
+    deadline = time.monotonic() + WAIT_S
+    while _metric(s, "legalir_abandoned_work") > 0:  # the abandoned work runs to its end, then lets its thread go
+        assert time.monotonic() < deadline, "abandoned work never ended"
+        time.sleep(0.2)
+    status, _, body = request(s, "GET", "/search?q=governing+law&k=2", FULL_KEY)
+    assert status == 200 and len(body["hits"]) == 2
+    assert "work abandoned over the time budget (Engine.search_many) ended after" in s["log"].read_text()
+
+
+def test_workers_budget_in_process():
+    """Workers.call: past the budget OverBudget at once; a call still queued is cancelled (never runs), a running
+    one is abandoned (counted until it ends); while abandoned work holds every thread, calls are refused at once."""
+    import asyncio
+    import threading
+
+    from legalir.serve.app import OverBudget, Workers
+
+    pool = Workers(2, budget=0.1)
+    release, ran = threading.Event(), []
+
+    def blocked(tag):
+        ran.append(tag)
+        release.wait(WAIT_S)
+        return tag
+
+    async def main():
+        got = await asyncio.gather(*(pool.call(blocked, t) for t in ("a", "b", "c")), return_exceptions=True)
+        assert all(isinstance(g, OverBudget) for g in got), got
+        assert pool.abandoned == 2 and sorted(ran) == ["a", "b"]  # "c" was still queued: cancelled
+        with pytest.raises(OverBudget, match="all 2 worker threads are finishing"):
+            await pool.call(blocked, "d")
+        release.set()
+        deadline = time.monotonic() + WAIT_S
+        while pool.abandoned:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        assert await pool.call(lambda: "ok") == "ok" and "c" not in ran and pool.over_budget == 3
+    try:
+        asyncio.run(main())
+    finally:
+        release.set()
+        pool.shutdown()
