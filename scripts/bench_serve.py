@@ -171,7 +171,8 @@ class InProcess:
 
 # ------------------------------------------------------------------ over HTTP
 class Server:
-    def __init__(self, built: dict, workers: int, log: Path, keys: list[str] | None, rate_limit: str):
+    def __init__(self, built: dict, workers: int, log: Path, keys: list[str] | None, rate_limit: str,
+                 access_log: bool = True):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -185,9 +186,12 @@ class Server:
             key_file.write_text("".join(f"{k} id=client{i}\n" for i, k in enumerate(keys)))
             cmd += ["--api-keys", str(key_file), "--rate-limit", rate_limit]
         self.log = open(log, "a")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                                          "LEGALIR_LOG_LEVEL": "WARNING"})  # no access-log line per request
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env.pop("LEGALIR_LOG_LEVEL", None)
+        if not access_log:
+            env["LEGALIR_LOG_LEVEL"] = "WARNING"  # no access-log line per request
+        # the access log (one JSON line a request, on stderr) goes to bench.log, as a server's would to its log
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env)
         deadline = time.time() + 300
         while True:
             if self.proc.poll() is not None:
@@ -251,6 +255,29 @@ class Server:
         conn.close()
         return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
+    def profile(self, out: Path | None):
+        """A context: ``py-spy record`` of the server process (every thread, native frames off) while it is
+        open, written to ``out`` in py-spy's raw (collapsed stacks) format; nothing when ``out`` is None."""
+        import contextlib
+        import shutil
+
+        @contextlib.contextmanager
+        def ctx():
+            if out is None:
+                yield
+                return
+            spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+            rec = subprocess.Popen([spy, "record", "--pid", str(self.proc.pid), "--format", "raw", "--rate", "250",
+                                    "--output", str(out), "--threads"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            time.sleep(1.0)  # attached
+            try:
+                yield
+            finally:
+                rec.send_signal(signal.SIGINT)
+                rec.wait(timeout=60)
+        return ctx()
+
     def peak_rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -280,6 +307,11 @@ def main(argv=None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-serve"), help="work folder (reused)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--no-auth", action="store_true", help="serve without API keys and rate limit")
+    ap.add_argument("--no-access-log", action="store_true",
+                    help="silence the server's JSON access log [default: on, written to WORK/bench.log]")
+    ap.add_argument("--profile", type=Path, default=None, metavar="PREFIX",
+                    help="py-spy record the server during the 1-client GET /search pass and the batch pass: "
+                         "PREFIX-search.txt, PREFIX-batch.txt (collapsed stacks)")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -308,16 +340,19 @@ def main(argv=None) -> None:
                          **run_pass(inproc.search_dense(args.k), dense_qs, c)})
     rows.append({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
     keys = None if args.no_auth else [secrets.token_urlsafe(24) for _ in range(max(clients))]
-    server = Server(built, args.workers, log, keys, args.rate_limit)
+    server = Server(built, args.workers, log, keys, args.rate_limit, access_log=not args.no_access_log)
+    prof = (lambda name: Path(f"{args.profile}-{name}.txt")) if args.profile else (lambda name: None)
     try:
         for c in clients:
-            rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
-                         **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+            with server.profile(prof("search") if c == clients[0] else None):
+                rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
+                             **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
             if dense_qs:
                 rows.append({"what": "HTTP GET /search", "method": "dense", "clients": c,
                              **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
-        rows.append({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
-                     **server.batch(qs, args.k, 50)})
+        with server.profile(prof("batch")):
+            rows.append({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
+                         **server.batch(qs, args.k, 50)})
         peak = server.peak_rss_mb()
     finally:
         server.stop()
@@ -328,6 +363,7 @@ def main(argv=None) -> None:
     base = {(r["method"], r["clients"]): r for r in rows if r["what"] == "in-process"}
     one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
+    auth += f"; access log {'off' if args.no_access_log else 'on'}"
     print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|")
