@@ -419,3 +419,49 @@ def test_workers_budget_in_process():
     finally:
         release.set()
         pool.shutdown()
+
+
+# ------------------------------------------------------------------ snippets: the faster one answers as before
+def _snippet_reference(text, terms, width):
+    """legalir.serve.engine.snippet as it was: every word's offsets and fold, then the same window."""
+    from legalir.serve.engine import _WORD, norm_term
+
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    if len(words) <= width:
+        return " ".join(text.split())
+    wanted = set(terms)
+    hit = [norm_term(w) in wanted for _, _, w in words]
+    cur = sum(hit[:width])
+    best, best_at = cur, 0
+    for start in range(1, len(words) - width + 1):
+        cur += hit[start + width - 1] - hit[start - 1]
+        if cur > best:
+            best, best_at = cur, start
+    if best > 0:
+        inside = [i for i in range(best_at, best_at + width) if hit[i]]
+        best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
+    end = best_at + width
+    start_char = 0 if best_at == 0 else words[best_at][0]
+    end_char = len(text) if end >= len(words) else words[end - 1][1]
+    out = " ".join(text[start_char:end_char].split())
+    return ("… " if best_at > 0 else "") + out + (" …" if end < len(words) else "")
+
+
+def test_snippet_matches_the_reference():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve.engine import query_terms, snippet
+
+    vocab = ["lease", "leases", "leased", "tenant", "Tenants", "deposit", "the", "of", "§", "92.103", "notice",
+             "noticing", "landlord's", "ünïcode", "a_b", "x"]
+    sep = st.sampled_from([" ", "  ", "\n", ", ", ". ", "-", "_", "/", "\t"])
+    text = st.lists(st.tuples(st.sampled_from(vocab), sep), max_size=120).map(
+        lambda ws: "".join(w + s for w, s in ws))
+
+    @settings(max_examples=int(__import__("os").environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "200")), deadline=None)
+    @given(text, st.lists(st.sampled_from(vocab), max_size=5), st.integers(1, 50))
+    def check(t, q, width):
+        terms = query_terms(" ".join(q))
+        assert snippet(t, terms, width) == _snippet_reference(t, terms, width)
+    check()

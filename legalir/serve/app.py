@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import errno
 import ipaddress
+import json
 import logging
 import os
 import socket
@@ -162,6 +163,22 @@ class BatchRequest(BaseModel):
     index: Optional[str] = None
     k: int = 10
     method: Optional[str] = None
+
+
+def _jsonable(o: Any) -> Any:
+    """What ``json`` cannot write itself (a numpy number, a set, a path, a model), as FastAPI would write it."""
+    from fastapi.encoders import jsonable_encoder
+
+    return jsonable_encoder(o)
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    """``obj`` as a JSON response, written by ``json.dumps`` in one pass (C), as ``JSONResponse`` writes it
+    (UTF-8, no NaN, compact). A route that returns a plain dict goes through FastAPI's ``jsonable_encoder``
+    first, a Python walk over every value: for a page of hits it cost more than the encoding itself
+    (docs/serving.md, the profile)."""
+    body = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable)
+    return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
 
 
 def static_file(name: str) -> bytes:
@@ -309,11 +326,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.get("/indexes", summary="Indexes: methods, partitions, collection, version served")
     async def indexes():
-        return engine.list_indexes()
+        return json_response(engine.list_indexes())
 
     @app.get("/collections", summary="Collections: dataset, partitions, documents")
     async def collections_():
-        return engine.list_collections()
+        return json_response(engine.list_collections())
 
     @app.get("/search", summary="Search one index")
     async def search(request: Request, q: str = Query("", description="Query text."),
@@ -330,7 +347,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
                               filter=filter, citations=citations)
         request.state.hits = len(res["hits"])
-        return res
+        return json_response(res)
 
     @app.post("/search/batch", summary="Search many queries at once")
     async def search_batch(request: Request, req: BatchRequest = Body(...)):
@@ -345,20 +362,20 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
                                   method=req.method)
         request.state.hits = sum(len(r["hits"]) for r in results)
-        return {"results": results}
+        return json_response({"results": results})
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
     async def document(collection: str, docid: str,
                        q: Optional[str] = Query(None, description="Query whose terms to list for highlighting.")):
-        return await pool.call(engine.document, collection, docid, q)
+        return json_response(await pool.call(engine.document, collection, docid, q))
 
     @app.get("/runs", summary="Runs with their overall scores")
     async def runs():
-        return engine.list_runs()
+        return json_response(engine.list_runs())
 
     @app.get("/runs/{run}/topics", summary="A run's topics with their per-topic measures")
     async def run_topics(run: str):
-        return await pool.call(engine.run_topics, run)
+        return json_response(await pool.call(engine.run_topics, run))
 
     # {qid:path}: a topic id may hold "/" (sent percent-encoded, as the page does: encodeURIComponent)
     @app.get("/runs/{run}/topics/{qid:path}", summary="A run's ranking for one topic, with qrels labels and gold "
@@ -366,7 +383,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     async def run_topic(run: str, qid: str,
                         compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
-        return await pool.call(engine.run_topic, run, qid, compare=compare, k=k)
+        return json_response(await pool.call(engine.run_topic, run, qid, compare=compare, k=k))
 
     if mcp_manager is not None:
         from starlette.routing import Route

@@ -52,6 +52,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import json
 import math
 import os
@@ -133,24 +134,33 @@ def query_terms(q: str) -> list[str]:
 
 
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
-    """The ``width``-word window of ``text`` holding the most query terms (the start when none)."""
-    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    """The ``width``-word window of ``text`` holding the most query terms (the start when none).
+
+    Each distinct word is folded once (not each occurrence), and character offsets are taken only for
+    the window's two ends: a long statute costs one ``findall`` and a set lookup a word (the same
+    answer as folding every word: ``tests/test_serve_hostile.py`` compares both on generated texts).
+    """
+    words = _WORD.findall(text)
     if len(words) <= width:
         return " ".join(text.split())
     wanted = set(terms)
-    hit = [norm_term(w) in wanted for _, _, w in words]
-    cur = sum(hit[:width])
-    best, best_at = cur, 0
-    for start in range(1, len(words) - width + 1):
-        cur += hit[start + width - 1] - hit[start - 1]
-        if cur > best:
-            best, best_at = cur, start
-    if best > 0:  # centre the window on its first and last query term
-        inside = [i for i in range(best_at, best_at + width) if hit[i]]
-        best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
+    hits = {w for w in set(words) if norm_term(w) in wanted} if wanted else set()
+    best_at = 0
+    if hits:
+        hit = [w in hits for w in words]
+        cur = sum(hit[:width])
+        best = cur
+        for start in range(1, len(words) - width + 1):
+            cur += hit[start + width - 1] - hit[start - 1]
+            if cur > best:
+                best, best_at = cur, start
+        if best > 0:  # centre the window on its first and last query term
+            inside = [i for i in range(best_at, best_at + width) if hit[i]]
+            best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
     end = best_at + width
-    start_char = 0 if best_at == 0 else words[best_at][0]
-    end_char = len(text) if end >= len(words) else words[end - 1][1]
+    window = list(itertools.islice(_WORD.finditer(text), best_at, end))  # the skipped matches cost C time only
+    start_char = 0 if best_at == 0 else window[0].start()
+    end_char = len(text) if end >= len(words) else window[-1].end()
     out = " ".join(text[start_char:end_char].split())
     return ("… " if best_at > 0 else "") + out + (" …" if end < len(words) else "")
 

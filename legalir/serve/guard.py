@@ -382,9 +382,20 @@ class Guard:
         self.metrics = metrics or Metrics()
         self.buckets = TokenBuckets()
         self._slots: asyncio.Semaphore | None = None
+        self._route_cache: dict[tuple[str, str], str] = {}
 
     # ---- helpers
     def _route(self, scope: dict) -> str:
+        key = (scope["method"], scope["path"])
+        got = self._route_cache.get(key)
+        if got is None:
+            got = self._match_route(scope)
+            if len(self._route_cache) >= 4096:  # paths with ids in them: a bounded cache, emptied when full
+                self._route_cache.clear()
+            self._route_cache[key] = got
+        return got
+
+    def _match_route(self, scope: dict) -> str:
         for r in self.routes:
             try:
                 match, _ = r.matches(scope)
