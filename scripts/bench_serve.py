@@ -268,7 +268,7 @@ class Server:
                 return
             spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
             rec = subprocess.Popen([spy, "record", "--pid", str(self.proc.pid), "--format", "raw", "--rate", "250",
-                                    "--output", str(out), "--threads"], stdout=subprocess.DEVNULL,
+                                    "--output", str(out), "--threads", "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
             time.sleep(1.0)  # attached
             try:
@@ -312,6 +312,9 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", type=Path, default=None, metavar="PREFIX",
                     help="py-spy record the server during the 1-client GET /search pass and the batch pass: "
                          "PREFIX-search.txt, PREFIX-batch.txt (collapsed stacks)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat every pass this many times, in-process and HTTP in turn, and keep each one's best "
+                         "(highest QPS): on a shared machine the load moves between passes [1]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -330,32 +333,39 @@ def main(argv=None) -> None:
           f"jurisdictions; dense: {', '.join(built['dense_parts']) or 'none'}; k={args.k}; "
           f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
 
-    rows = []
     inproc = InProcess(built, args.workers)
-    for c in clients:
-        rows.append({"what": "in-process", "method": "bm25", "clients": c,
-                     **run_pass(inproc.search_bm25(args.k), qs, c)})
-        if dense_qs:
-            rows.append({"what": "in-process", "method": "dense", "clients": c,
-                         **run_pass(inproc.search_dense(args.k), dense_qs, c)})
-    rows.append({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
     keys = None if args.no_auth else [secrets.token_urlsafe(24) for _ in range(max(clients))]
     server = Server(built, args.workers, log, keys, args.rate_limit, access_log=not args.no_access_log)
     prof = (lambda name: Path(f"{args.profile}-{name}.txt")) if args.profile else (lambda name: None)
+    best: dict[tuple, dict] = {}  # (what, method, clients) -> the row of the best round
+
+    def keep(row: dict) -> None:
+        key = (row["what"], row["method"], row["clients"])
+        if key not in best or row["qps"] > best[key]["qps"]:
+            best[key] = row
     try:
-        for c in clients:
-            with server.profile(prof("search") if c == clients[0] else None):
-                rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
-                             **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
-            if dense_qs:
-                rows.append({"what": "HTTP GET /search", "method": "dense", "clients": c,
-                             **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
-        with server.profile(prof("batch")):
-            rows.append({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
-                         **server.batch(qs, args.k, 50)})
+        for round_ in range(args.rounds):
+            for c in clients:
+                keep({"what": "in-process", "method": "bm25", "clients": c,
+                      **run_pass(inproc.search_bm25(args.k), qs, c)})
+                if dense_qs:
+                    keep({"what": "in-process", "method": "dense", "clients": c,
+                          **run_pass(inproc.search_dense(args.k), dense_qs, c)})
+            keep({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
+            for c in clients:
+                with server.profile(prof("search") if c == clients[0] and round_ == 0 else None):
+                    keep({"what": "HTTP GET /search", "method": "bm25", "clients": c,
+                          **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+                if dense_qs:
+                    keep({"what": "HTTP GET /search", "method": "dense", "clients": c,
+                          **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
+            with server.profile(prof("batch") if round_ == 0 else None):
+                keep({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
+                      **server.batch(qs, args.k, 50)})
         peak = server.peak_rss_mb()
     finally:
         server.stop()
+    rows = list(best.values())
     for r in rows:
         if r["what"].startswith("HTTP"):
             r["server_peak_rss_mb"] = peak
@@ -364,7 +374,8 @@ def main(argv=None) -> None:
     one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
     auth += f"; access log {'off' if args.no_access_log else 'on'}"
-    print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}")
+    print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
+          f"best of {args.rounds} round(s)")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:

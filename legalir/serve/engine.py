@@ -49,6 +49,7 @@ goes on being served.
 """
 from __future__ import annotations
 
+import bisect
 import concurrent.futures
 import contextlib
 import functools
@@ -111,11 +112,14 @@ class Unavailable(ServeError):
 
 
 # ------------------------------------------------------------------ text helpers
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def norm_term(word: str) -> str:
     """A word folded for highlighting (the page's script does the same): lower case, crude suffixes off."""
     w = word.lower()
-    for suffix in ("ing", "ed", "es", "s", "ly"):
+    for suffix in _SUFFIXES:
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             return w[: -len(suffix)]
     return w
@@ -136,27 +140,35 @@ def query_terms(q: str) -> list[str]:
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
     """The ``width``-word window of ``text`` holding the most query terms (the start when none).
 
-    Each distinct word is folded once (not each occurrence), and character offsets are taken only for
-    the window's two ends: a long statute costs one ``findall`` and a set lookup a word (the same
-    answer as folding every word: ``tests/test_serve_hostile.py`` compares both on generated texts).
+    Written for speed (it runs for every hit a server answers): words found by one ``findall``, hits
+    by a set lookup of each distinct word, the best window found among the hits' positions only, and
+    character offsets taken only for the window. The answer is the one of sliding a window over every
+    folded word (``tests/test_serve_hostile.py`` compares both on generated texts).
     """
     words = _WORD.findall(text)
     if len(words) <= width:
         return " ".join(text.split())
-    wanted = set(terms)
-    hits = {w for w in set(words) if norm_term(w) in wanted} if wanted else set()
+    # a word hits when it folds to a query term: its lower case is the term or the term and a suffix that
+    # norm_term takes off again, so the hitting lower cases are a small set, built from the terms alone
+    folded = {c for t in set(terms) for c in (t, *(t + x for x in _SUFFIXES)) if norm_term(c) == t}
+    hits = {w for w in set(words) if w.lower() in folded} if folded else set()
     best_at = 0
     if hits:
-        hit = [w in hits for w in words]
-        cur = sum(hit[:width])
-        best = cur
-        for start in range(1, len(words) - width + 1):
-            cur += hit[start + width - 1] - hit[start - 1]
-            if cur > best:
-                best, best_at = cur, start
+        # the hits' word positions (iterated in C), then the first window start holding the most of them: the
+        # count only rises where a window's last word reaches a hit, so the candidates are 0 and those starts
+        at = list(itertools.compress(range(len(words)), map(hits.__contains__, words)))
+        last = len(words) - width
+        best, best_at = bisect.bisect_left(at, width), 0
+        for p in at:
+            s = p - width + 1
+            if 1 <= s <= last:
+                n = bisect.bisect_left(at, s + width) - bisect.bisect_left(at, s)
+                if n > best:
+                    best, best_at = n, s
         if best > 0:  # centre the window on its first and last query term
-            inside = [i for i in range(best_at, best_at + width) if hit[i]]
-            best_at = max(0, min(len(words) - width, (inside[0] + inside[-1]) // 2 - width // 2))
+            first = at[bisect.bisect_left(at, best_at)]
+            final = at[bisect.bisect_left(at, best_at + width) - 1]
+            best_at = max(0, min(last, (first + final) // 2 - width // 2))
     end = best_at + width
     window = list(itertools.islice(_WORD.finditer(text), best_at, end))  # the skipped matches cost C time only
     start_char = 0 if best_at == 0 else window[0].start()
