@@ -219,16 +219,29 @@ class Server:
                 self._next_key += 1
         return {"Authorization": f"Bearer {key}"} if key else {}
 
+    def _exchange(self, method: str, path: str, body=None, headers=None, timeout: float = 120):
+        """One request on this thread's keep-alive connection; a connection the server closed while it was
+        idle (uvicorn's keep-alive timeout, 5 s: the in-process passes take longer) is opened again, as an
+        HTTP client library does."""
+        for attempt in (0, 1):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+            try:
+                conn.request(method, path, body=body, headers=headers or {})
+                resp = conn.getresponse()
+                return resp, resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                self.local.conn = None
+                if attempt:
+                    raise
+
     def search(self, index: str, k: int, method: str):
         def fn(item):
             text, part = item
-            conn = getattr(self.local, "conn", None)
-            if conn is None:
-                conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
             q = urllib.parse.urlencode({"q": text, "index": index, "partition": part, "k": k, "method": method})
-            conn.request("GET", "/search?" + q, headers=self._headers())
-            resp = conn.getresponse()
-            body = resp.read()
+            resp, body = self._exchange("GET", "/search?" + q, headers=self._headers())
             if resp.status == 429:
                 with self._lock:
                     self.refused += 1
@@ -240,19 +253,15 @@ class Server:
 
     def batch(self, items: list, k: int, size: int) -> dict:
         """POST /search/batch, ``size`` queries a request, one client."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         t0 = time.perf_counter()
         for start in range(0, len(items), size):
             body = {"index": "housing", "k": k, "method": "bm25",
                     "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
-            conn.request("POST", "/search/batch", body=json.dumps(body),
-                         headers={"Content-Type": "application/json", **self._headers()})
-            resp = conn.getresponse()
-            data = resp.read()
+            resp, data = self._exchange("POST", "/search/batch", body=json.dumps(body),
+                                        headers={"Content-Type": "application/json", **self._headers()}, timeout=600)
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {data[:300]!r}")
         wall = time.perf_counter() - t0
-        conn.close()
         return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
     def profile(self, out: Path | None):

@@ -281,6 +281,8 @@ def test_every_route_and_tool_against_every_scope(server):
     }
     assert set(calls) | {"/mcp"} == set(keys.ROUTE_SCOPES) | set(keys.ROUTE_ACCESS)
     openapi = request(server, "GET", "/openapi.json")[2]
+    assert f"must arrive within {CLIENT_TIMEOUT:g} s (408" in openapi["info"]["description"]  # limits in /docs
+    assert "work may take 30 s (503" in openapi["info"]["description"]
     assert {p.replace("{docid}", "{docid:path}").replace("{qid}", "{qid:path}") for p in openapi["paths"]} <= set(calls)
     for template, (method, path, body) in calls.items():
         needed = keys.route_scope(template)

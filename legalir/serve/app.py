@@ -257,7 +257,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                               f"refused on its Content-Length before it is read); a query at most "
                               f"{MAX_QUERY_CHARS:,} characters; k at most {MAX_K:,}; a batch at most "
                               f"{MAX_BATCH:,} queries. {policy.max_active} requests are handled at once, "
-                              f"{policy.max_queue} more wait (503 with Retry-After beyond). " + rate + auth +
+                              f"{policy.max_queue} more wait (503 with Retry-After beyond). "
+                              + (f"A request's body must arrive within {policy.client_timeout:g} s (408 beyond). "
+                                 if policy.client_timeout else "")
+                              + (f"A request's work may take {pool.budget:g} s (503 with Retry-After beyond). "
+                                 if pool.budget else "") + rate + auth +
                               "Every response carries `X-Request-ID` (the client's own when it sends one). "
                               "`GET /metrics`: Prometheus text. MCP tools (search, get_document, list_indexes, "
                               "evaluate, fuse): streamable HTTP at `/mcp`.")
