@@ -41,7 +41,7 @@ from legalir.trec import Run, Topic
 
 DEFAULT_K = 1000
 
-__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "dense", "retriever", "hybrid", "cross_encoder",
+__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "searcher", "dense", "retriever", "hybrid", "cross_encoder",
            "reranker", "text", "topics", "qrels", "topics_frame", "qrels_frame", "run_frame", "frame_run",
            "start_java"]
 
@@ -346,7 +346,7 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
     Parameters
     ----------
     obj : object
-        The retriever, e.g. :func:`legalir.search.lucene.retriever` or :class:`legalir.search.pool` rankers.
+        The retriever, e.g. ``legalir.Searcher(path).retriever()`` or :class:`legalir.search.pool` rankers.
     k : int
         Documents per topic.
     texts : path, optional
@@ -358,8 +358,8 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
 
     Examples
     --------
-    >>> from legalir.search import lucene
-    >>> retriever(lucene.retriever("indexes/acord/bm25", k1=1.0, b=0.5))  # doctest: +SKIP
+    >>> import legalir
+    >>> retriever(legalir.Searcher("indexes/acord/bm25", k1=1.0, b=0.5).retriever())  # doctest: +SKIP
     """
     return Retrieve(obj, k=k, texts=texts)
 
@@ -376,10 +376,52 @@ def _check_lucene_jvm() -> None:
                       "again and call legalir.pt.start_java(terrier=True) before anything starts Java")
 
 
+def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, partition: str | None = None,
+             filter: Any = None, citations: bool | None = None, text: bool | str | os.PathLike = False,
+             **options: Any) -> Retrieve:
+    """legalir's searcher core (:class:`legalir.Searcher`) as a PyTerrier retriever: BM25, dense or hybrid,
+    partition routing, filters and citations exactly as the API, the CLI and ``legalir serve`` search.
+
+    Parameters
+    ----------
+    index : path, list of paths, or legalir.Searcher
+        An index folder, one Lucene and one FAISS folder (hybrid), or an open searcher.
+    k : int
+        Documents per topic.
+    method, partition, filter, citations
+        As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
+        topic by its own partition column).
+    text : bool or path
+        ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
+        reads); a path: from that collection folder or index.
+    **options
+        :class:`legalir.Searcher` options (``k1``, ``b``, ``rm3``, ``threads``, ``partition_field``,
+        ``encoder``, ``device``) when ``index`` is a path.
+
+    Returns
+    -------
+    Retrieve
+    """
+    from legalir.api import Searcher
+
+    if isinstance(index, Searcher) and options:
+        raise PtError(f"{', '.join(sorted(options))}: Searcher options; give them to legalir.Searcher, not with an "
+                      f"open searcher")
+    s = index if isinstance(index, Searcher) else Searcher(index, **options)
+    if s.sparse is not None:
+        _check_lucene_jvm()
+    source = (s.sparse if text is True else (text or None))
+    name = "/".join(p.name for p in (s.sparse, s.dense) if p is not None)
+    owned = not isinstance(index, Searcher)  # a searcher the caller opened stays open
+    return Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations),
+                    k=k, texts=source,
+                    name=f"{(method or s.methods[0]).upper() if method != 'dense' else 'dense'}({name})")
+
+
 def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = None, b: float | None = None,
          rm3: Any = None, threads: int = 1, partition_field: str | None = None,
          text: bool | str | os.PathLike = False) -> Retrieve:
-    """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever.
+    """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever (:func:`searcher`).
 
     Parameters
     ----------
@@ -389,7 +431,8 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     k : int
         Documents per topic.
     k1, b : float, optional
-        BM25 parameters (Pyserini's defaults 0.9 and 0.4).
+        BM25 parameters (default: the tuned values of the dataset the index was built from, as
+        ``legalir search`` and :class:`legalir.Searcher` use; else Pyserini's 0.9 and 0.4).
     rm3 : legalir.search.lucene.RM3, optional
         Query expansion.
     threads : int
@@ -406,7 +449,7 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
 
     Raises
     ------
-    legalir.index.lucene.LuceneError
+    legalir.errors.LegalirError
         When ``index`` is not a Lucene index.
     PtError
         When the process's JVM was started without Anserini's jar.
@@ -416,12 +459,11 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     >>> import legalir.pt as lpt
     >>> lpt.bm25("indexes/acord/bm25", k=100, k1=1.0, b=0.5) % 10  # doctest: +SKIP
     """
-    from legalir.search import lucene
-
     _check_lucene_jvm()
-    r = lucene.retriever(index, k1=k1, b=b, rm3=rm3, threads=threads, partition_field=partition_field)
-    source = index if text is True else (text or None)
-    return Retrieve(r, k=k, texts=source, name=f"BM25({Path(index).name})")
+    r = searcher(index, k, method="bm25", text=text, k1=k1, b=b, rm3=rm3, threads=threads,
+                 partition_field=partition_field)
+    r.name = f"BM25({Path(index).name})"
+    return r
 
 
 def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None = None, device: str | None = None,

@@ -214,7 +214,7 @@ def test_basic_config_sees_legalir_records(searcher):
             "print([type(h).__name__ for h in logging.getLogger('legalir').handlers])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0, p.stderr
-    assert "REC legalir.search.lucene BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr
+    assert "REC legalir.search.searcher BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr
     assert p.stdout.strip() == "['NullHandler']"  # importing the library attaches no handler of its own
 
 

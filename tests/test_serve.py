@@ -584,9 +584,12 @@ def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, 
     entry = IndexEntry("acord", [tmp_path / "sharded"], k1=0.9, b=0.4, device="cpu")
     flat = IndexEntry("acord", [sample_dense], k1=0.9, b=0.4, device="cpu")
     topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
-    got = entry.search("dense", "", topics, 10)
-    assert got == flat.search("dense", "", topics, 10) and any(got.values())
-    index = entry.dense_retriever("").index
+    queries = [t.text for _, t in sorted(topics.items())]
+    got = [[(h.docid, h.score) for h in hits] for hits in entry.search(queries, 10, method="dense")]
+    assert got == [[(h.docid, h.score) for h in hits] for hits in flat.search(queries, 10, method="dense")]
+    assert any(got)
+    with entry.acquire() as snap:
+        index = snap.searcher._dense[""].index
     assert isinstance(index, dense.ShardedIndex) and len(index.shards) > 1
     assert len(index._loaded) == len(index.shards)  # resident after the first request
 

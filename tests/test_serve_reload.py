@@ -173,10 +173,10 @@ def test_engine_serves_new_versions_and_held_snapshots_keep_theirs(tmp_path):
             assert (tmp_path / "bm25.v1").is_dir() and atomic.pinned(tmp_path / "bm25.v1")
             assert not (tmp_path / "bm25.v2").exists()  # neither held nor the previous one
             assert old.retired and not old.closed
-            got = {q: [(d, round(s, 4)) for d, s in trec.ranking(old.search("bm25", "", {"q": trec.Topic("q", q)},
-                                                                            5)["q"])] for q in QUERIES}
+            got = {q: [(h.docid, round(h.score, 4)) for h in old.searcher.search(q, 5)] for q in QUERIES}
             assert got == v1
-            assert eng._hit(old, "", 1, "d0", 1.0, [])["snippet"] == TEXTS["d0"]
+            (hit,) = [h for h in old.searcher.search(TEXTS["d0"], 5) if h.docid == "d0"]
+            assert eng._hit(hit, [])["snippet"] == TEXTS["d0"]
             assert old.record("d0")["contents"] == TEXTS["d0"]  # an unchanged document, from the collection
         assert old.closed and not atomic.pinned(tmp_path / "bm25.v1")  # the last request released it
         assert eng.reload_counts() == {"leases": {"reloads": 3, "failures": 0}}

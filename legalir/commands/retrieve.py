@@ -43,15 +43,15 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
            threads, filter_specs, filter_by, citations, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
     from legalir import filters
+    from legalir.api import Searcher
     from legalir.search import lucene
     from legalir.search.base import search_to_run
 
     rm3_cfg = lucene.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
     flt = filters.parse(list(filter_specs), "--filter")
-    search_to_run(lambda: lucene.retriever(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads,
-                                           partition_field=partition_field, filter=flt,
-                                           filter_by=filter_by_option(filter_by),
-                                           citations=citations_option(citations)), topics, run, k=k, tag=tag)
+    search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
+                                   filter_by=filter_by_option(filter_by)).retriever(
+                      filter=flt or None, citations=citations_option(citations)), topics, run, k=k, tag=tag)
 
 
 def filter_by_option(values) -> list[str] | None:

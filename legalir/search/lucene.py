@@ -1,10 +1,10 @@
-"""BM25 (optionally + RM3) over a Lucene index, and the sparse-retriever factory.
+"""BM25 (optionally + RM3) over one Lucene index: what the searcher core runs for each partition.
 
 :class:`BM25` searches one index through :class:`legalir.index.lucene.LuceneIndex`
 (the one way into a Lucene index; the same Java searcher and calls as
 Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
-:func:`retriever` is the sparse counterpart of :func:`legalir.search.dense.retriever`:
-one index, or one per partition with each topic routed to its own.
+Partition routing, the pooled index's default filter and the citation hint are the searcher
+core's (:class:`legalir.search.searcher.Searcher`), which opens one :class:`BM25` per partition.
 
 Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
 (:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
@@ -20,7 +20,7 @@ from typing import Iterator, Mapping, Sequence
 from legalir import filters
 from legalir.index import sparse
 from legalir.index.lucene import LuceneIndex
-from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
+from legalir.search.base import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
 #: Pyserini's LuceneSearcher defaults
@@ -215,50 +215,3 @@ def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     except DatasetError:
         jur = None
     return part, jur or part
-
-
-def retriever(index_dir: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
-              rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None,
-              filter: "filters.Filter | str | None" = None, filter_by: Sequence[str] | None = None,
-              citations: bool | None = None) -> Retriever:
-    """BM25 over ``index_dir``: one index, or one per partition routed by ``partition_field``
-    (default: the field recorded by the collection the partitions were built from).
-
-    ``k1``/``b`` left out come from :func:`bm25_params` (the dataset's tuned values where the
-    index records its dataset); the values used are logged.
-
-    ``filter`` (``{"state": ["california"]}`` or ``"state=california"``) restricts every topic;
-    ``filter_by`` names topic fields whose values filter the same-named document field. A pooled
-    index of a partitioned collection (``legalir index --pooled``) filters by the partition field
-    by default, for the topics that have it, so each Housing question is searched only among its
-    own state's statutes, as the per-partition layout does (``filter_by=[]``: no such filter).
-    ``citations``: add citation clauses (:mod:`legalir.citations`); ``None``: where the index has the
-    ``citations`` field."""
-    import logging
-
-    from legalir.index import sparse
-
-    k1, b, source = bm25_params(index_dir, k1, b)
-    log = logging.getLogger(__name__)
-    log.info(f"BM25 k1={k1:g} b={b:g} ({source})")
-    part, jur = structure(index_dir)
-    optional = False
-    if filter_by is None:
-        filter_by, optional = [], True
-        if sparse.index_meta(index_dir).get("pooled") and part:
-            filter_by = [part]
-            log.info(f"pooled index: each topic searched among the documents of its own {part!r} "
-                     f"(filter_by=[] / --filter-by none to search them all)")
-
-    def make(path):
-        return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads, filter=filter, filter_by=filter_by,
-                    filter_by_optional=optional, citations=citations, jurisdiction_field=jur)
-
-    parts = sparse.partitions(index_dir)
-    if not parts:
-        return make(index_dir)
-    field = partition_field or sparse.partition_field(index_dir)
-    if not field:
-        raise SearchError(f"{index_dir} holds one index per partition: name the topic field with "
-                          f"--partition-field")
-    return Partitioned(index_dir, field, make, parts)

@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from legalir import __version__
@@ -153,16 +153,23 @@ class Workers:
 
 
 class BatchQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a field the server does not know is refused, never ignored
+
     q: str = Field(description="Query text.")
     id: Optional[str] = Field(None, description="Echoed back [default: the position].")
     partition: Optional[str] = None
 
 
 class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     queries: list[BatchQuery] = Field(description=f"At most {MAX_BATCH} queries.")
     index: Optional[str] = None
     k: int = 10
     method: Optional[str] = None
+    filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
+                                                    "FIELD=VALUE[,VALUE][;FIELD=...].")
+    citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
 
 
 def _jsonable(o: Any) -> Any:
@@ -287,7 +294,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(LegalirError)
     async def input_error(request: Request, e: LegalirError):
-        return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"error": str(e)}, status_code=getattr(e, "status", 400))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, e: RequestValidationError):
@@ -364,7 +371,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
             charge(len(req.queries) - 1)
         items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
-                                  method=req.method)
+                                  method=req.method, filter=req.filter, citations=req.citations)
         request.state.hits = sum(len(r["hits"]) for r in results)
         return json_response({"results": results})
 
