@@ -159,6 +159,31 @@ class InProcess:
         wall = time.perf_counter() - t0
         return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
+    def engine(self, built: dict, threads: int):
+        """The server's own engine (legalir.serve.engine), in this process: its answers carry what the
+        HTTP ones do (per hit the document's metadata and a snippet), with no HTTP, JSON or thread hops."""
+        from legalir.serve import config, engine
+
+        if getattr(self, "_engine", None) is None:
+            self._engine = engine.build(config.gather([f"housing={built['bm25']}"], (), (), (), None),
+                                        lucene_threads=threads)
+        return self._engine
+
+    def engine_search(self, eng, k: int):
+        def fn(item):
+            text, part = item
+            return eng.search("housing", text, k=k, method="bm25", partition=part)
+        return fn
+
+    @staticmethod
+    def engine_batch(eng, items: list, k: int, size: int) -> dict:
+        t0 = time.perf_counter()
+        for start in range(0, len(items), size):
+            eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(items[start:start + size])],
+                            k=k, method="bm25")
+        wall = time.perf_counter() - t0
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+
     def search_dense(self, k: int):
         from legalir.trec import Topic
 
@@ -321,6 +346,9 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", type=Path, default=None, metavar="PREFIX",
                     help="py-spy record the server during the 1-client GET /search pass and the batch pass: "
                          "PREFIX-search.txt, PREFIX-batch.txt (collapsed stacks)")
+    ap.add_argument("--engine", action="store_true",
+                    help="also time the server's engine in-process (the same answers, no HTTP): the HTTP layer's "
+                         "own share is the difference")
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat every pass this many times, in-process and HTTP in turn, and keep each one's best "
                          "(highest QPS): on a shared machine the load moves between passes [1]")
@@ -361,6 +389,13 @@ def main(argv=None) -> None:
                     keep({"what": "in-process", "method": "dense", "clients": c,
                           **run_pass(inproc.search_dense(args.k), dense_qs, c)})
             keep({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
+            if args.engine:
+                eng = inproc.engine(built, args.workers)
+                for c in clients:
+                    keep({"what": "in-process Engine.search (hits with metadata, snippets)", "method": "bm25",
+                          "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
+                keep({"what": "in-process Engine.search_many (hits with metadata, snippets), 50 a call",
+                      "method": "bm25", "clients": 1, **inproc.engine_batch(eng, qs, args.k, 50)})
             for c in clients:
                 with server.profile(prof("search") if c == clients[0] and round_ == 0 else None):
                     keep({"what": "HTTP GET /search", "method": "bm25", "clients": c,
@@ -381,17 +416,24 @@ def main(argv=None) -> None:
 
     base = {(r["method"], r["clients"]): r for r in rows if r["what"] == "in-process"}
     one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
+    eng_rows = {("batch" if "search_many" in r["what"] else r["clients"]): r for r in rows
+                if r["what"].startswith("in-process Engine")}
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
     auth += f"; access log {'off' if args.no_access_log else 'on'}"
     print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
           f"best of {args.rounds} round(s)")
-    print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
+          "| ratio to the engine in-process | server peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        ref = one_batch if "batch" in r["what"] else base[(r["method"], r["clients"])]
-        ratio = "1" if r["what"].startswith("in-process") else f"{r['qps'] / ref['qps']:.2f}"
+        batch = "batch" in r["what"] or "search_many" in r["what"]
+        ref = one_batch if batch else base[(r["method"], r["clients"])]
+        ratio = "1" if r["what"] in ("in-process", "in-process, one batch") else f"{r['qps'] / ref['qps']:.2f}"
+        eref = eng_rows.get("batch" if batch else r["clients"])
+        eratio = f"{r['qps'] / eref['qps']:.2f}" if eref and r["what"].startswith("HTTP") and r["method"] == "bm25" \
+            else ""
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p99_ms']} | {ratio} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {eratio} | {r.get('server_peak_rss_mb', '')} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))

@@ -138,26 +138,32 @@ def query_terms(q: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _hit_forms(terms: tuple[str, ...]) -> frozenset[str]:
+    """The lower-case words that fold to one of ``terms`` (:func:`norm_term` only lowers and takes a suffix
+    off, so they are each term and the term with each suffix that norm_term takes off again); built once a
+    query, not once a hit."""
+    return frozenset(c for t in set(terms) for c in (t, *(t + x for x in _SUFFIXES)) if norm_term(c) == t)
+
+
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
     """The ``width``-word window of ``text`` holding the most query terms (the start when none).
 
     Written for speed (it runs for every hit a server answers): words found by one ``findall``, hits
-    by a set lookup of each distinct word, the best window found among the hits' positions only, and
+    by a set lookup of each word's lower case, the best window found among the hits' positions only, and
     character offsets taken only for the window. The answer is the one of sliding a window over every
     folded word (``tests/test_serve_hostile.py`` compares both on generated texts).
     """
     words = _WORD.findall(text)
     if len(words) <= width:
         return " ".join(text.split())
-    # a word hits when it folds to a query term: its lower case is the term or the term and a suffix that
-    # norm_term takes off again, so the hitting lower cases are a small set, built from the terms alone
-    folded = {c for t in set(terms) for c in (t, *(t + x for x in _SUFFIXES)) if norm_term(c) == t}
-    hits = {w for w in set(words) if w.lower() in folded} if folded else set()
+    forms = _hit_forms(tuple(terms))
     best_at = 0
-    if hits:
-        # the hits' word positions (iterated in C), then the first window start holding the most of them: the
-        # count only rises where a window's last word reaches a hit, so the candidates are 0 and those starts
-        at = list(itertools.compress(range(len(words)), map(hits.__contains__, words)))
+    # the hits' word positions, found without a Python step per word (lower case, set lookup, compress: all C)
+    at = list(itertools.compress(range(len(words)), map(forms.__contains__, map(str.lower, words)))) if forms else []
+    if at:
+        # the first window start holding the most hits: the count only rises where a window's last word
+        # reaches a hit, so the candidates are 0 and those starts
         last = len(words) - width
         best, best_at = bisect.bisect_left(at, width), 0
         for p in at:
