@@ -4,6 +4,13 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
 
     python scripts/bench_serve.py --scale 0.01 --queries 200 --clients 1,4 --work /tmp/legalir-bench-serve
     python scripts/bench_serve.py --dense-partitions 0 --clients 1,10,50 --queries 300   # auth + rate limit on
+    python scripts/bench_serve.py --dense-partitions 0 --clients 1 --queries 300 --rounds 3 --engine \
+        --profile /tmp/prof                                                        # overhead, profiled
+
+``--engine`` also times the server's engine in-process (the same answers, no HTTP); ``--rounds N``
+repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
+``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
+(the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
 
 Steps (set-up is not timed; it is skipped when --work already holds it):
 
