@@ -10,9 +10,14 @@ Every HTTP request, in this order:
 2. is refused (421) when its ``Host`` header names a host the server was not
    bound to (DNS-rebinding protection: a web page that rebinds its own name to
    127.0.0.1 still sends its own name), or (403) when it carries an ``Origin``
-   of another host;
+   of another host (checked whatever the Host check is: ``--allowed-host '*'``
+   does not turn it off), or ``Origin: null`` on a POST, PUT, PATCH or DELETE;
 3. with API keys (:mod:`legalir.serve.keys`): is refused (401) without a known
-   ``Authorization: Bearer KEY``, (403) when the key lacks the route's scope;
+   ``Authorization: Bearer KEY``, (403) when the key lacks the route's scope (the
+   one scope table, :data:`legalir.serve.keys.ROUTE_SCOPES`, which MCP reads too);
+   failed keys are counted per client address, and an address over
+   ``AUTH_FAIL_BURST`` of them (refilled at ``AUTH_FAIL_RATE`` a second) is refused
+   (429, ``Retry-After``) whatever key it sends;
 4. with a rate limit: is refused (429, ``Retry-After``) when its key (or,
    without keys, its client address) has no token left in its bucket; a
    request takes one token, and a route doing more work takes more once it
@@ -21,9 +26,16 @@ Every HTTP request, in this order:
    1,000 searches do);
 5. is refused (413) when its ``Content-Length`` is over the body limit, before
    any of the body is read; a body sent without a length is counted as it is
-   read and cut off at the limit;
+   read and cut off at the limit; the whole body is then read within
+   ``client_timeout`` (408 and the connection closed beyond), before step 6, so a
+   client that sends its body slowly holds a connection, never a slot;
 6. waits for one of ``max_active`` slots (a queue, not more threads); refused
-   (503, ``Retry-After``) when ``max_queue`` requests are already waiting.
+   (503, ``Retry-After``) when ``max_queue`` requests are already waiting. Its work
+   then gets the time budget of :class:`legalir.serve.app.Workers` (503 beyond).
+
+Before any of this, :func:`protocol_class` guards the connections: at most
+``max_connections_per_client`` at once per client address (429 and closed beyond),
+and ``client_timeout`` to send each request's headers.
 
 ``/health`` skips 2 to 6 (load balancers probe it by address, without keys), so it names nothing served;
 the page's files and the OpenAPI description (``/``, ``/static/*``,
