@@ -79,7 +79,7 @@ class Benchmark:
         self.measures: tuple[str, ...] = tuple(cls.measures) if cls else ()
 
     def _dataset_class(self):
-        from legalir.datasets.base import DatasetError, dataset_class
+        from legalir.datasets import dataset_class, DatasetError
 
         try:
             return dataset_class(self.name)
@@ -188,7 +188,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
         if options:
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
-    cls = datasets.base.dataset_class(str(name))  # unknown names: the error lists the known ones
+    cls = datasets.dataset_class(str(name))  # unknown names: the error lists the known ones
     path = Path(collections_dir) if collections_dir is not None else collections.root()
     path = path / cls.name
     if collections.is_collection(path):
@@ -205,7 +205,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
 
 # ------------------------------------------------------------------ indexing
 def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str):
-    from legalir.datasets.base import Dataset, Document
+    from legalir.datasets.dataset import Dataset, Document
 
     class Records(Dataset):
         name = "records"
@@ -306,11 +306,11 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     coll = _collection_dir(source, path, overwrite)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)
     if kind == "bm25":
-        from legalir.index import sparse
+        from legalir.indexing import sparse
 
         sparse.build(coll, path, threads=threads, partitions=parts, quiet=True, overwrite=overwrite)
         return Searcher(path)
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     enc = encoders.Encoder.load(encoder, device=device)
     emb = path.with_name(path.name + ".embeddings")
@@ -329,7 +329,7 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
     """Apply added, replaced and deleted documents to a built index as a new version (``legalir index update``).
 
     The new version searches exactly as a full rebuild from the updated collection would
-    (:mod:`legalir.index.update`); a :class:`Searcher` opened before keeps the old version, open a new one
+    (:mod:`legalir.indexing.update`); a :class:`Searcher` opened before keeps the old version, open a new one
     to see the changes.
 
     Parameters
@@ -364,7 +364,7 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
     import json
     import tempfile
 
-    from legalir.index import update as upd
+    from legalir.indexing import update as upd
 
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     with tempfile.TemporaryDirectory(prefix="legalir-update-") as tmp:
@@ -470,7 +470,7 @@ def _measure_names(measures: Any) -> list[str]:
 
 def _keys(requests: list[str]) -> list[tuple[str, list[str]]]:
     """Each request with the output names it yields (one name: keyed as requested)."""
-    from legalir.evaluate import parse_measures
+    from legalir.scoring import parse_measures
 
     out = []
     for r in requests:
@@ -517,7 +517,7 @@ def evaluate(qrels: Any, run: Any, measures: Any, *, judged_only: bool = False, 
     >>> legalir.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["nDCG@10", "P.1"])
     {'nDCG@10': 1.0, 'P.1': 1.0}
     """
-    from legalir.evaluate import evaluator
+    from legalir.scoring import evaluator
 
     requests = _measure_names(measures)
     keys = _keys(requests)
@@ -585,7 +585,7 @@ def compare(runs: Any, qrels: Any, measures: Any, *, baseline: int | str = 0, co
 
     import pandas as pd
 
-    from legalir.evaluate import evaluator, stats
+    from legalir.scoring import evaluator, stats
 
     if isinstance(runs, Mapping):
         named = [(str(n), r) for n, r in runs.items()]
@@ -613,7 +613,7 @@ def compare(runs: Any, qrels: Any, measures: Any, *, baseline: int | str = 0, co
     order = [base] + [i for i in range(len(named)) if i != base]
     requests = _measure_names(measures)
     keys = _keys(requests)
-    from legalir.evaluate import parse_measures
+    from legalir.scoring import parse_measures
 
     stats.comparable_names(parse_measures(requests))  # refuses what has no per-topic value
     judgements = as_qrels(qrels)

@@ -14,8 +14,8 @@ partition), results ``qid, query, docno, score, rank`` (rank from 0, in
 trec_eval's order: score descending, ties by docno descending), plus ``text``
 where asked for (``text=True``, :func:`text`) and a reranker needs it.
 
-The transformers run legalir's own code (:class:`legalir.search.lucene.BM25`,
-:mod:`legalir.search.dense`, :mod:`legalir.search.fusion`,
+The transformers run legalir's own code (:class:`legalir.search.bm25.BM25`,
+:mod:`legalir.search.vector`, :mod:`legalir.search.fusion`,
 :mod:`legalir.search.rerank`), so a PyTerrier pipeline gives the runs
 legalir's command line writes. Java: legalir's JVM (:mod:`legalir.jvm`) is
 the process's one JVM; these transformers never start PyTerrier's. A process
@@ -277,7 +277,7 @@ class Retrieve(_pt.Transformer):
     Parameters
     ----------
     retriever : object
-        Anything with ``search(topics, k) -> run`` (:class:`legalir.search.base.Retriever`): BM25,
+        Anything with ``search(topics, k) -> run`` (:class:`legalir.search.runner.Retriever`): BM25,
         dense, a partitioned retriever.
     k : int
         Documents retrieved per topic.
@@ -288,13 +288,13 @@ class Retrieve(_pt.Transformer):
 
     Examples
     --------
-    >>> from legalir.search.lucene import BM25
+    >>> from legalir.search.bm25 import BM25
     >>> Retrieve(BM25("indexes/acord/bm25"), k=100)  # doctest: +SKIP
     """
 
     def __init__(self, retriever: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = None,
                  name: str | None = None):
-        from legalir.search.base import check_depth
+        from legalir.search.runner import check_depth
 
         self.retriever = retriever
         self.k = check_depth(k)
@@ -318,12 +318,12 @@ class Retrieve(_pt.Transformer):
         ------
         PtError
             When ``qid`` or ``query`` is missing.
-        legalir.search.base.SearchError
+        legalir.search.runner.SearchError
             For an empty query, or a topic without its partition field.
         """
         if len(inp) == 0:
             return _empty_results(inp, ("text",) if self.texts else ())
-        from legalir.search.base import report_empty_results
+        from legalir.search.runner import report_empty_results
 
         q = _queries(inp)
         topics = _frame_topics(q)
@@ -433,7 +433,7 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     k1, b : float, optional
         BM25 parameters (default: the tuned values of the dataset the index was built from, as
         ``legalir search`` and :class:`legalir.Searcher` use; else Pyserini's 0.9 and 0.4).
-    rm3 : legalir.search.lucene.RM3, optional
+    rm3 : legalir.search.bm25.RM3, optional
         Query expansion.
     threads : int
         Search threads.
@@ -486,7 +486,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     text : path, optional
         Collection folder or Lucene index to read a ``text`` column from.
     **kwargs
-        Further :class:`legalir.search.dense.DenseRetriever` options (``instruction``, ``batch_size``,
+        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``, ``batch_size``,
         ``ef_search``, ``nprobe``).
 
     Returns
@@ -495,14 +495,14 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
 
     Raises
     ------
-    legalir.index.dense.DenseIndexError
+    legalir.indexing.dense.DenseIndexError
         When ``index`` is not a legalir FAISS index, or the encoder does not fit it.
 
     Examples
     --------
     >>> lpt.dense("indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
     """
-    from legalir.search import dense as dense_search
+    from legalir.search import vector as dense_search
 
     enc = dense_search.load_encoder(index, model=encoder, device=device)
     r = dense_search.retriever(index, enc, partition_field=partition_field, **kwargs)
@@ -610,7 +610,7 @@ def hybrid(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | Non
 # ------------------------------------------------------------------ document texts
 
 def _index_texts(index: Path, docids: set[str]) -> dict[str, str]:
-    from legalir.index import lucene, sparse
+    from legalir.indexing import lucene, sparse
 
     parts = sparse.partitions(index)
     if not parts:
@@ -646,7 +646,7 @@ class Text(_pt.Transformer):
         self.field = field
         self.is_collection = collections.is_collection(self.source)
         if not self.is_collection:
-            from legalir.index import lucene, sparse
+            from legalir.indexing import lucene, sparse
 
             if not sparse.partitions(self.source):
                 lucene.check_folder(self.source)
@@ -702,7 +702,7 @@ def text(source: str | os.PathLike, field: str = "contents") -> Text:
 
     Raises
     ------
-    legalir.index.lucene.LuceneError
+    legalir.indexing.lucene.LuceneError
         When ``source`` is neither a collection nor a Lucene index.
 
     Examples

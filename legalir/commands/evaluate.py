@@ -58,7 +58,7 @@ def report(dataset, inputs, qrels, split, results_dir, labels, title, by, topics
 def _list_measures(ctx, param, value):
     if not value or ctx.resilient_parsing:
         return
-    from legalir.evaluate import supported
+    from legalir.scoring import supported
 
     click.echo(supported())
     ctx.exit()
@@ -133,7 +133,7 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
     K-star document are left out of its average, also under -c).
     """
-    from legalir import evaluate
+    from legalir import scoring as evaluate
 
     result = evaluate.evaluate_files(qrels, run, list(measures) or None, judged_only=judged_only,
                                      complete=complete, relevance_level=relevance_level, version=compat,
@@ -174,8 +174,8 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
 def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
             as_json, bootstrap, level):
     """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
-    from legalir import evaluate, trec
-    from legalir.evaluate import stats
+    from legalir import scoring as evaluate, trec
+    from legalir.scoring import stats
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")

@@ -3,14 +3,14 @@ searches through :class:`Searcher`.
 
 It owns each search rule once:
 
-* BM25 parameters from the index's dataset (:func:`legalir.search.lucene.bm25_params`);
+* BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
 * partition routing: one index per partition (a topic goes to its own), or a pooled index
   (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
   AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction;
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
 * dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
-* document lookup of the versions it holds (:class:`legalir.index.update.Documents`);
+* document lookup of the versions it holds (:class:`legalir.indexing.changes.Documents`);
 * the Java gate (:data:`legalir.search.gate.LUCENE`): every Lucene call one at a time, concurrent
   searches batched, so one ``Searcher`` may be shared by many threads;
 * argument checks at the door: a bad argument is a :class:`SearcherError` naming it and what is
@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from legalir import atomic, filters
-from legalir.collections import CollectionError, Corpus, partition_key
+from legalir.filters import FilterError, partition_key
+from legalir.collections import Corpus
 from legalir.errors import LegalirError
-from legalir.index import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
-from legalir.index import sparse as sparse_index
-from legalir.index.update import Documents
-from legalir.search import fusion, lucene
+from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
+from legalir.indexing import sparse as sparse_index
+from legalir.indexing.changes import Documents
+from legalir.search import fusion, bm25 as lucene
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -196,13 +197,13 @@ class Searcher:
         one Lucene and one FAISS folder of the same collection for ``hybrid`` search.
     k1, b : float, optional
         BM25 parameters.
-    encoder : str or legalir.index.encoders.Encoder, optional
+    encoder : str or legalir.indexing.encoders.Encoder, optional
         Dense: the query encoder (default: the one the index records), or one already loaded.
     device : str, optional
         Dense: where the encoder runs.
     threads : int
         Lucene search threads (Java) per batch.
-    rm3 : legalir.search.lucene.RM3, optional
+    rm3 : legalir.search.bm25.RM3, optional
         BM25 with RM3 pseudo-relevance feedback.
     filter_by : sequence of str, optional
         Topic fields whose values filter the same-named document field (default: on a pooled
@@ -277,7 +278,7 @@ class Searcher:
                 self.k1, self.b, source = lucene.bm25_params(self.sparse, k1, b)
                 _log.info(f"BM25 k1={self.k1:g} b={self.b:g} ({source})")
                 part, jur = lucene.structure(self.sparse)
-                self.partition_field = self.partition_field or part or sparse_index.partition_field(self.pair.sparse)
+                self.partition_field = self.partition_field or part
                 self.jurisdiction_field = jur
                 #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
                 self.pooled = bool(not self.pair.sparse_parts and sparse_index.index_meta(self.pair.sparse).get("pooled"))
@@ -337,19 +338,19 @@ class Searcher:
         return getter
 
     def _encoder_object(self):
-        from legalir.search import dense as dense_search
+        from legalir.search import vector as dense_search
 
         if self._encoder is None or isinstance(self._encoder, str):
             self._encoder = dense_search.load_encoder(self.pair.dense, self._encoder, device=self._device)
         return self._encoder
 
     def set_encoder(self, encoder: Any) -> None:
-        """Query with ``encoder`` (a loaded :class:`legalir.index.encoders.Encoder`, e.g. one shared by
+        """Query with ``encoder`` (a loaded :class:`legalir.indexing.encoders.Encoder`, e.g. one shared by
         several searchers) instead of loading the one the index records."""
         self._encoder = encoder
 
     def _dense_retriever(self, key: str):
-        from legalir.search import dense as dense_search
+        from legalir.search import vector as dense_search
 
         with self._lock:
             self._check_open()
@@ -412,7 +413,7 @@ class Searcher:
                 continue
             try:
                 key = partition_key(value)
-            except CollectionError:
+            except FilterError:
                 key = None
             if key not in have:
                 where = f"topic {q!r}: " if partition is None else ""
@@ -447,7 +448,7 @@ class Searcher:
             raise SearcherError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
                                 f"partition= on a per-partition index")
         if flt or citations is not None:
-            # per call, through the topics (legalir.search.lucene.BM25.clauses reads _filter / _citations)
+            # per call, through the topics (legalir.search.bm25.BM25.clauses reads _filter / _citations)
             topics = {q: Topic(q, t.text, {**t.fields, "_filter": flt, "_citations": citations})
                       for q, t in topics.items()}
         return self.route(topics, partition, method), k, method
@@ -593,7 +594,7 @@ class Searcher:
 
     def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
         """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
-        the retriever protocol of :mod:`legalir.search.base` (``search(topics, k)``, ``search_hits``,
+        the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
         ``close``); ``owned``: its ``close`` closes this searcher."""
         return BoundSearch(self, options, owned)
 
@@ -619,7 +620,7 @@ class Searcher:
         if partition is not None:
             try:
                 key = partition_key(partition)
-            except CollectionError as e:
+            except FilterError as e:
                 raise SearcherError(str(e)) from None
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?

@@ -37,11 +37,12 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from legalir import __version__
+from legalir.version import __version__
 from legalir.errors import LegalirError
+from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Workers  # noqa: F401
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
-from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError, Unavailable
+from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
 
 _log = logging.getLogger(__name__)
 
@@ -51,105 +52,8 @@ STATIC = {
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
-DEFAULT_WORKERS = max(2, min(8, os.cpu_count() or 2))
-#: seconds one request's work may take before it is answered 503 (`legalir serve --request-timeout`; 0: none)
-DEFAULT_REQUEST_TIMEOUT = 30.0
-
-
-class OverBudget(Unavailable):
-    """A request whose work ran past the time budget (503 over HTTP, a tool error over MCP)."""
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-
-
-class Workers:
-    """A fixed pool of threads for the engine's blocking work (Lucene, FAISS, torch, file reads).
-
-    Threads that called Java are detached from the JVM (``jnius.detach``)
-    before they end, as pyjnius asks of every thread that used it.
-
-    Parameters
-    ----------
-    n : int
-        Threads.
-    budget : float or None
-        Seconds a call may take (:meth:`call`); None or 0: no limit. A call past it raises
-        :class:`OverBudget` at once and its request is answered (503, or a tool error over MCP), so the
-        request gives its slot back; its work, which cannot be interrupted (a Java call, a long loop),
-        runs to its end on its thread and its result is dropped (*abandoned*, counted in :attr:`abandoned`
-        and logged when it ends). Abandoned work holds at most all ``n`` threads: while it does, a new call
-        is refused at once rather than queued behind it.
-    """
-
-    def __init__(self, n: int = DEFAULT_WORKERS, budget: Optional[float] = None) -> None:
-        if n < 1:
-            raise ValueError(f"workers must be at least 1, got {n}")
-        self.n = n
-        self.budget = budget or None
-        self.abandoned = 0  # calls answered over budget whose work still runs
-        self.over_budget = 0  # calls answered over budget, in all
-        self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._loop, name=f"legalir-serve-{i}", daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                break
-            fut, fn, args, kwargs = item
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # handed to the awaiting request
-                fut.set_exception(e)
-        if "jnius" in sys.modules:
-            try:
-                sys.modules["jnius"].detach()
-            except Exception:  # pragma: no cover - a thread that never touched Java
-                pass
-
-    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> "concurrent.futures.Future":
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn, args, kwargs))
-        return fut
-
-    async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond)."""
-        if self.budget is None:
-            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
-        if self.abandoned >= self.n:
-            raise OverBudget(f"server busy: all {self.n} worker threads are finishing requests that ran past the "
-                             f"{self.budget:g} s time budget; retry shortly")
-        fut = self.submit(fn, *args, **kwargs)
-        t0 = time.monotonic()
-        try:
-            # shield: a timeout must not cancel the concurrent future through the asyncio one (it is decided below)
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), self.budget)
-        except asyncio.TimeoutError:
-            self.over_budget += 1
-            if not fut.cancel():  # running: Java (or a long Python loop) cannot be interrupted, so it is let finish
-                with self._lock:
-                    self.abandoned += 1
-                name = getattr(fn, "__qualname__", repr(fn))
-                fut.add_done_callback(lambda f: self._finished(name, t0))
-            raise OverBudget(f"the request ran past its time budget of {self.budget:g} s (--request-timeout) and was "
-                             f"given up; ask for less (a smaller k, fewer queries) or retry later") from None
-
-    def _finished(self, name: str, t0: float) -> None:
-        with self._lock:
-            self.abandoned -= 1
-        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._queue.put(None)
-        for t in self._threads:
-            t.join(timeout=30)
 
 
 class BatchQuery(BaseModel):
@@ -294,7 +198,9 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(LegalirError)
     async def input_error(request: Request, e: LegalirError):
-        return JSONResponse({"error": str(e)}, status_code=getattr(e, "status", 400))
+        status = getattr(e, "status", 400)
+        return JSONResponse({"error": str(e)}, status_code=status,
+                            headers={"Retry-After": "1"} if status == 503 else None)  # OverBudget
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, e: RequestValidationError):

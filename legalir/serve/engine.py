@@ -1,9 +1,9 @@
 """The work behind `legalir serve`'s endpoints, without HTTP: search, documents, runs.
 
-Search goes through the library's retrievers: :class:`legalir.search.lucene.BM25`
-(BM25), :class:`legalir.search.dense.DenseRetriever` (FAISS) and
+Search goes through the library's retrievers: :class:`legalir.search.bm25.BM25`
+(BM25), :class:`legalir.search.vector.DenseRetriever` (FAISS) and
 :func:`legalir.search.fusion.rrf` (hybrid); run scores through
-:func:`legalir.evaluate.evaluate`. What is added here is only what a server
+:func:`legalir.scoring.evaluate`. What is added here is only what a server
 needs: names for what is exposed, partition routing by a request parameter,
 loaded searchers kept for the next request, document lookup by id,
 metadata and snippets for display.
@@ -66,9 +66,9 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
-from legalir.index import collection_of
-from legalir.index.update import half_published
-from legalir.evaluate.judged import is_judged
+from legalir.indexing import collection_of
+from legalir.indexing.changes import half_published
+from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.api import Hit, Searcher
 from legalir.search import gate
@@ -76,7 +76,7 @@ from legalir.trec import Topic
 
 _log = log.get(__name__)
 
-from legalir.index import METHODS  # noqa: E402  (re-exported for the app)
+from legalir.indexing import METHODS  # noqa: E402  (re-exported for the app)
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
@@ -233,8 +233,8 @@ LUCENE = gate.LUCENE
 
 # ------------------------------------------------------------------ indexes
 def _kind(path: Path) -> tuple[str, list[str]]:
-    """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.index.kind_of`)."""
-    from legalir.index import NotAnIndex, kind_of
+    """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.indexing.kind_of`)."""
+    from legalir.indexing import NotAnIndex, kind_of
 
     try:
         return kind_of(path)
@@ -248,7 +248,7 @@ def _version_label(pin) -> str:
 
 
 class _Partitions:
-    """The partitions of ``self.pair`` (a :class:`legalir.index.IndexPair`), for a snapshot and an entry."""
+    """The partitions of ``self.pair`` (a :class:`legalir.indexing.IndexPair`), for a snapshot and an entry."""
 
     pair: Any
 
@@ -282,7 +282,7 @@ class Snapshot(_Partitions):
     Attributes
     ----------
     searcher : legalir.Searcher
-    pair : legalir.index.IndexPair
+    pair : legalir.indexing.IndexPair
         The version folders (``pair.sparse``, ``pair.dense``), their partitions and methods.
     versions : dict
         ``{"bm25"|"dense": N}``: the N of each ``INDEX.vN`` folder, "-" when not versioned.
@@ -334,7 +334,7 @@ class Snapshot(_Partitions):
     def record(self, docid: str, key: str = "") -> dict | None:
         """The record of ``docid`` as this version holds it: a changed document's from the version
         (None when deleted: never the collection's stale text), any other from the collection
-        (:class:`legalir.index.update.Documents`)."""
+        (:class:`legalir.indexing.changes.Documents`)."""
         return self.docs.record(docid, key or None)
 
     def close(self) -> None:
@@ -359,7 +359,7 @@ class IndexEntry(_Partitions):
     def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
                  lucene_threads: int = 1):
         from legalir import atomic
-        from legalir.index import IndexPair, NotAnIndex
+        from legalir.indexing import IndexPair, NotAnIndex
 
         self.name = name
         try:
@@ -423,7 +423,7 @@ class IndexEntry(_Partitions):
 
         Raises whatever opening raises (a half-written or broken folder); nothing stays open then.
         """
-        from legalir.index import NotAnIndex
+        from legalir.indexing import NotAnIndex
 
         try:
             searcher = Searcher(list(self.links.values()), k1=self.k1, b=self.b, device=self.device,
@@ -497,7 +497,7 @@ class IndexEntry(_Partitions):
         A version that cannot be opened (half-copied, broken, not an index) is logged once, with the
         folder and the error; the current one goes on being served, and that version is not tried
         again until the links change again. Between the two publishes of a Lucene and a FAISS index
-        updated together (:func:`legalir.index.update.half_published`) the reload waits for the second,
+        updated together (:func:`legalir.indexing.changes.half_published`) the reload waits for the second,
         at most :data:`PAIR_WAIT_S` seconds.
 
         Returns
@@ -555,8 +555,8 @@ class IndexEntry(_Partitions):
     # ---- shared by snapshots
     def encoder(self, dense_dir: Path):
         """The query encoder of a FAISS index version: one per encoder setting, shared by the versions."""
-        from legalir.index import dense as dense_index
-        from legalir.search import dense as dense_search
+        from legalir.indexing import dense as dense_index
+        from legalir.search import vector as dense_search
 
         key = json.dumps(dense_index.read_meta(dense_dir).get("encoder"), sort_keys=True, default=str)
         found = self._encoders.get(key)
@@ -640,7 +640,7 @@ class Engine:
     def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
                  measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
                  quiet: bool = False, reload_interval: float = DEFAULT_RELOAD_INTERVAL):
-        from legalir.search import lucene
+        from legalir.search import bm25 as lucene
 
         if cfg.empty():
             raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
@@ -684,7 +684,7 @@ class Engine:
 
     def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
                   judged_only: bool | None) -> RunEntry:
-        from legalir import datasets, evaluate
+        from legalir import datasets, scoring as evaluate
 
         entry = RunEntry(spec.name, spec.file, trec.read_run(spec.file))
         qname = spec.qrels or (spec.name if spec.name in cfg.qrels else None)
@@ -810,7 +810,7 @@ class Engine:
         whatever the ``Host`` header (load balancers probe it by address), so a page that rebinds its own
         name to the server must learn nothing from it; ``/indexes``, ``/collections`` and ``/runs`` list
         what is served, behind the checks."""
-        from legalir import __version__
+        from legalir.version import __version__
 
         return {"status": "ok", "version": __version__}
 

@@ -322,7 +322,7 @@ def comparable_names(measures) -> list[str]:
     for m in measures:
         f = m.family
         if not f.per_topic or f.value == "str":
-            from legalir.evaluate.measures import MeasureError
+            from legalir.scoring.measures import MeasureError
 
             raise MeasureError(f"measure {m.name!r} has no numeric per-topic value and cannot be compared")
         out.extend(m.output_names())

@@ -1,6 +1,6 @@
 """BM25 (optionally + RM3) over one Lucene index: what the searcher core runs for each partition.
 
-:class:`BM25` searches one index through :class:`legalir.index.lucene.LuceneIndex`
+:class:`BM25` searches one index through :class:`legalir.indexing.lucene.LuceneIndex`
 (the one way into a Lucene index; the same Java searcher and calls as
 Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
 Partition routing, the pooled index's default filter and the citation hint are the searcher
@@ -8,7 +8,7 @@ core's (:class:`legalir.search.searcher.Searcher`), which opens one :class:`BM25
 
 Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
 (:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
-Lucene clauses that :class:`legalir.index.lucene.LuceneIndex` adds to its query, and
+Lucene clauses that :class:`legalir.indexing.lucene.LuceneIndex` adds to its query, and
 :meth:`BM25.partitions_of` the partitions whose own statistics a pooled index scores with.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from legalir import filters
-from legalir.index import sparse
-from legalir.index.lucene import LuceneIndex
-from legalir.search.base import SearchError, check_topics
+from legalir.indexing import sparse
+from legalir.indexing.lucene import LuceneIndex
+from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
 #: Pyserini's LuceneSearcher defaults
@@ -53,7 +53,7 @@ class BM25:
                  filter: "filters.Filter | None" = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
                  citations: bool | None = None, jurisdiction_field: str | None = None):
         from legalir import citations as cite
-        from legalir.index import sparse
+        from legalir.indexing import sparse
 
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
@@ -98,7 +98,7 @@ class BM25:
     def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
         """On a pooled index: the partitions each topic's filter names (its partition-field values, no
         range), searched over those partitions' segments with their own statistics."""
-        from legalir.collections import CollectionError, partition_key
+        from legalir.filters import FilterError, partition_key
 
         segments = self.index.partition_segments()
         field = sparse.index_meta(self.index.real).get("partition_field") if segments else None
@@ -113,7 +113,7 @@ class BM25:
                 values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
             try:
                 keys = [partition_key(v) for v in values if ".." not in v]
-            except CollectionError:
+            except FilterError:
                 continue
             if values and len(keys) == len(values) and all(k in segments for k in keys):
                 out[q] = keys
@@ -177,12 +177,12 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
     tuned: dict = {}
     source = "Pyserini's defaults"
     if k1 is None or b is None:
-        from legalir.index import collection_of
+        from legalir.indexing import collection_of
 
         root = collection_of(index_dir)
         if root is not None:
             from legalir.collections import read_manifest
-            from legalir.datasets.base import DatasetError, dataset_class
+            from legalir.datasets import dataset_class, DatasetError
 
             name = read_manifest(root).get("dataset")
             try:
@@ -202,8 +202,8 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
 def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     """``(partition field, jurisdiction field)`` of the collection an index was built from."""
     from legalir.collections import read_manifest
-    from legalir.datasets.base import DatasetError, dataset_class
-    from legalir.index import collection_of
+    from legalir.datasets import dataset_class, DatasetError
+    from legalir.indexing import collection_of
 
     root = collection_of(index_dir)
     if root is None:
