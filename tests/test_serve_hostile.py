@@ -32,7 +32,7 @@ ODD_IDS = ["sec/1.2", "a/../b", "../etc/passwd", "50%", "q?x=1", "frag#1", "semi
 @pytest.fixture(scope="module")
 def server(sample_collection, sample_index, tmp_path_factory):
     from legalir import trec
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
 
     root = tmp_path_factory.mktemp("serve-hostile")
     bm25 = lucene.BM25(sample_index)
