@@ -4,6 +4,13 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
 
     python scripts/bench_serve.py --scale 0.01 --queries 200 --clients 1,4 --work /tmp/legalir-bench-serve
     python scripts/bench_serve.py --dense-partitions 0 --clients 1,10,50 --queries 300   # auth + rate limit on
+    python scripts/bench_serve.py --dense-partitions 0 --clients 1 --queries 300 --rounds 3 --engine \
+        --profile /tmp/prof                                                        # overhead, profiled
+
+``--engine`` also times the server's engine in-process (the same answers, no HTTP); ``--rounds N``
+repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
+``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
+(the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
 
 Steps (set-up is not timed; it is skipped when --work already holds it):
 
@@ -159,6 +166,31 @@ class InProcess:
         wall = time.perf_counter() - t0
         return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
 
+    def engine(self, built: dict, threads: int):
+        """The server's own engine (legalir.serve.engine), in this process: its answers carry what the
+        HTTP ones do (per hit the document's metadata and a snippet), with no HTTP, JSON or thread hops."""
+        from legalir.serve import config, engine
+
+        if getattr(self, "_engine", None) is None:
+            self._engine = engine.build(config.gather([f"housing={built['bm25']}"], (), (), (), None),
+                                        lucene_threads=threads)
+        return self._engine
+
+    def engine_search(self, eng, k: int):
+        def fn(item):
+            text, part = item
+            return eng.search("housing", text, k=k, method="bm25", partition=part)
+        return fn
+
+    @staticmethod
+    def engine_batch(eng, items: list, k: int, size: int) -> dict:
+        t0 = time.perf_counter()
+        for start in range(0, len(items), size):
+            eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(items[start:start + size])],
+                            k=k, method="bm25")
+        wall = time.perf_counter() - t0
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+
     def search_dense(self, k: int):
         from legalir.trec import Topic
 
@@ -171,7 +203,8 @@ class InProcess:
 
 # ------------------------------------------------------------------ over HTTP
 class Server:
-    def __init__(self, built: dict, workers: int, log: Path, keys: list[str] | None, rate_limit: str):
+    def __init__(self, built: dict, workers: int, log: Path, keys: list[str] | None, rate_limit: str,
+                 access_log: bool = True):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -185,9 +218,12 @@ class Server:
             key_file.write_text("".join(f"{k} id=client{i}\n" for i, k in enumerate(keys)))
             cmd += ["--api-keys", str(key_file), "--rate-limit", rate_limit]
         self.log = open(log, "a")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
-                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                                          "LEGALIR_LOG_LEVEL": "WARNING"})  # no access-log line per request
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env.pop("LEGALIR_LOG_LEVEL", None)
+        if not access_log:
+            env["LEGALIR_LOG_LEVEL"] = "WARNING"  # no access-log line per request
+        # the access log (one JSON line a request, on stderr) goes to bench.log, as a server's would to its log
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env)
         deadline = time.time() + 300
         while True:
             if self.proc.poll() is not None:
@@ -215,16 +251,29 @@ class Server:
                 self._next_key += 1
         return {"Authorization": f"Bearer {key}"} if key else {}
 
+    def _exchange(self, method: str, path: str, body=None, headers=None, timeout: float = 120):
+        """One request on this thread's keep-alive connection; a connection the server closed while it was
+        idle (uvicorn's keep-alive timeout, 5 s: the in-process passes take longer) is opened again, as an
+        HTTP client library does."""
+        for attempt in (0, 1):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+            try:
+                conn.request(method, path, body=body, headers=headers or {})
+                resp = conn.getresponse()
+                return resp, resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                self.local.conn = None
+                if attempt:
+                    raise
+
     def search(self, index: str, k: int, method: str):
         def fn(item):
             text, part = item
-            conn = getattr(self.local, "conn", None)
-            if conn is None:
-                conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
             q = urllib.parse.urlencode({"q": text, "index": index, "partition": part, "k": k, "method": method})
-            conn.request("GET", "/search?" + q, headers=self._headers())
-            resp = conn.getresponse()
-            body = resp.read()
+            resp, body = self._exchange("GET", "/search?" + q, headers=self._headers())
             if resp.status == 429:
                 with self._lock:
                     self.refused += 1
@@ -236,20 +285,39 @@ class Server:
 
     def batch(self, items: list, k: int, size: int) -> dict:
         """POST /search/batch, ``size`` queries a request, one client."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         t0 = time.perf_counter()
         for start in range(0, len(items), size):
             body = {"index": "housing", "k": k, "method": "bm25",
                     "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
-            conn.request("POST", "/search/batch", body=json.dumps(body),
-                         headers={"Content-Type": "application/json", **self._headers()})
-            resp = conn.getresponse()
-            data = resp.read()
+            resp, data = self._exchange("POST", "/search/batch", body=json.dumps(body),
+                                        headers={"Content-Type": "application/json", **self._headers()}, timeout=600)
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {data[:300]!r}")
         wall = time.perf_counter() - t0
-        conn.close()
         return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+
+    def profile(self, out: Path | None):
+        """A context: ``py-spy record`` of the server process (every thread, native frames off) while it is
+        open, written to ``out`` in py-spy's raw (collapsed stacks) format; nothing when ``out`` is None."""
+        import contextlib
+        import shutil
+
+        @contextlib.contextmanager
+        def ctx():
+            if out is None:
+                yield
+                return
+            spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+            rec = subprocess.Popen([spy, "record", "--pid", str(self.proc.pid), "--format", "raw", "--rate", "250",
+                                    "--output", str(out), "--threads", "--nonblocking"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            time.sleep(1.0)  # attached
+            try:
+                yield
+            finally:
+                rec.send_signal(signal.SIGINT)
+                rec.wait(timeout=60)
+        return ctx()
 
     def peak_rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -280,6 +348,17 @@ def main(argv=None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-serve"), help="work folder (reused)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--no-auth", action="store_true", help="serve without API keys and rate limit")
+    ap.add_argument("--no-access-log", action="store_true",
+                    help="silence the server's JSON access log [default: on, written to WORK/bench.log]")
+    ap.add_argument("--profile", type=Path, default=None, metavar="PREFIX",
+                    help="py-spy record the server during the 1-client GET /search pass and the batch pass: "
+                         "PREFIX-search.txt, PREFIX-batch.txt (collapsed stacks)")
+    ap.add_argument("--engine", action="store_true",
+                    help="also time the server's engine in-process (the same answers, no HTTP): the HTTP layer's "
+                         "own share is the difference")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat every pass this many times, in-process and HTTP in turn, and keep each one's best "
+                         "(highest QPS): on a shared machine the load moves between passes [1]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -298,44 +377,70 @@ def main(argv=None) -> None:
           f"jurisdictions; dense: {', '.join(built['dense_parts']) or 'none'}; k={args.k}; "
           f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
 
-    rows = []
     inproc = InProcess(built, args.workers)
-    for c in clients:
-        rows.append({"what": "in-process", "method": "bm25", "clients": c,
-                     **run_pass(inproc.search_bm25(args.k), qs, c)})
-        if dense_qs:
-            rows.append({"what": "in-process", "method": "dense", "clients": c,
-                         **run_pass(inproc.search_dense(args.k), dense_qs, c)})
-    rows.append({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
     keys = None if args.no_auth else [secrets.token_urlsafe(24) for _ in range(max(clients))]
-    server = Server(built, args.workers, log, keys, args.rate_limit)
+    server = Server(built, args.workers, log, keys, args.rate_limit, access_log=not args.no_access_log)
+    prof = (lambda name: Path(f"{args.profile}-{name}.txt")) if args.profile else (lambda name: None)
+    best: dict[tuple, dict] = {}  # (what, method, clients) -> the row of the best round
+
+    def keep(row: dict) -> None:
+        key = (row["what"], row["method"], row["clients"])
+        if key not in best or row["qps"] > best[key]["qps"]:
+            best[key] = row
     try:
-        for c in clients:
-            rows.append({"what": "HTTP GET /search", "method": "bm25", "clients": c,
-                         **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
-            if dense_qs:
-                rows.append({"what": "HTTP GET /search", "method": "dense", "clients": c,
-                             **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
-        rows.append({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
-                     **server.batch(qs, args.k, 50)})
+        for round_ in range(args.rounds):
+            for c in clients:
+                keep({"what": "in-process", "method": "bm25", "clients": c,
+                      **run_pass(inproc.search_bm25(args.k), qs, c)})
+                if dense_qs:
+                    keep({"what": "in-process", "method": "dense", "clients": c,
+                          **run_pass(inproc.search_dense(args.k), dense_qs, c)})
+            keep({"what": "in-process, one batch", "method": "bm25", "clients": 1, **inproc.batch_bm25(qs, args.k)})
+            if args.engine:
+                eng = inproc.engine(built, args.workers)
+                for c in clients:
+                    keep({"what": "in-process Engine.search (hits with metadata, snippets)", "method": "bm25",
+                          "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
+                keep({"what": "in-process Engine.search_many (hits with metadata, snippets), 50 a call",
+                      "method": "bm25", "clients": 1, **inproc.engine_batch(eng, qs, args.k, 50)})
+            for c in clients:
+                with server.profile(prof("search") if c == clients[0] and round_ == 0 else None):
+                    keep({"what": "HTTP GET /search", "method": "bm25", "clients": c,
+                          **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+                if dense_qs:
+                    keep({"what": "HTTP GET /search", "method": "dense", "clients": c,
+                          **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
+            with server.profile(prof("batch") if round_ == 0 else None):
+                keep({"what": "HTTP POST /search/batch (50 a request)", "method": "bm25", "clients": 1,
+                      **server.batch(qs, args.k, 50)})
         peak = server.peak_rss_mb()
     finally:
         server.stop()
+    rows = list(best.values())
     for r in rows:
         if r["what"].startswith("HTTP"):
             r["server_peak_rss_mb"] = peak
 
     base = {(r["method"], r["clients"]): r for r in rows if r["what"] == "in-process"}
     one_batch = next(r for r in rows if r["what"] == "in-process, one batch")
+    eng_rows = {("batch" if "search_many" in r["what"] else r["clients"]): r for r in rows
+                if r["what"].startswith("in-process Engine")}
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
-    print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}")
-    print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) | server peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    auth += f"; access log {'off' if args.no_access_log else 'on'}"
+    print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
+          f"best of {args.rounds} round(s)")
+    print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
+          "| ratio to the engine in-process | server peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        ref = one_batch if "batch" in r["what"] else base[(r["method"], r["clients"])]
-        ratio = "1" if r["what"].startswith("in-process") else f"{r['qps'] / ref['qps']:.2f}"
+        batch = "batch" in r["what"] or "search_many" in r["what"]
+        ref = one_batch if batch else base[(r["method"], r["clients"])]
+        ratio = "1" if r["what"] in ("in-process", "in-process, one batch") else f"{r['qps'] / ref['qps']:.2f}"
+        eref = eng_rows.get("batch" if batch else r["clients"])
+        eratio = f"{r['qps'] / eref['qps']:.2f}" if eref and r["what"].startswith("HTTP") and r["method"] == "bm25" \
+            else ""
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p99_ms']} | {ratio} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {eratio} | {r.get('server_peak_rss_mb', '')} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))

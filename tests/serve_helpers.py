@@ -75,7 +75,8 @@ def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bo
     proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", "serve", *args, "--port", str(port),
                              *key_args, "--workers", str(workers), *extra],
                             stdout=log, stderr=subprocess.STDOUT, env=env())
-    server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log}
+    server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log,
+              "root": root}
     deadline = time.time() + WAIT_S
     while True:
         if proc.poll() is not None:

@@ -299,7 +299,7 @@ def test_key_lines(tmp_path):
     env_ring = keys.load(env={keys.ENV: f"{FULL_KEY} id=a; {SEARCH_KEY} id=b scopes=runs"})
     assert len(env_ring) == 2 and env_ring.check(SEARCH_KEY).scopes == {"runs"}
     for text, words in [("short", "at least 16"), (f"{FULL_KEY} scopes=admin", "unknown scope"),
-                        ("sha256:abc", "64 hex digits"), (f"{FULL_KEY} id=x\n{SEARCH_KEY} id=x", "given twice"),
+                        ("sha256:abc", "64 hex digits"), (f"{FULL_KEY} id=x\n{SEARCH_KEY} id=x", "already on line 1"),
                         (f"{FULL_KEY} colour=red", "unknown option"), (f"{FULL_KEY} rate=fast", "rate=")]:
         with pytest.raises(ConfigError, match=words):
             keys.KeyRing(keys.parse(text, "k"))

@@ -72,13 +72,24 @@ def served_options(fn):
               help="Largest request body accepted (413 beyond).")
 @click.option("--max-queue", type=click.IntRange(min=0), default=256, show_default=True,
               help="Requests that may wait for a worker; beyond, 503 with Retry-After.")
+@click.option("--client-timeout", type=click.FloatRange(min=0), default=15.0, show_default=True, metavar="SECONDS",
+              help="Seconds a client has to send a request's headers, and then its body (408 and the connection "
+                   "closed beyond; the body is read before the request takes a worker); 0: no limit.")
+@click.option("--max-connections-per-client", "max_connections_per_client", type=click.IntRange(min=0), default=64,
+              show_default=True, metavar="N",
+              help="Connections one client address may hold open at once (one more: 429 and closed); 0: no cap. "
+                   "Behind a proxy every client has the proxy's address: raise it or give 0.")
+@click.option("--request-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
+              help="Time budget of one request's work (a search, a batch, a tool call): beyond, it is answered "
+                   "503 with Retry-After (a tool error over MCP) and its worker slot is freed; 0: no limit.")
 @click.option("--mcp/--no-mcp", "mcp", default=True, show_default=True,
               help="Also serve the MCP tools (streamable HTTP) at /mcp.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="warning",
               show_default=True, help="uvicorn's log level (legalir's own JSON access log goes to stderr unless "
                                       "--quiet).")
 def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, reload_interval, host,
-          port, workers, api_keys, insecure_no_auth, allowed, rate_limit, max_body, max_queue, mcp, log_level):
+          port, workers, api_keys, insecure_no_auth, allowed, rate_limit, max_body, max_queue, client_timeout,
+          max_connections_per_client, request_timeout, mcp, log_level):
     """Serve indexes, documents and runs over HTTP: a JSON API (/docs), a web page (/) and MCP tools (/mcp).
 
     \b
@@ -90,6 +101,8 @@ def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judg
     app.serve(indexes, collections_, runs, qrels, config_file, host=host, port=port, workers=workers,
               log_level=log_level, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
               rate_limit=rate_limit, max_body=max_body, max_queue=max_queue, mcp=mcp, lucene_threads=workers,
+              client_timeout=client_timeout, max_connections_per_client=max_connections_per_client,
+              request_timeout=request_timeout,
               k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device,
               reload_interval=reload_interval)
 
@@ -98,8 +111,10 @@ def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judg
 @served_options
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1),
               help="Worker threads (and Lucene batch threads) for tool calls.")
+@click.option("--request-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True, metavar="SECONDS",
+              help="Time budget of one tool call: beyond, it is answered with a tool error; 0: no limit.")
 def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged_only, device, reload_interval,
-        workers):
+        workers, request_timeout):
     """Serve indexes, documents and runs as MCP tools over stdio, for desktop agents (Claude Desktop, ...).
 
     Tools: list_indexes, search, get_document, evaluate, fuse. The same options as `legalir serve` say what
@@ -112,6 +127,7 @@ def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged
     from legalir.serve import mcpserver
 
     mcpserver.run_stdio(indexes, collections_, runs, qrels, config_file, workers=workers, lucene_threads=workers,
+                        request_timeout=request_timeout,
                         k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device,
                         reload_interval=reload_interval)
 

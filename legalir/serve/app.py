@@ -19,12 +19,14 @@ import asyncio
 import concurrent.futures
 import errno
 import ipaddress
+import json
 import logging
 import os
 import socket
 import queue
 import sys
 import threading
+import time
 from importlib import resources
 from contextlib import asynccontextmanager
 from typing import Any, Callable, Optional
@@ -37,7 +39,7 @@ from starlette.exceptions import HTTPException
 
 from legalir.version import __version__
 from legalir.errors import LegalirError
-from legalir.serve.workers import DEFAULT_WORKERS, Workers  # noqa: F401  (re-exported)
+from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Workers  # noqa: F401
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
@@ -72,6 +74,22 @@ class BatchRequest(BaseModel):
     filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
                                                     "FIELD=VALUE[,VALUE][;FIELD=...].")
     citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
+
+
+def _jsonable(o: Any) -> Any:
+    """What ``json`` cannot write itself (a numpy number, a set, a path, a model), as FastAPI would write it."""
+    from fastapi.encoders import jsonable_encoder
+
+    return jsonable_encoder(o)
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    """``obj`` as a JSON response, written by ``json.dumps`` in one pass (C), as ``JSONResponse`` writes it
+    (UTF-8, no NaN, compact). A route that returns a plain dict goes through FastAPI's ``jsonable_encoder``
+    first, a Python walk over every value: for a page of hits it cost more than the encoding itself
+    (docs/serving.md, the profile)."""
+    body = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable)
+    return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
 
 
 def static_file(name: str) -> bytes:
@@ -117,9 +135,10 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     FastAPI
         The app; :class:`legalir.serve.guard.Guard` wraps its whole middleware stack.
     """
-    pool = workers or Workers()
+    pool = workers or Workers(budget=DEFAULT_REQUEST_TIMEOUT)
     policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
     metrics = guard.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
+    metrics.abandoned, metrics.over_budget = (lambda: pool.abandoned), (lambda: pool.over_budget)
     mcp_manager = None
     if mcp:
         from legalir.serve import mcpserver
@@ -149,7 +168,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                               f"refused on its Content-Length before it is read); a query at most "
                               f"{MAX_QUERY_CHARS:,} characters; k at most {MAX_K:,}; a batch at most "
                               f"{MAX_BATCH:,} queries. {policy.max_active} requests are handled at once, "
-                              f"{policy.max_queue} more wait (503 with Retry-After beyond). " + rate + auth +
+                              f"{policy.max_queue} more wait (503 with Retry-After beyond). "
+                              + (f"A request's body must arrive within {policy.client_timeout:g} s (408 beyond). "
+                                 if policy.client_timeout else "")
+                              + (f"A request's work may take {pool.budget:g} s (503 with Retry-After beyond). "
+                                 if pool.budget else "") + rate + auth +
                               "Every response carries `X-Request-ID` (the client's own when it sends one). "
                               "`GET /metrics`: Prometheus text. MCP tools (search, get_document, list_indexes, "
                               "evaluate, fuse): streamable HTTP at `/mcp`.")
@@ -170,11 +193,14 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(ServeError)
     async def serve_error(request: Request, e: ServeError):
-        return JSONResponse({"error": str(e)}, status_code=e.status)
+        return JSONResponse({"error": str(e)}, status_code=e.status,
+                            headers={"Retry-After": "1"} if e.status == 503 else None)
 
     @app.exception_handler(LegalirError)
     async def input_error(request: Request, e: LegalirError):
-        return JSONResponse({"error": str(e)}, status_code=getattr(e, "status", 400))
+        status = getattr(e, "status", 400)
+        return JSONResponse({"error": str(e)}, status_code=status,
+                            headers={"Retry-After": "1"} if status == 503 else None)  # OverBudget
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, e: RequestValidationError):
@@ -217,11 +243,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.get("/indexes", summary="Indexes: methods, partitions, collection, version served")
     async def indexes():
-        return engine.list_indexes()
+        return json_response(engine.list_indexes())
 
     @app.get("/collections", summary="Collections: dataset, partitions, documents")
     async def collections_():
-        return engine.list_collections()
+        return json_response(engine.list_collections())
 
     @app.get("/search", summary="Search one index")
     async def search(request: Request, q: str = Query("", description="Query text."),
@@ -238,7 +264,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
                               filter=filter, citations=citations)
         request.state.hits = len(res["hits"])
-        return res
+        return json_response(res)
 
     @app.post("/search/batch", summary="Search many queries at once")
     async def search_batch(request: Request, req: BatchRequest = Body(...)):
@@ -253,31 +279,36 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
                                   method=req.method, filter=req.filter, citations=req.citations)
         request.state.hits = sum(len(r["hits"]) for r in results)
-        return {"results": results}
+        return json_response({"results": results})
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
     async def document(collection: str, docid: str,
                        q: Optional[str] = Query(None, description="Query whose terms to list for highlighting.")):
-        return await pool.call(engine.document, collection, docid, q)
+        return json_response(await pool.call(engine.document, collection, docid, q))
 
     @app.get("/runs", summary="Runs with their overall scores")
     async def runs():
-        return engine.list_runs()
+        return json_response(engine.list_runs())
 
     @app.get("/runs/{run}/topics", summary="A run's topics with their per-topic measures")
     async def run_topics(run: str):
-        return await pool.call(engine.run_topics, run)
+        return json_response(await pool.call(engine.run_topics, run))
 
-    @app.get("/runs/{run}/topics/{qid}", summary="A run's ranking for one topic, with qrels labels and gold documents")
+    # {qid:path}: a topic id may hold "/" (sent percent-encoded, as the page does: encodeURIComponent)
+    @app.get("/runs/{run}/topics/{qid:path}", summary="A run's ranking for one topic, with qrels labels and gold "
+                                                      "documents (the topic id percent-encoded: / as %2F)")
     async def run_topic(run: str, qid: str,
                         compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
-        return await pool.call(engine.run_topic, run, qid, compare=compare, k=k)
+        return json_response(await pool.call(engine.run_topic, run, qid, compare=compare, k=k))
 
     if mcp_manager is not None:
         from starlette.routing import Route
 
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
+    from legalir.serve import keys
+
+    keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
     return app
 
 
@@ -394,13 +425,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = DEFAULT_WORKERS,
         log_level: str = "warning", *, policy: Optional[guard.Policy] = None,
-        sock: Optional[socket.socket] = None, mcp: bool = True) -> None:
-    """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now)."""
+        sock: Optional[socket.socket] = None, mcp: bool = True,
+        request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT) -> None:
+    """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now).
+
+    ``request_timeout``: seconds one request's work may take (503 beyond; 0 or None: no limit).
+    """
     import uvicorn
 
     sock = sock or bind(host, port)
     policy = policy or guard.Policy(allowed_hosts=allowed_hosts(host), max_active=4 * workers)
-    app = create_app(engine, Workers(workers), policy=policy, mcp=mcp)
+    app = create_app(engine, Workers(workers, budget=request_timeout), policy=policy, mcp=mcp)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     if is_wildcard(host):
@@ -408,13 +443,17 @@ def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, work
                      f"on port {bound_port} can connect" + (" (API keys required)" if policy.keys else ""))
     print(f"legalir serve: http://{shown}:{bound_port}/  (API docs: http://{shown}:{bound_port}/docs; "
           f"MCP: http://{shown}:{bound_port}/mcp)", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level=log_level, access_log=False)
+    # h11 with the connection guards (per-client cap, header deadline); the body deadline is the Guard's
+    config = uvicorn.Config(app, log_level=log_level, access_log=False,
+                            http=guard.protocol_class(policy, app.state.metrics))
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, insecure_no_auth: bool = False,
                 allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
-                max_queue: int = 256, env: Optional[dict] = None) -> guard.Policy:
+                max_queue: int = 256, env: Optional[dict] = None,
+                client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
+                max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT) -> guard.Policy:
     """The :class:`~legalir.serve.guard.Policy` of `legalir serve`'s options; refuses a non-loopback address
     without API keys (unless ``insecure_no_auth``)."""
     from legalir.serve import keys as keys_mod
@@ -432,15 +471,26 @@ def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, inse
         guard.DEFAULT_KEYED_RATE if ring is not None else None)
     if max_body < 1:
         raise ConfigError(f"--max-body must be at least 1 byte, got {max_body}")
+    if client_timeout < 0:
+        raise ConfigError(f"--client-timeout must be 0 (none) or more seconds, got {client_timeout:g}")
+    if max_connections_per_client < 0:
+        raise ConfigError(f"--max-connections-per-client must be 0 (no cap) or more, got {max_connections_per_client}")
+    named = tuple(a for a in allowed if a.strip() != "*")
+    # '*' turns the Host check off (a proxy's names), never the Origin check: the server's names and the
+    # --allowed-host names stay the only origins whose pages may call it
     return guard.Policy(keys=ring, allowed_hosts=None if "*" in allowed else allowed_hosts(host, allowed),
-                        rate=rate, max_body=max_body, max_active=4 * workers, max_queue=max_queue)
+                        origin_hosts=allowed_hosts(host, named), rate=rate, max_body=max_body,
+                        max_active=4 * workers, max_queue=max_queue, client_timeout=client_timeout,
+                        max_connections_per_client=max_connections_per_client)
 
 
 def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
           host: Optional[str] = None, port: Optional[int] = None, workers: int = DEFAULT_WORKERS,
           log_level: str = "warning", api_keys: Optional[str] = None, insecure_no_auth: bool = False,
           allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
-          max_queue: int = 256, mcp: bool = True, **engine_options: Any) -> None:
+          max_queue: int = 256, mcp: bool = True, client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
+          max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+          request_timeout: float = DEFAULT_REQUEST_TIMEOUT, **engine_options: Any) -> None:
     """`legalir serve`: read the configuration and keys, bind the port, load, serve.
 
     The port is bound before anything is loaded, so a busy port (or a refused address) is reported
@@ -454,7 +504,10 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     host = host or cfg.host or DEFAULT_HOST
     port = port if port is not None else (cfg.port or DEFAULT_PORT)
     policy = make_policy(host, workers, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
-                         rate_limit=rate_limit, max_body=max_body, max_queue=max_queue)
+                         rate_limit=rate_limit, max_body=max_body, max_queue=max_queue, client_timeout=client_timeout,
+                         max_connections_per_client=max_connections_per_client)
+    if request_timeout < 0:
+        raise ConfigError(f"--request-timeout must be 0 (none) or more seconds, got {request_timeout:g}")
     if mcp:
         try:
             import mcp as _  # noqa: F401
@@ -466,4 +519,5 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     except BaseException:
         sock.close()
         raise
-    run(eng, host=host, port=port, workers=workers, log_level=log_level, policy=policy, sock=sock, mcp=mcp)
+    run(eng, host=host, port=port, workers=workers, log_level=log_level, policy=policy, sock=sock, mcp=mcp,
+        request_timeout=request_timeout)

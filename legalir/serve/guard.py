@@ -10,9 +10,14 @@ Every HTTP request, in this order:
 2. is refused (421) when its ``Host`` header names a host the server was not
    bound to (DNS-rebinding protection: a web page that rebinds its own name to
    127.0.0.1 still sends its own name), or (403) when it carries an ``Origin``
-   of another host;
+   of another host (checked whatever the Host check is: ``--allowed-host '*'``
+   does not turn it off), or ``Origin: null`` on a POST, PUT, PATCH or DELETE;
 3. with API keys (:mod:`legalir.serve.keys`): is refused (401) without a known
-   ``Authorization: Bearer KEY``, (403) when the key lacks the route's scope;
+   ``Authorization: Bearer KEY``, (403) when the key lacks the route's scope (the
+   one scope table, :data:`legalir.serve.keys.ROUTE_SCOPES`, which MCP reads too);
+   failed keys are counted per client address, and an address over
+   ``AUTH_FAIL_BURST`` of them (refilled at ``AUTH_FAIL_RATE`` a second) is refused
+   (429, ``Retry-After``) whatever key it sends;
 4. with a rate limit: is refused (429, ``Retry-After``) when its key (or,
    without keys, its client address) has no token left in its bucket; a
    request takes one token, and a route doing more work takes more once it
@@ -21,9 +26,16 @@ Every HTTP request, in this order:
    1,000 searches do);
 5. is refused (413) when its ``Content-Length`` is over the body limit, before
    any of the body is read; a body sent without a length is counted as it is
-   read and cut off at the limit;
+   read and cut off at the limit; the whole body is then read within
+   ``client_timeout`` (408 and the connection closed beyond), before step 6, so a
+   client that sends its body slowly holds a connection, never a slot;
 6. waits for one of ``max_active`` slots (a queue, not more threads); refused
-   (503, ``Retry-After``) when ``max_queue`` requests are already waiting.
+   (503, ``Retry-After``) when ``max_queue`` requests are already waiting. Its work
+   then gets the time budget of :class:`legalir.serve.app.Workers` (503 beyond).
+
+Before any of this, :func:`protocol_class` guards the connections: at most
+``max_connections_per_client`` at once per client address (429 and closed beyond),
+and ``client_timeout`` to send each request's headers.
 
 ``/health`` skips 2 to 6 (load balancers probe it by address, without keys), so it names nothing served;
 the page's files and the OpenAPI description (``/``, ``/static/*``,
@@ -52,6 +64,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from legalir.serve import keys as keys_mod
 from legalir.serve.config import DEFAULT_MAX_BODY, ConfigError
 from legalir.serve.keys import KeyRing, parse_rate  # noqa: F401  (parse_rate: re-exported)
 
@@ -61,11 +74,20 @@ access_log = logging.getLogger("legalir.serve.access")
 DEFAULT_KEYED_RATE = 20.0
 #: at most this many client addresses keep a bucket (the least recently seen are forgotten)
 MAX_BUCKETS = 10_000
+#: failed authentications (an unknown key, a malformed Authorization header) per client address: bursts of
+#: AUTH_FAIL_BURST, then AUTH_FAIL_RATE a second; beyond, every request with a key from that address gets 429
+AUTH_FAIL_RATE = 1.0
+AUTH_FAIL_BURST = 10
+#: seconds a client has to send a request's headers, and then its whole body (`legalir serve --client-timeout`)
+DEFAULT_CLIENT_TIMEOUT = 15.0
+#: connections one client address may hold open at once (`--max-connections-per-client`; 0: no cap)
+DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64
+#: methods that change something (or may): an ``Origin: null`` is refused for these
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]{0,30}://(\[[^\]]{1,64}\]|[^/:]{1,255})")
 #: paths with no checks but the request id and headers
 HEALTH = "/health"
-#: paths served without a key (no data in them)
-OPEN_PATHS = frozenset({"/", "/docs", "/openapi.json"})
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 _CSP_API = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
@@ -85,15 +107,8 @@ class BodyTooLarge(HTTPException):
                                                  f"(split a batch into several requests)")
 
 
-def required_scope(path: str) -> str | None:
-    """The scope a path needs (:data:`legalir.serve.keys.SCOPES`); None: any valid key (MCP checks per tool)."""
-    if path == "/runs" or path.startswith("/runs/"):
-        return "runs"
-    if path == "/metrics":
-        return "metrics"
-    if path == "/mcp" or path.startswith("/mcp/"):
-        return None
-    return "search"
+class ClientTimeout(Exception):
+    """A request body that did not arrive within the client timeout (408)."""
 
 
 def _host_name(host: str) -> str:
@@ -124,6 +139,15 @@ class Policy:
         Requests handled at once; the rest wait in a queue.
     max_queue : int
         Requests that may wait; beyond, 503.
+    origin_hosts : sequence of str or None
+        Host names an ``Origin`` header may carry (the server's own names and ``--allowed-host`` names, never
+        ``*``) [default: ``allowed_hosts``]; checked whatever ``allowed_hosts`` is.
+    client_timeout : float
+        Seconds a client has to send a request's body once its headers are in (408 and the connection closed
+        beyond); the body is read before the request takes a worker slot. 0: no limit.
+    max_connections_per_client : int
+        Connections one client address may hold open at once (0: no cap); enforced by
+        :func:`protocol_class`, with ``client_timeout`` for the headers.
     """
 
     keys: KeyRing | None = None
@@ -134,12 +158,18 @@ class Policy:
     max_active: int = 8
     max_queue: int = 256
     index_versions: dict[str, dict[str, str]] = field(default_factory=dict)
+    origin_hosts: Sequence[str] | None = None
+    client_timeout: float = DEFAULT_CLIENT_TIMEOUT
+    max_connections_per_client: int = DEFAULT_MAX_CONNECTIONS_PER_CLIENT
 
     def __post_init__(self) -> None:
         if self.rate is not None and self.burst is None:
             self.burst = max(1, int(math.ceil(2 * self.rate)))
         hosts = None if self.allowed_hosts is None else {_host_name(h) for h in self.allowed_hosts}
         self._hosts = None if hosts is None or "*" in hosts else hosts
+        origins = self.origin_hosts if self.origin_hosts is not None else self.allowed_hosts
+        # never "any": '*' (a proxy's Host headers) does not let another site's pages in
+        self._origins = None if origins is None else {_host_name(h) for h in origins if h.strip() != "*"}
 
 
 class TokenBuckets:
@@ -171,6 +201,16 @@ class TokenBuckets:
             while len(self._buckets) > self.max_buckets:
                 self._buckets.popitem(last=False)
             return wait
+
+    def wait(self, name: str, rate: float, burst: int, now: float | None = None) -> float:
+        """Seconds until ``name``'s bucket holds a token (0.0: it holds one now); takes nothing."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            got = self._buckets.get(name)
+            if got is None:
+                return 0.0
+            tokens = min(float(burst), got[0] + (now - got[1]) * rate)
+            return 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
 
     def charge(self, name: str, n: float, rate: float, burst: int, now: float | None = None) -> None:
         """Take ``n`` more tokens from ``name``'s bucket, into debt if need be: work already admitted (a
@@ -208,6 +248,11 @@ class Metrics:
         self.latency: dict[str, list[float]] = {}  # route -> bucket counts (+Inf last), then sum
         self.in_flight = 0
         self.queued = 0
+        self.connections_refused = 0  # over --max-connections-per-client
+        self.client_timeouts = {"header": 0, "body": 0}  # connections closed for a client too slow to send
+        self.auth_throttled = 0  # requests refused (429) after too many failed authentications from an address
+        self.over_budget: Callable[[], int] | None = None  # calls answered over --request-timeout (HTTP and MCP)
+        self.abandoned: Callable[[], int] | None = None  # work still running for requests answered over budget
         self._index_versions = index_versions or {}
         self._reloads = reloads
         self.version = version
@@ -283,6 +328,24 @@ class Metrics:
                 out.append(f"legalir_request_duration_seconds_bucket{lbl(route=route, le='+Inf')} {count:g}")
                 out.append(f"legalir_request_duration_seconds_sum{lbl(route=route)} {h[-1]:.6f}")
                 out.append(f"legalir_request_duration_seconds_count{lbl(route=route)} {count:g}")
+            out += ["# HELP legalir_connections_refused_total Connections closed at once: their client address "
+                    "held --max-connections-per-client already.",
+                    "# TYPE legalir_connections_refused_total counter",
+                    f"legalir_connections_refused_total {self.connections_refused}",
+                    "# HELP legalir_client_timeouts_total Connections closed because the client did not send a "
+                    "request's headers or body within --client-timeout.",
+                    "# TYPE legalir_client_timeouts_total counter"]
+            out += [f"legalir_client_timeouts_total{lbl(stage=k)} {v}" for k, v in sorted(self.client_timeouts.items())]
+            out += ["# HELP legalir_auth_throttled_total Requests refused (429) because their address failed "
+                    "authentication too often.", "# TYPE legalir_auth_throttled_total counter",
+                    f"legalir_auth_throttled_total {self.auth_throttled}",
+                    "# HELP legalir_requests_over_budget_total Requests (and MCP tool calls) answered 503 or a "
+                    "tool error for running past --request-timeout.",
+                    "# TYPE legalir_requests_over_budget_total counter",
+                    f"legalir_requests_over_budget_total {self.over_budget() if self.over_budget is not None else 0}",
+                    "# HELP legalir_abandoned_work Work still running for requests already answered over budget "
+                    "(each holds a worker thread until it ends).", "# TYPE legalir_abandoned_work gauge",
+                    f"legalir_abandoned_work {self.abandoned() if self.abandoned is not None else 0}"]
             out += ["# HELP legalir_requests_in_flight Requests being handled now.",
                     "# TYPE legalir_requests_in_flight gauge", f"legalir_requests_in_flight {self.in_flight}",
                     "# HELP legalir_requests_queued Requests waiting for a slot now.",
@@ -317,9 +380,20 @@ class Guard:
         self.metrics = metrics or Metrics()
         self.buckets = TokenBuckets()
         self._slots: asyncio.Semaphore | None = None
+        self._route_cache: dict[tuple[str, str], str] = {}
 
     # ---- helpers
     def _route(self, scope: dict) -> str:
+        key = (scope["method"], scope["path"])
+        got = self._route_cache.get(key)
+        if got is None:
+            got = self._match_route(scope)
+            if len(self._route_cache) >= 4096:  # paths with ids in them: a bounded cache, emptied when full
+                self._route_cache.clear()
+            self._route_cache[key] = got
+        return got
+
+    def _match_route(self, scope: dict) -> str:
         for r in self.routes:
             try:
                 match, _ = r.matches(scope)
@@ -337,7 +411,7 @@ class Guard:
             return _CSP_DOCS
         return _CSP_API
 
-    def _check(self, scope: dict, headers: Headers, path: str) -> tuple[int, str, dict] | None:
+    def _check(self, scope: dict, headers: Headers, path: str, route: str) -> tuple[int, str, dict] | None:
         """(status, message, headers) of a refusal, or None to go on."""
         p = self.policy
         if p._hosts is not None:
@@ -345,23 +419,34 @@ class Guard:
             if host is None or _host_name(host) not in p._hosts:
                 return 421, (f"Host {host!r} is not a name this server answers to ({', '.join(sorted(p._hosts))}); "
                              f"if it is yours, start the server with --allowed-host {_host_name(host or '?')}"), {}
-            origin = headers.get("origin")
-            if origin and origin != "null":
-                m = re.match(r"^[a-z][a-z0-9+.-]*://(\[[^\]]+\]|[^/:]+)", origin.lower())
-                if not m or _host_name(m.group(1)) not in p._hosts:
-                    return 403, f"requests from pages of {origin} are not accepted (cross-origin)", {}
+        refused = self._origin_refused(headers.get("origin"), scope["method"])
+        if refused is not None:
+            return 403, refused, {}
         state = scope["state"]
-        if p.keys is not None and path not in OPEN_PATHS and not path.startswith("/static/"):
+        access = keys_mod.ROUTE_ACCESS.get(route)
+        if p.keys is not None and access != keys_mod.OPEN:
             auth = headers.get("authorization", "")
             scheme, _, token = auth.partition(" ")
             challenge = {"WWW-Authenticate": 'Bearer realm="legalir"'}
-            if not auth or scheme.lower() != "bearer" or not token.strip():
+            if not auth:
                 return 401, "this server needs an API key: send it as the header Authorization: Bearer KEY", challenge
-            key = p.keys.check(token.strip())
+            # an address that failed too often is refused before its key is even looked at (else a key
+            # guessed right would still show through): bursts of AUTH_FAIL_BURST, then AUTH_FAIL_RATE a second
+            addr = f"authfail:{(scope.get('client') or ('?',))[0]}"
+            wait = self.buckets.wait(addr, AUTH_FAIL_RATE, AUTH_FAIL_BURST)
+            if wait > 0:
+                self.metrics.auth_throttled += 1
+                return 429, (f"too many failed API keys from this address; retry in {wait:.1f} s"), \
+                    {"Retry-After": str(max(1, math.ceil(wait)))}
+            key = p.keys.check(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
             if key is None:
+                self.buckets.take(addr, AUTH_FAIL_RATE, AUTH_FAIL_BURST)
+                if scheme.lower() != "bearer" or not token.strip():
+                    return 401, ("this server needs an API key: send it as the header Authorization: Bearer KEY"), \
+                        challenge
                 return 401, "unknown API key (check the key, or ask for one)", challenge
             state["key_id"], state["api_key"] = key.id, key
-            scope_needed = required_scope(path)
+            scope_needed = keys_mod.route_scope(route)
             if scope_needed is not None and not key.allows(scope_needed):
                 return 403, (f"API key {key.id!r} may not use {path} (it needs scope {scope_needed}; the key has "
                              f"{', '.join(sorted(key.scopes))})"), {}
@@ -386,6 +471,27 @@ class Guard:
             if n > p.max_body:
                 return 413, (f"request body of {n:,} bytes; at most {p.max_body:,} (split a batch into several "
                              f"requests)"), {"Connection": "close"}
+        return None
+
+    def _origin_refused(self, origin: str | None, method: str) -> str | None:
+        """Why a request with this ``Origin`` is refused, or None. Browsers send ``Origin`` on cross-origin
+        requests and on every POST: it must name one of the server's own hosts (``--allowed-host`` names
+        included, whatever ``--allowed-host '*'`` does to the Host check), and ``null`` (a sandboxed frame,
+        a ``file:`` page, a redirect across origins) may not change anything."""
+        if not origin:
+            return None
+        if origin.strip() == "null":
+            if method in STATE_CHANGING:
+                return (f"{method} with Origin: null is not accepted (a sandboxed or file: page); send it from "
+                        f"this server's page or without an Origin header")
+            return None
+        allowed = self.policy._origins
+        if allowed is None:
+            return None
+        m = _ORIGIN.match(origin.lower())
+        if not m or _host_name(m.group(1)) not in allowed:
+            return (f"requests from pages of {origin} are not accepted (cross-origin); if that site is yours, "
+                    f"start the server with --allowed-host {_host_name(m.group(1)) if m else 'NAME'}")
         return None
 
     # ---- the middleware
@@ -418,17 +524,26 @@ class Guard:
             await send(message)
 
         try:
-            refusal = None if path == HEALTH else self._check(scope, headers, path)
+            refusal = None if path == HEALTH else self._check(scope, headers, path, route)
             if refusal is not None:
                 await self._refuse(scope, receive, send_with_headers, *refusal)
             elif path == HEALTH:
                 await self.app(scope, receive, send_with_headers)
             else:
-                await self._bounded(scope, self._limited(receive), send_with_headers)
+                # the whole body first, within the client timeout, and only then a worker slot: a client that
+                # sends its body slowly (or never) holds a connection, not one of the slots
+                body_receive = await self._read_body(headers, self._limited(receive), receive)
+                await self._bounded(scope, body_receive, send_with_headers)
         except BodyTooLarge as e:
             if started[0]:
                 raise
             await self._refuse(scope, receive, send_with_headers, 413, e.detail, {"Connection": "close"})
+        except ClientTimeout:
+            self.metrics.client_timeouts["body"] += 1
+            t = self.policy.client_timeout
+            await self._refuse(scope, receive, send_with_headers, 408,
+                               f"the request body did not arrive within {t:g} s (--client-timeout); send it at "
+                               f"once, or in smaller requests", {"Connection": "close"})
         finally:
             seconds = time.perf_counter() - t0
             self.metrics.observe(route, scope["method"], status[0], seconds)
@@ -438,6 +553,37 @@ class Guard:
                     "key": state.get("key_id"), "client": (scope.get("client") or (None,))[0],
                     "method": scope["method"], "route": route, "path": path, "status": status[0],
                     "ms": round(seconds * 1000, 2), "hits": state.get("hits")}))
+
+    async def _read_body(self, headers: Headers, receive: Any, later: Any) -> Any:
+        """A ``receive`` replaying the request's whole body, read from ``receive`` within the client timeout
+        (:class:`ClientTimeout` beyond); then ``later`` (the server's own: a disconnect). A request without a
+        body (no Content-Length, no Transfer-Encoding) is given ``receive`` as it is."""
+        length = headers.get("content-length")
+        if (length is None or length.strip() == "0") and "transfer-encoding" not in headers:
+            return receive
+        messages: list[dict] = []
+
+        async def read() -> None:
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return
+        timeout = self.policy.client_timeout
+        try:
+            if timeout:
+                await asyncio.wait_for(read(), timeout)
+            else:
+                await read()
+        except asyncio.TimeoutError:
+            raise ClientTimeout() from None
+        if len(messages) > 1 and all(m["type"] == "http.request" for m in messages):
+            messages = [{"type": "http.request", "body": b"".join(m.get("body", b"") for m in messages),
+                         "more_body": False}]
+
+        async def replay() -> dict:
+            return messages.pop(0) if messages else await later()
+        return replay
 
     def _limited(self, receive: Any) -> Any:
         limit, seen = self.policy.max_body, [0]
@@ -480,3 +626,86 @@ class Guard:
         raw += [(k.lower().encode(), str(v).encode()) for k, v in headers.items()]
         await send({"type": "http.response.start", "status": status, "headers": raw})
         await send({"type": "http.response.body", "body": body})
+
+
+def protocol_class(policy: Policy, metrics: Metrics) -> type:
+    """uvicorn's h11 protocol with two guards on connections (``uvicorn.Config(http=...)``).
+
+    * At most ``policy.max_connections_per_client`` connections from one client address at once (0: no cap):
+      one more is answered 429 (``Retry-After``) and closed before its request is read.
+    * A connection gets ``policy.client_timeout`` seconds to send a request's headers, from its opening and
+      from the first byte of each next request (uvicorn's keep-alive timeout closes a connection idle between
+      requests): a client that opens connections and sends nothing, or a few bytes at a time, cannot keep
+      them. The body's deadline is :class:`Guard`'s.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap, timeout = policy.max_connections_per_client, policy.client_timeout
+    open_by_client: dict[str, int] = {}
+
+    class GuardedH11Protocol(H11Protocol):
+        _who: str | None = None
+        _refused = False
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            who = self.client[0] if self.client else "?"
+            n = open_by_client.get(who, 0)
+            if cap and n >= cap:
+                self._refused = True
+                metrics.connections_refused += 1
+                body = json.dumps({"error": f"this client address already holds {n} connections at once (at most "
+                                            f"{cap}: --max-connections-per-client); close some, or retry"}).encode()
+                transport.write(b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+                                b"retry-after: 1\r\nconnection: close\r\ncontent-length: "
+                                + str(len(body)).encode() + b"\r\n\r\n" + body)
+                transport.close()
+                return
+            open_by_client[who] = n + 1
+            self._who = who
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._who is not None:
+                n = open_by_client.get(self._who, 1) - 1
+                if n > 0:
+                    open_by_client[self._who] = n
+                else:
+                    open_by_client.pop(self._who, None)
+                self._who = None
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE:  # a request's headers begun, not finished: the clock runs
+                self._arm()
+            else:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            # a next request already buffered (pipelined) and incomplete: its headers' clock starts now
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+                self._arm()
+
+        def _arm(self) -> None:
+            if timeout and self._header_timer is None:
+                self._header_timer = self.loop.call_later(timeout, self._header_timed_out)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _header_timed_out(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                metrics.client_timeouts["header"] += 1
+                self.transport.close()
+
+    return GuardedH11Protocol

@@ -25,7 +25,7 @@ import hashlib
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -53,6 +53,41 @@ ENV = "LEGALIR_API_KEYS"
 #: what a key may be allowed: ``search`` (search, documents, the index and collection lists, MCP's search,
 #: get_document and list_indexes), ``runs`` (the run explorer; MCP's evaluate and fuse), ``metrics`` (/metrics)
 SCOPES = ("search", "runs", "metrics")
+#: THE scope table, read by both faces (:class:`legalir.serve.guard.Guard` over HTTP, :mod:`legalir.serve.mcpserver`
+#: over MCP): what each scope opens. HTTP routes by their template; ``OPEN`` needs no key (no data in it);
+#: ``ANY_KEY`` needs a valid key and checks per tool (``/mcp``). A route or tool missing here is refused at
+#: start-up (:func:`check_table`), so none can be added without saying who may use it.
+ROUTE_SCOPES: dict[str, str] = {
+    "/search": "search", "/search/batch": "search", "/doc/{collection}/{docid:path}": "search",
+    "/indexes": "search", "/collections": "search",
+    "/runs": "runs", "/runs/{run}/topics": "runs", "/runs/{run}/topics/{qid:path}": "runs",
+    "/metrics": "metrics",
+}
+OPEN = "open"
+ANY_KEY = "any key"
+ROUTE_ACCESS: dict[str, str] = {"/health": OPEN, "/": OPEN, "/static/{name}": OPEN, "/static/swagger": OPEN,
+                                "/docs": OPEN, "/openapi.json": OPEN, "/mcp": ANY_KEY}
+#: MCP tool -> the scope it needs
+TOOL_SCOPES: dict[str, str] = {"list_indexes": "search", "search": "search", "get_document": "search",
+                               "evaluate": "runs", "fuse": "runs"}
+#: parts of a tool's answer shown only to a key with a further scope (what HTTP puts behind that scope):
+#: ``list_indexes``' runs (names, files, qrels, scores) and qrels names are the run explorer's (``GET /runs``)
+TOOL_PART_SCOPES: dict[str, dict[str, str]] = {"list_indexes": {"runs": "runs", "qrels": "runs"}}
+
+
+def route_scope(route: str) -> str | None:
+    """The scope a route (its template, e.g. ``/runs/{run}/topics``) needs; None: any valid key (``/mcp``,
+    whose tools check their own, and a path no route matches, answered 404)."""
+    return ROUTE_SCOPES.get(route)
+
+
+def check_table(routes: Iterable[str], tools: Iterable[str]) -> None:
+    """Refuse (``RuntimeError``: a programming error) a served route or tool that the scope table omits."""
+    missing = sorted(r for r in routes if r not in ROUTE_SCOPES and r not in ROUTE_ACCESS)
+    missing += sorted(f"MCP tool {t}" for t in tools if t not in TOOL_SCOPES)
+    if missing:
+        raise RuntimeError(f"legalir.serve.keys: no scope for {', '.join(missing)}; add them to ROUTE_SCOPES, "
+                           f"ROUTE_ACCESS or TOOL_SCOPES")
 MIN_KEY_CHARS = 16
 _KEY = re.compile(r"^[A-Za-z0-9._~+/=-]+$")
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -71,6 +106,7 @@ class ApiKey:
     id: str
     scopes: frozenset[str]
     rate: float | None = None  # requests per second; None: the server's --rate-limit
+    where: str = field(default="", compare=False)  # FILE:LINE (or "LEGALIR_API_KEYS: key N") it was read from
 
     def allows(self, scope: str) -> bool:
         """Whether this key may use ``scope`` (one of :data:`SCOPES`)."""
@@ -83,16 +119,28 @@ class KeyRing:
     Parameters
     ----------
     keys : iterable of ApiKey
-        The accepted keys (ids must differ).
+        The accepted keys: each key once (a key given twice, its scopes or rate would depend on which line
+        wins), each id once (logs and metrics would mix two keys).
+
+    Raises
+    ------
+    ConfigError
+        A key or an id given twice, naming both places (``FILE:LINE``).
     """
 
     def __init__(self, keys: Iterable[ApiKey]):
         self.by_digest: dict[str, ApiKey] = {}
-        ids: set[str] = set()
+        ids: dict[str, ApiKey] = {}
         for k in keys:
-            if k.id in ids:
-                raise ConfigError(f"API keys: id {k.id!r} is given twice; give each key its own id=NAME")
-            ids.add(k.id)
+            first = self.by_digest.get(k.sha256)
+            if first is not None:
+                raise ConfigError(f"{_at(k)}: this key is already {_on(first, k)}; give each key once (delete one "
+                                  f"of the two lines)")
+            first = ids.get(k.id)
+            if first is not None:
+                raise ConfigError(f"{_at(k)}: id {k.id!r} is already {_on(first, k)}; give each key its own "
+                                  f"id=NAME")
+            ids[k.id] = k
             self.by_digest[k.sha256] = k
 
     def __len__(self) -> int:
@@ -105,15 +153,31 @@ class KeyRing:
         return self.by_digest.get(digest(presented))
 
 
+def _at(k: ApiKey) -> str:
+    return k.where or "API keys"
+
+
+def _on(first: ApiKey, k: ApiKey) -> str:
+    """Where ``first`` was given, as seen from ``k``'s place: ``on line 2`` (same file), ``key 1`` (the
+    variable), else its ``FILE:LINE``."""
+    a, b = first.where.rpartition(":"), k.where.rpartition(":")
+    if a[0] and a[0] == b[0] and a[2].isdigit():
+        return f"on line {a[2]}"
+    if first.where.startswith(f"{ENV}: key "):
+        return first.where[len(ENV) + 2:]
+    return f"at {first.where or 'another line'}"
+
+
 def parse(text: str, where: str) -> list[ApiKey]:
-    """The keys of a key file's text (see the module doc); ``where`` names it in errors."""
+    """The keys of a key file's text (see the module doc); ``where`` names it in errors (``FILE:LINE``; in
+    ``$LEGALIR_API_KEYS``, where ``;`` also ends a key, ``LEGALIR_API_KEYS: key N``)."""
     out = []
     for n, raw in enumerate(re.split(r"\r?\n", text), 1):
         for line in raw.split(";") if where == ENV else [raw]:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            out.append(_parse_line(line, f"{where}:{n}" if where != ENV else where))
+            out.append(_parse_line(line, f"{where}:{n}" if where != ENV else f"{ENV}: key {len(out) + 1}"))
     return out
 
 
@@ -156,7 +220,7 @@ def _parse_line(line: str, where: str) -> ApiKey:
                 raise ConfigError(f"{where}: rate= must be a positive rate such as 2/s or 600/min")
         else:
             raise ConfigError(f"{where}: unknown option {name!r}; known: id=NAME, scopes={','.join(SCOPES)}, rate=N/s")
-    return ApiKey(sha, key_id, scopes, rate)
+    return ApiKey(sha, key_id, scopes, rate, where)
 
 
 def load(path: str | os.PathLike | None = None, env: dict | None = None) -> KeyRing | None:

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from legalir.version import __version__
 from legalir.errors import LegalirError
+from legalir.serve import keys
 from legalir.serve.engine import MAX_K, BadRequest, Engine
 
 _log = logging.getLogger(__name__)
@@ -34,9 +35,8 @@ INSTRUCTIONS = (
     "snippets; get_document returns a whole document by id. evaluate scores a run with trec_eval measures; "
     "fuse combines runs (reciprocal rank fusion or a weighted sum) and scores the result.")
 
-#: tool name -> the API key scope it needs over HTTP (see legalir.serve.keys)
-TOOL_SCOPES = {"list_indexes": "search", "search": "search", "get_document": "search",
-               "evaluate": "runs", "fuse": "runs"}
+#: tool name -> the API key scope it needs over HTTP (the one table: legalir.serve.keys)
+TOOL_SCOPES = keys.TOOL_SCOPES
 
 _HIT_FIELDS = ("rank", "id", "score", "partition", "citation", "heading_path", "state", "category", "snippet")
 
@@ -75,12 +75,18 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         scope = getattr(request, "scope", None)
         return scope.get("state") if isinstance(scope, dict) else None
 
+    def allowed(ctx: Optional[Context], scope: str) -> bool:
+        """Whether this call's API key has ``scope`` (always, without keys: stdio, or a server without
+        --api-keys)."""
+        if not keys_required:
+            return True
+        key = (http_state(ctx) or {}).get("api_key")
+        return key is not None and key.allows(scope)
+
     async def call(ctx: Optional[Context], tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         state = http_state(ctx)
-        if keys_required:
-            key = (state or {}).get("api_key")
-            if key is None or not key.allows(TOOL_SCOPES[tool]):
-                raise ToolError(f"this API key may not call {tool} (it needs scope {TOOL_SCOPES[tool]})")
+        if not allowed(ctx, TOOL_SCOPES[tool]):
+            raise ToolError(f"this API key may not call {tool} (it needs scope {TOOL_SCOPES[tool]})")
         try:
             out = await workers.call(fn, *args, **kwargs)
         except LegalirError as e:  # bad arguments: the message tells the model what to change
@@ -92,12 +98,20 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     @server.tool(description=(
         "List what this server holds: indexes (name, search methods bm25/dense/hybrid, whether it is split into "
         "partitions such as US jurisdictions and their names, the collection its documents come from), "
-        "collections, runs (name, topics, qrels, measures, overall scores) and qrels names. Call this first; "
+        "collections, runs (name, topics, qrels, measures, overall scores) and qrels names (runs and qrels only "
+        "for an API key with the runs scope). Call this first; "
         "search needs an index name from it and evaluate/fuse need run or qrels names."))
     async def list_indexes(ctx: Context) -> dict[str, Any]:
+        # runs and qrels only for a key that may read them over HTTP too (GET /runs: scope runs)
+        shown = {part: allowed(ctx, scope) for part, scope in keys.TOOL_PART_SCOPES["list_indexes"].items()}
+
         def listing() -> dict:
-            return {"indexes": engine.list_indexes(), "collections": engine.list_collections(),
-                    "runs": engine.list_runs(), "qrels": sorted(engine.qrels_files)}
+            out = {"indexes": engine.list_indexes(), "collections": engine.list_collections()}
+            if shown["runs"]:
+                out["runs"] = engine.list_runs()
+            if shown["qrels"]:
+                out["qrels"] = sorted(engine.qrels_files)
+            return out
         return await call(ctx, "list_indexes", listing)
 
     @server.tool(description=(
@@ -196,6 +210,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         return await call(ctx, "fuse", engine.fuse, runs, run_texts, method=method, weights=weights, rrf_k=rrf_k,
                           norm=norm, depth=depth, qrels=qrels, measures=measures, topics=topics, k=k)
 
+    keys.check_table((), [t.name for t in server._tool_manager.list_tools()])  # every tool has its scope
     return server
 
 
@@ -232,7 +247,7 @@ def stdout_to_stderr():
 
 
 def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
-              workers: int = 2, **engine_options: Any) -> None:
+              workers: int = 2, request_timeout: float | None = 30.0, **engine_options: Any) -> None:
     """`legalir mcp`: load what the options name (as `legalir serve` does) and serve the tools over stdio."""
     import anyio
 
@@ -241,7 +256,7 @@ def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Option
 
     with stdout_to_stderr():
         eng = engine_mod.build(config.gather(indexes, collections, runs, qrels, config_file), **engine_options)
-    pool = Workers(workers)
+    pool = Workers(workers, budget=request_timeout)
     try:
         server = create(eng, pool)
         _log.info(f"mcp: serving {len(eng.indexes)} index(es), {len(eng.runs)} run(s) over stdio")

@@ -1,15 +1,31 @@
-"""The server's pool of worker threads (``legalir serve`` and ``legalir mcp``)."""
+"""The server's pool of worker threads (``legalir serve`` and ``legalir mcp``), with the per-request time
+budget (``--request-timeout``)."""
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import queue
 import sys
 import threading
+import time
 from typing import Any, Callable
 
+from legalir.errors import LegalirError
+
+_log = logging.getLogger(__name__)
+
 DEFAULT_WORKERS = max(2, min(8, os.cpu_count() or 2))
+#: seconds one request's work may take before it is answered 503 (`legalir serve --request-timeout`; 0: none)
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+
+class OverBudget(LegalirError):
+    """A request whose work ran past the time budget: 503 (with ``Retry-After``) over HTTP, a tool error
+    over MCP."""
+
+    status = 503
 
 
 class Workers:
@@ -17,12 +33,28 @@ class Workers:
 
     Threads that called Java are detached from the JVM (``jnius.detach``)
     before they end, as pyjnius asks of every thread that used it.
+
+    Parameters
+    ----------
+    n : int
+        Threads.
+    budget : float or None
+        Seconds a call may take (:meth:`call`); None or 0: no limit. A call past it raises
+        :class:`OverBudget` at once and its request is answered (503, or a tool error over MCP), so the
+        request gives its slot back; its work, which cannot be interrupted (a Java call, a long loop),
+        runs to its end on its thread and its result is dropped (*abandoned*, counted in :attr:`abandoned`
+        and logged when it ends). Abandoned work holds at most all ``n`` threads: while it does, a new call
+        is refused at once rather than queued behind it.
     """
 
-    def __init__(self, n: int = DEFAULT_WORKERS) -> None:
+    def __init__(self, n: int = DEFAULT_WORKERS, budget: float | None = None) -> None:
         if n < 1:
             raise ValueError(f"workers must be at least 1, got {n}")
         self.n = n
+        self.budget = budget or None
+        self.abandoned = 0  # calls answered over budget whose work still runs
+        self.over_budget = 0  # calls answered over budget, in all
+        self._lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._threads = [threading.Thread(target=self._loop, name=f"legalir-serve-{i}", daemon=True)
                          for i in range(n)]
@@ -53,7 +85,31 @@ class Workers:
         return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond)."""
+        if self.budget is None:
+            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        if self.abandoned >= self.n:
+            raise OverBudget(f"server busy: all {self.n} worker threads are finishing requests that ran past the "
+                             f"{self.budget:g} s time budget; retry shortly")
+        fut = self.submit(fn, *args, **kwargs)
+        t0 = time.monotonic()
+        try:
+            # shield: a timeout must not cancel the concurrent future through the asyncio one (it is decided below)
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), self.budget)
+        except asyncio.TimeoutError:
+            self.over_budget += 1
+            if not fut.cancel():  # running: Java (or a long Python loop) cannot be interrupted, so it is let finish
+                with self._lock:
+                    self.abandoned += 1
+                name = getattr(fn, "__qualname__", repr(fn))
+                fut.add_done_callback(lambda f: self._finished(name, t0))
+            raise OverBudget(f"the request ran past its time budget of {self.budget:g} s (--request-timeout) and was "
+                             f"given up; ask for less (a smaller k, fewer queries) or retry later") from None
+
+    def _finished(self, name: str, t0: float) -> None:
+        with self._lock:
+            self.abandoned -= 1
+        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
 
     def shutdown(self) -> None:
         for _ in self._threads:
