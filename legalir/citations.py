@@ -70,25 +70,26 @@ JURISDICTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 #: a state's general code, however it is called (one key: ``<jur>_code_<section>``)
-GENERAL_CODE = (r"(?:Rev(?:ised)?\.?\s+|Gen(?:eral)?\.?\s+|Comp(?:iled)?\.?\s+|Consol(?:idated)?\.?\s+|"
-                r"Off(?:icial)?\.?\s+)?(?:Code|Stat(?:utes?)?|Laws?|L)\.?(?:\s+Ann(?:otated)?\.?)?")
+GENERAL_CODE = (r"(?:(?:Rev(?:ised)?+|Gen(?:eral)?+|Comp(?:iled)?+|Consol(?:idated)?+|Off(?:icial)?+)\.?+\s++)?+"
+                r"(?:Code|Stat(?:utes?+)?+|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
 
 #: subject codes: id -> (regex of the name, jurisdictions that have it). A name is matched after
-#: an optional jurisdiction, case-insensitively, with optional dots and spelled-out words.
+#: an optional jurisdiction, case-insensitively, with optional dots and spelled-out words. Every
+#: quantifier is possessive (``?+``, ``++``): a name is read in one pass, never re-tried.
 SUBJECT_CODES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "civ_proc": (r"(?:Code\s+(?:of\s+)?Civ(?:il)?\.?\s+Proc(?:edure)?\.?|Civ(?:il)?\.?\s+Proc(?:edure)?\.?\s+Code)",
-                 ("ca",)),
-    "civ_prac_rem": (r"Civ(?:il)?\.?\s+Prac(?:tice)?\.?\s+(?:&|and)\s+Rem(?:edies)?\.?\s+Code", ("tx",)),
-    "civ": (r"(?:Civ(?:il)?\.?\s+Code|Code\s+Civ(?:il)?\.?)", ("ca", "la", "ga", "mt", "nd", "sd", "ok")),
-    "health_safety": (r"Health\s+(?:&|and)\s+Saf(?:ety)?\.?\s+Code", ("ca", "tx")),
-    "gov": (r"Gov(?:'?t|ernment)?\.?\s+Code", ("ca", "tx")),
-    "bus_prof": (r"Bus(?:iness)?\.?\s+(?:&|and)\s+Prof(?:essions)?\.?\s+Code", ("ca",)),
-    "prop": (r"Prop(?:erty)?\.?\s+Code", ("tx",)),
-    "real_prop_acts": (r"(?:Real\s+Prop(?:erty)?\.?\s+Act(?:ion)?s\.?(?:\s+(?:&|and)\s+Proc(?:eedings)?\.?)?\s+L(?:aw)?"
-                       r"|RPAPL)\.?", ("ny",)),
-    "real_prop": (r"Real\s+Prop(?:erty)?\.?\s+(?:L(?:aw)?|Code)\.?", ("ny", "md")),
-    "gen_oblig": (r"Gen(?:eral)?\.?\s+Oblig(?:ations)?\.?\s+L(?:aw)?\.?", ("ny",)),
-    "mult_dwell": (r"Mult(?:iple)?\.?\s+Dwell(?:ing)?\.?\s+L(?:aw)?\.?", ("ny",)),
+    "civ_proc": (r"(?:Code\s++(?:of\s++)?+Civ(?:il)?+\.?+\s++Proc(?:edure)?+\.?+"
+                 r"|Civ(?:il)?+\.?+\s++Proc(?:edure)?+\.?+\s++Code)", ("ca",)),
+    "civ_prac_rem": (r"Civ(?:il)?+\.?+\s++Prac(?:tice)?+\.?+\s++(?:&|and)\s++Rem(?:edies)?+\.?+\s++Code", ("tx",)),
+    "civ": (r"(?:Civ(?:il)?+\.?+\s++Code|Code\s++Civ(?:il)?+\.?+)", ("ca", "la", "ga", "mt", "nd", "sd", "ok")),
+    "health_safety": (r"Health\s++(?:&|and)\s++Saf(?:ety)?+\.?+\s++Code", ("ca", "tx")),
+    "gov": (r"Gov(?:'?+t|ernment)?+\.?+\s++Code", ("ca", "tx")),
+    "bus_prof": (r"Bus(?:iness)?+\.?+\s++(?:&|and)\s++Prof(?:essions)?+\.?+\s++Code", ("ca",)),
+    "prop": (r"Prop(?:erty)?+\.?+\s++Code", ("tx",)),
+    "real_prop_acts": (r"(?:Real\s++Prop(?:erty)?+\.?+\s++Act(?:ion)?+s\.?+(?:\s++(?:&|and)\s++Proc(?:eedings)?+\.?+)?+"
+                       r"\s++L(?:aw)?+|RPAPL)\.?+", ("ny",)),
+    "real_prop": (r"Real\s++Prop(?:erty)?+\.?+\s++(?:L(?:aw)?+|Code)\.?+", ("ny", "md")),
+    "gen_oblig": (r"Gen(?:eral)?+\.?+\s++Oblig(?:ations)?+\.?+\s++L(?:aw)?+\.?+", ("ny",)),
+    "mult_dwell": (r"Mult(?:iple)?+\.?+\s++Dwell(?:ing)?+\.?+\s++L(?:aw)?+\.?+", ("ny",)),
 }
 
 #: short forms that name a jurisdiction and a code: regex -> (jurisdiction, code id)
@@ -96,25 +97,61 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     r"CCP": ("ca", "civ_proc"), r"CC": ("ca", "civ"), r"RPAPL": ("ny", "real_prop_acts"),
     r"RPL": ("ny", "real_prop"), r"GOL": ("ny", "gen_oblig"), r"MDL": ("ny", "mult_dwell"),
     r"NRS": ("nv", "code"), r"RCW": ("wa", "code"), r"ORS": ("or", "code"),
-    r"(?:M\.?\s?)?G\.?\s?L\.?": ("ma", "code"),
+    r"(?:M\.?+\s?+)?+G\.?+\s?+L\.?+": ("ma", "code"),
 }
 
+#: the words a citation's name can begin with besides a jurisdiction's (lower case; the short forms'
+#: are matched case-sensitively): the forward pattern is tried only at these words, so prose costs
+#: one set look-up per word. ``tests/test_citations.py`` checks it against every name of the table.
+SUBJECT_FIRST_WORDS = frozenset(
+    "code civ civil health gov govt government bus business prop property real rpapl gen general "
+    "mult multiple".split())
+SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL".split())
+
 # ------------------------------------------------------------------ the grammar
-_SEC = r"\d+[A-Za-z]?(?:[.\-:/]\d*[A-Za-z0-9]+)*(?:\([A-Za-z0-9]{1,4}\))*"
-_MARK = r"(?:§§?|[Ss][Ss]?\.|[Ss]ec(?:tion)?s?\.?|SEC(?:TION)?S?\.?)"
-_RANGE = r"\s*(?:-|–|—|to|through|thru)\s*"
-_LIST = r"(?:\s*(?:,|&|and|or)\s*)+"
+# Linear time (docs/legal-structure.md, "Linear time"): no pattern below has a nested or overlapping
+# quantifier. Every quantifier is possessive (it never gives back what it read) or bounded, and
+# quantifiers that touch read disjoint characters. Lists and ranges of sections are not patterns:
+# :func:`_scan` reads them token by token, each character once.
+_MARK = r"(?:§§?+|[Ss][Ss]?+\.|[Ss]ec(?:tion)?+s?+\.?+)"
+_PLURAL_MARK = re.compile(r"§§|ss\.|secs|sections", re.IGNORECASE)
+#: a run of the characters a section can hold, from its first digit (cut by :func:`_sec_len`)
+_RUN = re.compile(r"[0-9][0-9A-Za-z.\-:/()]*+")
+#: one list separator (``,``, ``&``, ``and``, ``or``) with the spaces around it
+_SEP1 = re.compile(r"\s*+(?:,|&|and\b|or\b)\s*+", re.IGNORECASE)
+#: a range separator
+_RANGE1 = re.compile(r"\s*+(?:-|–|—|to\b|through\b|thru\b)\s*+", re.IGNORECASE)
+#: a section mark directly before a section number
+_MARK_AT = re.compile(rf"(?<![\w.])(?P<mark>{_MARK})\s*+(?=[0-9])", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]++")
+_DIGITS = re.compile(r"[0-9]++")
 
 
 def _jur_pattern() -> str:
     names, abbrs = [], []
     for postal, (name, bb) in JURISDICTIONS.items():
-        names.append(r"\s+".join(re.escape(w) for w in name.split()))
+        names.append(r"\s++".join(re.escape(w) for w in name.split()))
         for a in bb:
-            abbrs.append(r"\.?\s?".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?" if a.endswith(".") else ""))
+            abbrs.append(r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else ""))
     postal = "|".join(p.upper() for p in JURISDICTIONS if p != "us")
     # postal codes only upper case: "in Civil Code section 5" is not Indiana
     return rf"(?:{'|'.join(sorted(names, key=len, reverse=True))}|{'|'.join(sorted(abbrs, key=len, reverse=True))}|(?-i:{postal}))"
+
+
+def _jur_first_words() -> tuple[frozenset, frozenset]:
+    """(lower-case first words of the jurisdictions' names and abbreviations, upper-case postal codes)."""
+    words = set()
+    for name, abbrs in JURISDICTIONS.values():
+        for v in (name, *abbrs):
+            words.add(_WORD.match(v).group().lower())
+    return frozenset(words), frozenset(p.upper() for p in JURISDICTIONS)
+
+
+#: a code named after a jurisdiction but outside the table (``N.Y. Penal Law``, ``CA Penal Code``):
+#: one to three capitalised words, then Code/Law/L (bounded: at most three words are re-tried)
+_NAMED_WORD = r"(?-i:[A-Z])[A-Za-z']*+\.?+"
+_NAMED = (rf"(?P<named>{_NAMED_WORD}(?:\s++{_NAMED_WORD})?(?:\s++{_NAMED_WORD})?)\s++"
+          r"(?:Code|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
 
 
 @lru_cache(maxsize=1)
@@ -122,18 +159,30 @@ def _patterns():
     jur = _jur_pattern()
     subject = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
     short = "|".join(f"(?P<f{i}>(?-i:{k}))" for i, k in enumerate(SHORT_FORMS))
-    secs = rf"(?P<secs>{_SEC}(?:(?:{_RANGE}|{_LIST}){_SEC})*)"
-    chapter = r"(?:(?:ch(?:apter)?|c)\.?\s*(?P<chap>\d+[A-Za-z]?)\s*,?\s*)?"
+    chapter = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]++[A-Za-z]?+)"
+               r"(?:\s*+,)?+\s*+)?+")
+    # forward: [jurisdiction] code [chapter] [mark], up to the first section's digit
     forward = re.compile(
-        rf"(?<![\w.])(?:(?P<jur>{jur})\.?\s*,?\s+)?(?:(?:{subject})(?:\s+Ann(?:otated)?\.?)?|(?P<general>{GENERAL_CODE})|{short})"
-        rf",?\s*{chapter}(?P<mark>{_MARK})?\s*{secs}", re.IGNORECASE)
-    usc = re.compile(rf"(?<![\w.])(?P<title>\d+)\s+U\.?\s?S\.?\s?C\.?(?:\s?A\.?)?\s*(?P<mark>{_MARK})?\s*{secs}",
-                     re.IGNORECASE)
-    backward = re.compile(
-        rf"(?<![\w.])(?P<mark>{_MARK})\s*{secs}\s+of\s+(?:the\s+)?(?:(?P<jur>{jur})\.?\s+)?(?:{subject}|(?P<general>{GENERAL_CODE}))",
+        rf"(?<![\w.])(?:(?P<jur>{jur})\.?+(?:\s*+,)?+\s++)?"
+        rf"(?:(?:{subject})(?:\s++Ann(?:otated)?+\.?+)?+|(?P<general>{GENERAL_CODE})|{short}|{_NAMED})"
+        rf"(?:\s*+,)?+\s*+{chapter}(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
+    usc = re.compile(rf"(?<![\w.])(?P<title>[0-9]++)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
+                     r"\s*+(?=[0-9])", re.IGNORECASE)
+    # Illinois: "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201" (chapter 735, act 5, section 9-201)
+    ilcs = re.compile(rf"(?<![\w.])(?P<chap>[0-9]++)\s++(?:(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+"
+                      rf"(?:\s*+Ann\.?+)?+)\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
+    # backward: what follows a section list: "of the [jurisdiction] code"
+    of_code = re.compile(
+        rf"\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|(?P<general>{GENERAL_CODE}))(?![A-Za-z])",
         re.IGNORECASE)
-    bare = re.compile(rf"(?<![\w.])(?P<mark>{_MARK})\s*{secs}", re.IGNORECASE)
-    return forward, usc, backward, bare
+    return forward, usc, ilcs, of_code
+
+
+@lru_cache(maxsize=1)
+def _first_words() -> tuple[frozenset, frozenset]:
+    """(lower-case words, case-sensitive words) a forward citation can begin with."""
+    jur_lower, postal = _jur_first_words()
+    return jur_lower | SUBJECT_FIRST_WORDS, postal | SHORT_FIRST_WORDS
 
 
 _JUR_BY_TEXT: dict[str, str] = {}
@@ -166,10 +215,42 @@ def _split_sub(sec: str) -> tuple[str, str]:
     return (sec, "") if i < 0 else (sec[:i], sec[i:])
 
 
+def _sec_len(run: str) -> int:
+    """Length of the longest prefix of ``run`` (a :data:`_RUN`) that is a section: digits, an optional
+    letter, then parts after ``.``/``-``/``:``/``/``, then up to 4-character subsections in
+    parentheses (``9-21-213(d)``, ``118A.290``, ``5/9-201``, ``238-A(1)(a)``). One pass."""
+    n, i = len(run), 0
+    while i < n and run[i].isdigit():
+        i += 1
+    if i < n and run[i].isalpha():
+        i += 1
+    while i + 1 < n and run[i] in ".-:/" and run[i + 1].isalnum():
+        i += 2
+        while i < n and run[i].isalnum():
+            i += 1
+    while i < n and run[i] == "(":
+        j = i + 1
+        while j < n and j - i <= 4 and run[j].isalnum():
+            j += 1
+        if j > i + 1 and j < n and run[j] == ")":
+            i = j + 1
+        else:
+            break
+    return i
+
+
+def _parts(sec: str) -> list[str]:
+    return re.split(r"([.\-:/])", sec)
+
+
 def _expand(first: str, last: str, limit: int = 50) -> list[str]:
-    """Sections of a range: ``1941``-``1943`` -> all three; ``92.103``-``92.105`` likewise; else the ends."""
+    """Sections of a range. Endpoints of one shape that differ in their last number by at most
+    ``limit`` give every section between (``1941``-``1943``: all three; ``92.103``-``92.105`` and
+    ``92.103``-``105`` likewise); an integer section to a decimal one within ``limit`` gives the
+    integer sections between and the last one (``1940``-``1954.05``: 1940, 1941, ..., 1954, 1954.05);
+    anything else its two endpoints. A range never becomes one key of its own."""
     a, b = _split_sub(first)[0], _split_sub(last)[0]
-    pa, pb = re.split(r"([.\-:/])", a), re.split(r"([.\-:/])", b)
+    pa, pb = _parts(a), _parts(b)
     if len(pb) == 1 and len(pa) > 1 and pb[0].isdigit():  # "92.103-105": the last part only
         pb = pa[:-1] + pb
         last = "".join(pb)
@@ -178,43 +259,113 @@ def _expand(first: str, last: str, limit: int = 50) -> list[str]:
         if 0 < hi - lo <= limit:
             width = len(pa[-1]) if pa[-1].startswith("0") else 0
             return ["".join(pa[:-1]) + str(n).zfill(width) for n in range(lo, hi + 1)]
+    if _mixed_range(a, b, limit):
+        lo, hi = int(a), int(pb[0])
+        return [str(n) for n in range(lo, hi + 1)] + [last]
     return [first, last]
 
 
+def _mixed_range(a: str, b: str, limit: int = 50) -> bool:
+    """``1940``-``1954.05``: an integer to a decimal section whose integer part has as many digits and
+    is at most ``limit`` above."""
+    pb = _parts(b)
+    return (a.isdigit() and len(pb) == 3 and pb[1] == "." and pb[0].isdigit() and len(pb[0]) == len(a)
+            and 0 <= int(pb[0]) - int(a) <= limit)
+
+
 def _is_range(first: str, last: str) -> bool:
-    """Whether ``first-last`` reads as a range (``1941-1942``, ``92.103-92.105``), not one hyphenated
-    section (``5-1401``, ``7-108``)."""
+    """Whether ``first-last`` reads as a range (``1941-1942``, ``92.103-92.105``, ``1940-1954.05``),
+    not one hyphenated section (``5-1401``, ``7-108``, ``9-21-213``)."""
     a, b = _split_sub(first)[0], _split_sub(last)[0]
-    pa, pb = re.split(r"([.\-:/])", a), re.split(r"([.\-:/])", b)
-    return (len(pa) == len(pb) and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
-            and len(pa[-1]) == len(pb[-1]) and 0 < int(pb[-1]) - int(pa[-1]) <= 50)
+    pa, pb = _parts(a), _parts(b)
+    return ((len(pa) == len(pb) and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
+             and len(pa[-1]) == len(pb[-1]) and 0 < int(pb[-1]) - int(pa[-1]) <= 50)
+            or _mixed_range(a, b))
 
 
-def _sections(text: str, plural: bool) -> list[str]:
-    """The sections a matched run names: one, a list, or ranges (ranges only after ``§§``/``sections``
-    or with an en dash: ``§ 7-108`` is one section)."""
-    out: list[str] = []
-    items = re.split(_LIST, text, flags=re.IGNORECASE) if plural else [text]
-    for item in items:
-        m = re.fullmatch(rf"({_SEC})({_RANGE})({_SEC})", item.strip())
-        dash = re.fullmatch(rf"({_SEC})\s*[–—]\s*({_SEC})", item.strip())
-        if m and m.group(2).strip() == "-" and not _is_range(m.group(1), m.group(3)):
-            m = None  # "sections 5-1401": a hyphenated section, not the range 5 to 1401
-        if m:
-            m = (m.group(1), m.group(3))
-        if plural and m:
-            out += _expand(*m)
-        elif dash:
-            out += _expand(dash.group(1), dash.group(2))
-        else:
-            first = re.match(_SEC, item.strip())
-            if first:
-                out.append(first.group(0))
-    return out
+def _hyphen_range(sec: str) -> tuple[str, str] | None:
+    """``1941-1943`` -> (``1941``, ``1943``) when the hyphen joins a range's ends (last hyphen first)."""
+    base = _split_sub(sec)[0]
+    i = base.rfind("-")
+    while i > 0:
+        if _is_range(base[:i], sec[i + 1:]):
+            return base[:i], sec[i + 1:]
+        i = base.rfind("-", 0, i)
+    return None
 
 
 def section_key(sec: str) -> str:
     return _slug(sec.replace("(", "_").replace(")", ""))
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One section (or range) a list names: ``first`` (and ``last`` of a range), its span, whether its
+    mark was plural (``§§``, ``sections``: a hyphen may join a range's ends)."""
+
+    first: str
+    last: str | None
+    start: int
+    end: int
+    plural: bool
+
+
+def _scan(text: str, pos: int, plural: bool) -> tuple[list[_Item], int]:
+    """The sections named from ``pos`` (a section's first digit) on, and where they end.
+
+    A plural mark takes a list (``§§ 1942, 1943 and 1945``) and ranges (``1941 to 1943``); any mark
+    takes an en-dash range (``§ 1941–1943``) and a next mark after a separator (``§ 1942 and
+    § 1943``, with that mark's number). Each character is read once: no pattern spans two tokens."""
+    items: list[_Item] = []
+    end = pos
+    while True:
+        m = _RUN.match(text, pos)
+        if not m:
+            break
+        k = _sec_len(m.group())
+        a, pos = pos, pos + k
+        first, last = text[a:pos], None
+        r = _RANGE1.match(text, pos)
+        if r:
+            dash = r.group().strip()
+            m2 = _RUN.match(text, r.end())
+            if m2 and (dash in ("–", "—") or (plural and dash != "-")
+                       or (plural and _is_range(first, m2.group()[:_sec_len(m2.group())]))):
+                last = m2.group()[:_sec_len(m2.group())]
+                pos = r.end() + len(last)
+        items.append(_Item(first, last, a, pos, plural))
+        end = pos
+        s = pos
+        while True:
+            q = _SEP1.match(text, s)
+            if not q or q.end() == s:
+                break
+            s = q.end()
+        if s == pos:
+            break
+        mk = _MARK_AT.match(text, s)
+        if mk:
+            plural, pos = _is_plural(mk.group("mark")), mk.end()
+            continue
+        if plural and s < len(text) and text[s].isdigit():
+            pos = s
+            continue
+        break
+    return items, end
+
+
+def _is_plural(mark: str | None) -> bool:
+    return bool(mark) and bool(_PLURAL_MARK.fullmatch(mark) or _PLURAL_MARK.fullmatch(mark.rstrip(".")))
+
+
+def _item_sections(item: _Item) -> list[str]:
+    if item.last is not None:
+        return _expand(item.first, item.last)
+    if item.plural:
+        split = _hyphen_range(item.first)
+        if split:
+            return _expand(*split)
+    return [item.first]
 
 
 # ------------------------------------------------------------------ extraction
@@ -222,13 +373,15 @@ def section_key(sec: str) -> str:
 class Citation:
     """One normalised citation: ``key`` (``ca_civ_1942``), ``base`` (the section without its
     subsections: ``ny_real_prop_238_a`` for ``238-A(1)(a)``; equal to ``key`` otherwise), where it
-    was found (``start``, ``end``) and by which extractor."""
+    was found (``start``, ``end``), by which extractor, and its code's ``prefix`` (``ca_civ``; for
+    reading a bare ``§ 1943`` that follows it)."""
 
     key: str
     base: str
     start: int
     end: int
     source: str = "rules"
+    prefix: str = ""
 
 
 _SHORT = [(f"f{i}", j, code) for i, (j, code) in enumerate(SHORT_FORMS.values())]
@@ -251,25 +404,34 @@ def _code_of(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | Non
             return given or (jur if jur in jurs else None) or (jurs[0] if len(jurs) == 1 else None), code
     if "general" in gd:
         return given, "code"  # a general code needs its jurisdiction named
+    if "named" in gd:
+        return given, _slug(gd["named"])  # a code outside the table: its own words, with its jurisdiction
     return None, None
 
 
-def _keys(prefix: str, gd: dict[str, str], start: int, end: int, source: str) -> list[Citation]:
-    plural = bool(gd.get("mark") and re.match(r"(?:§§|[Ss]{2}\.|[Ss]ec(?:tion)?s|SEC(?:TION)?S)", gd["mark"]))
-    out = []
-    chap = gd.get("chap")
-    for sec in _sections(gd["secs"], plural):
-        full = (f"{chap}_" if chap else "") + section_key(sec)
-        base = (f"{chap}_" if chap else "") + section_key(_split_sub(sec)[0])
-        out.append(Citation(f"{prefix}_{full}", f"{prefix}_{base}", start, end, source))
-    return out
+def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source: str, covered: bytearray,
+          found: list[Citation]) -> int:
+    """Keys of ``items`` not inside text already read (``covered``); marks their span read; returns
+    how many were added."""
+    added = 0
+    head = f"{prefix}_{chap}" if chap else prefix
+    for it in items:
+        if covered.find(1, it.start, it.end) >= 0:
+            continue
+        for sec in _item_sections(it):
+            found.append(Citation(f"{head}_{section_key(sec)}", f"{head}_{section_key(_split_sub(sec)[0])}",
+                                  start if not added else it.start, it.end, source, prefix))
+            added += 1
+    if added:
+        stop = max(it.end for it in items)
+        covered[start:stop] = b"\x01" * (stop - start)
+    return added
 
 
-_DIGITS = re.compile(r"\d+")
-_SPACE = re.compile(r"\s")
-#: characters read before and after a section number (the longest code name precedes it:
-#: "Real Property Actions and Proceedings Law section"; "of the ... Code" follows it)
+#: characters read before and after a number (the longest code name precedes it:
+#: "District of Columbia Real Property Actions and Proceedings Law section"; "of the ... Code" follows)
 _BEFORE, _AFTER = 160, 90
+_SPACE = re.compile(r"\s")
 
 
 def _windows(text: str) -> list[tuple[int, int]]:
@@ -285,100 +447,161 @@ def _windows(text: str) -> list[tuple[int, int]]:
     spans = []
     for a, b in out:
         if a > 0:
-            ws = _SPACE.search(text, a)
-            a = ws.end() if ws and ws.end() <= b else a
+            ws = _SPACE.search(text, a, b)
+            a = ws.end() if ws else a
         spans.append((a, b))
     return spans
 
 
-def _rules(text: str, jur: str | None, context: str | None) -> list[Citation]:
+def _rules(text: str, jur: str | None, context: str | None) -> tuple[list[Citation], bytearray]:
+    """The rule table's citations in ``text`` and the mask of characters they cover."""
     found: list[Citation] = []
+    covered = bytearray(len(text))
     for a, b in _windows(text):
-        found += [Citation(c.key, c.base, c.start + a, c.end + a, c.source)
-                  for c in _rules_in(text[a:b], jur, context)]
-    return found
+        _rules_in(text, a, b, jur, context, covered, found)
+    return found, covered
 
 
-def _rules_in(text: str, jur: str | None, context: str | None) -> list[Citation]:
-    forward, usc, backward, bare = _patterns()
-    found: list[Citation] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
-
-    for m in usc.finditer(text):
-        gd = _groups(m)
-        found += _keys(f"us_usc_{gd['title']}", gd, m.start(), m.end(), "rules")
-        taken.append(m.span())
-    for pattern in (backward, forward):
-        for m in pattern.finditer(text):
-            if not free(*m.span()):
+def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None, covered: bytearray,
+              found: list[Citation]) -> None:
+    """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
+    ``[jurisdiction] code [§] N``, then bare ``§ N`` (with ``context``, or the code of the citation
+    before it). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
+    word) and reads a bounded stretch, lists excepted, which :func:`_scan` reads once."""
+    forward, usc, ilcs, of_code = _patterns()
+    window = text[lo:hi]
+    before = len(found)
+    if "u" in window or "U" in window:
+        for m in usc.finditer(text, lo, hi):
+            if covered.find(1, m.start(), m.end()) < 0:
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
+                _emit(f"us_usc_{m.group('title')}", None, items, m.start(), "rules", covered, found)
+    if "ILCS" in window or "Comp" in window:
+        for m in ilcs.finditer(text, lo, hi):
+            if covered.find(1, m.start(), m.end()) < 0:
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
+                _emit(f"il_code_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
+    marks = [m for m in _MARK_AT.finditer(text, lo, hi)]
+    if " of " in window or " OF " in window or " Of " in window:
+        scanned = -1
+        for m in marks:
+            if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
+                continue  # inside a list read from an earlier mark: same end, same answer
+            items, end = _scan(text, m.end(), _is_plural(m.group("mark")))
+            scanned = end
+            t = of_code.match(text, end) if items else None
+            if t:
+                gd = _groups(t)
+                j, code = _code_of(gd, jur)
+                if j and code:
+                    _emit(f"{j}_{code}", None, items, m.start(), "rules", covered, found)
+                    covered[end:t.end()] = b"\x01" * (t.end() - end)
+    lower, exact = _first_words()
+    for w in _WORD.finditer(text, lo, hi):
+        word = w.group()
+        if (word in exact or word.lower() in lower) and not covered[w.start()]:
+            m = forward.match(text, w.start())
+            if not m or covered.find(1, m.start(), m.end()) >= 0:
                 continue
             gd = _groups(m)
             j, code = _code_of(gd, jur)
             if j is None or code is None:
                 continue
-            if code == "code" and not ("jur" in gd or any(name in gd for name, _, _ in _SHORT)):
+            short = any(name in gd for name, _, _ in _SHORT)
+            if code == "code" and not ("jur" in gd or short):
                 continue
-            if ("mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
-                    and not re.search(r"\w[.\-:/]\w", gd["secs"])):
+            if "named" in gd and ("jur" not in gd or "mark" not in gd):
+                continue  # a code outside the table needs its jurisdiction and a section mark
+            items, _ = _scan(text, m.end(), _is_plural(gd.get("mark")))
+            if ("mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd and items
+                    and not re.search(r"\w[.\-:/]\w", items[0].first)):
                 # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
                 continue
-            found += _keys(f"{j}_{code}", gd, m.start(), m.end(), "rules")
-            taken.append(m.span())
-    if context:
-        for m in bare.finditer(text):
-            if free(*m.span()):
-                found += _keys(context, _groups(m), m.start(), m.end(), "context")
-                taken.append(m.span())
-    return found
+            _emit(f"{j}_{code}", gd.get("chap"), items, m.start(), "rules", covered, found)
+    # bare marks: a statute's own code (context), else the code of the last citation before a "§"
+    prior = sorted(found[before:], key=lambda c: c.start)
+    scanned, k, last = -1, 0, None
+    for m in marks:
+        while k < len(prior) and prior[k].start < m.start():
+            last = prior[k].prefix or last
+            k += 1
+        if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
+            continue
+        prefix = context or (last if m.group("mark").startswith("§") else None)
+        if not prefix:
+            continue
+        items, end = _scan(text, m.end(), _is_plural(m.group("mark")))
+        scanned = end
+        _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
 
 
-_EYECITE_HINT = re.compile(r"§|\bU\.?\s?S\.?\s?C|\b\d+\s+[A-Z][A-Za-z0-9.'&]*(?:\s+[A-Z0-9][A-Za-z0-9.'&]*){0,4}\s+\d+")
+def _eyecite_worth(rest: str) -> bool:
+    """Whether eyecite can find anything the rules left: a ``§``, or a case's shape (a number, spaces,
+    a capital letter, and a number within 40 characters). Linear: one pass over the numbers."""
+    if "§" in rest:
+        return True
+    return any(_DIGITS.search(rest, m.end(), m.end() + 40) for m in _CASE_START.finditer(rest))
 
 
-def _eyecite(text: str, jur: str | None, taken: Sequence[tuple[int, int]]) -> list[Citation]:
-    rest = text
-    for s, e in taken:  # what the rule table read is not read again (nor makes eyecite run)
-        rest = rest[:s] + " " * (e - s) + rest[e:]
-    if not _EYECITE_HINT.search(rest):
+_CASE_START = re.compile(r"(?<![\w.])[0-9]++\s++[A-Z]")
+
+
+def _blank(text: str, covered: bytearray) -> str:
+    """``text`` with the characters ``covered`` marks replaced by spaces (offsets kept)."""
+    parts, i, n = [], 0, len(text)
+    while i < n:
+        s = covered.find(1, i)
+        if s < 0:
+            parts.append(text[i:])
+            break
+        e = covered.find(0, s)
+        e = n if e < 0 else e
+        parts += [text[i:s], " " * (e - s)]
+        i = e
+    return "".join(parts)
+
+
+def _eyecite(text: str, jur: str | None, covered: bytearray) -> list[Citation]:
+    if covered.find(0) < 0:
         return []
-    text = rest
+    # what the rule table read is not read again (nor makes eyecite run)
+    rest = _blank(text, covered)
+    if not _eyecite_worth(rest):
+        return []
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
     out = []
-    for c in get_citations(text):
+    for c in get_citations(rest):
         span = c.span()
-        if any(not (span[1] <= s or span[0] >= e) for s, e in taken):
+        if covered.find(1, span[0], span[1]) >= 0:
             continue  # the rule table read it whole
         g = c.groups
         if isinstance(c, FullCaseCitation) and g.get("volume") and g.get("page"):
-            reporter = getattr(c, "corrected_reporter", lambda: g.get("reporter"))() or g.get("reporter", "")
-            out.append(Citation(f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}",
-                                f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}", *span, "eyecite"))
+            reporter = c.corrected_reporter() or g.get("reporter", "")
+            key = f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}"
+            out.append(Citation(key, key, *span, "eyecite"))
         elif isinstance(c, FullLawCitation) and g.get("section"):
-            # eyecite's corrected_citation() drops the subject ("Cal. Code"): re-read its reporter group
-            reporter = " ".join(x for x in (g.get("title"), g.get("reporter")) if x)
-            prefix = None
-            mm = _patterns()[0].match(f"{g.get('reporter', '')} § 1")
-            if mm:
-                j, code = _code_of(_groups(mm), jur)
-                if j and code:
-                    prefix = f"{j}_{code}"
-            prefix = prefix or f"law_{_slug(reporter)}"
-            if g.get("chapter"):
-                prefix += f"_{_slug(g['chapter'])}"
-            sec = g["section"]
+            # eyecite's groups for one text differ between processes (which of its patterns matched
+            # first): the key is read from the matched text itself, the part before the section
+            raw = rest[span[0]:span[1]]
+            at = _MARK_AT.search(raw)
+            cut = at.start() if at else raw.rfind(g["section"])
+            m = _RUN.match(raw, at.end()) if at else _RUN.match(raw, cut)
+            if cut <= 0 or not m:
+                continue
+            sec = m.group()[:_sec_len(m.group())]
+            prefix = f"law_{_slug(raw[:cut])}"
             out.append(Citation(f"{prefix}_{section_key(sec)}", f"{prefix}_{section_key(_split_sub(sec)[0])}",
-                                *span, "eyecite"))
+                                *span, "eyecite", prefix))
     return out
 
 
 def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | None = None,
             use_eyecite: bool = True) -> list[Citation]:
     """The citations in ``text``, in order of appearance, each once.
+
+    Time is linear in ``len(text)`` (docs/legal-structure.md, "Linear time").
 
     Parameters
     ----------
@@ -389,6 +612,7 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
         ``California``, ``CA``, ``california`` alike).
     context : str, optional
         A code prefix (``ca_civ``) that a bare ``section 1950.5`` belongs to (a statute's own code).
+        Without it, a bare ``§ 1943`` belongs to the code of the citation before it, if any.
     use_eyecite : bool
         Also run eyecite (case citations, statute reporters outside the rule table).
 
@@ -399,15 +623,16 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
     if not text:
         return []
     jur = jurisdiction(jurisdiction_hint) if jurisdiction_hint else None
-    found = _rules(text, jur, context)
+    found, covered = _rules(text, jur, context)
     if use_eyecite:
-        found += _eyecite(text, jur, [(c.start, c.end) for c in found])
+        found += _eyecite(text, jur, covered)
     seen, out = set(), []
     for c in sorted(found, key=lambda c: c.start):
         if c.key not in seen:
             seen.add(c.key)
             out.append(c)
     return out
+
 
 
 def keys(text: str, **kwargs) -> list[str]:
@@ -440,7 +665,7 @@ def document_field(own: str | None, text: str, *, jurisdiction_hint: str | None 
         if c.base != c.key:
             roles.append(f"in_{c.base}")
             mine.add(c.base)
-        context = context or code_prefix(c.key)
+        context = context or c.prefix or code_prefix(c.key)
     for c in extract(text, jurisdiction_hint=jurisdiction_hint, context=context):
         if c.key not in mine:
             roles.append(f"cites_{c.key}")
