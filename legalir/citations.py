@@ -168,9 +168,13 @@ def _patterns():
         rf"(?:\s*+,)?+\s*+{chapter}(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
     usc = re.compile(rf"(?<![\w.])(?P<title>[0-9]++)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
-    # Illinois: "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201" (chapter 735, act 5, section 9-201)
-    ilcs = re.compile(rf"(?<![\w.])(?P<chap>[0-9]++)\s++(?:(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+"
-                      rf"(?:\s*+Ann\.?+)?+)\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
+    # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
+    # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"
+    # (its unconsolidated statutes, as "Pa. Stat. Ann. tit. 68, § 250.206") and "42 Pa.C.S. § 5524" (pa_cons)
+    ilcs = re.compile(rf"(?<![\w.])(?P<chap>[0-9]++)\s++(?:(?P<il>(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+)"
+                      rf"|(?P<pacons>Pa\.?+\s*+C\.?+\s*+S\.?+|Pa\.?+\s*+Cons\.?+\s*+Stat\.?+)"
+                      rf"|(?P<pa>(?-i:P\.\s?+S\.)|Pa\.?+\s*+Stat(?:utes)?+\.?+))"
+                      rf"(?:\s*+Ann\.?+)?+\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
     # backward: what follows a section list: "of the [jurisdiction] code"
     of_code = re.compile(
         rf"\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|(?P<general>{GENERAL_CODE}))(?![A-Za-z])",
@@ -476,11 +480,12 @@ def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None,
             if covered.find(1, m.start(), m.end()) < 0:
                 items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
                 _emit(f"us_usc_{m.group('title')}", None, items, m.start(), "rules", covered, found)
-    if "ILCS" in window or "Comp" in window:
+    if "ILCS" in window or "Comp" in window or "Pa" in window or "P." in window:
         for m in ilcs.finditer(text, lo, hi):
             if covered.find(1, m.start(), m.end()) < 0:
                 items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
-                _emit(f"il_code_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
+                code = "il_code" if m.group("il") else "pa_cons" if m.group("pacons") else "pa_code"
+                _emit(f"{code}_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
     marks = [m for m in _MARK_AT.finditer(text, lo, hi)]
     if " of " in window or " OF " in window or " Of " in window:
         scanned = -1

@@ -151,3 +151,113 @@ def test_no_pattern_on_the_citation_path_nests_or_overlaps_quantifiers():
         greedy = [q for q in quantifiers if q[0] in "*+" and not q.endswith("++" if q[0] == "+" else "*+")
                   or q[0] == "{" and q.endswith(",}")]
         assert not greedy, (src[:120], greedy)
+
+
+# ------------------------------------------------------------------ the forms that must be right
+@pytest.mark.parametrize("text, keys", [
+    # a code outside the rule table keeps its subsection letter (it got § 235's key before)
+    ("N.Y. Penal Law § 235-b", ["ny_penal_235_b"]),
+    ("NY Penal L § 235-B (2021)", ["ny_penal_235_b"]),  # Housing's dot-less form, upper-case letter
+    ("N.Y. Penal Law § 235 applies", ["ny_penal_235"]),
+    ("NY Real Prop L § 235-B (2021)", ["ny_real_prop_235_b"]),
+    # lists: every item
+    ("Cal. Civ. Code § 1942 and § 1943", ["ca_civ_1942", "ca_civ_1943"]),
+    ("Cal. Civ. Code §§ 1942, 1943", ["ca_civ_1942", "ca_civ_1943"]),
+    ("Cal. Civ. Code §§ 1942, 1943, and 1945", ["ca_civ_1942", "ca_civ_1943", "ca_civ_1945"]),
+    ("Cal. Civ. Code § 1942 and 42 U.S.C. § 1983", ["ca_civ_1942", "us_usc_42_1983"]),
+    ("sections 1942 and 1943 of the Civil Code", None),  # no jurisdiction: below, with a hint
+    # ranges: each section between ends of one shape; an integer to a decimal section within 50: the
+    # integers between and the end; otherwise the two ends. Never one key for the whole range.
+    ("Cal. Civ. Code §§ 1941-1943", ["ca_civ_1941", "ca_civ_1942", "ca_civ_1943"]),
+    ("Cal. Civ. Code §§ 1940-1954.05", [f"ca_civ_{n}" for n in range(1940, 1955)] + ["ca_civ_1954_05"]),
+    ("Cal. Civ. Code §§ 1940 to 2200", ["ca_civ_1940", "ca_civ_2200"]),
+    ("Cal. Civ. Code § 1941–1943", ["ca_civ_1941", "ca_civ_1942", "ca_civ_1943"]),
+    ("Cal. Civ. Code § 7-108", ["ca_civ_7_108"]),  # one hyphenated section, not a range
+    # Housing's own form, with the year: the same key as the official abbreviation
+    ("CA Penal Code § 484 (2021)", ["ca_penal_484"]),
+    ("Cal. Penal Code § 484", ["ca_penal_484"]),
+    # tit. forms and the title before the code
+    ("Pa. Stat. Ann. tit. 68, § 250.206", ["pa_code_68_250_206"]),
+    ("68 P.S. § 250.206", ["pa_code_68_250_206"]),
+    ("42 Pa.C.S. § 5524", ["pa_cons_42_5524"]),
+    # Illinois: chapter, act, section
+    ("735 ILCS 5/9-201", ["il_code_735_5_9_201"]),
+    ("735 Ill. Comp. Stat. 5/9-201", ["il_code_735_5_9_201"]),
+    # short forms within one text: a later "§ N" belongs to the code cited before it
+    ("Under Cal. Civ. Code § 1942 a tenant may repair; § 1942.5 bars retaliation.", ["ca_civ_1942", "ca_civ_1942_5"]),
+    ("Cal. Civ. Code § 1942 applies. See Section 5.2 of this Agreement.", ["ca_civ_1942"]),  # "Section": not a short form
+    ("See § 1942.5.", []),  # nothing cited before it: not guessed
+])
+def test_forms(text, keys):
+    if keys is None:
+        assert citations.keys(text) == []
+        assert citations.keys(text, jurisdiction_hint="California") == ["ca_civ_1942", "ca_civ_1943"]
+    else:
+        assert citations.keys(text) == keys
+
+
+def test_a_lettered_subsection_never_takes_its_neighbours_key():
+    """Query and document keys meet in the index (BM25.clauses -> query_clauses; convert -> document_field):
+    a query citing § 235-b gives clauses for 235-b only, a statute that is § 235 has no 235-b token."""
+    doc_235 = citations.parse_field(citations.document_field("NY Penal L § 235 (2021)", "NY Penal L § 235 (2021)\n"))
+    doc_235b = citations.parse_field(citations.document_field("NY Penal L § 235-b (2021)", "text"))
+    assert doc_235 == {"is": ["ny_penal_235"], "in": [], "cites": []}
+    assert doc_235b == {"is": ["ny_penal_235_b"], "in": [], "cites": []}
+    tokens = dict(citations.query_clauses("Does N.Y. Penal Law § 235-b apply?"))
+    assert tokens == {"is_ny_penal_235_b": 3, "in_ny_penal_235_b": 2, "cites_ny_penal_235_b": 1}
+    assert "is_ny_penal_235" not in tokens
+    # a subsection cited: the section it is part of is tier 2, the subsection itself tier 3
+    tokens = dict(citations.query_clauses("NY Real Prop L § 238-A(1)(a)"))
+    assert tokens["is_ny_real_prop_238_a_1_a"] == 3 and tokens["is_ny_real_prop_238_a"] == 2
+
+
+def test_a_statutes_bare_sections_are_its_own_codes():
+    own = "CA Penal Code § 484 (2021)"
+    field = citations.parse_field(citations.document_field(own, own + "\nas in section 490.2 and §§ 487-489"))
+    assert field == {"is": ["ca_penal_484"], "in": [],
+                     "cites": ["ca_penal_490_2", "ca_penal_487", "ca_penal_488", "ca_penal_489"]}
+
+
+CODES = [("Cal. Civ. Code ", "ca_civ"), ("CA Civ Code ", "ca_civ"), ("N.Y. Penal Law ", "ny_penal"),
+         ("NY Real Prop L ", "ny_real_prop"), ("Tenn. Code Ann. ", "tn_code"), ("Tex. Prop. Code ", "tx_prop"),
+         ("Mass. Gen. Laws ch. 186, ", "ma_code_186"), ("Pa. Stat. Ann. tit. 68, ", "pa_code_68"),
+         ("42 U.S.C. ", "us_usc_42"), ("CA Penal Code ", "ca_penal")]
+
+
+@st.composite
+def plain_section(draw):
+    """A section that cannot read as a range: 235, 235-b, 118A.290, 9-21-1006(c), 1942.5(a)(1)."""
+    head = str(draw(st.integers(1, 9999)))
+    shape = draw(st.integers(0, 4))
+    if shape == 1:
+        head += "-" + draw(st.sampled_from("abcdeABZ"))
+    elif shape == 2:
+        head += draw(st.sampled_from(["A", "a", ""])) + "." + str(draw(st.integers(0, 999)))
+    elif shape == 3:
+        head += "-" + str(draw(st.integers(1, 99))) + "-" + str(draw(st.integers(100, 1999)))
+    subs = "".join(f"({draw(st.sampled_from(['a', 'b', '1', '2', 'iv']))})" for _ in range(draw(st.integers(0, 2))))
+    return head + subs
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.sampled_from(CODES), st.lists(plain_section(), min_size=1, max_size=12, unique=True),
+       st.sampled_from(["list", "chain"]), st.sampled_from([", ", " and ", " or ", ", and "]))
+def test_every_item_of_a_list_gets_its_own_key(code, sections, form, sep):
+    name, prefix = code
+    if form == "list":
+        body = "§§ " + sep.join(sections) if len(sections) > 1 else "§ " + sections[0]
+    else:
+        body = sep.join(f"§ {s}" for s in sections)
+    keys = citations.keys(f"As {name}{body} provides.")
+    expected = list(dict.fromkeys(f"{prefix}_{citations.section_key(s)}" for s in sections))
+    assert keys == expected
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.sampled_from(CODES), st.integers(1, 5000), st.integers(1, 50), st.sampled_from(["-", " to ", " through ", "–"]),
+       st.sampled_from(["", "92.", "9-21-"]))
+def test_a_range_gives_each_section_between_its_ends(code, lo, width, dash, stem):
+    name, prefix = code
+    hi = lo + width
+    keys = citations.keys(f"See {name}§§ {stem}{lo}{dash}{stem}{hi}.")
+    assert keys == [f"{prefix}_{citations.section_key(stem + str(n))}" for n in range(lo, hi + 1)]
