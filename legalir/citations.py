@@ -124,18 +124,31 @@ _RANGE1 = re.compile(r"\s*+(?:-|–|—|to\b|through\b|thru\b)\s*+", re.IGNORECA
 #: a section mark directly before a section number
 _MARK_AT = re.compile(rf"(?<![\w.])(?P<mark>{_MARK})\s*+(?=[0-9])", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]++")
+_USC_HINT = re.compile(r"[Uu]\.?+\s?+[Ss]\.?+\s?+[Cc]")
 _DIGITS = re.compile(r"[0-9]++")
 
 
-def _jur_pattern() -> str:
+def _jur_alternatives() -> list[tuple[str, str]]:
+    """(first word, regex) of every jurisdiction's name, abbreviation and postal code, in the order the
+    pattern tries them: names, then abbreviations (longest first), then postal codes (upper case only:
+    "in Civil Code section 5" is not Indiana). A postal code's first word keeps its case."""
     names, abbrs = [], []
     for postal, (name, bb) in JURISDICTIONS.items():
-        names.append(r"\s++".join(re.escape(w) for w in name.split()))
+        names.append((name.split()[0].lower(), r"\s++".join(re.escape(w) for w in name.split())))
         for a in bb:
-            abbrs.append(r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else ""))
-    postal = "|".join(p.upper() for p in JURISDICTIONS if p != "us")
-    # postal codes only upper case: "in Civil Code section 5" is not Indiana
-    return rf"(?:{'|'.join(sorted(names, key=len, reverse=True))}|{'|'.join(sorted(abbrs, key=len, reverse=True))}|(?-i:{postal}))"
+            abbrs.append((_WORD.match(a).group().lower(),
+                          r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else "")))
+    by_len = lambda x: -len(x[1])  # noqa: E731  (stable: ties keep the table's order)
+    postals = [(p.upper(), f"(?-i:{p.upper()})") for p in JURISDICTIONS if p != "us"]
+    return sorted(names, key=by_len) + sorted(abbrs, key=by_len) + postals
+
+
+def _jur_pattern(word: str | None = None) -> str:
+    """The jurisdiction alternation; with ``word``, only the alternatives that begin with it (the others
+    cannot match where it stands)."""
+    alts = [rx for first, rx in _jur_alternatives()
+            if word is None or first == word or (first.islower() and first == word.lower())]
+    return f"(?:{'|'.join(alts)})" if alts else ""
 
 
 def _jur_first_words() -> tuple[frozenset, frozenset]:
@@ -157,15 +170,8 @@ _NAMED = (rf"(?P<named>{_NAMED_WORD}(?:\s++{_NAMED_WORD})?(?:\s++{_NAMED_WORD})?
 @lru_cache(maxsize=1)
 def _patterns():
     jur = _jur_pattern()
-    subject = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
-    short = "|".join(f"(?P<f{i}>(?-i:{k}))" for i, k in enumerate(SHORT_FORMS))
-    chapter = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]++[A-Za-z]?+)"
-               r"(?:\s*+,)?+\s*+)?+")
-    # forward: [jurisdiction] code [chapter] [mark], up to the first section's digit
-    forward = re.compile(
-        rf"(?<![\w.])(?:(?P<jur>{jur})\.?+(?:\s*+,)?+\s++)?"
-        rf"(?:(?:{subject})(?:\s++Ann(?:otated)?+\.?+)?+|(?P<general>{GENERAL_CODE})|{short}|{_NAMED})"
-        rf"(?:\s*+,)?+\s*+{chapter}(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
+    subject = _SUBJECT_ALT
+    forward = _forward_pattern(jur)
     usc = re.compile(rf"(?<![\w.])(?P<title>[0-9]++)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
     # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
@@ -180,6 +186,29 @@ def _patterns():
         rf"\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|(?P<general>{GENERAL_CODE}))(?![A-Za-z])",
         re.IGNORECASE)
     return forward, usc, ilcs, of_code
+
+
+_SUBJECT_ALT = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
+_SHORT_ALT = "|".join(f"(?P<f{i}>(?-i:{k}))" for i, k in enumerate(SHORT_FORMS))
+_CHAPTER = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]++[A-Za-z]?+)"
+            r"(?:\s*+,)?+\s*+)?+")
+
+
+def _forward_pattern(jur: str) -> re.Pattern:
+    """forward: [jurisdiction] code [chapter] [mark], up to the first section's digit. A general code
+    and a code outside the table need a jurisdiction: without one, only subject codes and short forms."""
+    codes = rf"(?:{_SUBJECT_ALT})(?:\s++Ann(?:otated)?+\.?+)?+|{_SHORT_ALT}"
+    head = rf"(?<![\w.])(?:(?P<jur>{jur})\.?+(?:\s*+,)?+\s++)?" if jur else r"(?<![\w.])"
+    if jur:
+        codes += rf"|(?P<general>{GENERAL_CODE})|{_NAMED}"
+    return re.compile(rf"{head}(?:{codes})(?:\s*+,)?+\s*+{_CHAPTER}(?P<mark>{_MARK})?+\s*+(?=[0-9])",
+                      re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _forward_at(word: str) -> re.Pattern:
+    """The forward pattern for a place where ``word`` stands: only the jurisdictions it can begin."""
+    return _forward_pattern(_jur_pattern(word))
 
 
 @lru_cache(maxsize=1)
@@ -204,12 +233,15 @@ def jurisdiction(value: str | None) -> str | None:
     return _JUR_BY_TEXT.get(_squash(value))
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]++")
+
+
 def _squash(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+    return _NOT_ALNUM.sub("", str(text).lower())
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+    return _NOT_ALNUM.sub("_", str(text).lower()).strip("_")
 
 
 # ------------------------------------------------------------------ sections
@@ -438,36 +470,83 @@ _BEFORE, _AFTER = 160, 90
 _SPACE = re.compile(r"\s")
 
 
-def _windows(text: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` around its numbers, merged, starting at a word boundary: every citation has
-    a number, so the patterns read only these (a statute's long prose without numbers costs nothing)."""
+def _windows(text: str) -> list[tuple[int, int, int]]:
+    """Spans of ``text`` around its numbers, merged, starting at a word boundary, with the start of
+    their last number: every citation has a number, so the patterns read only these (a statute's long
+    prose without numbers costs nothing), and a name that precedes a section starts before that."""
     out: list[list[int]] = []
     for m in _DIGITS.finditer(text):
         a, b = max(0, m.start() - _BEFORE), min(len(text), m.end() + _AFTER)
         if out and a <= out[-1][1]:
-            out[-1][1] = b
+            out[-1][1:] = [b, m.start()]
         else:
-            out.append([a, b])
+            out.append([a, b, m.start()])
     spans = []
-    for a, b in out:
+    for a, b, last in out:
         if a > 0:
             ws = _SPACE.search(text, a, b)
             a = ws.end() if ws else a
-        spans.append((a, b))
+        spans.append((a, b, last))
     return spans
+
+
+_DOTTED = re.compile(r"\w[.\-:/]\w")
+_CHAPTER_BEFORE = re.compile(r"(?:ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+$", re.IGNORECASE)
+_HEADS: dict = {}
+_HEADS_MAX = 100_000
+
+
+def _head(text: str, at: int, word: str, jur: str | None):
+    """The forward citation name starting at ``at`` (the word ``word``): (its length up to the first
+    section's digit, key prefix, chapter, mark, whether it is the loose form "<State> Law 2019"), or
+    ``None``.
+
+    Remembered by what the pattern can read: the character before, the text up to and including the
+    first digit (a chapter's number is read only right after ``ch``/``c``/``tit``: then up to the
+    next number's first digit), and the jurisdiction given. The same answer as matching anew: a
+    statute collection repeats a handful of names (``Alabama Code § ``) a million times."""
+    d1 = _DIGITS.search(text, at, at + _BEFORE)
+    if d1 is None:
+        return None
+    stop = d1.start() + 1
+    if _CHAPTER_BEFORE.search(text, at, d1.start()):
+        d2 = _DIGITS.search(text, d1.end(), d1.end() + _BEFORE)
+        stop = d2.start() + 1 if d2 else d1.end()
+    key = (text[at - 1] if at else "", text[at:stop], jur)
+    try:
+        return _HEADS[key]
+    except KeyError:
+        pass
+    m = _forward_at(word).match(text, at, stop)
+    out = None
+    if m:
+        gd = _groups(m)
+        j, code = _code_of(gd, jur)
+        short = any(name in gd for name, _, _ in _SHORT)
+        if j is None or code is None or (code == "code" and not ("jur" in gd or short)):
+            out = None
+        elif "named" in gd and ("jur" not in gd or "mark" not in gd):
+            out = None  # a code outside the table needs its jurisdiction and a section mark
+        else:
+            loose = "mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
+            out = (m.end() - at, f"{j}_{code}", gd.get("chap"), gd.get("mark"), loose)
+    if len(_HEADS) >= _HEADS_MAX:
+        _HEADS.clear()
+    _HEADS[key] = out
+    return out
 
 
 def _rules(text: str, jur: str | None, context: str | None) -> tuple[list[Citation], bytearray]:
     """The rule table's citations in ``text`` and the mask of characters they cover."""
     found: list[Citation] = []
     covered = bytearray(len(text))
-    for a, b in _windows(text):
-        _rules_in(text, a, b, jur, context, covered, found)
+    for a, b, last in _windows(text):
+        _rules_in(text, a, b, last, jur, context, covered, found)
     return found, covered
 
 
-def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None, covered: bytearray,
-              found: list[Citation]) -> None:
+def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, context: str | None,
+              covered: bytearray, found: list[Citation]) -> None:
     """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
     ``[jurisdiction] code [§] N``, then bare ``§ N`` (with ``context``, or the code of the citation
     before it). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
@@ -475,7 +554,7 @@ def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None,
     forward, usc, ilcs, of_code = _patterns()
     window = text[lo:hi]
     before = len(found)
-    if "u" in window or "U" in window:
+    if _USC_HINT.search(window):
         for m in usc.finditer(text, lo, hi):
             if covered.find(1, m.start(), m.end()) < 0:
                 items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
@@ -502,27 +581,19 @@ def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None,
                     _emit(f"{j}_{code}", None, items, m.start(), "rules", covered, found)
                     covered[end:t.end()] = b"\x01" * (t.end() - end)
     lower, exact = _first_words()
-    for w in _WORD.finditer(text, lo, hi):
+    for w in _WORD.finditer(text, lo, last):
         word = w.group()
         if (word in exact or word.lower() in lower) and not covered[w.start()]:
-            m = forward.match(text, w.start())
-            if not m or covered.find(1, m.start(), m.end()) >= 0:
+            head = _head(text, w.start(), word, jur)
+            if head is None:
                 continue
-            gd = _groups(m)
-            j, code = _code_of(gd, jur)
-            if j is None or code is None:
+            length, prefix, chap, mark, loose = head
+            if covered.find(1, w.start(), w.start() + length) >= 0:
                 continue
-            short = any(name in gd for name, _, _ in _SHORT)
-            if code == "code" and not ("jur" in gd or short):
-                continue
-            if "named" in gd and ("jur" not in gd or "mark" not in gd):
-                continue  # a code outside the table needs its jurisdiction and a section mark
-            items, _ = _scan(text, m.end(), _is_plural(gd.get("mark")))
-            if ("mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd and items
-                    and not re.search(r"\w[.\-:/]\w", items[0].first)):
-                # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
-                continue
-            _emit(f"{j}_{code}", gd.get("chap"), items, m.start(), "rules", covered, found)
+            items, _ = _scan(text, w.start() + length, _is_plural(mark))
+            if loose and items and not _DOTTED.search(items[0].first):
+                continue  # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
+            _emit(prefix, chap, items, w.start(), "rules", covered, found)
     # bare marks: a statute's own code (context), else the code of the last citation before a "§"
     prior = sorted(found[before:], key=lambda c: c.start)
     scanned, k, last = -1, 0, None
@@ -540,15 +611,24 @@ def _rules_in(text: str, lo: int, hi: int, jur: str | None, context: str | None,
         _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
 
 
-def _eyecite_worth(rest: str) -> bool:
-    """Whether eyecite can find anything the rules left: a ``§``, or a case's shape (a number, spaces,
-    a capital letter, and a number within 40 characters). Linear: one pass over the numbers."""
-    if "§" in rest:
-        return True
-    return any(_DIGITS.search(rest, m.end(), m.end() + 40) for m in _CASE_START.finditer(rest))
+def _eyecite_worth(text: str, covered: bytearray) -> bool:
+    """Whether eyecite can find anything the rules left: a ``§`` they did not read, or a case's shape
+    (a number, spaces, a capital letter, and a number within 40 characters) outside what they read.
+    Linear: one pass over the section signs and one over the numbers' starts."""
+    i = text.find("§")
+    while i >= 0:
+        if not covered[i]:
+            return True
+        i = text.find("§", i + 1)
+    for m in _CASE_START.finditer(text):
+        if not covered[m.start()] and (m.start() == 0 or text[m.start() - 1] not in _WORDISH) \
+                and _DIGITS.search(text, m.end(), m.end() + 40):
+            return True
+    return False
 
 
-_CASE_START = re.compile(r"(?<![\w.])[0-9]++\s++[A-Z]")
+_CASE_START = re.compile(r"[0-9]++\s++[A-Z]")
+_WORDISH = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.")
 
 
 def _blank(text: str, covered: bytearray) -> str:
@@ -570,9 +650,9 @@ def _eyecite(text: str, jur: str | None, covered: bytearray) -> list[Citation]:
     if covered.find(0) < 0:
         return []
     # what the rule table read is not read again (nor makes eyecite run)
-    rest = _blank(text, covered)
-    if not _eyecite_worth(rest):
+    if not _eyecite_worth(text, covered):
         return []
+    rest = _blank(text, covered)
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
