@@ -468,21 +468,23 @@ def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source:
 #: "District of Columbia Real Property Actions and Proceedings Law section"; "of the ... Code" follows)
 _BEFORE, _AFTER = 160, 90
 _SPACE = re.compile(r"\s")
+_CLUSTER = re.compile(r"[0-9](?:[^0-9]{0,%d}+[0-9])*+" % (_BEFORE + _AFTER - 1))
 
 
 def _windows(text: str) -> list[tuple[int, int, int]]:
-    """Spans of ``text`` around its numbers, merged, starting at a word boundary, with the start of
-    their last number: every citation has a number, so the patterns read only these (a statute's long
-    prose without numbers costs nothing), and a name that precedes a section starts before that."""
-    out: list[list[int]] = []
-    for m in _DIGITS.finditer(text):
-        a, b = max(0, m.start() - _BEFORE), min(len(text), m.end() + _AFTER)
-        if out and a <= out[-1][1]:
-            out[-1][1:] = [b, m.start()]
-        else:
-            out.append([a, b, m.start()])
+    """Spans of ``text`` around its numbers, starting at a word boundary, with the start of their last
+    number: every citation has a number, so the patterns read only these (a statute's long prose
+    without numbers costs nothing), and a name that precedes a section starts before that number.
+
+    Numbers less than ``_BEFORE + _AFTER`` characters apart share one window (one :data:`_CLUSTER`
+    match: a digit, then groups of at most that many non-digits and a digit, each group possessive)."""
     spans = []
-    for a, b, last in out:
+    n = len(text)
+    for m in _CLUSTER.finditer(text):
+        a, b = max(0, m.start() - _BEFORE), min(n, m.end() + _AFTER)
+        last = m.end() - 1
+        while last > m.start() and text[last - 1].isdigit():
+            last -= 1
         if a > 0:
             ws = _SPACE.search(text, a, b)
             a = ws.end() if ws else a
@@ -536,24 +538,31 @@ def _head(text: str, at: int, word: str, jur: str | None):
     return out
 
 
-def _rules(text: str, jur: str | None, context: str | None) -> tuple[list[Citation], bytearray]:
-    """The rule table's citations in ``text`` and the mask of characters they cover."""
+def _rules(text: str, jur: str | None, context: str | None,
+           own_len: int = 0) -> tuple[list[Citation], bytearray, list]:
+    """The rule table's citations in ``text``, the mask of characters they cover, and the windows read.
+    With ``own_len``, a bare section's code is that of the first citation in ``text[:own_len]``."""
     found: list[Citation] = []
     covered = bytearray(len(text))
-    for a, b, last in _windows(text):
-        _rules_in(text, a, b, last, jur, context, covered, found)
-    return found, covered
+    windows = _windows(text)
+    marks: list = []
+    for a, b, last in windows:
+        marks += _rules_in(text, a, b, last, jur, covered, found)
+    if own_len and not context:
+        context = next((c.prefix for c in found if c.end <= own_len and c.prefix), None)
+    if marks:
+        _bare(text, marks, context, covered, found)
+    return found, covered, windows
 
 
-def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, context: str | None,
-              covered: bytearray, found: list[Citation]) -> None:
+def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: bytearray,
+              found: list[Citation]) -> list:
     """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
-    ``[jurisdiction] code [§] N``, then bare ``§ N`` (with ``context``, or the code of the citation
-    before it). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
+    ``[jurisdiction] code [§] N``; returns the window's section marks (read by :func:`_bare` once every
+    window is read). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
     word) and reads a bounded stretch, lists excepted, which :func:`_scan` reads once."""
     forward, usc, ilcs, of_code = _patterns()
     window = text[lo:hi]
-    before = len(found)
     if _USC_HINT.search(window):
         for m in usc.finditer(text, lo, hi):
             if covered.find(1, m.start(), m.end()) < 0:
@@ -594,8 +603,13 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, context: 
             if loose and items and not _DOTTED.search(items[0].first):
                 continue  # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
             _emit(prefix, chap, items, w.start(), "rules", covered, found)
-    # bare marks: a statute's own code (context), else the code of the last citation before a "§"
-    prior = sorted(found[before:], key=lambda c: c.start)
+    return marks
+
+
+def _bare(text: str, marks: list, context: str | None, covered: bytearray, found: list[Citation]) -> None:
+    """Bare marks (``section 1950.5``, ``§§ 1942-1943``): of a statute's own code (``context``), else a
+    ``§`` of the code of the last citation before it."""
+    prior = sorted(found, key=lambda c: c.start)
     scanned, k, last = -1, 0, None
     for m in marks:
         while k < len(prior) and prior[k].start < m.start():
@@ -611,7 +625,7 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, context: 
         _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
 
 
-def _eyecite_worth(text: str, covered: bytearray) -> bool:
+def _eyecite_worth(text: str, covered: bytearray, windows: list) -> bool:
     """Whether eyecite can find anything the rules left: a ``§`` they did not read, or a case's shape
     (a number, spaces, a capital letter, and a number within 40 characters) outside what they read.
     Linear: one pass over the section signs and one over the numbers' starts."""
@@ -620,10 +634,11 @@ def _eyecite_worth(text: str, covered: bytearray) -> bool:
         if not covered[i]:
             return True
         i = text.find("§", i + 1)
-    for m in _CASE_START.finditer(text):
-        if not covered[m.start()] and (m.start() == 0 or text[m.start() - 1] not in _WORDISH) \
-                and _DIGITS.search(text, m.end(), m.end() + 40):
-            return True
+    for a, b, _ in windows:
+        for m in _CASE_START.finditer(text, a, b):
+            if not covered[m.start()] and (m.start() == 0 or text[m.start() - 1] not in _WORDISH) \
+                    and _DIGITS.search(text, m.end(), m.end() + 40):
+                return True
     return False
 
 
@@ -646,11 +661,11 @@ def _blank(text: str, covered: bytearray) -> str:
     return "".join(parts)
 
 
-def _eyecite(text: str, jur: str | None, covered: bytearray) -> list[Citation]:
+def _eyecite(text: str, jur: str | None, covered: bytearray, windows: list) -> list[Citation]:
     if covered.find(0) < 0:
         return []
     # what the rule table read is not read again (nor makes eyecite run)
-    if not _eyecite_worth(text, covered):
+    if not _eyecite_worth(text, covered, windows):
         return []
     rest = _blank(text, covered)
     from eyecite import get_citations
@@ -707,17 +722,19 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
     """
     if not text:
         return []
-    jur = jurisdiction(jurisdiction_hint) if jurisdiction_hint else None
-    found, covered = _rules(text, jur, context)
+    return _extract(text, jurisdiction(jurisdiction_hint) if jurisdiction_hint else None, context, use_eyecite)
+
+
+def _extract(text: str, jur: str | None, context: str | None, use_eyecite: bool, own_len: int = 0) -> list[Citation]:
+    found, covered, windows = _rules(text, jur, context, own_len)
     if use_eyecite:
-        found += _eyecite(text, jur, covered)
+        found += _eyecite(text, jur, covered, windows)
     seen, out = set(), []
     for c in sorted(found, key=lambda c: c.start):
         if c.key not in seen:
             seen.add(c.key)
             out.append(c)
     return out
-
 
 
 def keys(text: str, **kwargs) -> list[str]:
@@ -744,14 +761,26 @@ def document_field(own: str | None, text: str, *, jurisdiction_hint: str | None 
     roles: list[str] = []
     mine: set[str] = set()
     context = None
-    for c in extract(own or "", jurisdiction_hint=jurisdiction_hint):
+    jur = jurisdiction(jurisdiction_hint) if jurisdiction_hint else None
+    if own and text.startswith(own) and (len(text) == len(own) or not text[len(own)].isalnum()):
+        # the text opens with the document's own citation (Housing): one reading of both, its citations
+        # inside that opening are the document's own (tests/test_citations.py checks it equals two readings)
+        everything = _extract(text, jur, None, True, len(own))
+        mine_found = [c for c in everything if c.end <= len(own)]
+        cited = [c for c in everything if c.end > len(own)]
+    else:
+        mine_found = _extract(own, jur, None, True) if own else []
+        cited = None
+    for c in mine_found:
         roles.append(f"is_{c.key}")
         mine.add(c.key)
         if c.base != c.key:
             roles.append(f"in_{c.base}")
             mine.add(c.base)
         context = context or c.prefix or code_prefix(c.key)
-    for c in extract(text, jurisdiction_hint=jurisdiction_hint, context=context):
+    if cited is None:
+        cited = _extract(text, jur, context, True) if text else []
+    for c in cited:
         if c.key not in mine:
             roles.append(f"cites_{c.key}")
             mine.add(c.key)

@@ -261,3 +261,34 @@ def test_a_range_gives_each_section_between_its_ends(code, lo, width, dash, stem
     hi = lo + width
     keys = citations.keys(f"See {name}§§ {stem}{lo}{dash}{stem}{hi}.")
     assert keys == [f"{prefix}_{citations.section_key(stem + str(n))}" for n in range(lo, hi + 1)]
+
+
+def _two_readings(own: str, text: str, hint: str | None) -> str:
+    """document_field as two extractions: the own citation, then the text with its code as context."""
+    roles, mine, context = [], set(), None
+    for c in citations.extract(own, jurisdiction_hint=hint):
+        roles.append(f"is_{c.key}")
+        mine.add(c.key)
+        if c.base != c.key:
+            roles.append(f"in_{c.base}")
+            mine.add(c.base)
+        context = context or c.prefix or citations.code_prefix(c.key)
+    for c in citations.extract(text, jurisdiction_hint=hint, context=context):
+        if c.key not in mine:
+            roles.append(f"cites_{c.key}")
+            mine.add(c.key)
+    return " ".join(dict.fromkeys(roles))
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.sampled_from(CODES), plain_section(), st.sampled_from(["", " (2021)"]),
+       st.lists(st.sampled_from(["\nCalifornia Code > Title 1. General > Chapter 2.", " as in section 12 and §§ 5-7",
+                                 " see Cal. Civ. Code § 1942 and § 1943", " 42 U.S.C. § 1983", " 347 U.S. 483",
+                                 " of this title", " CC 1942", " sections 3 and 4 of the Civil Code", " enacted 1999"]),
+                max_size=6), st.sampled_from([None, "California", "new_york"]))
+def test_one_reading_of_a_text_opening_with_its_citation_equals_two(code, sec, year, rest, hint):
+    """Housing's text opens with the statute's own citation: document_field reads it once; the field is
+    the one two readings give."""
+    own = f"{code[0]}§ {sec}{year}"
+    text = own + "".join(rest)
+    assert citations.document_field(own, text, jurisdiction_hint=hint) == _two_readings(own, text, hint)
