@@ -122,7 +122,9 @@ _SEP1 = re.compile(r"\s*+(?:,|&|and\b|or\b)\s*+", re.IGNORECASE)
 #: a range separator
 _RANGE1 = re.compile(r"\s*+(?:-|–|—|to\b|through\b|thru\b)\s*+", re.IGNORECASE)
 #: a section mark directly before a section number
-_MARK_AT = re.compile(rf"(?<![\w.])(?P<mark>{_MARK})\s*+(?=[0-9])", re.IGNORECASE)
+#: (the lookbehind follows the first character, so that the engine skips to a "§" or an "s" at C speed)
+_MARK_AT = re.compile(r"(?P<mark>§(?<![\w.].)§?+|[Ss](?<![\w.].)(?:[Ss]?+\.|[Ee][Cc](?:[Tt][Ii][Oo][Nn])?+[Ss]?+\.?+))"
+                      r"\s*+(?=[0-9])")
 _WORD = re.compile(r"[A-Za-z]++")
 _USC_HINT = re.compile(r"[Uu]\.?+\s?+[Ss]\.?+\s?+[Cc]")
 _DIGITS = re.compile(r"[0-9]++")
@@ -225,12 +227,20 @@ def jurisdiction(value: str | None) -> str | None:
     """A jurisdiction's key (``ca``) from its name, abbreviation or postal code, any case; else ``None``."""
     if not value:
         return None
+    if isinstance(value, str) and value in _JUR_SEEN:
+        return _JUR_SEEN[value]
     if not _JUR_BY_TEXT:
         for postal, (name, abbrs) in JURISDICTIONS.items():
             for v in (postal, name, *abbrs):
                 _JUR_BY_TEXT[_squash(v)] = postal
         _JUR_BY_TEXT["us"] = "us"
-    return _JUR_BY_TEXT.get(_squash(value))
+    out = _JUR_BY_TEXT.get(_squash(value))
+    if isinstance(value, str) and len(_JUR_SEEN) < 10_000:
+        _JUR_SEEN[value] = out
+    return out
+
+
+_JUR_SEEN: dict[str, str | None] = {}
 
 
 _NOT_ALNUM = re.compile(r"[^a-z0-9]++")
@@ -353,7 +363,7 @@ def _scan(text: str, pos: int, plural: bool) -> tuple[list[_Item], int]:
     takes an en-dash range (``§ 1941–1943``) and a next mark after a separator (``§ 1942 and
     § 1943``, with that mark's number). Each character is read once: no pattern spans two tokens."""
     items: list[_Item] = []
-    end = pos
+    end, n = pos, len(text)
     while True:
         m = _RUN.match(text, pos)
         if not m:
@@ -371,6 +381,11 @@ def _scan(text: str, pos: int, plural: bool) -> tuple[list[_Item], int]:
                 pos = r.end() + len(last)
         items.append(_Item(first, last, a, pos, plural))
         end = pos
+        k = pos
+        while k < n and text[k] == " ":
+            k += 1
+        if k >= n or (text[k] not in _GOES_ON and not text[k].isspace()):
+            break  # nothing that continues a list or a range follows (most citations: one section)
         s = pos
         while True:
             q = _SEP1.match(text, s)
@@ -388,6 +403,10 @@ def _scan(text: str, pos: int, plural: bool) -> tuple[list[_Item], int]:
             continue
         break
     return items, end
+
+
+#: the characters a separator, a range or a next mark can begin with (after spaces)
+_GOES_ON = frozenset(",&;-–—aAoOtT§sS")
 
 
 def _is_plural(mark: str | None) -> bool:
@@ -493,7 +512,12 @@ def _windows(text: str) -> list[tuple[int, int, int]]:
 
 
 _DOTTED = re.compile(r"\w[.\-:/]\w")
-_CHAPTER_BEFORE = re.compile(r"(?:ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+$", re.IGNORECASE)
+def _chapter_before(pre: str) -> bool:
+    """Whether ``pre`` ends as a chapter or title word does before its number (``ch. ``, ``c``,
+    ``tit.``, ``Chapter ``): then the pattern reads that number too (more often than needed is safe)."""
+    pre = pre.rstrip()
+    pre = pre[:-1] if pre.endswith(".") else pre
+    return pre[-1:] in ("c", "C") or pre.lower().endswith(("ch", "chapter", "tit", "title"))
 _HEADS: dict = {}
 _HEADS_MAX = 100_000
 
@@ -511,7 +535,7 @@ def _head(text: str, at: int, word: str, jur: str | None):
     if d1 is None:
         return None
     stop = d1.start() + 1
-    if _CHAPTER_BEFORE.search(text, at, d1.start()):
+    if _chapter_before(text[at:d1.start()]):
         d2 = _DIGITS.search(text, d1.end(), d1.end() + _BEFORE)
         stop = d2.start() + 1 if d2 else d1.end()
     key = (text[at - 1] if at else "", text[at:stop], jur)
