@@ -174,12 +174,12 @@ def _patterns():
     jur = _jur_pattern()
     subject = _SUBJECT_ALT
     forward = _forward_pattern(jur)
-    usc = re.compile(rf"(?<![\w.])(?P<title>[0-9]++)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
+    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
     # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
     # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"
     # (its unconsolidated statutes, as "Pa. Stat. Ann. tit. 68, § 250.206") and "42 Pa.C.S. § 5524" (pa_cons)
-    ilcs = re.compile(rf"(?<![\w.])(?P<chap>[0-9]++)\s++(?:(?P<il>(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+)"
+    ilcs = re.compile(rf"(?P<chap>[0-9](?<![\w.][0-9])[0-9]*+)\s++(?:(?P<il>(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+)"
                       rf"|(?P<pacons>Pa\.?+\s*+C\.?+\s*+S\.?+|Pa\.?+\s*+Cons\.?+\s*+Stat\.?+)"
                       rf"|(?P<pa>(?-i:P\.\s?+S\.)|Pa\.?+\s*+Stat(?:utes)?+\.?+))"
                       rf"(?:\s*+Ann\.?+)?+\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
@@ -356,12 +356,17 @@ class _Item:
     plural: bool
 
 
-def _scan(text: str, pos: int, plural: bool) -> tuple[list[_Item], int]:
+def _scan(text: str, pos: int, plural: bool, memo: dict | None = None) -> tuple[list[_Item], int]:
     """The sections named from ``pos`` (a section's first digit) on, and where they end.
 
     A plural mark takes a list (``§§ 1942, 1943 and 1945``) and ranges (``1941 to 1943``); any mark
     takes an en-dash range (``§ 1941–1943``) and a next mark after a separator (``§ 1942 and
     § 1943``, with that mark's number). Each character is read once: no pattern spans two tokens."""
+    if memo is not None:
+        key = (pos, plural)
+        if key not in memo:
+            memo[key] = _scan(text, pos, plural)
+        return memo[key]
     items: list[_Item] = []
     end, n = pos, len(text)
     while True:
@@ -474,8 +479,9 @@ def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source:
         if covered.find(1, it.start, it.end) >= 0:
             continue
         for sec in _item_sections(it):
-            found.append(Citation(f"{head}_{section_key(sec)}", f"{head}_{section_key(_split_sub(sec)[0])}",
-                                  start if not added else it.start, it.end, source, prefix))
+            key = f"{head}_{section_key(sec)}"
+            base = key if "(" not in sec else f"{head}_{section_key(_split_sub(sec)[0])}"
+            found.append(Citation(key, base, start if not added else it.start, it.end, source, prefix))
             added += 1
     if added:
         stop = max(it.end for it in items)
@@ -570,17 +576,18 @@ def _rules(text: str, jur: str | None, context: str | None,
     covered = bytearray(len(text))
     windows = _windows(text)
     marks: list = []
+    memo: dict = {}  # (position, plural) -> the sections read there: a list is read once
     for a, b, last in windows:
-        marks += _rules_in(text, a, b, last, jur, covered, found)
+        marks += _rules_in(text, a, b, last, jur, covered, found, memo)
     if own_len and not context:
         context = next((c.prefix for c in found if c.end <= own_len and c.prefix), None)
     if marks:
-        _bare(text, marks, context, covered, found)
+        _bare(text, marks, context, covered, found, memo)
     return found, covered, windows
 
 
 def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: bytearray,
-              found: list[Citation]) -> list:
+              found: list[Citation], memo: dict) -> list:
     """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
     ``[jurisdiction] code [§] N``; returns the window's section marks (read by :func:`_bare` once every
     window is read). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
@@ -590,12 +597,12 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
     if _USC_HINT.search(window):
         for m in usc.finditer(text, lo, hi):
             if covered.find(1, m.start(), m.end()) < 0:
-                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
                 _emit(f"us_usc_{m.group('title')}", None, items, m.start(), "rules", covered, found)
     if "ILCS" in window or "Comp" in window or "Pa" in window or "P." in window:
         for m in ilcs.finditer(text, lo, hi):
             if covered.find(1, m.start(), m.end()) < 0:
-                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")))
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
                 code = "il_code" if m.group("il") else "pa_cons" if m.group("pacons") else "pa_code"
                 _emit(f"{code}_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
     marks = [m for m in _MARK_AT.finditer(text, lo, hi)]
@@ -604,7 +611,7 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
         for m in marks:
             if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
                 continue  # inside a list read from an earlier mark: same end, same answer
-            items, end = _scan(text, m.end(), _is_plural(m.group("mark")))
+            items, end = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
             scanned = end
             t = of_code.match(text, end) if items else None
             if t:
@@ -623,14 +630,15 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
             length, prefix, chap, mark, loose = head
             if covered.find(1, w.start(), w.start() + length) >= 0:
                 continue
-            items, _ = _scan(text, w.start() + length, _is_plural(mark))
+            items, _ = _scan(text, w.start() + length, _is_plural(mark), memo)
             if loose and items and not _DOTTED.search(items[0].first):
                 continue  # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
             _emit(prefix, chap, items, w.start(), "rules", covered, found)
     return marks
 
 
-def _bare(text: str, marks: list, context: str | None, covered: bytearray, found: list[Citation]) -> None:
+def _bare(text: str, marks: list, context: str | None, covered: bytearray, found: list[Citation],
+          memo: dict) -> None:
     """Bare marks (``section 1950.5``, ``§§ 1942-1943``): of a statute's own code (``context``), else a
     ``§`` of the code of the last citation before it."""
     prior = sorted(found, key=lambda c: c.start)
@@ -644,7 +652,7 @@ def _bare(text: str, marks: list, context: str | None, covered: bytearray, found
         prefix = context or (last if m.group("mark").startswith("§") else None)
         if not prefix:
             continue
-        items, end = _scan(text, m.end(), _is_plural(m.group("mark")))
+        items, end = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
         scanned = end
         _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
 
