@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -292,3 +293,26 @@ def test_one_reading_of_a_text_opening_with_its_citation_equals_two(code, sec, y
     own = f"{code[0]}§ {sec}{year}"
     text = own + "".join(rest)
     assert citations.document_field(own, text, jurisdiction_hint=hint) == _two_readings(own, text, hint)
+
+
+SHARED_CODES = Path(__file__).resolve().parents[2] / "shared" / "data" / "statutes"
+
+
+@pytest.mark.skipif(PROFILE != "deep" or not SHARED_CODES.is_dir(),
+                    reason="every section of the shared official codes: LEGALIR_HYPOTHESIS_PROFILE=deep (about 3 "
+                           "CPU minutes; scripts/bench_citations.py codes prints the same figures)")
+def test_every_section_of_the_shared_official_codes_is_within_the_bound():
+    import logging
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from bench_citations import sections
+
+    logging.getLogger("eyecite").setLevel(logging.ERROR)
+    n = 0
+    for archive in sorted(SHARED_CODES.glob("*.tar.xz")):
+        for name, text in sections(archive, None):
+            _, s = cpu(citations.extract, text)
+            assert s < FLOOR_S + PER_CHAR_S * len(text), (name, len(text), s)
+            n += 1
+    assert n > 20_000
