@@ -196,6 +196,7 @@ _CHAPTER = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]
             r"(?:\s*+,)?+\s*+)?+")
 
 
+@lru_cache(maxsize=256)
 def _forward_pattern(jur: str) -> re.Pattern:
     """forward: [jurisdiction] code [chapter] [mark], up to the first section's digit. A general code
     and a code outside the table need a jurisdiction: without one, only subject codes and short forms."""
@@ -211,6 +212,18 @@ def _forward_pattern(jur: str) -> re.Pattern:
 def _forward_at(word: str) -> re.Pattern:
     """The forward pattern for a place where ``word`` stands: only the jurisdictions it can begin."""
     return _forward_pattern(_jur_pattern(word))
+
+
+_STARTS: dict[str, bool] = {}
+
+
+def _can_start(word: str) -> bool:
+    """Whether a forward citation can begin with ``word`` (remembered per spelling, up to a bound)."""
+    lower, exact = _first_words()
+    ok = word in exact or word.lower() in lower
+    if len(_STARTS) < 100_000:
+        _STARTS[word] = ok
+    return ok
 
 
 @lru_cache(maxsize=1)
@@ -580,7 +593,10 @@ def _rules(text: str, jur: str | None, context: str | None,
     for a, b, last in windows:
         marks += _rules_in(text, a, b, last, jur, covered, found, memo)
     if own_len and not context:
-        context = next((c.prefix for c in found if c.end <= own_len and c.prefix), None)
+        for c in found:
+            if c.end <= own_len and c.prefix:
+                context = c.prefix
+                break
     if marks:
         _bare(text, marks, context, covered, found, memo)
     return found, covered, windows
@@ -620,10 +636,13 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
                 if j and code:
                     _emit(f"{j}_{code}", None, items, m.start(), "rules", covered, found)
                     covered[end:t.end()] = b"\x01" * (t.end() - end)
-    lower, exact = _first_words()
+    starts = _STARTS
     for w in _WORD.finditer(text, lo, last):
         word = w.group()
-        if (word in exact or word.lower() in lower) and not covered[w.start()]:
+        ok = starts.get(word)
+        if ok is None:
+            ok = _can_start(word)
+        if ok and not covered[w.start()]:
             head = _head(text, w.start(), word, jur)
             if head is None:
                 continue
