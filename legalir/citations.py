@@ -18,10 +18,18 @@ Two extractors run and their keys are merged:
 * The rule table of this module (:data:`JURISDICTIONS`, :data:`SUBJECT_CODES`,
   :data:`SHORT_FORMS`): an optional jurisdiction (name, Bluebook abbreviation or upper-case
   postal code), a code (a subject code such as Civil Code, or a state's general code:
-  Code, Stat., Rev. Stat., Gen. Laws, Comp. Laws ...), ``§``/``§§``/``sec.``/``section`` and
-  one or more sections, with ranges (``§§ 1941-1942``) and lists; chapter forms
-  (``Mass. Gen. Laws ch. 186, § 14``); the reversed form ``section 1942 of the Civil Code``;
-  and bare ``section 1950.5`` inside a document, read as its own code's section.
+  Code, Stat., Rev. Stat., Gen. Laws, Comp. Laws ..., or any other code named after its
+  jurisdiction: ``N.Y. Penal Law § 235-b`` -> ``ny_penal_235_b``), ``§``/``§§``/``sec.``/``section``
+  and one or more sections, with ranges (``§§ 1941-1942``), lists (``§§ 1942, 1943``,
+  ``§ 1942 and § 1943``); chapter and ``tit.`` forms (``Mass. Gen. Laws ch. 186, § 14``,
+  ``Pa. Stat. Ann. tit. 68, § 250.206``); a title before the code (``42 U.S.C. § 1983``,
+  ``735 ILCS 5/9-201``, ``68 P.S. § 250.206``); the reversed form ``section 1942 of the Civil
+  Code``; bare ``section 1950.5`` inside a document, read as its own code's section, and a bare
+  ``§ 1943`` after a citation, read as that citation's code.
+
+Time is linear in the text's length: no pattern has a quantifier that can give back what it read
+(all are possessive or bounded), and lists and ranges are read by :func:`_scan`, token by token
+(docs/legal-structure.md, "Linear time"). No set or dict order decides a key.
 
 A subject code without a jurisdiction (``Civil Code section 1942``) is resolved with the
 jurisdiction given (a Housing question's state), or when only one jurisdiction of the table
@@ -531,6 +539,7 @@ def _windows(text: str) -> list[tuple[int, int, int]]:
 
 
 _DOTTED = re.compile(r"\w[.\-:/]\w")
+_NOT_NAME = re.compile(r"[^A-Za-z\s.,'&§]")
 def _chapter_before(pre: str) -> bool:
     """Whether ``pre`` ends as a chapter or title word does before its number (``ch. ``, ``c``,
     ``tit.``, ``Chapter ``): then the pattern reads that number too (more often than needed is safe)."""
@@ -551,8 +560,8 @@ def _head(text: str, at: int, word: str, jur: str | None):
     next number's first digit), and the jurisdiction given. The same answer as matching anew: a
     statute collection repeats a handful of names (``Alabama Code § ``) a million times."""
     d1 = _DIGITS.search(text, at, at + _BEFORE)
-    if d1 is None:
-        return None
+    if d1 is None or _NOT_NAME.search(text, at, d1.start()):
+        return None  # a name holds only letters, spaces, . , ' & and §  before its first number
     stop = d1.start() + 1
     if _chapter_before(text[at:d1.start()]):
         d2 = _DIGITS.search(text, d1.end(), d1.end() + _BEFORE)
