@@ -46,7 +46,7 @@ import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Iterable
 
 _log = logging.getLogger(__name__)
 
@@ -143,12 +143,14 @@ def _jur_alternatives() -> list[tuple[str, str]]:
     pattern tries them: names, then abbreviations (longest first), then postal codes (upper case only:
     "in Civil Code section 5" is not Indiana). A postal code's first word keeps its case."""
     names, abbrs = [], []
-    for postal, (name, bb) in JURISDICTIONS.items():
+    for name, bb in JURISDICTIONS.values():
         names.append((name.split()[0].lower(), r"\s++".join(re.escape(w) for w in name.split())))
         for a in bb:
             abbrs.append((_WORD.match(a).group().lower(),
                           r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else "")))
-    by_len = lambda x: -len(x[1])  # noqa: E731  (stable: ties keep the table's order)
+    def by_len(x):  # stable: ties keep the table's order
+        return -len(x[1])
+
     postals = [(p.upper(), f"(?-i:{p.upper()})") for p in JURISDICTIONS if p != "us"]
     return sorted(names, key=by_len) + sorted(abbrs, key=by_len) + postals
 
@@ -514,7 +516,7 @@ def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source:
 #: "District of Columbia Real Property Actions and Proceedings Law section"; "of the ... Code" follows)
 _BEFORE, _AFTER = 160, 90
 _SPACE = re.compile(r"\s")
-_CLUSTER = re.compile(r"[0-9](?:[^0-9]{0,%d}+[0-9])*+" % (_BEFORE + _AFTER - 1))
+_CLUSTER = re.compile(rf"[0-9](?:[^0-9]{{0,{_BEFORE + _AFTER - 1}}}+[0-9])*+")
 
 
 def _windows(text: str) -> list[tuple[int, int, int]]:
@@ -544,7 +546,7 @@ def _chapter_before(pre: str) -> bool:
     """Whether ``pre`` ends as a chapter or title word does before its number (``ch. ``, ``c``,
     ``tit.``, ``Chapter ``): then the pattern reads that number too (more often than needed is safe)."""
     pre = pre.rstrip()
-    pre = pre[:-1] if pre.endswith(".") else pre
+    pre = pre.removesuffix(".")
     return pre[-1:] in ("c", "C") or pre.lower().endswith(("ch", "chapter", "tit", "title"))
 _HEADS: dict = {}
 _HEADS_MAX = 100_000
@@ -617,7 +619,7 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
     ``[jurisdiction] code [§] N``; returns the window's section marks (read by :func:`_bare` once every
     window is read). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
     word) and reads a bounded stretch, lists excepted, which :func:`_scan` reads once."""
-    forward, usc, ilcs, of_code = _patterns()
+    _, usc, ilcs, of_code = _patterns()
     window = text[lo:hi]
     if _USC_HINT.search(window):
         for m in usc.finditer(text, lo, hi):
