@@ -316,3 +316,28 @@ def test_every_section_of_the_shared_official_codes_is_within_the_bound():
             assert s < FLOOR_S + PER_CHAR_S * len(text), (name, len(text), s)
             n += 1
     assert n > 20_000
+
+
+@pytest.mark.parametrize("code, name", [
+    ("civ_proc", "Code of Civil Procedure"), ("civ_proc", "Civ. Proc. Code"), ("civ_prac_rem", "Civ. Prac. & Rem. Code"),
+    ("civ", "Civil Code"), ("civ", "Code Civ."), ("health_safety", "Health and Safety Code"), ("gov", "Gov't Code"),
+    ("gov", "Government Code"), ("bus_prof", "Bus. & Prof. Code"), ("prop", "Property Code"),
+    ("real_prop_acts", "Real Property Actions and Proceedings Law"), ("real_prop_acts", "RPAPL"),
+    ("real_prop", "Real Prop. Law"), ("gen_oblig", "General Obligations Law"), ("mult_dwell", "Multiple Dwelling Law"),
+])
+def test_the_first_words_cover_every_subject_code(code, name):
+    """The forward pattern is tried only at SUBJECT_FIRST_WORDS (and the jurisdictions' and short forms'):
+    each subject code's names begin with one, and read without a jurisdiction where the code has one state."""
+    assert re.fullmatch(citations.SUBJECT_CODES[code][0], name, re.IGNORECASE)
+    assert name.split()[0].strip(".'").lower().replace("gov't", "gov") in citations.SUBJECT_FIRST_WORDS
+    jurs = citations.SUBJECT_CODES[code][1]
+    assert citations.keys(f"{name} § 12", jurisdiction_hint=jurs[0]) == [f"{jurs[0]}_{code}_12"]
+
+
+def test_the_first_words_cover_every_short_form():
+    for form, sample in zip(citations.SHORT_FORMS, ["CCP", "CC", "RPAPL", "RPL", "GOL", "MDL", "NRS", "RCW", "ORS",
+                                                    "M.G.L."]):
+        assert re.fullmatch(form, sample)
+        assert citations._WORD.match(sample).group() in citations.SHORT_FIRST_WORDS
+        j, code = citations.SHORT_FORMS[form]
+        assert citations.keys(f"{sample} 12.5") == [f"{j}_{code}_12_5"]
