@@ -18,10 +18,18 @@ Two extractors run and their keys are merged:
 * The rule table of this module (:data:`JURISDICTIONS`, :data:`SUBJECT_CODES`,
   :data:`SHORT_FORMS`): an optional jurisdiction (name, Bluebook abbreviation or upper-case
   postal code), a code (a subject code such as Civil Code, or a state's general code:
-  Code, Stat., Rev. Stat., Gen. Laws, Comp. Laws ...), ``§``/``§§``/``sec.``/``section`` and
-  one or more sections, with ranges (``§§ 1941-1942``) and lists; chapter forms
-  (``Mass. Gen. Laws ch. 186, § 14``); the reversed form ``section 1942 of the Civil Code``;
-  and bare ``section 1950.5`` inside a document, read as its own code's section.
+  Code, Stat., Rev. Stat., Gen. Laws, Comp. Laws ..., or any other code named after its
+  jurisdiction: ``N.Y. Penal Law § 235-b`` -> ``ny_penal_235_b``), ``§``/``§§``/``sec.``/``section``
+  and one or more sections, with ranges (``§§ 1941-1942``), lists (``§§ 1942, 1943``,
+  ``§ 1942 and § 1943``); chapter and ``tit.`` forms (``Mass. Gen. Laws ch. 186, § 14``,
+  ``Pa. Stat. Ann. tit. 68, § 250.206``); a title before the code (``42 U.S.C. § 1983``,
+  ``735 ILCS 5/9-201``, ``68 P.S. § 250.206``); the reversed form ``section 1942 of the Civil
+  Code``; bare ``section 1950.5`` inside a document, read as its own code's section, and a bare
+  ``§ 1943`` after a citation, read as that citation's code.
+
+Time is linear in the text's length: no pattern has a quantifier that can give back what it read
+(all are possessive or bounded), and lists and ranges are read by :func:`_scan`, token by token
+(docs/legal-structure.md, "Linear time"). No set or dict order decides a key.
 
 A subject code without a jurisdiction (``Civil Code section 1942``) is resolved with the
 jurisdiction given (a Housing question's state), or when only one jurisdiction of the table
@@ -38,7 +46,7 @@ import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Iterable
 
 _log = logging.getLogger(__name__)
 
@@ -70,25 +78,26 @@ JURISDICTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 #: a state's general code, however it is called (one key: ``<jur>_code_<section>``)
-GENERAL_CODE = (r"(?:Rev(?:ised)?\.?\s+|Gen(?:eral)?\.?\s+|Comp(?:iled)?\.?\s+|Consol(?:idated)?\.?\s+|"
-                r"Off(?:icial)?\.?\s+)?(?:Code|Stat(?:utes?)?|Laws?|L)\.?(?:\s+Ann(?:otated)?\.?)?")
+GENERAL_CODE = (r"(?:(?:Rev(?:ised)?+|Gen(?:eral)?+|Comp(?:iled)?+|Consol(?:idated)?+|Off(?:icial)?+)\.?+\s++)?+"
+                r"(?:Code|Stat(?:utes?+)?+|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
 
 #: subject codes: id -> (regex of the name, jurisdictions that have it). A name is matched after
-#: an optional jurisdiction, case-insensitively, with optional dots and spelled-out words.
+#: an optional jurisdiction, case-insensitively, with optional dots and spelled-out words. Every
+#: quantifier is possessive (``?+``, ``++``): a name is read in one pass, never re-tried.
 SUBJECT_CODES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "civ_proc": (r"(?:Code\s+(?:of\s+)?Civ(?:il)?\.?\s+Proc(?:edure)?\.?|Civ(?:il)?\.?\s+Proc(?:edure)?\.?\s+Code)",
-                 ("ca",)),
-    "civ_prac_rem": (r"Civ(?:il)?\.?\s+Prac(?:tice)?\.?\s+(?:&|and)\s+Rem(?:edies)?\.?\s+Code", ("tx",)),
-    "civ": (r"(?:Civ(?:il)?\.?\s+Code|Code\s+Civ(?:il)?\.?)", ("ca", "la", "ga", "mt", "nd", "sd", "ok")),
-    "health_safety": (r"Health\s+(?:&|and)\s+Saf(?:ety)?\.?\s+Code", ("ca", "tx")),
-    "gov": (r"Gov(?:'?t|ernment)?\.?\s+Code", ("ca", "tx")),
-    "bus_prof": (r"Bus(?:iness)?\.?\s+(?:&|and)\s+Prof(?:essions)?\.?\s+Code", ("ca",)),
-    "prop": (r"Prop(?:erty)?\.?\s+Code", ("tx",)),
-    "real_prop_acts": (r"(?:Real\s+Prop(?:erty)?\.?\s+Act(?:ion)?s\.?(?:\s+(?:&|and)\s+Proc(?:eedings)?\.?)?\s+L(?:aw)?"
-                       r"|RPAPL)\.?", ("ny",)),
-    "real_prop": (r"Real\s+Prop(?:erty)?\.?\s+(?:L(?:aw)?|Code)\.?", ("ny", "md")),
-    "gen_oblig": (r"Gen(?:eral)?\.?\s+Oblig(?:ations)?\.?\s+L(?:aw)?\.?", ("ny",)),
-    "mult_dwell": (r"Mult(?:iple)?\.?\s+Dwell(?:ing)?\.?\s+L(?:aw)?\.?", ("ny",)),
+    "civ_proc": (r"(?:Code\s++(?:of\s++)?+Civ(?:il)?+\.?+\s++Proc(?:edure)?+\.?+"
+                 r"|Civ(?:il)?+\.?+\s++Proc(?:edure)?+\.?+\s++Code)", ("ca",)),
+    "civ_prac_rem": (r"Civ(?:il)?+\.?+\s++Prac(?:tice)?+\.?+\s++(?:&|and)\s++Rem(?:edies)?+\.?+\s++Code", ("tx",)),
+    "civ": (r"(?:Civ(?:il)?+\.?+\s++Code|Code\s++Civ(?:il)?+\.?+)", ("ca", "la", "ga", "mt", "nd", "sd", "ok")),
+    "health_safety": (r"Health\s++(?:&|and)\s++Saf(?:ety)?+\.?+\s++Code", ("ca", "tx")),
+    "gov": (r"Gov(?:'?+t|ernment)?+\.?+\s++Code", ("ca", "tx")),
+    "bus_prof": (r"Bus(?:iness)?+\.?+\s++(?:&|and)\s++Prof(?:essions)?+\.?+\s++Code", ("ca",)),
+    "prop": (r"Prop(?:erty)?+\.?+\s++Code", ("tx",)),
+    "real_prop_acts": (r"(?:Real\s++Prop(?:erty)?+\.?+\s++Act(?:ion)?+s\.?+(?:\s++(?:&|and)\s++Proc(?:eedings)?+\.?+)?+"
+                       r"\s++L(?:aw)?+|RPAPL)\.?+", ("ny",)),
+    "real_prop": (r"Real\s++Prop(?:erty)?+\.?+\s++(?:L(?:aw)?+|Code)\.?+", ("ny", "md")),
+    "gen_oblig": (r"Gen(?:eral)?+\.?+\s++Oblig(?:ations)?+\.?+\s++L(?:aw)?+\.?+", ("ny",)),
+    "mult_dwell": (r"Mult(?:iple)?+\.?+\s++Dwell(?:ing)?+\.?+\s++L(?:aw)?+\.?+", ("ny",)),
 }
 
 #: short forms that name a jurisdiction and a code: regex -> (jurisdiction, code id)
@@ -96,44 +105,142 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     r"CCP": ("ca", "civ_proc"), r"CC": ("ca", "civ"), r"RPAPL": ("ny", "real_prop_acts"),
     r"RPL": ("ny", "real_prop"), r"GOL": ("ny", "gen_oblig"), r"MDL": ("ny", "mult_dwell"),
     r"NRS": ("nv", "code"), r"RCW": ("wa", "code"), r"ORS": ("or", "code"),
-    r"(?:M\.?\s?)?G\.?\s?L\.?": ("ma", "code"),
+    r"(?:M\.?+\s?+)?+G\.?+\s?+L\.?+": ("ma", "code"),
 }
 
+#: the words a citation's name can begin with besides a jurisdiction's (lower case; the short forms'
+#: are matched case-sensitively): the forward pattern is tried only at these words, so prose costs
+#: one set look-up per word. ``tests/test_citations.py`` checks it against every name of the table.
+SUBJECT_FIRST_WORDS = frozenset(
+    "code civ civil health gov govt government bus business prop property real rpapl gen general "
+    "mult multiple".split())
+SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL".split())
+
 # ------------------------------------------------------------------ the grammar
-_SEC = r"\d+[A-Za-z]?(?:[.\-:/]\d*[A-Za-z0-9]+)*(?:\([A-Za-z0-9]{1,4}\))*"
-_MARK = r"(?:§§?|[Ss][Ss]?\.|[Ss]ec(?:tion)?s?\.?|SEC(?:TION)?S?\.?)"
-_RANGE = r"\s*(?:-|–|—|to|through|thru)\s*"
-_LIST = r"(?:\s*(?:,|&|and|or)\s*)+"
+# Linear time (docs/legal-structure.md, "Linear time"): no pattern below has a nested or overlapping
+# quantifier. Every quantifier is possessive (it never gives back what it read) or bounded, and
+# quantifiers that touch read disjoint characters. Lists and ranges of sections are not patterns:
+# :func:`_scan` reads them token by token, each character once.
+_MARK = r"(?:§§?+|[Ss][Ss]?+\.|[Ss]ec(?:tion)?+s?+\.?+)"
+_PLURAL_MARK = re.compile(r"§§|ss\.|secs|sections", re.IGNORECASE)
+#: a run of the characters a section can hold, from its first digit (cut by :func:`_sec_len`)
+_RUN = re.compile(r"[0-9][0-9A-Za-z.\-:/()]*+")
+#: one list separator (``,``, ``&``, ``and``, ``or``) with the spaces around it
+_SEP1 = re.compile(r"\s*+(?:,|&|and\b|or\b)\s*+", re.IGNORECASE)
+#: a range separator
+_RANGE1 = re.compile(r"\s*+(?:-|–|—|to\b|through\b|thru\b)\s*+", re.IGNORECASE)
+#: a section mark directly before a section number
+#: (the lookbehind follows the first character, so that the engine skips to a "§" or an "s" at C speed)
+_MARK_AT = re.compile(r"(?P<mark>§(?<![\w.].)§?+|[Ss](?<![\w.].)(?:[Ss]?+\.|[Ee][Cc](?:[Tt][Ii][Oo][Nn])?+[Ss]?+\.?+))"
+                      r"\s*+(?=[0-9])")
+_WORD = re.compile(r"[A-Za-z]++")
+_USC_HINT = re.compile(r"[Uu]\.?+\s?+[Ss]\.?+\s?+[Cc]")
+_DIGITS = re.compile(r"[0-9]++")
 
 
-def _jur_pattern() -> str:
+def _jur_alternatives() -> list[tuple[str, str]]:
+    """(first word, regex) of every jurisdiction's name, abbreviation and postal code, in the order the
+    pattern tries them: names, then abbreviations (longest first), then postal codes (upper case only:
+    "in Civil Code section 5" is not Indiana). A postal code's first word keeps its case."""
     names, abbrs = [], []
-    for postal, (name, bb) in JURISDICTIONS.items():
-        names.append(r"\s+".join(re.escape(w) for w in name.split()))
+    for name, bb in JURISDICTIONS.values():
+        names.append((name.split()[0].lower(), r"\s++".join(re.escape(w) for w in name.split())))
         for a in bb:
-            abbrs.append(r"\.?\s?".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?" if a.endswith(".") else ""))
-    postal = "|".join(p.upper() for p in JURISDICTIONS if p != "us")
-    # postal codes only upper case: "in Civil Code section 5" is not Indiana
-    return rf"(?:{'|'.join(sorted(names, key=len, reverse=True))}|{'|'.join(sorted(abbrs, key=len, reverse=True))}|(?-i:{postal}))"
+            abbrs.append((_WORD.match(a).group().lower(),
+                          r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else "")))
+    def by_len(x):  # stable: ties keep the table's order
+        return -len(x[1])
+
+    postals = [(p.upper(), f"(?-i:{p.upper()})") for p in JURISDICTIONS if p != "us"]
+    return sorted(names, key=by_len) + sorted(abbrs, key=by_len) + postals
+
+
+def _jur_pattern(word: str | None = None) -> str:
+    """The jurisdiction alternation; with ``word``, only the alternatives that begin with it (the others
+    cannot match where it stands)."""
+    alts = [rx for first, rx in _jur_alternatives()
+            if word is None or first == word or (first.islower() and first == word.lower())]
+    return f"(?:{'|'.join(alts)})" if alts else ""
+
+
+def _jur_first_words() -> tuple[frozenset, frozenset]:
+    """(lower-case first words of the jurisdictions' names and abbreviations, upper-case postal codes)."""
+    words = set()
+    for name, abbrs in JURISDICTIONS.values():
+        for v in (name, *abbrs):
+            words.add(_WORD.match(v).group().lower())
+    return frozenset(words), frozenset(p.upper() for p in JURISDICTIONS)
+
+
+#: a code named after a jurisdiction but outside the table (``N.Y. Penal Law``, ``CA Penal Code``):
+#: one to three capitalised words, then Code/Law/L (bounded: at most three words are re-tried)
+_NAMED_WORD = r"(?-i:[A-Z])[A-Za-z']*+\.?+"
+_NAMED = (rf"(?P<named>{_NAMED_WORD}(?:\s++{_NAMED_WORD})?(?:\s++{_NAMED_WORD})?)\s++"
+          r"(?:Code|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
 
 
 @lru_cache(maxsize=1)
 def _patterns():
     jur = _jur_pattern()
-    subject = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
-    short = "|".join(f"(?P<f{i}>(?-i:{k}))" for i, k in enumerate(SHORT_FORMS))
-    secs = rf"(?P<secs>{_SEC}(?:(?:{_RANGE}|{_LIST}){_SEC})*)"
-    chapter = r"(?:(?:ch(?:apter)?|c)\.?\s*(?P<chap>\d+[A-Za-z]?)\s*,?\s*)?"
-    forward = re.compile(
-        rf"(?<![\w.])(?:(?P<jur>{jur})\.?\s*,?\s+)?(?:(?:{subject})(?:\s+Ann(?:otated)?\.?)?|(?P<general>{GENERAL_CODE})|{short})"
-        rf",?\s*{chapter}(?P<mark>{_MARK})?\s*{secs}", re.IGNORECASE)
-    usc = re.compile(rf"(?<![\w.])(?P<title>\d+)\s+U\.?\s?S\.?\s?C\.?(?:\s?A\.?)?\s*(?P<mark>{_MARK})?\s*{secs}",
-                     re.IGNORECASE)
-    backward = re.compile(
-        rf"(?<![\w.])(?P<mark>{_MARK})\s*{secs}\s+of\s+(?:the\s+)?(?:(?P<jur>{jur})\.?\s+)?(?:{subject}|(?P<general>{GENERAL_CODE}))",
+    subject = _SUBJECT_ALT
+    forward = _forward_pattern(jur)
+    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
+                     r"\s*+(?=[0-9])", re.IGNORECASE)
+    # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
+    # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"
+    # (its unconsolidated statutes, as "Pa. Stat. Ann. tit. 68, § 250.206") and "42 Pa.C.S. § 5524" (pa_cons)
+    ilcs = re.compile(rf"(?P<chap>[0-9](?<![\w.][0-9])[0-9]*+)\s++(?:(?P<il>(?-i:ILCS)|Ill\.?+\s*+Comp\.?+\s*+Stat\.?+)"
+                      rf"|(?P<pacons>Pa\.?+\s*+C\.?+\s*+S\.?+|Pa\.?+\s*+Cons\.?+\s*+Stat\.?+)"
+                      rf"|(?P<pa>(?-i:P\.\s?+S\.)|Pa\.?+\s*+Stat(?:utes)?+\.?+))"
+                      rf"(?:\s*+Ann\.?+)?+\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
+    # backward: what follows a section list: "of the [jurisdiction] code"
+    of_code = re.compile(
+        rf"\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|(?P<general>{GENERAL_CODE}))(?![A-Za-z])",
         re.IGNORECASE)
-    bare = re.compile(rf"(?<![\w.])(?P<mark>{_MARK})\s*{secs}", re.IGNORECASE)
-    return forward, usc, backward, bare
+    return forward, usc, ilcs, of_code
+
+
+_SUBJECT_ALT = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
+_SHORT_ALT = "|".join(f"(?P<f{i}>(?-i:{k}))" for i, k in enumerate(SHORT_FORMS))
+_CHAPTER = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]++[A-Za-z]?+)"
+            r"(?:\s*+,)?+\s*+)?+")
+
+
+@lru_cache(maxsize=256)
+def _forward_pattern(jur: str) -> re.Pattern:
+    """forward: [jurisdiction] code [chapter] [mark], up to the first section's digit. A general code
+    and a code outside the table need a jurisdiction: without one, only subject codes and short forms."""
+    codes = rf"(?:{_SUBJECT_ALT})(?:\s++Ann(?:otated)?+\.?+)?+|{_SHORT_ALT}"
+    head = rf"(?<![\w.])(?:(?P<jur>{jur})\.?+(?:\s*+,)?+\s++)?" if jur else r"(?<![\w.])"
+    if jur:
+        codes += rf"|(?P<general>{GENERAL_CODE})|{_NAMED}"
+    return re.compile(rf"{head}(?:{codes})(?:\s*+,)?+\s*+{_CHAPTER}(?P<mark>{_MARK})?+\s*+(?=[0-9])",
+                      re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _forward_at(word: str) -> re.Pattern:
+    """The forward pattern for a place where ``word`` stands: only the jurisdictions it can begin."""
+    return _forward_pattern(_jur_pattern(word))
+
+
+_STARTS: dict[str, bool] = {}
+
+
+def _can_start(word: str) -> bool:
+    """Whether a forward citation can begin with ``word`` (remembered per spelling, up to a bound)."""
+    lower, exact = _first_words()
+    ok = word in exact or word.lower() in lower
+    if len(_STARTS) < 100_000:
+        _STARTS[word] = ok
+    return ok
+
+
+@lru_cache(maxsize=1)
+def _first_words() -> tuple[frozenset, frozenset]:
+    """(lower-case words, case-sensitive words) a forward citation can begin with."""
+    jur_lower, postal = _jur_first_words()
+    return jur_lower | SUBJECT_FIRST_WORDS, postal | SHORT_FIRST_WORDS
 
 
 _JUR_BY_TEXT: dict[str, str] = {}
@@ -143,20 +250,31 @@ def jurisdiction(value: str | None) -> str | None:
     """A jurisdiction's key (``ca``) from its name, abbreviation or postal code, any case; else ``None``."""
     if not value:
         return None
+    if isinstance(value, str) and value in _JUR_SEEN:
+        return _JUR_SEEN[value]
     if not _JUR_BY_TEXT:
         for postal, (name, abbrs) in JURISDICTIONS.items():
             for v in (postal, name, *abbrs):
                 _JUR_BY_TEXT[_squash(v)] = postal
         _JUR_BY_TEXT["us"] = "us"
-    return _JUR_BY_TEXT.get(_squash(value))
+    out = _JUR_BY_TEXT.get(_squash(value))
+    if isinstance(value, str) and len(_JUR_SEEN) < 10_000:
+        _JUR_SEEN[value] = out
+    return out
+
+
+_JUR_SEEN: dict[str, str | None] = {}
+
+
+_NOT_ALNUM = re.compile(r"[^a-z0-9]++")
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+    return _NOT_ALNUM.sub("", str(text).lower())
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+    return _NOT_ALNUM.sub("_", str(text).lower()).strip("_")
 
 
 # ------------------------------------------------------------------ sections
@@ -166,10 +284,42 @@ def _split_sub(sec: str) -> tuple[str, str]:
     return (sec, "") if i < 0 else (sec[:i], sec[i:])
 
 
+def _sec_len(run: str) -> int:
+    """Length of the longest prefix of ``run`` (a :data:`_RUN`) that is a section: digits, an optional
+    letter, then parts after ``.``/``-``/``:``/``/``, then up to 4-character subsections in
+    parentheses (``9-21-213(d)``, ``118A.290``, ``5/9-201``, ``238-A(1)(a)``). One pass."""
+    n, i = len(run), 0
+    while i < n and run[i].isdigit():
+        i += 1
+    if i < n and run[i].isalpha():
+        i += 1
+    while i + 1 < n and run[i] in ".-:/" and run[i + 1].isalnum():
+        i += 2
+        while i < n and run[i].isalnum():
+            i += 1
+    while i < n and run[i] == "(":
+        j = i + 1
+        while j < n and j - i <= 4 and run[j].isalnum():
+            j += 1
+        if j > i + 1 and j < n and run[j] == ")":
+            i = j + 1
+        else:
+            break
+    return i
+
+
+def _parts(sec: str) -> list[str]:
+    return re.split(r"([.\-:/])", sec)
+
+
 def _expand(first: str, last: str, limit: int = 50) -> list[str]:
-    """Sections of a range: ``1941``-``1943`` -> all three; ``92.103``-``92.105`` likewise; else the ends."""
+    """Sections of a range. Endpoints of one shape that differ in their last number by at most
+    ``limit`` give every section between (``1941``-``1943``: all three; ``92.103``-``92.105`` and
+    ``92.103``-``105`` likewise); an integer section to a decimal one within ``limit`` gives the
+    integer sections between and the last one (``1940``-``1954.05``: 1940, 1941, ..., 1954, 1954.05);
+    anything else its two endpoints. A range never becomes one key of its own."""
     a, b = _split_sub(first)[0], _split_sub(last)[0]
-    pa, pb = re.split(r"([.\-:/])", a), re.split(r"([.\-:/])", b)
+    pa, pb = _parts(a), _parts(b)
     if len(pb) == 1 and len(pa) > 1 and pb[0].isdigit():  # "92.103-105": the last part only
         pb = pa[:-1] + pb
         last = "".join(pb)
@@ -178,43 +328,127 @@ def _expand(first: str, last: str, limit: int = 50) -> list[str]:
         if 0 < hi - lo <= limit:
             width = len(pa[-1]) if pa[-1].startswith("0") else 0
             return ["".join(pa[:-1]) + str(n).zfill(width) for n in range(lo, hi + 1)]
+    if _mixed_range(a, b, limit):
+        lo, hi = int(a), int(pb[0])
+        return [str(n) for n in range(lo, hi + 1)] + [last]
     return [first, last]
 
 
+def _mixed_range(a: str, b: str, limit: int = 50) -> bool:
+    """``1940``-``1954.05``: an integer to a decimal section whose integer part has as many digits and
+    is at most ``limit`` above."""
+    pb = _parts(b)
+    return (a.isdigit() and len(pb) == 3 and pb[1] == "." and pb[0].isdigit() and len(pb[0]) == len(a)
+            and 0 <= int(pb[0]) - int(a) <= limit)
+
+
 def _is_range(first: str, last: str) -> bool:
-    """Whether ``first-last`` reads as a range (``1941-1942``, ``92.103-92.105``), not one hyphenated
-    section (``5-1401``, ``7-108``)."""
+    """Whether ``first-last`` reads as a range (``1941-1942``, ``92.103-92.105``, ``1940-1954.05``),
+    not one hyphenated section (``5-1401``, ``7-108``, ``9-21-213``)."""
     a, b = _split_sub(first)[0], _split_sub(last)[0]
-    pa, pb = re.split(r"([.\-:/])", a), re.split(r"([.\-:/])", b)
-    return (len(pa) == len(pb) and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
-            and len(pa[-1]) == len(pb[-1]) and 0 < int(pb[-1]) - int(pa[-1]) <= 50)
+    pa, pb = _parts(a), _parts(b)
+    return ((len(pa) == len(pb) and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
+             and len(pa[-1]) == len(pb[-1]) and 0 < int(pb[-1]) - int(pa[-1]) <= 50)
+            or _mixed_range(a, b))
 
 
-def _sections(text: str, plural: bool) -> list[str]:
-    """The sections a matched run names: one, a list, or ranges (ranges only after ``§§``/``sections``
-    or with an en dash: ``§ 7-108`` is one section)."""
-    out: list[str] = []
-    items = re.split(_LIST, text, flags=re.IGNORECASE) if plural else [text]
-    for item in items:
-        m = re.fullmatch(rf"({_SEC})({_RANGE})({_SEC})", item.strip())
-        dash = re.fullmatch(rf"({_SEC})\s*[–—]\s*({_SEC})", item.strip())
-        if m and m.group(2).strip() == "-" and not _is_range(m.group(1), m.group(3)):
-            m = None  # "sections 5-1401": a hyphenated section, not the range 5 to 1401
-        if m:
-            m = (m.group(1), m.group(3))
-        if plural and m:
-            out += _expand(*m)
-        elif dash:
-            out += _expand(dash.group(1), dash.group(2))
-        else:
-            first = re.match(_SEC, item.strip())
-            if first:
-                out.append(first.group(0))
-    return out
+def _hyphen_range(sec: str) -> tuple[str, str] | None:
+    """``1941-1943`` -> (``1941``, ``1943``) when the hyphen joins a range's ends (last hyphen first)."""
+    base = _split_sub(sec)[0]
+    i = base.rfind("-")
+    while i > 0:
+        if _is_range(base[:i], sec[i + 1:]):
+            return base[:i], sec[i + 1:]
+        i = base.rfind("-", 0, i)
+    return None
 
 
 def section_key(sec: str) -> str:
     return _slug(sec.replace("(", "_").replace(")", ""))
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One section (or range) a list names: ``first`` (and ``last`` of a range), its span, whether its
+    mark was plural (``§§``, ``sections``: a hyphen may join a range's ends)."""
+
+    first: str
+    last: str | None
+    start: int
+    end: int
+    plural: bool
+
+
+def _scan(text: str, pos: int, plural: bool, memo: dict | None = None) -> tuple[list[_Item], int]:
+    """The sections named from ``pos`` (a section's first digit) on, and where they end.
+
+    A plural mark takes a list (``§§ 1942, 1943 and 1945``) and ranges (``1941 to 1943``); any mark
+    takes an en-dash range (``§ 1941–1943``) and a next mark after a separator (``§ 1942 and
+    § 1943``, with that mark's number). Each character is read once: no pattern spans two tokens."""
+    if memo is not None:
+        key = (pos, plural)
+        if key not in memo:
+            memo[key] = _scan(text, pos, plural)
+        return memo[key]
+    items: list[_Item] = []
+    end, n = pos, len(text)
+    while True:
+        m = _RUN.match(text, pos)
+        if not m:
+            break
+        k = _sec_len(m.group())
+        a, pos = pos, pos + k
+        first, last = text[a:pos], None
+        r = _RANGE1.match(text, pos)
+        if r:
+            dash = r.group().strip()
+            m2 = _RUN.match(text, r.end())
+            if m2 and (dash in ("–", "—") or (plural and dash != "-")
+                       or (plural and _is_range(first, m2.group()[:_sec_len(m2.group())]))):
+                last = m2.group()[:_sec_len(m2.group())]
+                pos = r.end() + len(last)
+        items.append(_Item(first, last, a, pos, plural))
+        end = pos
+        k = pos
+        while k < n and text[k] == " ":
+            k += 1
+        if k >= n or (text[k] not in _GOES_ON and not text[k].isspace()):
+            break  # nothing that continues a list or a range follows (most citations: one section)
+        s = pos
+        while True:
+            q = _SEP1.match(text, s)
+            if not q or q.end() == s:
+                break
+            s = q.end()
+        if s == pos:
+            break
+        mk = _MARK_AT.match(text, s)
+        if mk:
+            plural, pos = _is_plural(mk.group("mark")), mk.end()
+            continue
+        if plural and s < len(text) and text[s].isdigit():
+            pos = s
+            continue
+        break
+    return items, end
+
+
+#: the characters a separator, a range or a next mark can begin with (after spaces)
+_GOES_ON = frozenset(",&;-–—aAoOtT§sS")
+
+
+def _is_plural(mark: str | None) -> bool:
+    return bool(mark) and bool(_PLURAL_MARK.fullmatch(mark) or _PLURAL_MARK.fullmatch(mark.rstrip(".")))
+
+
+def _item_sections(item: _Item) -> list[str]:
+    if item.last is not None:
+        return _expand(item.first, item.last)
+    if item.plural:
+        split = _hyphen_range(item.first)
+        if split:
+            return _expand(*split)
+    return [item.first]
 
 
 # ------------------------------------------------------------------ extraction
@@ -222,13 +456,15 @@ def section_key(sec: str) -> str:
 class Citation:
     """One normalised citation: ``key`` (``ca_civ_1942``), ``base`` (the section without its
     subsections: ``ny_real_prop_238_a`` for ``238-A(1)(a)``; equal to ``key`` otherwise), where it
-    was found (``start``, ``end``) and by which extractor."""
+    was found (``start``, ``end``), by which extractor, and its code's ``prefix`` (``ca_civ``; for
+    reading a bare ``§ 1943`` that follows it)."""
 
     key: str
     base: str
     start: int
     end: int
     source: str = "rules"
+    prefix: str = ""
 
 
 _SHORT = [(f"f{i}", j, code) for i, (j, code) in enumerate(SHORT_FORMS.values())]
@@ -251,134 +487,283 @@ def _code_of(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | Non
             return given or (jur if jur in jurs else None) or (jurs[0] if len(jurs) == 1 else None), code
     if "general" in gd:
         return given, "code"  # a general code needs its jurisdiction named
+    if "named" in gd:
+        return given, _slug(gd["named"])  # a code outside the table: its own words, with its jurisdiction
     return None, None
 
 
-def _keys(prefix: str, gd: dict[str, str], start: int, end: int, source: str) -> list[Citation]:
-    plural = bool(gd.get("mark") and re.match(r"(?:§§|[Ss]{2}\.|[Ss]ec(?:tion)?s|SEC(?:TION)?S)", gd["mark"]))
-    out = []
-    chap = gd.get("chap")
-    for sec in _sections(gd["secs"], plural):
-        full = (f"{chap}_" if chap else "") + section_key(sec)
-        base = (f"{chap}_" if chap else "") + section_key(_split_sub(sec)[0])
-        out.append(Citation(f"{prefix}_{full}", f"{prefix}_{base}", start, end, source))
-    return out
+def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source: str, covered: bytearray,
+          found: list[Citation]) -> int:
+    """Keys of ``items`` not inside text already read (``covered``); marks their span read; returns
+    how many were added."""
+    added = 0
+    head = f"{prefix}_{chap}" if chap else prefix
+    for it in items:
+        if covered.find(1, it.start, it.end) >= 0:
+            continue
+        for sec in _item_sections(it):
+            key = f"{head}_{section_key(sec)}"
+            base = key if "(" not in sec else f"{head}_{section_key(_split_sub(sec)[0])}"
+            found.append(Citation(key, base, start if not added else it.start, it.end, source, prefix))
+            added += 1
+    if added:
+        stop = max(it.end for it in items)
+        covered[start:stop] = b"\x01" * (stop - start)
+    return added
 
 
-_DIGITS = re.compile(r"\d+")
-_SPACE = re.compile(r"\s")
-#: characters read before and after a section number (the longest code name precedes it:
-#: "Real Property Actions and Proceedings Law section"; "of the ... Code" follows it)
+#: characters read before and after a number (the longest code name precedes it:
+#: "District of Columbia Real Property Actions and Proceedings Law section"; "of the ... Code" follows)
 _BEFORE, _AFTER = 160, 90
+_SPACE = re.compile(r"\s")
+_CLUSTER = re.compile(rf"[0-9](?:[^0-9]{{0,{_BEFORE + _AFTER - 1}}}+[0-9])*+")
 
 
-def _windows(text: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` around its numbers, merged, starting at a word boundary: every citation has
-    a number, so the patterns read only these (a statute's long prose without numbers costs nothing)."""
-    out: list[list[int]] = []
-    for m in _DIGITS.finditer(text):
-        a, b = max(0, m.start() - _BEFORE), min(len(text), m.end() + _AFTER)
-        if out and a <= out[-1][1]:
-            out[-1][1] = b
-        else:
-            out.append([a, b])
+def _windows(text: str) -> list[tuple[int, int, int]]:
+    """Spans of ``text`` around its numbers, starting at a word boundary, with the start of their last
+    number: every citation has a number, so the patterns read only these (a statute's long prose
+    without numbers costs nothing), and a name that precedes a section starts before that number.
+
+    Numbers less than ``_BEFORE + _AFTER`` characters apart share one window (one :data:`_CLUSTER`
+    match: a digit, then groups of at most that many non-digits and a digit, each group possessive)."""
     spans = []
-    for a, b in out:
+    n = len(text)
+    for m in _CLUSTER.finditer(text):
+        a, b = max(0, m.start() - _BEFORE), min(n, m.end() + _AFTER)
+        last = m.end() - 1
+        while last > m.start() and text[last - 1].isdigit():
+            last -= 1
         if a > 0:
-            ws = _SPACE.search(text, a)
-            a = ws.end() if ws and ws.end() <= b else a
-        spans.append((a, b))
+            ws = _SPACE.search(text, a, b)
+            a = ws.end() if ws else a
+        spans.append((a, b, last))
     return spans
 
 
-def _rules(text: str, jur: str | None, context: str | None) -> list[Citation]:
-    found: list[Citation] = []
-    for a, b in _windows(text):
-        found += [Citation(c.key, c.base, c.start + a, c.end + a, c.source)
-                  for c in _rules_in(text[a:b], jur, context)]
-    return found
+_DOTTED = re.compile(r"\w[.\-:/]\w")
+_NOT_NAME = re.compile(r"[^A-Za-z\s.,'&§]")
+def _chapter_before(pre: str) -> bool:
+    """Whether ``pre`` ends as a chapter or title word does before its number (``ch. ``, ``c``,
+    ``tit.``, ``Chapter ``): then the pattern reads that number too (more often than needed is safe)."""
+    pre = pre.rstrip()
+    pre = pre.removesuffix(".")
+    return pre[-1:] in ("c", "C") or pre.lower().endswith(("ch", "chapter", "tit", "title"))
+_HEADS: dict = {}
+_HEADS_MAX = 100_000
 
 
-def _rules_in(text: str, jur: str | None, context: str | None) -> list[Citation]:
-    forward, usc, backward, bare = _patterns()
-    found: list[Citation] = []
-    taken: list[tuple[int, int]] = []
+def _head(text: str, at: int, word: str, jur: str | None):
+    """The forward citation name starting at ``at`` (the word ``word``): (its length up to the first
+    section's digit, key prefix, chapter, mark, whether it is the loose form "<State> Law 2019"), or
+    ``None``.
 
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
-
-    for m in usc.finditer(text):
+    Remembered by what the pattern can read: the character before, the text up to and including the
+    first digit (a chapter's number is read only right after ``ch``/``c``/``tit``: then up to the
+    next number's first digit), and the jurisdiction given. The same answer as matching anew: a
+    statute collection repeats a handful of names (``Alabama Code § ``) a million times."""
+    d1 = _DIGITS.search(text, at, at + _BEFORE)
+    if d1 is None or _NOT_NAME.search(text, at, d1.start()):
+        return None  # a name holds only letters, spaces, . , ' & and §  before its first number
+    stop = d1.start() + 1
+    if _chapter_before(text[at:d1.start()]):
+        d2 = _DIGITS.search(text, d1.end(), d1.end() + _BEFORE)
+        stop = d2.start() + 1 if d2 else d1.end()
+    key = (text[at - 1] if at else "", text[at:stop], jur)
+    try:
+        return _HEADS[key]
+    except KeyError:
+        pass
+    m = _forward_at(word).match(text, at, stop)
+    out = None
+    if m:
         gd = _groups(m)
-        found += _keys(f"us_usc_{gd['title']}", gd, m.start(), m.end(), "rules")
-        taken.append(m.span())
-    for pattern in (backward, forward):
-        for m in pattern.finditer(text):
-            if not free(*m.span()):
-                continue
-            gd = _groups(m)
-            j, code = _code_of(gd, jur)
-            if j is None or code is None:
-                continue
-            if code == "code" and not ("jur" in gd or any(name in gd for name, _, _ in _SHORT)):
-                continue
-            if ("mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
-                    and not re.search(r"\w[.\-:/]\w", gd["secs"])):
-                # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
-                continue
-            found += _keys(f"{j}_{code}", gd, m.start(), m.end(), "rules")
-            taken.append(m.span())
-    if context:
-        for m in bare.finditer(text):
-            if free(*m.span()):
-                found += _keys(context, _groups(m), m.start(), m.end(), "context")
-                taken.append(m.span())
-    return found
+        j, code = _code_of(gd, jur)
+        short = any(name in gd for name, _, _ in _SHORT)
+        if j is None or code is None or (code == "code" and not ("jur" in gd or short)):
+            out = None
+        elif "named" in gd and ("jur" not in gd or "mark" not in gd):
+            out = None  # a code outside the table needs its jurisdiction and a section mark
+        else:
+            loose = "mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
+            out = (m.end() - at, f"{j}_{code}", gd.get("chap"), gd.get("mark"), loose)
+    if len(_HEADS) >= _HEADS_MAX:
+        _HEADS.clear()
+    _HEADS[key] = out
+    return out
 
 
-_EYECITE_HINT = re.compile(r"§|\bU\.?\s?S\.?\s?C|\b\d+\s+[A-Z][A-Za-z0-9.'&]*(?:\s+[A-Z0-9][A-Za-z0-9.'&]*){0,4}\s+\d+")
+def _rules(text: str, jur: str | None, context: str | None,
+           own_len: int = 0) -> tuple[list[Citation], bytearray, list]:
+    """The rule table's citations in ``text``, the mask of characters they cover, and the windows read.
+    With ``own_len``, a bare section's code is that of the first citation in ``text[:own_len]``."""
+    found: list[Citation] = []
+    covered = bytearray(len(text))
+    windows = _windows(text)
+    marks: list = []
+    memo: dict = {}  # (position, plural) -> the sections read there: a list is read once
+    for a, b, last in windows:
+        marks += _rules_in(text, a, b, last, jur, covered, found, memo)
+    if own_len and not context:
+        for c in found:
+            if c.end <= own_len and c.prefix:
+                context = c.prefix
+                break
+    if marks:
+        _bare(text, marks, context, covered, found, memo)
+    return found, covered, windows
 
 
-def _eyecite(text: str, jur: str | None, taken: Sequence[tuple[int, int]]) -> list[Citation]:
-    rest = text
-    for s, e in taken:  # what the rule table read is not read again (nor makes eyecite run)
-        rest = rest[:s] + " " * (e - s) + rest[e:]
-    if not _EYECITE_HINT.search(rest):
+def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: bytearray,
+              found: list[Citation], memo: dict) -> list:
+    """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
+    ``[jurisdiction] code [§] N``; returns the window's section marks (read by :func:`_bare` once every
+    window is read). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
+    word) and reads a bounded stretch, lists excepted, which :func:`_scan` reads once."""
+    _, usc, ilcs, of_code = _patterns()
+    window = text[lo:hi]
+    if _USC_HINT.search(window):
+        for m in usc.finditer(text, lo, hi):
+            if covered.find(1, m.start(), m.end()) < 0:
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
+                _emit(f"us_usc_{m.group('title')}", None, items, m.start(), "rules", covered, found)
+    if "ILCS" in window or "Comp" in window or "Pa" in window or "P." in window:
+        for m in ilcs.finditer(text, lo, hi):
+            if covered.find(1, m.start(), m.end()) < 0:
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
+                code = "il_code" if m.group("il") else "pa_cons" if m.group("pacons") else "pa_code"
+                _emit(f"{code}_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
+    marks = [m for m in _MARK_AT.finditer(text, lo, hi)]
+    if " of " in window or " OF " in window or " Of " in window:
+        scanned = -1
+        for m in marks:
+            if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
+                continue  # inside a list read from an earlier mark: same end, same answer
+            items, end = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
+            scanned = end
+            t = of_code.match(text, end) if items else None
+            if t:
+                gd = _groups(t)
+                j, code = _code_of(gd, jur)
+                if j and code:
+                    _emit(f"{j}_{code}", None, items, m.start(), "rules", covered, found)
+                    covered[end:t.end()] = b"\x01" * (t.end() - end)
+    starts = _STARTS
+    for w in _WORD.finditer(text, lo, last):
+        word = w.group()
+        ok = starts.get(word)
+        if ok is None:
+            ok = _can_start(word)
+        if ok and not covered[w.start()]:
+            head = _head(text, w.start(), word, jur)
+            if head is None:
+                continue
+            length, prefix, chap, mark, loose = head
+            if covered.find(1, w.start(), w.start() + length) >= 0:
+                continue
+            items, _ = _scan(text, w.start() + length, _is_plural(mark), memo)
+            if loose and items and not _DOTTED.search(items[0].first):
+                continue  # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
+            _emit(prefix, chap, items, w.start(), "rules", covered, found)
+    return marks
+
+
+def _bare(text: str, marks: list, context: str | None, covered: bytearray, found: list[Citation],
+          memo: dict) -> None:
+    """Bare marks (``section 1950.5``, ``§§ 1942-1943``): of a statute's own code (``context``), else a
+    ``§`` of the code of the last citation before it."""
+    prior = sorted(found, key=lambda c: c.start)
+    scanned, k, last = -1, 0, None
+    for m in marks:
+        while k < len(prior) and prior[k].start < m.start():
+            last = prior[k].prefix or last
+            k += 1
+        if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
+            continue
+        prefix = context or (last if m.group("mark").startswith("§") else None)
+        if not prefix:
+            continue
+        items, end = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
+        scanned = end
+        _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
+
+
+def _eyecite_worth(text: str, covered: bytearray, windows: list) -> bool:
+    """Whether eyecite can find anything the rules left: a ``§`` they did not read, or a case's shape
+    (a number, spaces, a capital letter, and a number within 40 characters) outside what they read.
+    Linear: one pass over the section signs and one over the numbers' starts."""
+    i = text.find("§")
+    while i >= 0:
+        if not covered[i]:
+            return True
+        i = text.find("§", i + 1)
+    for a, b, _ in windows:
+        for m in _CASE_START.finditer(text, a, b):
+            if not covered[m.start()] and (m.start() == 0 or text[m.start() - 1] not in _WORDISH) \
+                    and _DIGITS.search(text, m.end(), m.end() + 40):
+                return True
+    return False
+
+
+_CASE_START = re.compile(r"[0-9]++\s++[A-Z]")
+_WORDISH = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.")
+
+
+def _blank(text: str, covered: bytearray) -> str:
+    """``text`` with the characters ``covered`` marks replaced by spaces (offsets kept)."""
+    parts, i, n = [], 0, len(text)
+    while i < n:
+        s = covered.find(1, i)
+        if s < 0:
+            parts.append(text[i:])
+            break
+        e = covered.find(0, s)
+        e = n if e < 0 else e
+        parts += [text[i:s], " " * (e - s)]
+        i = e
+    return "".join(parts)
+
+
+def _eyecite(text: str, jur: str | None, covered: bytearray, windows: list) -> list[Citation]:
+    if covered.find(0) < 0:
         return []
-    text = rest
+    # what the rule table read is not read again (nor makes eyecite run)
+    if not _eyecite_worth(text, covered, windows):
+        return []
+    rest = _blank(text, covered)
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
     out = []
-    for c in get_citations(text):
+    for c in get_citations(rest):
         span = c.span()
-        if any(not (span[1] <= s or span[0] >= e) for s, e in taken):
+        if covered.find(1, span[0], span[1]) >= 0:
             continue  # the rule table read it whole
         g = c.groups
         if isinstance(c, FullCaseCitation) and g.get("volume") and g.get("page"):
-            reporter = getattr(c, "corrected_reporter", lambda: g.get("reporter"))() or g.get("reporter", "")
-            out.append(Citation(f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}",
-                                f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}", *span, "eyecite"))
+            reporter = c.corrected_reporter() or g.get("reporter", "")
+            key = f"case_{_slug(g['volume'])}_{_slug(reporter)}_{_slug(g['page'])}"
+            out.append(Citation(key, key, *span, "eyecite"))
         elif isinstance(c, FullLawCitation) and g.get("section"):
-            # eyecite's corrected_citation() drops the subject ("Cal. Code"): re-read its reporter group
-            reporter = " ".join(x for x in (g.get("title"), g.get("reporter")) if x)
-            prefix = None
-            mm = _patterns()[0].match(f"{g.get('reporter', '')} § 1")
-            if mm:
-                j, code = _code_of(_groups(mm), jur)
-                if j and code:
-                    prefix = f"{j}_{code}"
-            prefix = prefix or f"law_{_slug(reporter)}"
-            if g.get("chapter"):
-                prefix += f"_{_slug(g['chapter'])}"
-            sec = g["section"]
+            # eyecite's groups for one text differ between processes (which of its patterns matched
+            # first): the key is read from the matched text itself, the part before the section
+            raw = rest[span[0]:span[1]]
+            at = _MARK_AT.search(raw)
+            cut = at.start() if at else raw.rfind(g["section"])
+            m = _RUN.match(raw, at.end()) if at else _RUN.match(raw, cut)
+            if cut <= 0 or not m:
+                continue
+            sec = m.group()[:_sec_len(m.group())]
+            prefix = f"law_{_slug(raw[:cut])}"
             out.append(Citation(f"{prefix}_{section_key(sec)}", f"{prefix}_{section_key(_split_sub(sec)[0])}",
-                                *span, "eyecite"))
+                                *span, "eyecite", prefix))
     return out
 
 
 def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | None = None,
             use_eyecite: bool = True) -> list[Citation]:
     """The citations in ``text``, in order of appearance, each once.
+
+    Time is linear in ``len(text)`` (docs/legal-structure.md, "Linear time").
 
     Parameters
     ----------
@@ -389,6 +774,7 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
         ``California``, ``CA``, ``california`` alike).
     context : str, optional
         A code prefix (``ca_civ``) that a bare ``section 1950.5`` belongs to (a statute's own code).
+        Without it, a bare ``§ 1943`` belongs to the code of the citation before it, if any.
     use_eyecite : bool
         Also run eyecite (case citations, statute reporters outside the rule table).
 
@@ -398,10 +784,13 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
     """
     if not text:
         return []
-    jur = jurisdiction(jurisdiction_hint) if jurisdiction_hint else None
-    found = _rules(text, jur, context)
+    return _extract(text, jurisdiction(jurisdiction_hint) if jurisdiction_hint else None, context, use_eyecite)
+
+
+def _extract(text: str, jur: str | None, context: str | None, use_eyecite: bool, own_len: int = 0) -> list[Citation]:
+    found, covered, windows = _rules(text, jur, context, own_len)
     if use_eyecite:
-        found += _eyecite(text, jur, [(c.start, c.end) for c in found])
+        found += _eyecite(text, jur, covered, windows)
     seen, out = set(), []
     for c in sorted(found, key=lambda c: c.start):
         if c.key not in seen:
@@ -434,14 +823,26 @@ def document_field(own: str | None, text: str, *, jurisdiction_hint: str | None 
     roles: list[str] = []
     mine: set[str] = set()
     context = None
-    for c in extract(own or "", jurisdiction_hint=jurisdiction_hint):
+    jur = jurisdiction(jurisdiction_hint) if jurisdiction_hint else None
+    if own and text.startswith(own) and (len(text) == len(own) or not text[len(own)].isalnum()):
+        # the text opens with the document's own citation (Housing): one reading of both, its citations
+        # inside that opening are the document's own (tests/test_citations.py checks it equals two readings)
+        everything = _extract(text, jur, None, True, len(own))
+        mine_found = [c for c in everything if c.end <= len(own)]
+        cited = [c for c in everything if c.end > len(own)]
+    else:
+        mine_found = _extract(own, jur, None, True) if own else []
+        cited = None
+    for c in mine_found:
         roles.append(f"is_{c.key}")
         mine.add(c.key)
         if c.base != c.key:
             roles.append(f"in_{c.base}")
             mine.add(c.base)
-        context = context or code_prefix(c.key)
-    for c in extract(text, jurisdiction_hint=jurisdiction_hint, context=context):
+        context = context or c.prefix or code_prefix(c.key)
+    if cited is None:
+        cited = _extract(text, jur, context, True) if text else []
+    for c in cited:
         if c.key not in mine:
             roles.append(f"cites_{c.key}")
             mine.add(c.key)
