@@ -106,6 +106,9 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     r"RPL": ("ny", "real_prop"), r"GOL": ("ny", "gen_oblig"), r"MDL": ("ny", "mult_dwell"),
     r"NRS": ("nv", "code"), r"RCW": ("wa", "code"), r"ORS": ("or", "code"),
     r"(?:M\.?+\s?+)?+G\.?+\s?+L\.?+": ("ma", "code"),
+    # the official codes' own short forms (docs/statutes.md): Georgia's O.C.G.A., North Carolina's G.S.
+    r"O\.?+\s?+C\.?+\s?+G\.?+\s?+A\.?+": ("ga", "code"),
+    r"(?:N\.?+\s?+C\.?+\s?+)?+G\.?+\s?+S\.?+": ("nc", "code"),
 }
 
 #: the words a citation's name can begin with besides a jurisdiction's (lower case; the short forms'
@@ -114,7 +117,7 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
 SUBJECT_FIRST_WORDS = frozenset(
     "code civ civil health gov govt government bus business prop property real rpapl gen general "
     "mult multiple".split())
-SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL".split())
+SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL O OCGA N NC NCGS GS".split())
 
 # ------------------------------------------------------------------ the grammar
 # Linear time (docs/legal-structure.md, "Linear time"): no pattern below has a nested or overlapping
