@@ -28,7 +28,8 @@ from legalir.evaluate.evaluator import (
     to_json,
     topic_coverage,
 )
-from legalir.evaluate.measures import DEFAULT_MEASURES, Measure, MeasureError, parse_measures, supported
+from legalir.evaluate.measures import (DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, parse_measures,
+                                       supported)
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -37,6 +38,7 @@ __all__ = [
     "Measure",
     "MeasureError",
     "NoCommonTopics",
+    "TREC_EVAL_MEASURES",
     "coverage_notes",
     "evaluate",
     "evaluate_batches",
