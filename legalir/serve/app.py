@@ -3,9 +3,13 @@
 Every route parses its request, runs the engine's method on a worker thread
 (:class:`Workers`: a fixed pool, so at most ``workers`` searches run at once
 and each thread is attached to the JVM once and detached when the server
-stops) and returns JSON. Errors are JSON too: ``{"error": "..."}`` with 400
-(bad parameter), 404 (unknown index, partition, collection, document, run or
-topic) or 405/422 as HTTP has them.
+stops) and returns JSON. Errors are JSON too: ``{"error": "..."}`` with the text the CLI prints after
+``error:`` (:func:`legalir.errors.user_message`) and the status of
+:func:`legalir.errors.http_status`: 400 (a bad parameter: the core's argument
+checks, a malformed run, an unknown measure), 404 (unknown index, partition,
+collection, document, run or topic), 501 (a feature whose optional package is
+not installed), 503 (an index that cannot be opened now), or 405/413 as HTTP
+has them. A 500 is a bug.
 
 The page (``/``) and its script and style sheet are package files read from
 ``legalir/serve/static``; only those names are served.
@@ -36,7 +40,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from legalir import __version__
-from legalir.errors import LegalirError
+from legalir.errors import LegalirError, http_status, user_message
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
@@ -95,13 +99,32 @@ class Workers:
         return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        """``fn(*args, **kwargs)`` on a worker; a user-caused failure from below legalir (an optional package
+        missing, Lucene refusing: :func:`legalir.errors.user_message`) comes back as a :class:`Refused`
+        with its HTTP status, so HTTP and MCP answer it as the CLI does, never as a 500."""
+        try:
+            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
+        except LegalirError:
+            raise
+        except Exception as e:
+            status = http_status(e)
+            if status is None:
+                raise
+            raise Refused(user_message(e), status) from e
 
     def shutdown(self) -> None:
         for _ in self._threads:
             self._queue.put(None)
         for t in self._threads:
             t.join(timeout=30)
+
+
+class Refused(ServeError):
+    """A user-caused failure that surfaced from below legalir, worded by :func:`legalir.errors.user_message`."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 class BatchQuery(BaseModel):
@@ -206,18 +229,20 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, e: Exception):
+        # the one translation (legalir.errors): what the CLI prints as `error: ...`, with its HTTP status
+        # (a missing optional package 501, a Lucene index that cannot be opened 503, other input 400);
+        # anything else is a bug: 500, with the details in the server log only
+        status = http_status(e)
+        if status is not None:
+            return JSONResponse({"error": user_message(e)}, status_code=status)
         rid = request.scope.get("state", {}).get("request_id")
         _log.error(f"request {rid} ({request.method} {request.url.path}) failed", exc_info=e)
         return JSONResponse({"error": f"internal error (request id {rid}); the server log has the details"},
                             status_code=500)
 
-    @app.exception_handler(ServeError)
-    async def serve_error(request: Request, e: ServeError):
-        return JSONResponse({"error": str(e)}, status_code=e.status)
-
     @app.exception_handler(LegalirError)
-    async def input_error(request: Request, e: LegalirError):
-        return JSONResponse({"error": str(e)}, status_code=400)
+    async def input_error(request: Request, e: LegalirError):  # ServeError too: its own status (404, 503, ...)
+        return JSONResponse({"error": user_message(e)}, status_code=http_status(e))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, e: RequestValidationError):

@@ -80,7 +80,7 @@ MAX_QUERY_CHARS = 10_000
 #: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
 MAX_INLINE_RUN_CHARS = 3_000_000
 SNIPPET_WORDS = 40
-DEFAULT_MEASURES = ("ndcg_cut.10", "recip_rank")
+from legalir.evaluate.measures import DEFAULT_MEASURES  # noqa: E402  (the one default set, legalir.evaluate's)
 #: Lucene's default English stop words (what the index ignores), not highlighted
 STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
                       "there these they this to was will with".split())
@@ -813,9 +813,11 @@ class Engine:
 
     def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
                   judged_only: bool | None) -> RunEntry:
-        from legalir import datasets, evaluate
+        from legalir import datasets
+        from legalir.evaluate import core
 
-        entry = RunEntry(spec.name, spec.file, trec.read_run(spec.file))
+        # every run format legalir reads (TREC, CRUMB JSONL), as legalir eval and legalir.evaluate read it
+        entry = RunEntry(spec.name, spec.file, core.to_run(spec.file, f"run {spec.name}"))
         qname = spec.qrels or (spec.name if spec.name in cfg.qrels else None)
         if qname is None and len(cfg.qrels) == 1:
             qname = next(iter(cfg.qrels))
@@ -848,11 +850,12 @@ class Engine:
         entry.judged_only = bool(getattr(dataset_cls, "judged_only", False)) if judged_only is None else judged_only
         names = getattr(dataset_cls, "grade_names", None)
         entry.grade_names = {str(g): str(w) for g, w in names.items()} if names else None
-        entry.measures = list(measures or getattr(dataset_cls, "measures", None) or DEFAULT_MEASURES)
+        entry.measures = core.measure_requests(measures if measures is not None else
+                                               getattr(dataset_cls, "measures", None) or None)
         if entry.qrels is not None:
             try:
-                entry.evaluation = evaluate.evaluate(entry.qrels, entry.run, entry.measures,
-                                                     judged_only=entry.judged_only)
+                # the one scoring function (legalir.evaluate's), keyed by trec_eval's names for the page
+                entry.evaluation = core.score(entry.qrels, entry.run, entry.measures, judged_only=entry.judged_only)
             except LegalirError as e:
                 raise ConfigError(f"run {spec.name} ({spec.file}) against {entry.qrels_path}: {e}") from None
         return entry
@@ -1134,7 +1137,7 @@ class Engine:
         hits = []
         for r, (docid, score) in enumerate(ranking[:k], 1):
             hits.append({"rank": r, "id": docid, "score": score, "label": labels.get(docid),
-                         "judged": docid in labels, "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
+                         "judged": is_judged(docid, labels), "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
                          **doc_fields(docid)})
         gold = sorted(((d, r) for d, r in labels.items() if r > 0), key=lambda dr: (-dr[1], dr[0]))
         gold_out = [{"id": d, "label": r, "rank": rank_of.get(d), "judged_rank": judged_rank.get(d),
@@ -1171,7 +1174,12 @@ class Engine:
         if len(text) > MAX_INLINE_RUN_CHARS:
             raise BadRequest(f"{where}inline run of {len(text):,} characters; at most {MAX_INLINE_RUN_CHARS:,} "
                              f"(serve a large run with --run NAME=FILE and give its name)")
-        return INLINE, trec.read_run(INLINE, data=text.encode("utf-8")), None
+        from legalir import checks, runformats
+
+        data = checks.text(f"{where}run_text", text).encode("utf-8")
+        if runformats.sniff_bytes(data, INLINE) == "crumb":  # every run format legalir reads
+            return INLINE, runformats.read_crumb_run(INLINE, data=data), None
+        return INLINE, trec.read_run(INLINE, data=data), None
 
     def _scoring(self, entries: list[RunEntry | None], qrels: str | None, measures: list[str] | None,
                  judged_only: bool | None) -> tuple[str | None, list[str], bool]:
@@ -1188,8 +1196,11 @@ class Engine:
         same = [e for e in self.runs.values() if qrels is not None and e.qrels_name == qrels]
         if judged_only is None:
             judged_only = bool(same and same[0].judged_only)
-        measures = list(measures or (same[0].measures if same else DEFAULT_MEASURES))
-        return qrels, measures, judged_only
+        if measures is None:
+            measures = same[0].measures if same else None
+        from legalir.evaluate import core
+
+        return qrels, core.measure_requests(measures), judged_only
 
     def evaluate(self, run: str | None = None, run_text: str | None = None, qrels: str | None = None,
                  measures: list[str] | None = None, judged_only: bool | None = None,

@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from legalir import __version__
-from legalir.errors import LegalirError
+from legalir.errors import user_message
 from legalir.serve.engine import MAX_K, BadRequest, Engine
 
 _log = logging.getLogger(__name__)
@@ -83,8 +83,13 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                 raise ToolError(f"this API key may not call {tool} (it needs scope {TOOL_SCOPES[tool]})")
         try:
             out = await workers.call(fn, *args, **kwargs)
-        except LegalirError as e:  # bad arguments: the message tells the model what to change
-            raise ToolError(str(e)) from None
+        except Exception as e:
+            # the one translation (legalir.errors.user_message): bad arguments, a missing optional package,
+            # Lucene refusing: a tool error whose text is the CLI's `error:` line and the HTTP error's body
+            message = user_message(e)
+            if message is None:
+                raise
+            raise ToolError(message) from None
         if state is not None and isinstance(out, dict) and isinstance(out.get("hits"), list):
             state["hits"] = len(out["hits"])
         return out
