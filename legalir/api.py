@@ -176,16 +176,26 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
     >>> len(ds.corpus), len(ds.topics)             # doctest: +SKIP
     (3931, 57)
     """
-    from legalir import collections, datasets
+    from legalir import checks, collections, datasets
 
+    if not isinstance(name, (str, os.PathLike)) or not str(os.fspath(name)).strip():
+        raise ApiError(f"name must be a dataset ({', '.join(datasets.base.names())}) or a converted "
+                       f"collection folder (a str or pathlib.Path), not {checks.shown(name)}")
+    checks.path("name", name)
+    checks.optional_text("split", split)
+    checks.path("data_dir", data_dir)
+    checks.optional_path("collections_dir", collections_dir)
+    for key, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ApiError(f"option {key} must be a string or a number, as `legalir convert --option "
+                           f"{key}=VALUE` gives it, not {checks.shown(value)}")
     p = Path(name)
     if collections.is_collection(p):
         if options:
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
     cls = datasets.base.dataset_class(str(name))  # unknown names: the error lists the known ones
-    path = Path(collections_dir) if collections_dir is not None else collections.root()
-    path = path / cls.name
+    path = Path(collections_dir) / cls.name if collections_dir is not None else collections.default_path(cls.name)
     if collections.is_collection(path):
         had = collections.read_manifest(path).get("options") or {}
         want = {k: str(v) for k, v in cls.check_options(options).items()}
@@ -295,8 +305,23 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     >>> s.search("rent")[0].docid                                                        # doctest: +SKIP
     'd1'
     """
-    if kind not in ("bm25", "dense"):
-        raise ApiError(f"unknown index kind {kind!r}; one of: bm25, dense")
+    from legalir import checks
+
+    checks.choice("kind", kind, ("bm25", "dense"))
+    checks.path("path", path)
+    if partition is not None and not isinstance(partition, str):
+        if isinstance(partition, (bytes, Mapping)) or not isinstance(partition, Sequence) or not partition:
+            raise ApiError(f"partition must be a partition's name or a non-empty list of them, not "
+                           f"{checks.shown(partition)}")
+        for i, part in enumerate(partition):
+            checks.text(f"partition[{i}]", part)
+    elif partition is not None:
+        checks.text("partition", partition)
+    checks.integer("threads", threads, 1, 1024)
+    checks.text("encoder", encoder)
+    checks.optional_text("device", device)
+    checks.optional_integer("batch_size", batch_size, 1)
+    checks.boolean("overwrite", overwrite)
     path = Path(path)
     coll = _collection_dir(source, path, overwrite)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)

@@ -389,7 +389,8 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     k : int
         Documents per topic.
     k1, b : float, optional
-        BM25 parameters (Pyserini's defaults 0.9 and 0.4).
+        BM25 parameters [default: the tuned values of the dataset the index was built from (ACORD:
+        1.0 and 0.5), else Pyserini's 0.9 and 0.4, as :class:`legalir.Searcher` and `legalir search`].
     rm3 : legalir.search.lucene.RM3, optional
         Query expansion.
     threads : int

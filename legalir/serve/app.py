@@ -342,6 +342,22 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                         k: int = Query(20, description="Ranked documents to return.")):
         return await pool.call(engine.run_topic, run, qid, compare=compare, k=k)
 
+    @app.post("/runs/evaluate", summary="Score a served run, or a run sent as TREC or CRUMB JSONL text, against "
+                                        "served qrels (legalir.evaluate; the MCP evaluate tool)")
+    async def evaluate(request: Request, body: Any = Body(..., examples=[{"run": "bm25", "measures": ["nDCG@10"]}])):
+        # the body's fields are checked by the core (legalir.checks), so a bad value gets the words the Python
+        # API, the CLI and the MCP tool give it
+        if not isinstance(body, dict):
+            raise ServeError(f"the body must be a JSON object {{\"run\" or \"run_text\", \"qrels\", \"measures\", "
+                             f"\"judged_only\", \"per_topic\"}}, not {type(body).__name__}")
+        known = ("run", "run_text", "qrels", "measures", "judged_only", "per_topic")
+        unknown = sorted(set(body) - set(known))
+        if unknown:
+            raise ServeError(f"unknown field {unknown[0]!r}; the fields are: {', '.join(known)}")
+        return await pool.call(engine.evaluate, body.get("run"), body.get("run_text"), qrels=body.get("qrels"),
+                               measures=body.get("measures"), judged_only=body.get("judged_only"),
+                               per_topic=body.get("per_topic", False))
+
     if mcp_manager is not None:
         from starlette.routing import Route
 

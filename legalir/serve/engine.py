@@ -1169,14 +1169,17 @@ class Engine:
             raise BadRequest(f"{where}give either the name of a served run or the run itself as TREC lines "
                              f"(qid Q0 docid rank score tag), not {'both' if name else 'neither'}")
         if name is not None:
-            entry = self.run(name)
+            from legalir import checks
+
+            entry = self.run(checks.text(f"{where}run", name))
             return name, entry.run, entry
+        from legalir import checks, runformats
+
+        checks.text(f"{where}run_text", text)
         if len(text) > MAX_INLINE_RUN_CHARS:
             raise BadRequest(f"{where}inline run of {len(text):,} characters; at most {MAX_INLINE_RUN_CHARS:,} "
                              f"(serve a large run with --run NAME=FILE and give its name)")
-        from legalir import checks, runformats
-
-        data = checks.text(f"{where}run_text", text).encode("utf-8")
+        data = text.encode("utf-8")
         if runformats.sniff_bytes(data, INLINE) == "crumb":  # every run format legalir reads
             return INLINE, runformats.read_crumb_run(INLINE, data=data), None
         return INLINE, trec.read_run(INLINE, data=data), None
@@ -1184,7 +1187,13 @@ class Engine:
     def _scoring(self, entries: list[RunEntry | None], qrels: str | None, measures: list[str] | None,
                  judged_only: bool | None) -> tuple[str | None, list[str], bool]:
         """The qrels name, measures and protocol to score with: as asked, else the served runs' own."""
+        from legalir import checks
+
         served = [e for e in entries if e is not None]
+        if judged_only is not None:
+            judged_only = checks.boolean("judged_only", judged_only)
+        if qrels is not None:
+            qrels = checks.text("qrels", qrels)
         if qrels is None:
             names = {e.qrels_name for e in served if e.qrels_name}
             if len(names) == 1:
@@ -1205,9 +1214,11 @@ class Engine:
     def evaluate(self, run: str | None = None, run_text: str | None = None, qrels: str | None = None,
                  measures: list[str] | None = None, judged_only: bool | None = None,
                  per_topic: bool = False) -> dict:
-        """Score a served run (by name) or an inline TREC run against served qrels (:func:`legalir.evaluate`)."""
-        from legalir import api
+        """Score a served run (by name) or an inline TREC or CRUMB JSONL run against served qrels
+        (:func:`legalir.evaluate`: POST /runs/evaluate and the MCP evaluate tool)."""
+        from legalir import api, checks
 
+        per_topic = checks.boolean("per_topic", per_topic)
         label, data, entry = self._a_run(run, run_text)
         qname, measures, judged_only = self._scoring([entry], qrels, measures, judged_only)
         if qname is None:
