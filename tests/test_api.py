@@ -182,7 +182,7 @@ def test_compare_returns_a_corrected_table(run, acord, searcher):
     assert "nDCG@10" in df.to_markdown() and "tabular" in df.to_latex()
     with pytest.raises(LegalirError, match="baseline must be a run's name or position; 'bm25' is not one of"):
         legalir.compare(runs, acord.qrels, ["nDCG@10"], baseline="bm25")
-    with pytest.raises(LegalirError, match="correction must be one of .holm."):
+    with pytest.raises(LegalirError, match="correction must be one of .none., .bonferroni., .holm., .fdr_bh., not .sidak."):
         legalir.compare(runs, acord.qrels, ["nDCG@10"], correction="sidak")
 
 
