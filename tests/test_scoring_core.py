@@ -25,7 +25,7 @@ from legalir.cli import main
 from legalir.errors import ApiError, LegalirError, http_status, user_message
 from serve_helpers import env, post_json, start_server, stop_server
 
-settings.register_profile("scoring-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "12")),
+settings.register_profile("scoring-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "8")),
                           deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                 HealthCheck.too_slow])
 settings.register_profile("scoring-deep", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "300")),
@@ -33,7 +33,7 @@ settings.register_profile("scoring-deep", max_examples=int(os.environ.get("LEGAL
                                                                 HealthCheck.too_slow])
 PROFILE = "scoring-deep" if os.environ.get("LEGALIR_HYPOTHESIS_PROFILE") == "deep" else "scoring-ci"
 #: bad-value properties are cheap (no file, no server): more examples
-CHEAP = settings(settings.get_profile(PROFILE), max_examples=settings.get_profile(PROFILE).max_examples * 5)
+CHEAP = settings(settings.get_profile(PROFILE), max_examples=settings.get_profile(PROFILE).max_examples * 8)
 
 TOPICS = [f"q{i}" for i in range(1, 7)]
 DOCS = [f"d{i}" for i in range(1, 13)]
