@@ -80,7 +80,7 @@ MAX_QUERY_CHARS = 10_000
 #: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
 MAX_INLINE_RUN_CHARS = 3_000_000
 SNIPPET_WORDS = 40
-from legalir.evaluate.measures import DEFAULT_MEASURES  # noqa: E402  (the one default set, legalir.evaluate's)
+from legalir.evaluate.measures import DEFAULT_MEASURES  # noqa: E402,F401  (the one default set, legalir.evaluate's)
 #: Lucene's default English stop words (what the index ignores), not highlighted
 STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
                       "there these they this to was will with".split())

@@ -158,9 +158,9 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     @server.tool(description=(
         "Score a ranking (a TREC run) against relevance judgments (qrels) with trec_eval's measures, exactly as "
         "trec_eval computes them. Give either run (the name of a served run, see list_indexes) or run_text "
-        "(TREC run lines: 'qid Q0 docid rank score tag', one per line). Measures as for `legalir eval`: "
-        "trec_eval names (ndcg_cut.10, map, recip_rank, P.5, recall.100) or ir_measures names (nDCG@10, "
-        "P@5, R@100, RR); default: the dataset's own. Returns the mean of each measure over topics "
+        "(TREC run lines: 'qid Q0 docid rank score tag', one per line, or CRUMB JSONL lines). Measures as for "
+        "`legalir eval`: trec_eval names (ndcg_cut.10, map, recip_rank, P.5, recall.100) or ir_measures names "
+        "(nDCG@10, P@5, R@100, RR); default: the dataset's own, else map and ndcg_cut.10. Returns the mean of each measure over topics "
         "(and each topic's values with per_topic)."))
     async def evaluate(
         ctx: Context,
