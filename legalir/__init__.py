@@ -15,7 +15,7 @@ Names load on first use, so ``import legalir`` stays cheap (the CLI's ``eval`` i
 """
 import logging as _logging
 
-__version__ = "0.1.0"
+from legalir.version import __version__  # noqa: F401
 
 __all__ = ["ApiError", "Benchmark", "Hit", "Searcher", "as_qrels", "as_run", "compare", "evaluate", "index",
            "load", "update", "write_run"]
@@ -25,10 +25,6 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 
 def __getattr__(name: str):
-    if name in ("evaluate", "index"):  # subpackages that are callable as the API functions (legalir/_callable.py)
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
     if name in __all__:
         from legalir import api
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
+from legalir.search import searcher as _searcher
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -74,7 +75,7 @@ class Benchmark:
         self.measures: tuple[str, ...] = tuple(cls.measures) if cls else ()
 
     def _dataset_class(self):
-        from legalir.datasets.base import DatasetError, dataset_class
+        from legalir.datasets import dataset_class, DatasetError
 
         try:
             return dataset_class(self.name)
@@ -179,7 +180,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
     from legalir import checks, collections, datasets
 
     if not isinstance(name, (str, os.PathLike)) or not str(os.fspath(name)).strip():
-        raise ApiError(f"name must be a dataset ({', '.join(datasets.base.names())}) or a converted "
+        raise ApiError(f"name must be a dataset ({', '.join(datasets.names())}) or a converted "
                        f"collection folder (a str or pathlib.Path), not {checks.shown(name)}")
     checks.path("name", name)
     checks.optional_text("split", split)
@@ -194,7 +195,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
         if options:
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
-    cls = datasets.base.dataset_class(str(name))  # unknown names: the error lists the known ones
+    cls = datasets.dataset_class(str(name))  # unknown names: the error lists the known ones
     path = Path(collections_dir) / cls.name if collections_dir is not None else collections.default_path(cls.name)
     if collections.is_collection(path):
         had = collections.read_manifest(path).get("options") or {}
@@ -210,7 +211,7 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
 
 # ------------------------------------------------------------------ indexing
 def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str):
-    from legalir.datasets.base import Dataset, Document
+    from legalir.datasets.dataset import Dataset, Document
 
     class Records(Dataset):
         name = "records"
@@ -326,11 +327,11 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     coll = _collection_dir(source, path, overwrite)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)
     if kind == "bm25":
-        from legalir.index import sparse
+        from legalir.indexing import sparse
 
         sparse.build(coll, path, threads=threads, partitions=parts, quiet=True, overwrite=overwrite)
         return Searcher(path)
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     enc = encoders.Encoder.load(encoder, device=device)
     emb = path.with_name(path.name + ".embeddings")
@@ -349,7 +350,7 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
     """Apply added, replaced and deleted documents to a built index as a new version (``legalir index update``).
 
     The new version searches exactly as a full rebuild from the updated collection would
-    (:mod:`legalir.index.update`); a :class:`Searcher` opened before keeps the old version, open a new one
+    (:mod:`legalir.indexing.update`); a :class:`Searcher` opened before keeps the old version, open a new one
     to see the changes.
 
     Parameters
@@ -384,7 +385,7 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
     import json
     import tempfile
 
-    from legalir.index import update as upd
+    from legalir.indexing import update as upd
 
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     with tempfile.TemporaryDirectory(prefix="legalir-update-") as tmp:
@@ -412,295 +413,10 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
 
 
 # ------------------------------------------------------------------ searching
-@dataclass(frozen=True)
-class Hit:
-    """One search result.
-
-    Attributes
-    ----------
-    docid : str
-    score : float
-    rank : int
-        1 for the best.
-    text : str or None
-        The document's ``contents`` (``None`` when the collection is not at hand).
-    fields : dict
-        The document's other fields (metadata such as ``state``, ``category``, ``citation``, and the
-        normalised ``citations`` that ``legalir convert`` extracts; not the index-only ``filters`` tokens).
-    """
-
-    docid: str
-    score: float
-    rank: int
-    text: str | None = None
-    fields: dict = field(default_factory=dict)
-
-
-def _topics(topics: Any) -> dict[str, "Topic"]:
-    """``Topic`` objects from a Benchmark, ``{qid: text}``, ``{qid: Topic}`` or a PyTerrier-style DataFrame."""
-    from legalir.trec import Topic
-
-    if isinstance(topics, Benchmark):
-        return dict(topics.topic_records)
-    if _is_frame(topics):
-        cols = set(topics.columns)
-        if not {"qid", "query"} <= cols:
-            raise ApiError(f"a topics DataFrame needs the columns qid and query (has {', '.join(map(str, cols))})")
-        return {str(r.qid): Topic(str(r.qid), str(r.query)) for r in topics.itertuples()}
-    if not isinstance(topics, Mapping):
-        raise ApiError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
-                       f"{type(topics).__name__}")
-    out = {}
-    for qid, t in topics.items():
-        if isinstance(t, Topic):
-            out[str(qid)] = t
-        elif isinstance(t, str):
-            out[str(qid)] = Topic(str(qid), t)
-        else:
-            raise ApiError(f"topic {qid!r}: the query is a {type(t).__name__}; expected a string")
-    return out
-
-
-class Searcher:
-    """Search one index, BM25 or dense, partitioned or not; or both fused (hybrid).
-
-    Opened and validated at once, like Pyserini's ``LuceneSearcher``: a folder that is not an
-    index is a clear error. BM25 uses the tuned k1/b of the dataset the index was built from
-    (ACORD: 1.0 / 0.5) unless given, else Pyserini's 0.9 / 0.4; :attr:`k1` and :attr:`b` say
-    which.
-
-    Parameters
-    ----------
-    path : str, PathLike or sequence of them
-        An index folder (``legalir index`` / ``legalir index-dense`` / :func:`index`), or one
-        Lucene and one FAISS folder of the same collection for ``hybrid`` search.
-    k1, b : float, optional
-        BM25 parameters.
-    encoder : str, optional
-        Dense: the query encoder (default: the one the index records).
-    device : str, optional
-        Dense: where the encoder runs.
-    threads : int
-        Lucene search threads for :meth:`batch_search`.
-
-    Raises
-    ------
-    legalir.errors.LegalirError
-        A folder that holds no index, two indexes of one kind, or bad BM25 parameters.
-
-    Examples
-    --------
-    >>> with legalir.Searcher("indexes/acord/bm25") as s:     # doctest: +SKIP
-    ...     hits = s.search("cap on liability", k=5)
-    >>> hits[0].docid, hits[0].score, hits[0].text[:40]       # doctest: +SKIP
-    """
-
-    def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
-                 b: float | None = None, encoder: str | None = None, device: str | None = None, threads: int = 1):
-        from legalir.collections import Corpus
-        from legalir.index import IndexPair, collection_of
-
-        paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
-        pair = self._pair = IndexPair(paths)
-        self.sparse: Path | None = pair.sparse
-        self.dense: Path | None = pair.dense
-        self.partitions: list[str] = pair.partitions
-        self.methods: list[str] = pair.methods
-        from legalir import atomic
-        from legalir.index.update import Documents
-
-        # the versions there now, held until close() (legalir.atomic.pin: no later build or update removes
-        # them): the Lucene searchers, the FAISS index (loaded on first use) and the documents shown all
-        # come from the same versions
-        self._pins = {kind: atomic.pin(p) for kind, p in (("sparse", self.sparse), ("dense", self.dense)) if p}
-        held = {kind: pin.path for kind, pin in self._pins.items()}
-        root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
-        self.corpus: Corpus | None = Corpus(root) if root is not None else None
-        # an updated version's changed documents (legalir index update) first, then the collection
-        self._docs = Documents(self.corpus, list(held.values()))
-        self.partition_field: str | None = self.corpus.partition_field if self.corpus else None
-        self.k1 = self.b = None
-        self._threads = max(1, int(threads))
-        self._encoder_name, self._device = encoder, device
-        self._bm25 = self._dense = None
-        self._dense_version = held.get("dense")
-        self._lucene = None
-        from legalir.index import sparse as sparse_index
-
-        #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
-        self._pooled = bool(self.sparse is not None and not self.partitions
-                            and sparse_index.index_meta(self.sparse).get("pooled"))
-        if self.sparse is not None:
-            from legalir.search import lucene
-
-            self.k1, self.b, _ = lucene.bm25_params(self.sparse, k1, b)
-            # the retriever logs the k1/b it uses and where they come from
-            self._bm25 = lucene.retriever(held["sparse"], k1=k1, b=b, threads=self._threads,
-                                          partition_field=self.partition_field)
-
-    # ---- retrievers, opened on first use
-    def _dense_retriever(self):
-        if self._dense is None:
-            from legalir.search import dense as dense_search
-
-            enc = dense_search.load_encoder(self._dense_version, self._encoder_name, device=self._device)
-            self._dense = dense_search.retriever(self._dense_version, enc, partition_field=self.partition_field)
-        return self._dense
-
-    def _run(self, topics: Mapping[str, "Topic"], k: int, method: str, filter: Any = None,
-             citations: bool | None = None) -> dict[str, dict[str, float]]:
-        from legalir.search import fusion
-        from legalir.search.base import check_depth
-
-        check_depth(k)
-        if filter and method != "bm25":
-            raise ApiError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
-                           f"partition= on a per-partition index")
-        if filter or citations is not None:
-            # per call, through the topics (legalir.search.lucene.BM25.clauses reads _filter / _citations)
-            from legalir import filters
-            from legalir.trec import Topic
-
-            try:
-                flt = filters.parse(filter, "filter=")
-            except LegalirError as e:
-                raise ApiError(str(e)) from None
-            topics = {q: Topic(q, t.text, {**t.fields, "_filter": flt, "_citations": citations})
-                      for q, t in topics.items()}
-        bm25 = self._bm25
-        if method == "bm25":
-            return bm25.search(topics, k)
-        if method == "dense":
-            return self._dense_retriever().search(topics, k)
-        depth = max(k, fusion.HYBRID_DEPTH)
-        fused = fusion.rrf([bm25.search(topics, depth), self._dense_retriever().search(topics, depth)])
-        return {q: dict(list(fused.get(q, {}).items())[:k]) for q in topics}
-
-    def _routed(self, topics: dict[str, "Topic"], partition: str | None) -> dict[str, "Topic"]:
-        """Topics carrying the partition they are searched in (a partitioned index routes by it)."""
-        from legalir.trec import Topic
-
-        if not self.partitions:
-            if partition is not None and not self._pooled:
-                raise ApiError("this index is not partitioned; leave out partition (or give filter=)")
-            if partition is None:
-                return topics
-            # a pooled index: the partition becomes the topics' filter value (legalir.filters)
-        if partition is None:
-            missing = [q for q, t in topics.items() if not t.fields.get(self.partition_field or "")]
-            if missing:
-                raise ApiError(f"this index holds one index per {self.partition_field or 'partition'} "
-                               f"({', '.join(self.partitions[:5])}{' ...' if len(self.partitions) > 5 else ''}): "
-                               f"give partition=, or topics whose {self.partition_field!r} field names it "
-                               f"(e.g. a Benchmark's); missing for: {', '.join(missing[:5])}")
-            return topics
-        return {q: Topic(q, t.text, {**t.fields, str(self.partition_field): partition}) for q, t in topics.items()}
-
-    # ---- public
-    def search(self, query: str, k: int = 10, *, method: str | None = None,
-               partition: str | None = None, filter: Any = None, citations: bool | None = None) -> list[Hit]:
-        """The ``k`` best documents for one query.
-
-        Parameters
-        ----------
-        query : str
-            Free text.
-        k : int
-            Hits to return.
-        method : {"bm25", "dense", "hybrid"}, optional
-            Default: the first this searcher has (``bm25`` when it has a Lucene index).
-        partition : str, optional
-            For a partitioned index (Housing): the jurisdiction to search; on a pooled index
-            (``legalir index --pooled``) a filter on the partition field.
-        filter : dict or str, optional
-            Metadata filter, BM25 only: ``{"state": ["california", "nevada"]}`` or
-            ``"state=california,nevada"`` (values OR-ed, fields AND-ed; ``"2000..2010"`` a range),
-            applied as Lucene FILTER clauses: ``k`` hits whenever ``k`` documents match.
-        citations : bool, optional
-            Rank the document that is an authority the query cites first, documents citing it
-            next (:mod:`legalir.citations`); default: on where the index has the field.
-
-        Returns
-        -------
-        list of Hit
-            Best first, with the document's text and metadata where the collection is at hand.
-        """
-        from legalir import filters
-        from legalir.trec import Topic, ranking
-
-        if not isinstance(query, str) or not query.strip():
-            raise ApiError(f"query must be a non-empty string, not {query!r}")
-        topics = self._routed({"q": Topic("q", query)}, partition)
-        docs = self._run(topics, k, self._pair.method(method), filter, citations).get("q", {})
-        hits = []
-        for rank, (docid, score) in enumerate(ranking(docs, k), 1):
-            rec = self.doc(docid, partition) or {}
-            hits.append(Hit(docid, float(score), rank, rec.get("contents"),
-                            {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)}))
-        return hits
-
-    def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
-                     partition: str | None = None, filter: Any = None,
-                     citations: bool | None = None) -> dict[str, dict[str, float]]:
-        """A run: ``{qid: {docid: score}}`` of the ``k`` best documents of every topic.
-
-        Parameters
-        ----------
-        topics : Benchmark, mapping or DataFrame
-            ``{qid: text}``, ``{qid: Topic}``, a :class:`Benchmark` (its split's topics, with the
-            fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
-        k : int
-            Depth.
-        method, partition, filter, citations
-            As for :meth:`search`. On a pooled index each topic carrying the partition field
-            (a Housing question's ``state``) is searched only among that partition's documents.
-
-        Returns
-        -------
-        dict
-            The form pytrec_eval, ir_measures and :func:`evaluate` read; :func:`write_run` saves it.
-        """
-        from legalir.search.base import check_topics
-
-        found = self._routed(_topics(topics), partition)
-        check_topics(found)
-        run = self._run(found, k, self._pair.method(method), filter, citations)
-        return {q: dict(run.get(q, {})) for q in found}
-
-    def doc(self, docid: str, partition: str | None = None) -> dict | None:
-        """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
-        ``legalir index update``: an updated index's changed documents come from its version)."""
-        if self.corpus is not None or self._docs.changed:
-            return self._docs.record(docid, partition)
-        if self.sparse is not None and not self.partitions:
-            import json
-
-            from legalir.index.lucene import LuceneIndex
-
-            with LuceneIndex(self._pins["sparse"].path) as idx:
-                raw = idx.raw(docid)
-            return None if raw is None else json.loads(raw)
-        return None
-
-    def close(self) -> None:
-        """Release the Lucene readers and the index versions held (also done on leaving a ``with`` block)."""
-        for r in (self._bm25, self._dense):
-            if r is not None:
-                r.close()
-        self._bm25 = self._dense = None
-        for p in self._pins.values():
-            p.close()
-
-    def __enter__(self) -> "Searcher":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        where = ", ".join(str(p) for p in (self.sparse, self.dense) if p is not None)
-        bm25 = f", k1={self.k1:g} b={self.b:g}" if self.k1 is not None else ""
-        return f"Searcher({where}: {'/'.join(self.methods)}{bm25})"
+# the searcher core lives in the search layer (legalir/search/searcher.py); the API re-exports it
+Hit = _searcher.Hit
+Searcher = _searcher.Searcher
+SearcherError = _searcher.SearcherError
 
 
 # ------------------------------------------------------------------ runs and qrels in, runs out
@@ -713,9 +429,9 @@ def as_qrels(qrels: Any) -> dict[str, dict[str, int]]:
 
     Ids are strings (an integer id is taken as its decimal string); grades are integers (a float
     grade must be whole, as a DataFrame's may be). Anything else is an :class:`ApiError` naming the
-    topic and document (:func:`legalir.evaluate.core.to_qrels`).
+    topic and document (:func:`legalir.scoring.core.to_qrels`).
     """
-    from legalir.evaluate import core
+    from legalir.scoring import core
 
     return core.to_qrels(qrels)
 
@@ -724,9 +440,9 @@ def as_run(run: Any) -> dict[str, dict[str, float]]:
     """A run from a file path (a TREC run or a CRUMB JSONL run, whichever the file is: as `legalir eval`
     reads it), ``{qid: {docid: score}}`` or a DataFrame (``score``).
 
-    Scores are numbers; a NaN score is refused, as a run file's is (:func:`legalir.evaluate.core.to_run`).
+    Scores are numbers; a NaN score is refused, as a run file's is (:func:`legalir.scoring.core.to_run`).
     """
-    from legalir.evaluate import core
+    from legalir.scoring import core
 
     return core.to_run(run)
 
@@ -762,7 +478,7 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
              relevance_level: int = 1, complete: bool = False) -> dict:
     """Score a run, as ``legalir eval`` (and trec_eval) would, keyed by the measures as requested.
 
-    The one scoring function of every face (:func:`legalir.evaluate.core.score`): `legalir eval`,
+    The one scoring function of every face (:func:`legalir.scoring.core.score`): `legalir eval`,
     `legalir serve`'s run scores and the MCP ``evaluate`` tool give the same values.
 
     Parameters
@@ -772,7 +488,7 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
     measures : sequence of str or ir_measures measures, optional
         ir_measures names (``nDCG@10``, ``P(rel=2)@5``, ``R@100``) and trec_eval names
         (``ndcg_cut.10``, ``map``, ``P.5,10``) alike, mixed as you like; default: legalir's one
-        default set, ``map`` and ``ndcg_cut.10`` (:data:`legalir.evaluate.DEFAULT_MEASURES`).
+        default set, ``map`` and ``ndcg_cut.10`` (:data:`legalir.scoring.DEFAULT_MEASURES`).
     judged_only : bool
         Drop unjudged documents first (trec_eval ``-J``; ACORD's protocol: ``ds.judged_only``).
     per_topic : bool
@@ -802,7 +518,7 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
     >>> legalir.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["nDCG@10", "P.1"])
     {'nDCG@10': 1.0, 'P.1': 1.0}
     """
-    from legalir.evaluate import core
+    from legalir.scoring import core
 
     return core.evaluate(qrels, run, measures, judged_only=judged_only, per_topic=per_topic,
                          relevance_level=relevance_level, complete=complete)
@@ -813,7 +529,7 @@ def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: int | str 
             bootstrap: int = 1000, level: float = 0.95, seed: int = 0, relevance_level: int = 1) -> "pandas.DataFrame":
     """Compare systems on the topics they share: means, differences, p-values corrected for multiplicity.
 
-    The one comparison (:func:`legalir.evaluate.core.compare`): `legalir compare` has the same
+    The one comparison (:func:`legalir.scoring.core.compare`): `legalir compare` has the same
     defaults and gives the same p-values.
 
     Parameters
@@ -865,7 +581,7 @@ def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: int | str 
     """
     import math
 
-    from legalir.evaluate import core
+    from legalir.scoring import core
 
     found = core.compare(runs, qrels, measures, baseline=baseline, correction=correction, test=test,
                          judged_only=judged_only, relevance_level=relevance_level, alpha=alpha,

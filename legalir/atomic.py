@@ -672,7 +672,7 @@ def _write_marker(folder: Path, kind: str, extra: dict | None) -> None:
 
 
 def _version() -> str:
-    from legalir import __version__
+    from legalir.version import __version__
 
     return __version__
 

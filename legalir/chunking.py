@@ -476,7 +476,7 @@ class _Passages:
             self.partition_field = collections.read_manifest(src).get("partition_field")
 
     def documents(self):
-        from legalir.datasets.base import Document
+        from legalir.datasets.dataset import Document
 
         for rec in self._passages:
             fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import click
 
-from legalir import __version__, commands
+from legalir.version import __version__
+
+from legalir import commands
 from legalir.errors import DEBUG_ENV, debug_enabled, user_message
 
 

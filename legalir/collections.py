@@ -23,7 +23,6 @@ from legalir.errors import LegalirError
 
 import json
 import os
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -33,7 +32,9 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 from tqdm import tqdm
 
 from legalir import atomic, log, trec
-from legalir.datasets.base import Dataset, Judgement
+from legalir.filters import partition_key  # noqa: F401  (the one rule; re-exported)
+from legalir.trec.model import id_problem  # noqa: F401  (the one id rule; re-exported)
+from legalir.datasets.dataset import Dataset, Judgement
 from legalir.trec import Topic
 
 _log = log.get(__name__)
@@ -72,14 +73,6 @@ class CollectionError(LegalirError, ValueError):
     pass
 
 
-def partition_key(value: Any) -> str:
-    """Folder-safe, case-insensitive name of a partition value (``"New York"`` -> ``new_york``)."""
-    key = re.sub(r"[^a-z0-9]+", "_", str(value).strip().lower()).strip("_")
-    if not key:
-        raise CollectionError(f"partition value {value!r} has no letters or digits")
-    return key
-
-
 def base_set(name: str) -> str:
     """Qrels set that a topic set uses: ``test.long`` -> ``test``."""
     return name.split(".", 1)[0]
@@ -89,26 +82,6 @@ def _report(lines: list[str], quiet: bool) -> None:
     if not quiet:
         for line in lines:
             _log.warning(line)
-
-
-def id_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be an id in legalir's TREC files (run, qrels, topics), or None.
-
-    TREC files are whitespace-separated columns, so an id must be a non-empty
-    string without whitespace or control characters. A missing (null) id is
-    refused rather than written as the word ``None``. The one id rule: topic
-    readers and run, topics and qrels writers apply it too
-    (:func:`legalir.trec.id_message`, the same test at C speed).
-    """
-    if value is None:
-        return "is missing (null)"
-    if not isinstance(value, str):
-        return f"is a {type(value).__name__}, not a string"
-    if not value:
-        return "is empty"
-    if any(c.isspace() or not c.isprintable() for c in value):
-        return "holds whitespace or a control character, which TREC run and qrels files cannot hold"
-    return None
 
 
 def _where(dataset: Dataset, item: Any) -> str:
@@ -163,7 +136,7 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
 
     The one place the derived fields are made, for :func:`write` and for documents added to a built
-    index (:mod:`legalir.index.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
+    index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
     ``citation_field`` and the text, the ``jurisdiction_field`` as a hint) and ``filters``
     (:mod:`legalir.filters`, from the metadata). Derived fields the record already carries (one read
     back from a collection) are made again from it.

@@ -25,7 +25,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from legalir import atomic
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 from legalir import log as _logging
 
 _log = _logging.get(__name__)

@@ -4,13 +4,13 @@
 partition field, e.g. Housing's ``state``; otherwise every short scalar field) as keyword
 tokens in one field, ``filters``: ``state_california``, ``year_2021``. ``legalir index`` indexes
 it (Anserini ``-fields``), and a search turns a filter into Lucene ``FILTER`` clauses of a
-``BooleanQuery`` around the ranked query (:meth:`legalir.index.lucene.LuceneIndex.search_hits`):
+``BooleanQuery`` around the ranked query (:meth:`legalir.indexing.lucene.LuceneIndex.search_hits`):
 the filter restricts which documents match and never changes a score, and the ``k`` best
 matching documents come back whenever that many match (no post-filtering).
 
 A filter is ``{field: [values]}``: values of one field are OR-ed, fields are AND-ed. A value
 ``LOW..HIGH`` of digits is a range (inclusive; equal-length numbers compare as numbers, e.g.
-years or ``YYYYMMDD`` dates). Values match as :func:`legalir.collections.partition_key` writes
+years or ``YYYYMMDD`` dates). Values match as :func:`partition_key` writes
 them: case and punctuation do not matter (``New York`` = ``new_york``).
 """
 from __future__ import annotations
@@ -34,10 +34,22 @@ class FilterError(LegalirError, ValueError):
     pass
 
 
-def _key(value: Any) -> str:
-    from legalir.collections import partition_key
+def partition_key(value: Any) -> str:
+    """Folder-safe, case-insensitive name of a partition value (``"New York"`` -> ``new_york``): the one
+    rule for partition folders, partition routing and filter tokens.
 
-    return partition_key(value)
+    Raises
+    ------
+    FilterError
+        A value with no letters or digits.
+    """
+    key = re.sub(r"[^a-z0-9]+", "_", str(value).strip().lower()).strip("_")
+    if not key:
+        raise FilterError(f"partition value {value!r} has no letters or digits")
+    return key
+
+
+_key = partition_key
 
 
 def token(field: str, value: Any) -> str:

@@ -54,7 +54,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from legalir import atomic, trec
-from legalir.evaluate.judged import is_judged
+from legalir.scoring.judged import is_judged
 from legalir import log as _logging
 from legalir.errors import LegalirError
 from legalir.trec import Qrels, Run, Topic
@@ -251,7 +251,7 @@ def evaluate_scores(valid: Validation, keys: Sequence[tuple[str, str]], scores: 
                     measure: str = "ndcg_cut_10", depths: Sequence[int] = ()) -> dict[str, float]:
     """Judged-only ``measure`` of each validation run's reranked candidates, at the full depth and at
     each of ``depths``; ``<measure>@rerank<depth>`` is the mean over the runs."""
-    from legalir.evaluate import evaluate
+    from legalir.scoring import evaluate
 
     spec = _measure_spec(measure)
     score_of = dict(zip(keys, (float(s) for s in scores)))
@@ -705,7 +705,7 @@ def _versions() -> dict:
         except Exception:  # pragma: no cover
             pass
     try:
-        from legalir import __version__
+        from legalir.version import __version__
 
         out["legalir"] = __version__
     except Exception:  # pragma: no cover

@@ -191,7 +191,7 @@ class _Collection:
         return path
 
     def _missing(self, path: Path) -> str:
-        from legalir.datasets.base import dataset_class
+        from legalir.datasets import dataset_class
 
         e = self.entry
         p = dataset_class(e.dataset).pipeline

@@ -14,8 +14,8 @@ partition), results ``qid, query, docno, score, rank`` (rank from 0, in
 trec_eval's order: score descending, ties by docno descending), plus ``text``
 where asked for (``text=True``, :func:`text`) and a reranker needs it.
 
-The transformers run legalir's own code (:class:`legalir.search.lucene.BM25`,
-:mod:`legalir.search.dense`, :mod:`legalir.search.fusion`,
+The transformers run legalir's own code (:class:`legalir.search.bm25.BM25`,
+:mod:`legalir.search.vector`, :mod:`legalir.search.fusion`,
 :mod:`legalir.search.rerank`), so a PyTerrier pipeline gives the runs
 legalir's command line writes. Java: legalir's JVM (:mod:`legalir.jvm`) is
 the process's one JVM; these transformers never start PyTerrier's. A process
@@ -41,7 +41,7 @@ from legalir.trec import Run, Topic
 
 DEFAULT_K = 1000
 
-__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "dense", "retriever", "hybrid", "cross_encoder",
+__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "searcher", "dense", "retriever", "hybrid", "cross_encoder",
            "reranker", "text", "topics", "qrels", "topics_frame", "qrels_frame", "run_frame", "frame_run",
            "start_java"]
 
@@ -277,7 +277,7 @@ class Retrieve(_pt.Transformer):
     Parameters
     ----------
     retriever : object
-        Anything with ``search(topics, k) -> run`` (:class:`legalir.search.base.Retriever`): BM25,
+        Anything with ``search(topics, k) -> run`` (:class:`legalir.search.runner.Retriever`): BM25,
         dense, a partitioned retriever.
     k : int
         Documents retrieved per topic.
@@ -288,13 +288,13 @@ class Retrieve(_pt.Transformer):
 
     Examples
     --------
-    >>> from legalir.search.lucene import BM25
+    >>> from legalir.search.bm25 import BM25
     >>> Retrieve(BM25("indexes/acord/bm25"), k=100)  # doctest: +SKIP
     """
 
     def __init__(self, retriever: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = None,
                  name: str | None = None):
-        from legalir.search.base import check_depth
+        from legalir.search.runner import check_depth
 
         self.retriever = retriever
         self.k = check_depth(k)
@@ -318,12 +318,12 @@ class Retrieve(_pt.Transformer):
         ------
         PtError
             When ``qid`` or ``query`` is missing.
-        legalir.search.base.SearchError
+        legalir.search.runner.SearchError
             For an empty query, or a topic without its partition field.
         """
         if len(inp) == 0:
             return _empty_results(inp, ("text",) if self.texts else ())
-        from legalir.search.base import report_empty_results
+        from legalir.search.runner import report_empty_results
 
         q = _queries(inp)
         topics = _frame_topics(q)
@@ -346,7 +346,7 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
     Parameters
     ----------
     obj : object
-        The retriever, e.g. :func:`legalir.search.lucene.retriever` or :class:`legalir.search.pool` rankers.
+        The retriever, e.g. ``legalir.Searcher(path).retriever()`` or :class:`legalir.search.pool` rankers.
     k : int
         Documents per topic.
     texts : path, optional
@@ -358,8 +358,8 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
 
     Examples
     --------
-    >>> from legalir.search import lucene
-    >>> retriever(lucene.retriever("indexes/acord/bm25", k1=1.0, b=0.5))  # doctest: +SKIP
+    >>> import legalir
+    >>> retriever(legalir.Searcher("indexes/acord/bm25", k1=1.0, b=0.5).retriever())  # doctest: +SKIP
     """
     return Retrieve(obj, k=k, texts=texts)
 
@@ -376,10 +376,52 @@ def _check_lucene_jvm() -> None:
                       "again and call legalir.pt.start_java(terrier=True) before anything starts Java")
 
 
+def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, partition: str | None = None,
+             filter: Any = None, citations: bool | None = None, text: bool | str | os.PathLike = False,
+             **options: Any) -> Retrieve:
+    """legalir's searcher core (:class:`legalir.Searcher`) as a PyTerrier retriever: BM25, dense or hybrid,
+    partition routing, filters and citations exactly as the API, the CLI and ``legalir serve`` search.
+
+    Parameters
+    ----------
+    index : path, list of paths, or legalir.Searcher
+        An index folder, one Lucene and one FAISS folder (hybrid), or an open searcher.
+    k : int
+        Documents per topic.
+    method, partition, filter, citations
+        As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
+        topic by its own partition column).
+    text : bool or path
+        ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
+        reads); a path: from that collection folder or index.
+    **options
+        :class:`legalir.Searcher` options (``k1``, ``b``, ``rm3``, ``threads``, ``partition_field``,
+        ``encoder``, ``device``) when ``index`` is a path.
+
+    Returns
+    -------
+    Retrieve
+    """
+    from legalir.api import Searcher
+
+    if isinstance(index, Searcher) and options:
+        raise PtError(f"{', '.join(sorted(options))}: Searcher options; give them to legalir.Searcher, not with an "
+                      f"open searcher")
+    s = index if isinstance(index, Searcher) else Searcher(index, **options)
+    if s.sparse is not None:
+        _check_lucene_jvm()
+    source = (s.sparse if text is True else (text or None))
+    name = "/".join(p.name for p in (s.sparse, s.dense) if p is not None)
+    owned = not isinstance(index, Searcher)  # a searcher the caller opened stays open
+    return Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations),
+                    k=k, texts=source,
+                    name=f"{(method or s.methods[0]).upper() if method != 'dense' else 'dense'}({name})")
+
+
 def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = None, b: float | None = None,
          rm3: Any = None, threads: int = 1, partition_field: str | None = None,
          text: bool | str | os.PathLike = False) -> Retrieve:
-    """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever.
+    """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever (:func:`searcher`).
 
     Parameters
     ----------
@@ -389,9 +431,9 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     k : int
         Documents per topic.
     k1, b : float, optional
-        BM25 parameters [default: the tuned values of the dataset the index was built from (ACORD:
-        1.0 and 0.5), else Pyserini's 0.9 and 0.4, as :class:`legalir.Searcher` and `legalir search`].
-    rm3 : legalir.search.lucene.RM3, optional
+        BM25 parameters (default: the tuned values of the dataset the index was built from, as
+        ``legalir search`` and :class:`legalir.Searcher` use; else Pyserini's 0.9 and 0.4).
+    rm3 : legalir.search.bm25.RM3, optional
         Query expansion.
     threads : int
         Search threads.
@@ -407,7 +449,7 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
 
     Raises
     ------
-    legalir.index.lucene.LuceneError
+    legalir.errors.LegalirError
         When ``index`` is not a Lucene index.
     PtError
         When the process's JVM was started without Anserini's jar.
@@ -417,12 +459,11 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     >>> import legalir.pt as lpt
     >>> lpt.bm25("indexes/acord/bm25", k=100, k1=1.0, b=0.5) % 10  # doctest: +SKIP
     """
-    from legalir.search import lucene
-
     _check_lucene_jvm()
-    r = lucene.retriever(index, k1=k1, b=b, rm3=rm3, threads=threads, partition_field=partition_field)
-    source = index if text is True else (text or None)
-    return Retrieve(r, k=k, texts=source, name=f"BM25({Path(index).name})")
+    r = searcher(index, k, method="bm25", text=text, k1=k1, b=b, rm3=rm3, threads=threads,
+                 partition_field=partition_field)
+    r.name = f"BM25({Path(index).name})"
+    return r
 
 
 def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None = None, device: str | None = None,
@@ -445,7 +486,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     text : path, optional
         Collection folder or Lucene index to read a ``text`` column from.
     **kwargs
-        Further :class:`legalir.search.dense.DenseRetriever` options (``instruction``, ``batch_size``,
+        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``, ``batch_size``,
         ``ef_search``, ``nprobe``).
 
     Returns
@@ -454,14 +495,14 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
 
     Raises
     ------
-    legalir.index.dense.DenseIndexError
+    legalir.indexing.dense.DenseIndexError
         When ``index`` is not a legalir FAISS index, or the encoder does not fit it.
 
     Examples
     --------
     >>> lpt.dense("indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
     """
-    from legalir.search import dense as dense_search
+    from legalir.search import vector as dense_search
 
     enc = dense_search.load_encoder(index, model=encoder, device=device)
     r = dense_search.retriever(index, enc, partition_field=partition_field, **kwargs)
@@ -569,7 +610,7 @@ def hybrid(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | Non
 # ------------------------------------------------------------------ document texts
 
 def _index_texts(index: Path, docids: set[str]) -> dict[str, str]:
-    from legalir.index import lucene, sparse
+    from legalir.indexing import lucene, sparse
 
     parts = sparse.partitions(index)
     if not parts:
@@ -605,7 +646,7 @@ class Text(_pt.Transformer):
         self.field = field
         self.is_collection = collections.is_collection(self.source)
         if not self.is_collection:
-            from legalir.index import lucene, sparse
+            from legalir.indexing import lucene, sparse
 
             if not sparse.partitions(self.source):
                 lucene.check_folder(self.source)
@@ -661,7 +702,7 @@ def text(source: str | os.PathLike, field: str = "contents") -> Text:
 
     Raises
     ------
-    legalir.index.lucene.LuceneError
+    legalir.indexing.lucene.LuceneError
         When ``source`` is neither a collection nor a Lucene index.
 
     Examples

@@ -493,7 +493,7 @@ def _select(tries: list[tuple[int, str | None, Answer]]) -> tuple[int, str | Non
 def results(records: Sequence[dict], *, meta: Mapping[str, Any], bootstrap: int = 1000, level: float = 0.95,
             seed: int = 0) -> dict:
     """Accuracy (fraction) with a percentile-bootstrap interval, in the ``results/`` JSON shape."""
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
 
     per_topic = {r["qid"]: {"accuracy": 1.0 if r["correct"] else 0.0} for r in records}
     values = [v["accuracy"] for v in per_topic.values()]
@@ -556,7 +556,8 @@ def run(dataset: str, data_dir: str | os.PathLike, split: str, condition: str, a
         collection: str | os.PathLike | None = None, k: int = 5, expansion_path: str | os.PathLike | None = None,
         bootstrap: int = 1000, seed: int = 0, command: str = "", progress: bool = True) -> dict:
     """Everything `legalir qa` does: questions, passages, answers, accuracy; writes both outputs."""
-    from legalir import __version__, collections, trec
+    from legalir.version import __version__
+    from legalir import collections, trec
     from legalir.runformats import read_any_run
     from legalir.search.rerank import collection_texts
 

@@ -70,7 +70,7 @@ def phase_encode(args) -> dict:
     torch.set_num_threads(args.threads)
     texts = load_texts(args.texts)
     if args.impl == "legalir":
-        from legalir.index.encoders import Encoder
+        from legalir.indexing.encoders import Encoder
 
         enc = Encoder.load(model_path(), device="cpu")
         enc.encode(texts[:args.batch_size], batch_size=args.batch_size)  # warm-up
@@ -94,7 +94,7 @@ def phase_faiss(args) -> dict:
     import faiss
     import numpy as np
 
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     faiss.omp_set_num_threads(args.threads)
     base = np.unique(np.load(args.vectors).astype(np.float32), axis=0)  # repeated texts: one vector each
@@ -110,7 +110,7 @@ def phase_faiss(args) -> dict:
     work = Path(args.work)
     emb = work / "emb"
     if not (emb / "manifest.json").exists():  # an embeddings folder in legalir's format, built once
-        from legalir.index import encoders
+        from legalir.indexing import encoders
 
         emb.mkdir(parents=True, exist_ok=True)
         ids = [f"d{i}" for i in range(len(corpus))]
@@ -244,7 +244,7 @@ def main() -> None:
         acord = REPO / "indexes" / "acord" / "embeddings" / "minilm"
         base = vec["legalir"]
         if (acord / "manifest.json").exists():  # 3,931 real clause vectors as the corpus' seeds
-            from legalir.index import encoders
+            from legalir.indexing import encoders
 
             base = os.path.join(work, "acord.npy")
             np.save(base, encoders.load_embeddings(acord))

@@ -3,7 +3,7 @@
 
 Made to run on a CUDA machine where only torch, transformers,
 sentence-transformers, numpy and faiss are installed besides legalir's own
-source (no pyserini, no Java): of legalir it imports ``legalir.index.encoders``
+source (no pyserini, no Java): of legalir it imports ``legalir.indexing.encoders``
 only, and lazily.
 
 1. Encoding (all-MiniLM-L6-v2, or ``--model``): legalir's ``Encoder`` against
@@ -84,7 +84,7 @@ def bench_encoding(args, out: list):
     import torch
 
     sys.path.insert(0, str(REPO))
-    from legalir.index.encoders import Encoder
+    from legalir.indexing.encoders import Encoder
 
     data = texts(args.texts)
     path = model_path(args.model)

@@ -125,8 +125,8 @@ class InProcess:
     legalir.serve.engine), so C threads calling BM25.search at once would fail now and then."""
 
     def __init__(self, built: dict, threads: int):
-        from legalir.search import dense as dense_search
-        from legalir.search import lucene
+        from legalir.search import vector as dense_search
+        from legalir.search import bm25 as lucene
 
         self.jvm, self.dense_lock = threading.Lock(), threading.Lock()
         root = built["bm25"]

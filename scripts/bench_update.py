@@ -102,7 +102,7 @@ def change_set(coll: Path, n: int, seed: int, folder: Path, states: int | None):
 
 def write_collection(docs: dict, data: Path, out: Path) -> None:
     from legalir import collections
-    from legalir.datasets.base import Document
+    from legalir.datasets.dataset import Document
     from legalir.datasets.housing import HousingQA
 
     class Updated(HousingQA):
@@ -126,7 +126,7 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     log = args.work / "log.txt"
     coll, index = setup(args.work, args.scale, args.pooled, log)
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     n_docs = sum(sparse.num_docs(index / k) for k in sparse.partitions(index)) if not args.pooled else \
         sparse.num_docs(index)

@@ -25,7 +25,7 @@ Three steps, each writing JSON; the README's "Scale" section is ``table``'s outp
 
 2. ``indexes``: over an embeddings folder written by ``legalir encode`` and a
    topics file (encoded here with the encoder recorded in the folder), builds
-   Flat, HNSW and IVF-PQ indexes with ``legalir.index.dense`` (what
+   Flat, HNSW and IVF-PQ indexes with ``legalir.indexing.dense`` (what
    ``legalir index-dense`` writes) and measures their file size, build time,
    queries/s and recall@10 / @100 against the Flat index's results (and, with
    ``--qrels``, nDCG@10 and recall@100 on the qrels, for each index).
@@ -223,7 +223,7 @@ def cmd_indexes(args) -> None:
     import numpy as np
 
     from legalir import trec
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     emb = Path(args.embeddings)
     manifest = json.loads((emb / encoders.MANIFEST).read_text())
@@ -265,7 +265,7 @@ def cmd_indexes(args) -> None:
              "index_bytes": size, "bytes_per_vector": size / n, "qps": len(qids) / secs,
              "recall@10_vs_flat": _recall(rows, truth, 10), "recall@100_vs_flat": _recall(rows, truth, 100)}
         if qrels is not None:
-            from legalir.evaluate import evaluator
+            from legalir.scoring import evaluator
 
             run = dict(zip(qids, index.hits(scores, np.asarray(rows))))
             scored = evaluator.evaluate({q: qrels[q] for q in qids if q in qrels}, run,

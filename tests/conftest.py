@@ -43,7 +43,7 @@ def sample_collection(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sample_index(sample_collection, tmp_path_factory):
     """A real Lucene index over the sample collection."""
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     out = tmp_path_factory.mktemp("sample-index") / "bm25"
     sparse.build(sample_collection, out, threads=1, quiet=True)
@@ -55,7 +55,7 @@ def cq(tmp_path_factory):
     """The citation-query Housing fixture (5 states, 39 statutes, citations and filters) converted, with its
     per-state (``states``) and pooled (``pooled``) Lucene indexes. Shared: tests change copies only."""
     from legalir import collections, datasets
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     root = tmp_path_factory.mktemp("citation-queries")
     collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
@@ -156,7 +156,7 @@ def pytest_runtest_logreport(report):
 
 
 def _jurisdictions():
-    from legalir.datasets.base import Dataset, Document, Judgement, Topic
+    from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
     class Jurisdictions(Dataset):
         name = "jurisdictions-test"

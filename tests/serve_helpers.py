@@ -29,7 +29,7 @@ KEYS = (f"# test keys\n{FULL_KEY} id=full\n{SEARCH_KEY} id=search scopes=search\
 def housing_index(root: Path) -> Path:
     """The Housing fixture's collection and its per-jurisdiction Lucene index under ``root``; the index folder."""
     from legalir import collections, datasets
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     collections.write(datasets.get("housing_qa", FIXTURES), root / "housing-collection", quiet=True)
     sparse.build(root / "housing-collection", root / "housing-bm25", threads=1, quiet=True)

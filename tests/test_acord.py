@@ -8,7 +8,7 @@ import pytest
 
 from legalir import collections, datasets, trec
 from legalir.datasets.acord import Acord, slug
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 from legalir.trec import FormatError
 
 

@@ -93,7 +93,7 @@ def test_searcher_arguments_are_checked(searcher, acord, tmp_path):
         searcher.search("rent", partition="california")
     with pytest.raises(LegalirError, match="expected a string"):
         searcher.batch_search({"q1": 3})
-    with pytest.raises(LegalirError, match="neither a Lucene index nor a FAISS index"):
+    with pytest.raises(LegalirError, match="a collection folder, not an index"):
         legalir.Searcher(acord.path)
     with pytest.raises(LegalirError, match="no such folder"):
         legalir.Searcher(tmp_path / "missing")
@@ -154,14 +154,14 @@ def test_evaluate_reads_ir_measures_objects_frames_and_files(tmp_path):
     assert per["per_topic"] == {"q1": {"P@1": 1.0}, "q2": {"P@1": 0.0}}
     with pytest.raises(LegalirError, match="did you mean"):
         legalir.evaluate(QRELS, RUN_A, ["nDGC@10"])
-    # no measures named: the one default set (legalir.evaluate.DEFAULT_MEASURES); an empty list is refused
+    # no measures named: the one default set (legalir.scoring.DEFAULT_MEASURES); an empty list is refused
     assert list(legalir.evaluate(QRELS, RUN_A, None)) == ["map", "ndcg_cut.10"]
     with pytest.raises(LegalirError, match="measures is an empty list"):
         legalir.evaluate(QRELS, RUN_A, [])
 
 
 def test_compare_returns_a_corrected_table(run, acord, searcher):
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
 
     with legalir.Searcher(searcher.sparse, k1=0.9, b=0.4) as s:
         default = s.batch_search(acord, k=1000)
@@ -187,7 +187,7 @@ def test_compare_returns_a_corrected_table(run, acord, searcher):
 
 
 def test_benjamini_hochberg_by_hand():
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
 
     assert stats.adjust([0.01, 0.04, 0.03], "fdr_bh") == pytest.approx([0.03, 0.04, 0.04])
     assert stats.adjust([0.02, float("nan"), 0.5], "fdr_bh")[0] == pytest.approx(0.04)
@@ -195,11 +195,11 @@ def test_benjamini_hochberg_by_hand():
 
 # ------------------------------------------------------------------ the package as a library
 def test_package_names_work_whatever_was_imported_first():
-    import legalir.evaluate.evaluator  # noqa: F401  (binds the subpackage to legalir.evaluate)
-    import legalir.index.sparse  # noqa: F401
+    import legalir.scoring.evaluator  # noqa: F401  (binds the subpackage to legalir.evaluate)
+    import legalir.indexing.sparse  # noqa: F401
 
     assert legalir.evaluate(QRELS, RUN_A, ["P@1"]) == {"P@1": 0.5}
-    assert callable(legalir.index) and legalir.evaluate.evaluate_files is not None
+    assert callable(legalir.index) and legalir.scoring.evaluate_files is not None
 
 
 def test_library_logs_reach_the_applications_logging(searcher, caplog):
@@ -212,11 +212,11 @@ def test_library_logs_reach_the_applications_logging(searcher, caplog):
 def test_basic_config_sees_legalir_records(searcher):
     code = ("import logging, legalir; logging.basicConfig(level=logging.INFO, format='REC %(name)s %(message)s'); "
             f"legalir.Searcher({str(searcher.sparse)!r}).close(); "
-            "import legalir.api, legalir.serve.engine, legalir.search.rerank, legalir.index.encoders; "
+            "import legalir.api, legalir.serve.engine, legalir.search.rerank, legalir.indexing.encoders; "
             "print([type(h).__name__ for h in logging.getLogger('legalir').handlers])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0, p.stderr
-    assert "REC legalir.search.lucene BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr
+    assert "REC legalir.search.searcher BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr
     assert p.stdout.strip() == "['NullHandler']"  # importing the library attaches no handler of its own
 
 

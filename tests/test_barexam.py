@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from legalir import collections, datasets, trec
 from legalir.cli import main
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"
 
@@ -29,8 +29,8 @@ def barexam_collection(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def barexam_run(barexam_collection):
-    from legalir.index import sparse
-    from legalir.search.lucene import BM25
+    from legalir.indexing import sparse
+    from legalir.search.bm25 import BM25
 
     index = barexam_collection.parent / "bm25"
     sparse.build(barexam_collection, index, threads=1, quiet=True)
@@ -79,7 +79,7 @@ def test_pool_option_restricts_corpus_and_topic_sets(tmp_path, capsys):
 
 # ------------------------------------------------------------ end to end
 def test_bm25_scores_equal_hand_computed_values(barexam_collection, barexam_run):
-    from legalir.evaluate import evaluate, parse_measures
+    from legalir.scoring import evaluate, parse_measures
 
     qrels = trec.read_qrels(barexam_collection / "qrels/test.txt")
     ranks = {q: [d for d, _ in trec.ranking(barexam_run[q])].index(next(iter(golds))) + 1

@@ -140,8 +140,8 @@ def test_chunked_collection_searched_and_mapped_back_with_maxp(tmp_path):
     Lucene, search, and map the passage run back to the source's document ids with MaxP."""
     from legalir import collections, datasets, trec
     from legalir.chunking import chunk_corpus
-    from legalir.index import sparse
-    from legalir.search.lucene import BM25
+    from legalir.indexing import sparse
+    from legalir.search.bm25 import BM25
     from legalir.search.maxp import MaxP, parents_from_collection
 
     docs = tmp_path / "docs"

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from legalir import collections, trec
-from legalir.datasets.base import Dataset, Document, Judgement
+from legalir.datasets.dataset import Dataset, Document, Judgement
 from legalir.trec import Topic
 
 

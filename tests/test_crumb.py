@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from legalir import collections, datasets, runformats, trec
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 from legalir.datasets.crumb import Crumb
 
 FIX = Path(__file__).parent / "fixtures"

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from conftest import WAIT_S
 from legalir import collections, trec
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
-from legalir.index import dense, encoders
-from legalir.search import dense as dense_search
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
+from legalir.indexing import dense, encoders
+from legalir.search import vector as dense_search
 
 SUBJECTS = {
     "deposit": "A landlord shall return the security deposit within {d} days after the tenant vacates the premises.",

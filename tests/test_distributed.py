@@ -29,8 +29,8 @@ import pytest
 
 from conftest import WAIT_S
 from legalir import collections
-from legalir.datasets.base import Dataset, Document, Topic
-from legalir.index import encoders
+from legalir.datasets.dataset import Dataset, Document, Topic
+from legalir.indexing import encoders
 
 pytest.importorskip("ray")
 

@@ -16,9 +16,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from legalir import evaluate, trec
+from legalir import scoring as evaluate, trec
 from legalir.cli import main
-from legalir.evaluate import EvaluationError, MeasureError, parse_measures
+from legalir.scoring import EvaluationError, MeasureError, parse_measures
 
 QRELS = {"t1": {"a": 3, "b": 0, "c": 2, "d": 4, "e": 1}, "t2": {"f": 0, "g": 1}, "t3": {"k": 4}}
 RUN = {"t1": {"x": 9, "a": 8, "b": 7, "y": 6, "c": 5, "e": 4, "d": 1}, "t2": {"g": 2, "f": 1, "h": 0.5},

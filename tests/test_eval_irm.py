@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from legalir import evaluate
+from legalir import scoring as evaluate
 from legalir.cli import main
-from legalir.evaluate import MeasureError, parse_measures
+from legalir.scoring import MeasureError, parse_measures
 
 NAMES = ["nDCG@10", "P(rel=2)@5", "R@100", "RR@10", "AP", "Judged@10", "Success@10", "nDCG", "AP@5", "RR",
          "P@3", "Bpref", "SetP", "SetR", "IPrec@0.5", "RR(rel=2)@5", "P(judged_only=True)@5"]

@@ -27,7 +27,7 @@ import sys
 
 import pytest
 
-from legalir import evaluate, trec
+from legalir import scoring as evaluate, trec
 
 SEEDS = range(100)
 

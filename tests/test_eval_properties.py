@@ -220,7 +220,7 @@ def ir_oracle(specs, qrels, run, flags):
     """(specs ir_measures refuses, {name: printed name}, reference values), computed in a child process:
     ir_measures drives the same pytrec_eval C code as legalir, whose static buffers carry state from one
     evaluation to the next (a topic whose grades are all negative reads what earlier ones left: legalir
-    guards against it, see legalir.evaluate.pytrec.NOT_RETRIEVED; ir_measures does not), so the reference
+    guards against it, see legalir.scoring.pytrec.NOT_RETRIEVED; ir_measures does not), so the reference
     never shares a process with the code under test, and a reference that hangs fails after a timeout."""
     global _POOL
     from concurrent.futures import ProcessPoolExecutor
@@ -352,7 +352,7 @@ NUMERIC_IR = ["nDCG@3", "nDCG@10", "P@2", "P(rel=2)@5", "R@2", "RR@3", "AP", "Su
        st.booleans())
 def test_compare_and_report_score_what_eval_scores(folder, qrels, rankings, measures, judged):
     """`legalir compare` tests, and `legalir report` saves, the per-topic values `legalir eval -q` prints."""
-    from legalir.datasets.base import Dataset
+    from legalir.datasets.dataset import Dataset
     from legalir.report import score_run
 
     topics = sorted(qrels)

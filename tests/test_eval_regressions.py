@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import evaluate
+from legalir import scoring as evaluate
 from legalir.cli import main
-from legalir.evaluate import MeasureError, parse_measures
+from legalir.scoring import MeasureError, parse_measures
 
 QRELS = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 d 1\nq2 0 e 0\nq3 0 f 1\nq3 0 g 3\nq4 0 h 1\n"
 RUN = "".join(f"{q} Q0 {d} {i} {10 - i} tag\n" for q, docs in
@@ -180,7 +180,7 @@ def test_raw_parameter_sets_of_one_family_are_each_computed(files):
         parse_measures(["Rprec_mult.0.251,0.252"])
 
 
-SCORING = ["legalir/evaluate", "legalir/report"]
+SCORING = ["legalir/scoring", "legalir/report"]
 # a defaulted lookup or a zero fallback: the shape that once printed 0.0000 for a value never computed
 DEFAULTED = re.compile(r"\.get\([^()]*,\s*0(\.0)?\s*\)|\belse\s+\(?0(\.0)?\s*($|\)|,|#)")
 
@@ -199,9 +199,9 @@ def test_no_scoring_code_defaults_a_missing_value():
 
 
 def test_judged_only_rule_is_written_once():
-    """Only legalir/evaluate/judged.py decides what is judged (grade >= 0); serve's engine once counted a
+    """Only legalir/scoring/judged.py decides what is judged (grade >= 0); serve's engine once counted a
     negative grade as judged."""
-    from legalir.evaluate.judged import drop_unjudged, is_judged
+    from legalir.scoring.judged import drop_unjudged, is_judged
 
     assert not is_judged("a", {"a": -1}) and is_judged("a", {"a": 0}) and not is_judged("b", {"a": 2})
     assert drop_unjudged({"a": 1.0, "b": 2.0, "c": 0.5}, {"a": 0, "b": -1}) == {"a": 1.0}
@@ -224,7 +224,7 @@ def test_topic_with_only_negative_grades_never_reaches_pytrec_eval_s_stale_buffe
 
     code = """
 import random
-from legalir import evaluate
+from legalir import scoring as evaluate
 rng = random.Random(0)
 for i in range(3000):
     big = {f"d{j}": rng.choice([0, 1, 2, 3, 7, -1]) for j in range(rng.randint(1, 40))}

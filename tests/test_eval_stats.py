@@ -11,7 +11,7 @@ from scipy.stats import ttest_rel
 
 from legalir import trec
 from legalir.cli import main
-from legalir.evaluate import stats
+from legalir.scoring import stats
 
 
 @pytest.mark.parametrize("seed,n", [(0, 5), (1, 30), (2, 200)])
@@ -88,7 +88,7 @@ def test_compare_cli_t_and_randomization(tmp_path):
     assert base["p"] is None and better["mean"] > base["mean"]
     assert better["p"] < 0.001 and same["p"] == 1.0
     # the means are trec_eval's ndcg_cut_10 averages
-    from legalir.evaluate import evaluate
+    from legalir.scoring import evaluate
 
     assert better["mean"] == pytest.approx(evaluate(qrels, trec.read_run(b), ["ndcg_cut.10"])["all"]["ndcg_cut_10"])
     args = ["compare", str(q), str(a), str(b), "-m", "map", "--test", "randomization", "--permutations", "2000"]

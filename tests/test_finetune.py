@@ -54,7 +54,7 @@ def test_graded_pairs_checks_its_inputs():
 @pytest.fixture(scope="module")
 def sample_data(sample_collection, sample_index):
     from legalir import collections
-    from legalir.search.lucene import BM25
+    from legalir.search.bm25 import BM25
 
     def topics(s):
         return trec.read_topics(collections.topics_path(sample_collection, s))

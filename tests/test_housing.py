@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from legalir import collections, datasets, trec
 from legalir.cli import main
-from legalir.datasets.base import DatasetError
-from legalir.search.base import Partitioned, SearchError
+from legalir.datasets.dataset import DatasetError
+from legalir.search.runner import Partitioned, SearchError
 from legalir.trec import Topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"
@@ -32,7 +32,7 @@ def housing_collection(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def housing_index(housing_collection):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     out = housing_collection.parent / "bm25"
     sparse.build(housing_collection, out, threads=1, quiet=True)
@@ -106,7 +106,7 @@ def test_questions_aux_is_loadable_but_not_a_topic_set():
 
 # ------------------------------------------------------------ end to end
 def test_bm25_scores_equal_hand_computed_values(housing_collection, housing_run):
-    from legalir.evaluate import evaluate, parse_measures
+    from legalir.scoring import evaluate, parse_measures
 
     run = trec.read_run(housing_run)
     qrels = trec.read_qrels(housing_collection / "qrels/test.txt")
@@ -144,7 +144,7 @@ def test_a_query_never_retrieves_another_jurisdictions_statute(housing_collectio
 
 
 def test_unknown_jurisdiction_at_search_time_lists_known_ones(housing_collection, housing_index, tmp_path):
-    from legalir.search.lucene import BM25
+    from legalir.search.bm25 import BM25
 
     retriever = Partitioned(housing_index, "state", BM25, ["alaska", "new_york", "texas"])
     with pytest.raises(SearchError, match=r"'Guam'.*known: alaska, new_york, texas"):

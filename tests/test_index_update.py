@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from legalir import collections, trec
 from legalir.cli import main
 from legalir.datasets.housing import HousingQA
-from legalir.index import update as upd
+from legalir.indexing import update as upd
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
@@ -57,7 +57,7 @@ class Rebuilt(HousingQA):
         self._docs = docs
 
     def documents(self):
-        from legalir.datasets.base import Document
+        from legalir.datasets.dataset import Document
 
         for d in self._docs.values():
             yield Document(d["id"], d["contents"], {k: v for k, v in d.items()
@@ -138,7 +138,7 @@ def change_sets(draw, ids: list[str]):
 @pytest.mark.parametrize("layout", ["states", "pooled"])
 def test_updated_index_searches_as_a_rebuild(base, tmp_path_factory, layout):
     """Generated change sets, one or two updates: the runs equal a rebuild's, byte for byte."""
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     ids = sorted(records(base / "coll"))
 
@@ -165,7 +165,7 @@ def test_updated_index_searches_as_a_rebuild(base, tmp_path_factory, layout):
         want = search(work / "rebuilt", topics, work / "rebuilt.trec")
         assert got == want
         if layout == "pooled":  # the whole index, unfiltered: the pooled statistics of every live document
-            from legalir.index import lucene
+            from legalir.indexing import lucene
 
             args = ("--filter-by", "none", "--citations", "off")
             assert search(index, topics, work / "u-all.trec", *args) == search(work / "rebuilt", topics,
@@ -289,7 +289,7 @@ def test_indexes_of_two_collections_or_without_a_collection_are_refused(plain, t
 
 
 def test_partitioned_updates_need_the_partition_field_and_may_empty_a_partition(base, tmp_path):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     index = versioned_copy(base / "states", tmp_path / "idx")
     (tmp_path / "a.jsonl").write_text('{"id": "x1", "contents": "deposit"}\n')
@@ -309,7 +309,7 @@ def minilm():
 
 
 def _dense_index(coll: Path, out: Path, encoder, kind: str = "flat") -> Path:
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     encoders.encode_collection(encoder, coll, out.with_name(out.name + ".emb"), quiet=True)
     dense.build(out.with_name(out.name + ".emb"), out, dense.IndexSpec(type=kind, nlist=2, pq_m=4, pq_bits=4),
@@ -318,7 +318,7 @@ def _dense_index(coll: Path, out: Path, encoder, kind: str = "flat") -> Path:
 
 
 def _dense_run(index: Path, encoder, topics, **kwargs) -> dict:
-    from legalir.search import dense as dense_search
+    from legalir.search import vector as dense_search
 
     return dense_search.retriever(index, encoder, **kwargs).search(topics, 20)
 
@@ -326,7 +326,7 @@ def _dense_run(index: Path, encoder, topics, **kwargs) -> dict:
 def test_lucene_and_faiss_updated_together_equal_their_rebuilds(base, tmp_path, minilm):
     """A Lucene and a FAISS index of one collection, one update: BM25 exact, flat FAISS up to float rounding."""
     import legalir
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     enc = encoders.Encoder.load(minilm, device="cpu")
     docs = records(base / "coll")
@@ -364,7 +364,7 @@ def _near_ties(ranking) -> bool:
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivfpq"])
 def test_approximate_faiss_indexes_drop_deleted_and_find_added(base, tmp_path, minilm, kind):
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     enc = encoders.Encoder.load(minilm, device="cpu")
     docs = records(base / "coll")
@@ -442,7 +442,7 @@ def test_an_index_built_from_a_relative_path_is_updated_from_anywhere(tmp_path, 
     """The index records its collection's absolute folder: `legalir index coll idx` run in one folder, then
     `legalir index update` (and a searcher showing the documents) run from another."""
     import legalir
-    from legalir.index import collection_of
+    from legalir.indexing import collection_of
 
     monkeypatch.chdir(tmp_path)
     legalir.index([{"id": "a", "contents": "rent is due monthly"}, {"id": "b", "contents": "late fees"}], "idx")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from legalir import atomic, collections, datasets, trec
 from legalir.cli import main
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 from legalir.datasets.sample import PACKAGED
 
 

@@ -8,9 +8,9 @@ ir_datasets = pytest.importorskip("ir_datasets")
 
 import legalir.irds as irds  # noqa: E402
 from legalir import collections, datasets, trec  # noqa: E402
-from legalir.datasets import base  # noqa: E402
+from legalir.datasets import dataset as base  # noqa: E402
 from legalir.datasets.acord import Acord  # noqa: E402
-from legalir.datasets.base import Dataset, Document, Judgement, Pipeline, Topic  # noqa: E402
+from legalir.datasets.dataset import Dataset, Document, Judgement, Pipeline, Topic  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,8 @@ def test_acord_splits_read_as_the_collection_files(env):
 def test_pyterrier_irds_provider_and_experiment(env, sample_index):
     pt = pytest.importorskip("pyterrier")
     import legalir.pt as lpt
-    from legalir import evaluate
-    from legalir.search.lucene import BM25
+    from legalir import scoring as evaluate
+    from legalir.search.bm25 import BM25
     from pyterrier.measures import nDCG
 
     ds = pt.get_dataset("irds:legalir/acord/test")

@@ -117,7 +117,7 @@ def test_citation_query_ranks_the_cited_statute_first(cq, tmp_path, index):
 def test_queries_without_citations_are_unchanged(tmp_path):
     """The Housing fixture's questions name no statute: the run is the same, triple for triple."""
     from legalir import collections, datasets
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     collections.write(datasets.get("housing_qa", FIXTURES), tmp_path / "coll", quiet=True)
     sparse.build(tmp_path / "coll", tmp_path / "idx", threads=1, quiet=True)
@@ -196,7 +196,7 @@ def test_serve_search_takes_filter_and_citations(cq):
         assert {h["state"] for h in got["hits"]} == {"nevada"}
         off = eng.search("cq", "What does NRS 118A.290 require?", k=3, filter="state=nevada", citations="off")
         assert off["hits"][0]["score"] < got["hits"][0]["score"]
-        with pytest.raises(engine.BadRequest, match="FIELD=VALUE"):
+        with pytest.raises(legalir.errors.LegalirError, match="FIELD=VALUE"):
             eng.search("cq", "rent", filter="nevada")
     finally:
         eng.close()

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from legalir import collections, jvm, trec
-from legalir.datasets.base import Dataset, Document, Judgement
-from legalir.index import sparse
-from legalir.search import lucene
-from legalir.search.base import Partitioned, SearchError
+from legalir.datasets.dataset import Dataset, Document, Judgement
+from legalir.indexing import sparse
+from legalir.search import bm25 as lucene
+from legalir.search.runner import Partitioned, SearchError
 from legalir.trec import Topic
 from conftest import Jurisdictions  # noqa: E402
 
@@ -75,7 +75,7 @@ def test_bulk_hits_equal_anserini_per_hit_results(sample_collection, sample_inde
 
 
 def test_streamed_run_file_equals_write_run(sample_collection, sample_index, tmp_path):
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     topics_path = collections.topics_path(sample_collection, "test")
     topics = trec.read_topics(topics_path)

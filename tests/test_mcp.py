@@ -24,7 +24,7 @@ TOOLS = {"list_indexes", "search", "get_document", "evaluate", "fuse"}
 @pytest.fixture(scope="module")
 def data(sample_collection, sample_index, tmp_path_factory):
     """The sample index and collection, the Housing fixture's per-jurisdiction index, a BM25 run and its qrels."""
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
 
     root = tmp_path_factory.mktemp("mcp")
     housing = housing_index(root)

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import WAIT_S
 from legalir import collections, datasets, report, trec
-from legalir.evaluate import evaluate
-from legalir.index import sparse
-from legalir.search import lucene
+from legalir.scoring import evaluate
+from legalir.indexing import sparse
+from legalir.search import bm25 as lucene
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 

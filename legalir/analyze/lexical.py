@@ -115,7 +115,7 @@ def _aggregate(owner: Sequence[str], values: np.ndarray, agg: str) -> dict[str, 
 
 
 def summary(values: Sequence[float], bootstrap: int = 1000, seed: int = 0) -> dict:
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
 
     ci = stats.bootstrap_ci(list(values), bootstrap, 0.95, seed)
     return {"n": ci.n, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
@@ -271,7 +271,7 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
                  data_dir: str | os.PathLike = "data", width: float = 0.1, bootstrap: int = 1000, seed: int = 0,
                  out_dir: str | os.PathLike | None = None) -> dict:
     """What `legalir analyze lexical` does; figures and lexical.json under ``out_dir``."""
-    from legalir import collections, evaluate, trec
+    from legalir import collections, scoring as evaluate, trec
     from legalir.runformats import read_any_run
 
     samples = []

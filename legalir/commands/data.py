@@ -104,7 +104,7 @@ def index():
                    "search filtered to partitions scores with their statistics, as their own indexes would.")
 def index_build(collection, index_dir, threads, partitions, overwrite, pooled):
     """Build the Lucene index of COLLECTION into INDEX_DIR (one per partition when partitioned)."""
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     counts = sparse.build(collection, index_dir, threads=threads, partitions=list(partitions) or None,
                           overwrite=overwrite, pooled=pooled)
@@ -138,7 +138,7 @@ def index_update(indexes, add, replace, delete, threads, device, batch_size, qui
     requests. Nothing is written unless every change fits: an added id must
     be new, a replaced or deleted one in the index.
     """
-    from legalir.index import update
+    from legalir.indexing import update
 
     done = update.update(indexes, add=add, replace=replace, delete=delete, threads=threads, device=device,
                          batch_size=batch_size, quiet=quiet)

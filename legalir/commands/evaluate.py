@@ -58,7 +58,7 @@ def report(dataset, inputs, qrels, split, results_dir, labels, title, by, topics
 def _list_measures(ctx, param, value):
     if not value or ctx.resilient_parsing:
         return
-    from legalir.evaluate import supported
+    from legalir.scoring import supported
 
     click.echo(supported())
     ctx.exit()
@@ -133,8 +133,8 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
     K-star document are left out of its average, also under -c).
     """
-    from legalir import evaluate
-    from legalir.evaluate import core
+    from legalir import scoring as evaluate
+    from legalir.scoring import core
 
     # the one scoring function (legalir.evaluate's); with no -m, trec_eval's own default set, as trec_eval prints
     result = core.score(qrels, run, list(measures) or None, default=evaluate.TREC_EVAL_MEASURES,
@@ -184,7 +184,7 @@ def compare(qrels, runs, measures, baseline, test, correction, permutations, see
     The same comparison, with the same defaults, as legalir.compare (paired t-test, Holm's correction,
     alpha 0.05); the arguments are checked by it, with the same messages.
     """
-    from legalir.evaluate import core, stats
+    from legalir.scoring import core, stats
 
     found = core.compare(list(runs), qrels, list(measures) or None,
                          baseline=int(baseline) if baseline.lstrip("-").isdigit() else baseline,

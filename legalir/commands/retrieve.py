@@ -43,15 +43,15 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
            threads, filter_specs, filter_by, citations, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
     from legalir import filters
-    from legalir.search import lucene
-    from legalir.search.base import search_to_run
+    from legalir.api import Searcher
+    from legalir.search import bm25 as lucene
+    from legalir.search.runner import search_to_run
 
     rm3_cfg = lucene.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
     flt = filters.parse(list(filter_specs), "--filter")
-    search_to_run(lambda: lucene.retriever(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads,
-                                           partition_field=partition_field, filter=flt,
-                                           filter_by=filter_by_option(filter_by),
-                                           citations=citations_option(citations)), topics, run, k=k, tag=tag)
+    search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
+                                   filter_by=filter_by_option(filter_by)).retriever(
+                      filter=flt or None, citations=citations_option(citations)), topics, run, k=k, tag=tag)
 
 
 def filter_by_option(values) -> list[str] | None:
@@ -110,7 +110,7 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
            normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
            stop_after_shards, quiet, ray_address, ray_workers):
     """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
-    from legalir.index import distributed, encoders
+    from legalir.indexing import distributed, encoders
 
     overrides = encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype,
                                   backend, trust_remote_code)
@@ -153,7 +153,7 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
 def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_m, pq_bits, collection, partitions,
                 threads, overwrite, shard_size):
     """Build FAISS index(es) in INDEX_DIR from EMBEDDINGS written by `legalir encode`."""
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     spec = dense.IndexSpec(type=kind, hnsw_m=hnsw_m, ef_construction=ef_construction, nlist=nlist, pq_m=pq_m,
                            pq_bits=pq_bits)
@@ -184,8 +184,8 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
                  partition_field, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
     TREC format."""
-    from legalir.search import dense
-    from legalir.search.base import search_to_run
+    from legalir.search import vector as dense
+    from legalir.search.runner import search_to_run
 
     overrides = encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend,
                                   trust_remote_code)

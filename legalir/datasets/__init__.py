@@ -2,8 +2,11 @@
 
 Importing this package registers every dataset module listed here.
 """
-from legalir.datasets.base import (Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic,
-                                   dataset_class, get, names, register)
+from pathlib import Path
+from typing import Any
+
+from legalir.datasets.dataset import (_REGISTRY, Dataset, DatasetError, Document, Judgement, Option, Pipeline,
+                                      Reference, Topic, register)
 
 from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)
 from legalir.datasets import barexam, housing, scalr  # noqa: E402,F401  (registration)
@@ -11,3 +14,21 @@ from legalir.datasets import crumb  # noqa: E402,F401  (registration)
 
 __all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Option", "Pipeline", "Reference", "Topic",
            "dataset_class", "get", "names", "register"]
+
+
+def names() -> list[str]:
+    """The registered datasets' names (every module imported above registered itself)."""
+    return sorted(_REGISTRY)
+
+
+def dataset_class(name: str) -> type[Dataset]:
+    """The class registered as ``name`` (its declared protocol, without reading any file)."""
+    if name not in _REGISTRY:
+        raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def get(name: str, data_dir: str | Path, **options: Any) -> Dataset:
+    """The dataset ``name`` reading from ``data_dir/<name>``."""
+    cls = dataset_class(name)
+    return cls(Path(data_dir) / name, **options)

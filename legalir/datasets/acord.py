@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from legalir import log
-from legalir.datasets.base import DatasetError, Pipeline, Reference, Topic, register
+from legalir.datasets.dataset import DatasetError, Pipeline, Reference, Topic, register
 from legalir.datasets.beir import BeirDataset
 
 _log = log.get(__name__)

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
+from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import first_existing, read_rows
 from legalir import log as _logging
 

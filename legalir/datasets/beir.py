@@ -19,7 +19,7 @@ import csv
 from pathlib import Path
 from typing import Callable, ClassVar, Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement
+from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement
 from legalir.trec import iter_jsonl, json_type
 
 QRELS_HEADER = ["query-id", "corpus-id", "score"]

@@ -2,14 +2,16 @@
 
 The Makefile includes the ``--make`` output and expands one macro per
 pipeline kind over the dataset lists it defines, so a new dataset module
-with a :class:`~legalir.datasets.base.Pipeline` gets its make targets without
+with a :class:`~legalir.datasets.dataset.Pipeline` gets its make targets without
 a Makefile edit. Every value comes from the dataset class; nothing is probed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from legalir.datasets.base import Dataset, dataset_class, names
+from legalir.datasets import dataset_class, names
+
+from legalir.datasets.dataset import Dataset
 
 KINDS = ("bm25", "pool", "passages")
 #: the folder the Makefile writes converted collections under (``collections/<dataset>``)

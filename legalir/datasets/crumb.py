@@ -53,7 +53,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
+from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.runformats import trec_id
 from legalir import log as _logging
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from legalir.datasets.acord import Acord, refuse_unreadable
-from legalir.datasets.base import register
+from legalir.datasets.dataset import register
 
 PACKAGED = Path(__file__).resolve().parent.parent / "resources" / "sample"
 

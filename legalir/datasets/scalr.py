@@ -30,7 +30,7 @@ import glob
 from pathlib import Path
 from typing import Iterator
 
-from legalir.datasets.base import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
+from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
 from legalir.datasets.tabular import read_rows
 
 SPLITS = ("train", "test")

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence, TextIO
 
-from legalir.datasets.base import DatasetError
+from legalir.datasets.dataset import DatasetError
 
 #: Legal texts hold single fields of several MB; csv's default limit is 128 KiB.
 FIELD_LIMIT = 2**31 - 1

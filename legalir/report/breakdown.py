@@ -40,7 +40,7 @@ def breakdown(per_topic: Mapping[str, Mapping[str, float]], topic_fields: Mappin
 
 def format_breakdown(label: str, field: str, table: Mapping[str, Mapping], measures: Sequence[str],
                      scale: float = 100) -> str:
-    from legalir.report import display_name
+    from legalir.report.tables import display_name
 
     fmt = "{:.1f}" if scale == 100 else "{:.3f}"
     header = [field, "n"] + [display_name(m) for m in measures]

@@ -67,7 +67,7 @@ def _p(p) -> str:
 def versions() -> dict[str, str]:
     from importlib import metadata
 
-    from legalir import __version__
+    from legalir.version import __version__
 
     out = {"legalir": __version__, "python": platform.python_version(), "platform": platform.platform()}
     for pkg in ("pytrec-eval-terrier", "pyserini", "numpy", "scipy", "matplotlib", "torch", "transformers"):
@@ -84,9 +84,10 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                  extra_figures: Sequence[str | os.PathLike] = (), bootstrap: int = 1000, seed: int = 0,
                  inputs: Sequence[str] = ()) -> Path:
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
-    from legalir.evaluate import stats
+    from legalir.scoring import stats
     from legalir.report import breakdown as bd
-    from legalir.report import _counts, display_name, headline, measure_columns, plots, protocol
+    from legalir.report import plots
+    from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
 
     p = protocol(dataset_cls)
     scale = p["scale"]

@@ -36,7 +36,7 @@ from string import Formatter
 from typing import Mapping, Sequence
 
 from legalir import log, trec
-from legalir.search.base import SearchError
+from legalir.search.runner import SearchError
 from legalir.trec import Topic
 
 _log = log.get(__name__)

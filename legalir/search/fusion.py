@@ -78,6 +78,26 @@ def rrf(runs: Sequence[Run], k: float = DEFAULT_RRF_K, weights: Sequence[float] 
     return out
 
 
+def hybrid(sparse: Run, dense: Run, k: int) -> Run:
+    """Hybrid search's one rule: RRF of the two legs (each searched to ``max(k, HYBRID_DEPTH)``), each
+    topic's fused documents ranked in trec_eval's order, *then* cut at ``k``.
+
+    Parameters
+    ----------
+    sparse, dense : Run
+        The BM25 and dense runs of the same topics.
+    k : int
+        Documents kept per topic.
+
+    Returns
+    -------
+    Run
+        ``{qid: {docid: fused score}}`` for every topic of either run, best first.
+    """
+    fused = rrf([sparse, dense])
+    return {q: dict(ranking(fused.get(q, {}), k)) for q in _qids([sparse, dense])}
+
+
 def normalize(docs: Mapping[str, float], method: str = "minmax") -> tuple[dict[str, float], float]:
     """Normalised scores of one topic's documents, and the value a missing document counts."""
     if method not in NORMS:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Mapping
 
 from legalir import collections, log
-from legalir.search.base import SearchError, check_topics
+from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic
 
 __all__ = ["parent_of", "maxp", "maxp_file", "parents_from_collection", "MaxP", "MaxPError"]

@@ -25,9 +25,9 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from legalir.index.lucene import LuceneIndex
-from legalir.search.base import SearchError, check_topics
-from legalir.search.lucene import DEFAULT_B, DEFAULT_K1, check_bm25
+from legalir.indexing.lucene import LuceneIndex
+from legalir.search.runner import SearchError, check_topics
+from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, check_bm25
 from legalir.trec import Run, Topic, clean_text, ranking
 
 _log = logging.getLogger(__name__)
@@ -125,9 +125,9 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
               force: bool = False) -> tuple[int, int]:
     """Rank every topic's candidates of ``topics_path`` (``-``: standard input) with ``ranker`` (``bm25``
     over ``index_dir``, ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics).
-    ``force``: see :func:`legalir.search.base.search_to_run`."""
+    ``force``: see :func:`legalir.search.runner.search_to_run`."""
     from legalir import trec
-    from legalir.search.base import search_to_run
+    from legalir.search.runner import search_to_run
 
     if ranker not in ("bm25", "tfidf"):
         raise SearchError(f"unknown pool ranker {ranker!r}; choose bm25 or tfidf")
@@ -143,7 +143,7 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
 
     def make():
         if ranker == "bm25":
-            from legalir.search.lucene import bm25_params
+            from legalir.search.bm25 import bm25_params
 
             k1_, b_, source = bm25_params(index_dir, k1, b)
             _log.info(f"BM25 k1={k1_:g} b={b_:g} ({source})")

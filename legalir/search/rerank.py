@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from legalir import log, models, trec
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
-from legalir.search.base import SearchError
+from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
 
 _log = log.get(__name__)
@@ -88,7 +88,7 @@ def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | 
 def index_texts(index_dir: str | os.PathLike, docids: Iterable[str] | Mapping, k: int | None = None,
                 field: str = "contents") -> dict[str, str]:
     """Texts of ``docids`` (or a run's top ``k``) from a Lucene index's stored raw JSON."""
-    from legalir.index import lucene
+    from legalir.indexing import lucene
 
     wanted = _wanted(docids, k)
     out = dict(lucene.texts(index_dir, wanted or (), field=field))

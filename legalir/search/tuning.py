@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 
 from legalir import atomic, log
 from legalir.errors import LegalirError
-from legalir.search.lucene import BM25
+from legalir.search.bm25 import BM25
 from legalir.trec import Qrels, Run, Topic
 
 K1_GRID = (0.4, 0.6, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0)
@@ -47,7 +47,7 @@ def objective(measure: str, option: str = "--measure") -> tuple[list, str]:
     (``ndcg_cut.10``); a spec with several values (``ndcg_cut``, ``P.5,10``)
     or an unknown name is refused before any work starts.
     """
-    from legalir.evaluate import parse_measures
+    from legalir.scoring import parse_measures
 
     try:
         ms = parse_measures([measure])
@@ -76,7 +76,7 @@ def grid_search_bm25(index_dir, topics: Mapping[str, Topic], qrels: Qrels, measu
                      k: int = 100, k1s: Iterable[float] = K1_GRID, bs: Iterable[float] = B_GRID,
                      threads: int = 1) -> list[tuple[float, float, float]]:
     """``[(k1, b, mean measure)]`` for every grid point, best first (ties: smaller k1, then b)."""
-    from legalir.evaluate import evaluate
+    from legalir.scoring import evaluate
 
     spec, name = objective(measure)
     bm25 = BM25(index_dir, threads=threads)
@@ -94,8 +94,8 @@ def grid_search_bm25(index_dir, topics: Mapping[str, Topic], qrels: Qrels, measu
 def tune_bm25(dataset_cls, index_dir, collection, topic_sets: Sequence[str], measure: str, k: int = 100,
               threads: int = 1) -> tuple[list[tuple[float, float, float]], int]:
     """BM25 grid on ``topic_sets`` of ``collection`` with the dataset's judged-only rule; (grid, topics)."""
-    from legalir.index.lucene import check_folder
-    from legalir.search.base import check_depth
+    from legalir.indexing.lucene import check_folder
+    from legalir.search.runner import check_depth
 
     check_depth(k)
     objective(measure)
@@ -111,7 +111,7 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
     """Grid-search fusion of the runs ``run_patterns`` (``{set}`` = topic set) on training sets; the best
     settings and the whole grid are written to ``out`` (read by ``legalir fuse --params``) and returned."""
     from legalir import trec
-    from legalir.evaluate import evaluate
+    from legalir.scoring import evaluate
     from legalir.search import fusion
 
     refuse_test(topic_sets)

@@ -36,11 +36,12 @@ from typing import Any, Callable, Optional
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from legalir import __version__
+from legalir.version import __version__
 from legalir.errors import LegalirError, http_status, user_message
+from legalir.serve.workers import DEFAULT_WORKERS, Refused, Workers  # noqa: F401  (re-exported)
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
@@ -53,91 +54,28 @@ STATIC = {
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
     "style.css": ("style.css", "text/css; charset=utf-8"),
 }
-DEFAULT_WORKERS = max(2, min(8, os.cpu_count() or 2))
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
-class Workers:
-    """A fixed pool of threads for the engine's blocking work (Lucene, FAISS, torch, file reads).
-
-    Threads that called Java are detached from the JVM (``jnius.detach``)
-    before they end, as pyjnius asks of every thread that used it.
-    """
-
-    def __init__(self, n: int = DEFAULT_WORKERS) -> None:
-        if n < 1:
-            raise ValueError(f"workers must be at least 1, got {n}")
-        self.n = n
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._loop, name=f"legalir-serve-{i}", daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                break
-            fut, fn, args, kwargs = item
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(fn(*args, **kwargs))
-            except BaseException as e:  # handed to the awaiting request
-                fut.set_exception(e)
-        if "jnius" in sys.modules:
-            try:
-                sys.modules["jnius"].detach()
-            except Exception:  # pragma: no cover - a thread that never touched Java
-                pass
-
-    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> "concurrent.futures.Future":
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn, args, kwargs))
-        return fut
-
-    async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` on a worker; a user-caused failure from below legalir (an optional package
-        missing, Lucene refusing: :func:`legalir.errors.user_message`) comes back as a :class:`Refused`
-        with its HTTP status, so HTTP and MCP answer it as the CLI does, never as a 500."""
-        try:
-            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
-        except LegalirError:
-            raise
-        except Exception as e:
-            status = http_status(e)
-            if status is None:
-                raise
-            raise Refused(user_message(e), status) from e
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._queue.put(None)
-        for t in self._threads:
-            t.join(timeout=30)
-
-
-class Refused(ServeError):
-    """A user-caused failure that surfaced from below legalir, worded by :func:`legalir.errors.user_message`."""
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
-
-
 class BatchQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a field the server does not know is refused, never ignored
+
     q: str = Field(description="Query text.")
     id: Optional[str] = Field(None, description="Echoed back [default: the position].")
     partition: Optional[str] = None
 
 
 class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     queries: list[BatchQuery] = Field(description=f"At most {MAX_BATCH} queries.")
     index: Optional[str] = None
     k: int = 10
     method: Optional[str] = None
+    filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
+                                                    "FIELD=VALUE[,VALUE][;FIELD=...].")
+    citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
 
 
 def static_file(name: str) -> bytes:
@@ -319,7 +257,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
             charge(len(req.queries) - 1)
         items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
-                                  method=req.method)
+                                  method=req.method, filter=req.filter, citations=req.citations)
         request.state.hits = sum(len(r["hits"]) for r in results)
         return {"results": results}
 

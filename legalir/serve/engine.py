@@ -1,9 +1,9 @@
 """The work behind `legalir serve`'s endpoints, without HTTP: search, documents, runs.
 
-Search goes through the library's retrievers: :class:`legalir.search.lucene.BM25`
-(BM25), :class:`legalir.search.dense.DenseRetriever` (FAISS) and
+Search goes through the library's retrievers: :class:`legalir.search.bm25.BM25`
+(BM25), :class:`legalir.search.vector.DenseRetriever` (FAISS) and
 :func:`legalir.search.fusion.rrf` (hybrid); run scores through
-:func:`legalir.evaluate.evaluate`. What is added here is only what a server
+:func:`legalir.scoring.evaluate`. What is added here is only what a server
 needs: names for what is exposed, partition routing by a request parameter,
 loaded searchers kept for the next request, document lookup by id,
 metadata and snippets for display.
@@ -49,7 +49,6 @@ goes on being served.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
 import json
@@ -65,22 +64,24 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from legalir import collections, log, trec
 from legalir.errors import LegalirError
-from legalir.index import collection_of
-from legalir.index.update import half_published
-from legalir.evaluate.judged import is_judged
+from legalir.indexing import collection_of
+from legalir.indexing.changes import half_published
+from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
+from legalir.api import Hit, Searcher
+from legalir.search import gate
 from legalir.trec import Topic
 
 _log = log.get(__name__)
 
-from legalir.index import METHODS  # noqa: E402  (re-exported for the app)
+from legalir.indexing import METHODS  # noqa: E402  (re-exported for the app)
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
 #: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
 MAX_INLINE_RUN_CHARS = 3_000_000
 SNIPPET_WORDS = 40
-from legalir.evaluate.measures import DEFAULT_MEASURES  # noqa: E402,F401  (the one default set, legalir.evaluate's)
+from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: E402,F401  (the one default set, legalir.evaluate's)
 #: Lucene's default English stop words (what the index ignores), not highlighted
 STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
                       "there these they this to was will with".split())
@@ -197,64 +198,15 @@ class DocStore(collections.Corpus):
                 "partitions": self.partitions, "documents": self.manifest.get("documents", {}).get("written")}
 
 
-# ------------------------------------------------------------------ the one way into the JVM
-class LuceneGate:
-    """Java calls one at a time; searches that queue up meanwhile are searched as one batch.
-
-    A caller adds its search to the queue and takes the JVM lock; whoever
-    holds the lock runs everything queued (grouped by searcher: one
-    ``search`` call each, with the largest k asked for, cut per query), so a
-    caller often finds its answer ready when it gets the lock.
-    """
-
-    def __init__(self):
-        self.jvm = threading.Lock()
-        self._queue: list[list] = []
-        self._mutex = threading.Lock()
-        self.batches = 0  # searcher calls made (for tests and benchmarks)
-
-    def call(self, fn, *args, **kwargs):
-        """``fn(*args)`` with the JVM to itself (construction, closing, anything else in Java)."""
-        with self.jvm:
-            return fn(*args, **kwargs)
-
-    def search(self, get_searcher, topics: Mapping[str, Topic], k: int) -> trec.Run:
-        """``get_searcher().search(topics, k)``; ``get_searcher`` is called with the JVM lock held."""
-        item = [get_searcher, dict(topics), k, concurrent.futures.Future()]
-        with self._mutex:
-            self._queue.append(item)
-        with self.jvm:
-            if not item[3].done():
-                with self._mutex:
-                    batch, self._queue = self._queue, []
-                self._run(batch)
-        return item[3].result()
-
-    def _run(self, batch: list[list]) -> None:
-        groups: dict[Any, list[list]] = {}
-        for it in batch:
-            groups.setdefault(it[0], []).append(it)
-        for get_searcher, items in groups.items():
-            try:
-                merged = {f"{i}\t{q}": t for i, it in enumerate(items) for q, t in it[1].items()}
-                run = get_searcher().search(merged, max(it[2] for it in items))
-                self.batches += 1
-                for i, it in enumerate(items):
-                    it[3].set_result({q: dict(trec.ranking(run.get(f"{i}\t{q}", {}))[:it[2]]) for q in it[1]})
-            except BaseException as e:  # each waiting caller gets the error
-                for it in items:
-                    if not it[3].done():
-                        it[3].set_exception(e)
-
-
-#: the server's only way into the JVM (one per process, as the JVM is)
-LUCENE = LuceneGate()
+# the one way into the JVM: legalir.search.gate (the searcher core's gate, shared by every face)
+LuceneGate = gate.LuceneGate
+LUCENE = gate.LUCENE
 
 
 # ------------------------------------------------------------------ indexes
 def _kind(path: Path) -> tuple[str, list[str]]:
-    """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.index.kind_of`)."""
-    from legalir.index import NotAnIndex, kind_of
+    """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.indexing.kind_of`)."""
+    from legalir.indexing import NotAnIndex, kind_of
 
     try:
         return kind_of(path)
@@ -268,7 +220,7 @@ def _version_label(pin) -> str:
 
 
 class _Partitions:
-    """The partitions of ``self.pair`` (a :class:`legalir.index.IndexPair`), for a snapshot and an entry."""
+    """The partitions of ``self.pair`` (a :class:`legalir.indexing.IndexPair`), for a snapshot and an entry."""
 
     pair: Any
 
@@ -292,53 +244,41 @@ class _Partitions:
 class Snapshot(_Partitions):
     """One version of an :class:`IndexEntry`'s indexes, open: all a request searches and shows.
 
-    Made whole before it is served (:meth:`IndexEntry.open_snapshot`): each index's version folder
-    pinned (:func:`legalir.atomic.pin`: no rebuild removes it while the snapshot lives), the Lucene
-    searcher of every partition opened on that folder (never on the link), the documents changed
-    since the build read (:func:`legalir.index.update.changed_documents`). FAISS retrievers are
-    loaded on first use, from the pinned folder. A request takes one snapshot
-    (:meth:`IndexEntry.acquire`) and does everything with it: every partition, both legs of a
-    hybrid search, the hits' display; so an answer never mixes two versions.
+    It is a :class:`legalir.Searcher` (the searcher core every face uses) opened on the entry's
+    links: each index's version folder pinned (:func:`legalir.atomic.pin`: no rebuild removes it
+    while the snapshot lives), the Lucene searcher of every partition opened on that folder (never
+    on the link) before it is served, the documents changed since the build read. A request takes
+    one snapshot (:meth:`IndexEntry.acquire`) and does everything with it: every partition, both legs
+    of a hybrid search, the hits' display; so an answer never mixes two versions.
 
     Attributes
     ----------
-    pair : legalir.index.IndexPair
+    searcher : legalir.Searcher
+    pair : legalir.indexing.IndexPair
         The version folders (``pair.sparse``, ``pair.dense``), their partitions and methods.
     versions : dict
         ``{"bm25"|"dense": N}``: the N of each ``INDEX.vN`` folder, "-" when not versioned.
     changed : dict
-        ``{docid: record or None}``: documents added or replaced (their record as indexed) or
-        deleted (None) since the build, from the version folders' ``legalir-updates.jsonl`` (the
-        Lucene index's record where a Lucene and a FAISS index both name a document; `legalir
-        index update` updates the two together, so they agree).
+        ``{docid: record or None}``: documents added or replaced, or deleted (None), since the build.
     """
 
-    def __init__(self, entry: "IndexEntry", pins: dict[str, Any]):
-        from legalir.index import IndexPair, NotAnIndex
-
+    def __init__(self, entry: "IndexEntry", searcher: Searcher):
         self.entry = entry
-        self.pins = pins
-        try:
-            self.pair = IndexPair([p.path for p in pins.values()])
-        except NotAnIndex as e:
-            raise ConfigError(f"index {entry.name}: {e}") from None
-        if {k for k in ("sparse", "dense") if getattr(self.pair, k)} != set(pins):
-            raise ConfigError(f"index {entry.name}: {', '.join(str(p.path) for p in pins.values())} no longer "
-                              f"hold(s) the kinds of index served under this name")
+        self.searcher = searcher
+        self.pair = searcher.pair
+        self.pins = searcher.pins
         #: ``{kind: version folder}``, resolved (as :meth:`IndexEntry.current_targets` reads the links)
-        self.targets = {kind: os.path.realpath(p.path) for kind, p in pins.items()}
-        self.versions = {("bm25" if kind == "sparse" else "dense"): _version_label(p) for kind, p in pins.items()}
-        self.changed: dict[str, dict | None] = {}
-        self.docs = None  # set by open()
+        self.targets = {kind: os.path.realpath(p) for kind, p in searcher.versions.items()}
+        self.versions = {("bm25" if kind == "sparse" else "dense"): _version_label(p) for kind, p in self.pins.items()}
+        self.docs = searcher.documents
+        self.changed: dict[str, dict | None] = self.docs.changed
         self.refs = 0          # requests using it now (IndexEntry's lock guards it)
         self.retired = False   # no longer the entry's current snapshot: closed when the last request ends
-        self.closed = False
-        self._bm25: dict[str, Any] = {}
-        self._getters: dict[str, Any] = {}
-        self._dense: dict[str, Any] = {}
-        self._lock = threading.Lock()
 
-    # ---- what the version holds
+    @property
+    def closed(self) -> bool:
+        return self.searcher.closed
+
     @property
     def sparse(self) -> Path | None:
         return self.pair.sparse
@@ -347,121 +287,31 @@ class Snapshot(_Partitions):
     def dense(self) -> Path | None:
         return self.pair.dense
 
-
     def open(self, dense_keys: Iterable[str] = ()) -> "Snapshot":
-        """Open everything a request would wait for: every Lucene searcher (through :data:`LUCENE`), the
-        changed documents, and the FAISS retrievers of ``dense_keys``; on any error, close what was opened."""
-        from legalir.index.update import Documents
-
+        """Open everything a request would wait for: every Lucene searcher, and the FAISS retrievers of
+        ``dense_keys``; on any error, close what was opened."""
         try:
-            for key in (self.sparse_parts or [""]) if self.sparse else []:
-                LUCENE.call(self._open_bm25, key)
-            # the one rule for an updated version's documents: its changes first, then the collection
-            self.docs = Documents(self.entry.collection, [p for p in (self.sparse, self.dense) if p is not None])
-            self.changed = self.docs.changed
+            self.searcher.warm()
             for key in dense_keys:
-                self.dense_retriever(key)
+                self.searcher.warm_dense(key)
         except BaseException:
             self.close()
             raise
-        for key in (self.sparse_parts or [""]) if self.sparse else []:
-            self._getters[key] = functools.partial(self.bm25, key)  # one per partition: the gate groups by it
         return self
-
-    def _open_bm25(self, key: str) -> None:
-        from legalir.search import lucene
-
-        e = self.entry
-        searcher = lucene.BM25(self.sparse / key if key else self.sparse, k1=e.k1, b=e.b, threads=e.lucene_threads)
-        self._bm25[key] = searcher
-        searcher.index.searcher()  # Anserini's searcher too, now: a broken version fails here, not in a request
-
-    def bm25(self, key: str):
-        """The searcher of partition ``key``; call with the JVM lock held (see :class:`LuceneGate`)."""
-        return self._bm25[key]
-
-    def dense_retriever(self, key: str):
-        """The FAISS retriever of partition ``key`` ('' when not partitioned), loaded on first use."""
-        from legalir.search import dense as dense_search
-
-        found = self._dense.get(key)
-        if found is None:
-            enc = self.entry.encoder(self.dense)
-            with self._lock:
-                found = self._dense.get(key)
-                if found is None:
-                    # resident: a sharded index keeps its shards loaded (every request searches them
-                    # all; reading them again per request would cost more than the search)
-                    found = dense_search.DenseRetriever(self.dense / key if key else self.dense, enc, resident=True)
-                    self._dense[key] = found
-        return found
 
     def dense_loaded(self) -> list[str]:
         """Partitions whose FAISS retriever is loaded (a new version loads the same ones before it is served)."""
-        return sorted(self._dense)
-
-    # ---- routing, search, documents
-    def route(self, partition: str | None, method: str) -> str:
-        """The partition key a request goes to ('' for an index that is not partitioned)."""
-        name = self.entry.name
-        if not self.partitioned:
-            if partition not in (None, ""):
-                raise BadRequest(f"index {name!r} is not partitioned; leave out partition")
-            return ""
-        if partition in (None, ""):
-            raise BadRequest(f"index {name!r} holds one index per {self.entry.partition_field or 'partition'}: "
-                             f"give partition=, one of: {', '.join(self.partitions)}")
-        try:
-            key = collections.partition_key(partition)
-        except LegalirError:
-            key = None
-        have = {"bm25": self.sparse_parts, "dense": self.dense_parts,
-                "hybrid": sorted(set(self.sparse_parts) & set(self.dense_parts))}[method]
-        if key not in have:
-            raise NotFound(f"index {name!r} has no partition {partition!r} for {method}; known: "
-                           f"{', '.join(have)}")
-        return key
-
-    def search(self, method: str, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
-        """``method`` ("bm25", "dense", "hybrid") over partition ``key`` of this version."""
-        from legalir.search import fusion
-
-        if method == "bm25":
-            return LUCENE.search(self._getters[key], topics, k)
-        lock = self.entry.dense_lock
-        if method == "dense":
-            retriever = self.dense_retriever(key)
-            with lock:
-                return retriever.search(topics, k)
-        depth = max(k, fusion.HYBRID_DEPTH)
-        sparse_run = LUCENE.search(self._getters[key], topics, depth)
-        retriever = self.dense_retriever(key)
-        with lock:
-            dense_run = retriever.search(topics, depth)
-        fused = fusion.rrf([sparse_run, dense_run])
-        return {q: fused.get(q, {}) for q in topics}
+        return self.searcher.dense_loaded()
 
     def record(self, docid: str, key: str = "") -> dict | None:
         """The record of ``docid`` as this version holds it: a changed document's from the version
         (None when deleted: never the collection's stale text), any other from the collection
-        (:class:`legalir.index.update.Documents`)."""
+        (:class:`legalir.indexing.changes.Documents`)."""
         return self.docs.record(docid, key or None)
 
-    # ---- lifetime
     def close(self) -> None:
-        """Close the Lucene searchers (through :data:`LUCENE`) and release the pins (idempotent)."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            searchers, self._bm25, self._dense = list(self._bm25.values()), {}, {}
-        for searcher in searchers:
-            try:
-                LUCENE.call(searcher.close)
-            except Exception as e:  # pragma: no cover - a searcher that cannot close still lets the pins go
-                _log.warning(f"index {self.entry.name}: closing {searcher.index_dir}: {e}")
-        for p in self.pins.values():
-            p.close()
+        """Close the searcher: its Lucene searchers and pins (idempotent)."""
+        self.searcher.close()
 
     def __repr__(self) -> str:
         return f"Snapshot({self.entry.name!r}, {self.versions})"
@@ -481,7 +331,7 @@ class IndexEntry(_Partitions):
     def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
                  lucene_threads: int = 1):
         from legalir import atomic
-        from legalir.index import IndexPair, NotAnIndex
+        from legalir.indexing import IndexPair, NotAnIndex
 
         self.name = name
         try:
@@ -500,7 +350,6 @@ class IndexEntry(_Partitions):
         self.device = device
         self.collection: DocStore | None = None
         self.partition_field: str | None = None
-        self.dense_lock = threading.Lock()  # a tokenizer must not be called from two threads at once
         self.reloads = 0          # new versions served since start
         self.reload_failures = 0  # new versions that could not be opened
         self._swap = threading.Lock()      # guards _current and every snapshot's refs / retired
@@ -546,18 +395,20 @@ class IndexEntry(_Partitions):
 
         Raises whatever opening raises (a half-written or broken folder); nothing stays open then.
         """
-        from legalir import atomic
+        from legalir.indexing import NotAnIndex
 
-        pins: dict[str, Any] = {}
         try:
-            for kind, path in self.links.items():
-                pins[kind] = atomic.pin(path)
-            snap = Snapshot(self, pins)
+            searcher = Searcher(list(self.links.values()), k1=self.k1, b=self.b, device=self.device,
+                                threads=self.lucene_threads, collection=self.collection)
+        except NotAnIndex as e:
+            raise ConfigError(f"index {self.name}: {e}") from None
+        try:
+            if searcher.pair.dense is not None:
+                searcher.set_encoder(self.encoder(searcher.pair.dense))
         except BaseException:
-            for p in pins.values():
-                p.close()
+            searcher.close()
             raise
-        return snap.open(dense_keys)
+        return Snapshot(self, searcher).open(dense_keys)
 
     @contextlib.contextmanager
     def acquire(self) -> Iterator[Snapshot]:
@@ -618,7 +469,7 @@ class IndexEntry(_Partitions):
         A version that cannot be opened (half-copied, broken, not an index) is logged once, with the
         folder and the error; the current one goes on being served, and that version is not tried
         again until the links change again. Between the two publishes of a Lucene and a FAISS index
-        updated together (:func:`legalir.index.update.half_published`) the reload waits for the second,
+        updated together (:func:`legalir.indexing.changes.half_published`) the reload waits for the second,
         at most :data:`PAIR_WAIT_S` seconds.
 
         Returns
@@ -676,8 +527,8 @@ class IndexEntry(_Partitions):
     # ---- shared by snapshots
     def encoder(self, dense_dir: Path):
         """The query encoder of a FAISS index version: one per encoder setting, shared by the versions."""
-        from legalir.index import dense as dense_index
-        from legalir.search import dense as dense_search
+        from legalir.indexing import dense as dense_index
+        from legalir.search import vector as dense_search
 
         key = json.dumps(dense_index.read_meta(dense_dir).get("encoder"), sort_keys=True, default=str)
         found = self._encoders.get(key)
@@ -689,17 +540,10 @@ class IndexEntry(_Partitions):
         return found
 
     # ---- the current snapshot's, for callers that need no consistency across calls
-    def dense_retriever(self, key: str):
+    def search(self, queries: list, k: int, **options: Any) -> list:
+        """:meth:`legalir.Searcher.search_many` on the current version."""
         with self.acquire() as snap:
-            return snap.dense_retriever(key)
-
-    def route(self, partition: str | None, method: str) -> str:
-        with self.acquire() as snap:
-            return snap.route(partition, method)
-
-    def search(self, method: str, key: str, topics: Mapping[str, Topic], k: int) -> trec.Run:
-        with self.acquire() as snap:
-            return snap.search(method, key, topics, k)
+            return snap.searcher.search_many(queries, k, **options)
 
     def warm(self) -> None:
         """Load what requests would wait for: the current version (every Lucene searcher: memory-mapped,
@@ -708,8 +552,7 @@ class IndexEntry(_Partitions):
             if self.collection is not None:
                 self.collection.warm()
             if snap.dense:
-                key = snap.partitions[0] if snap.partitioned else ""
-                snap.dense_retriever(key if key in snap.dense_parts or not snap.partitioned else snap.dense_parts[0])
+                snap.searcher.warm(dense=True)
 
     def close(self) -> None:
         """Stop serving: the current snapshot is closed (now, or when the last request using it ends)."""
@@ -769,7 +612,7 @@ class Engine:
     def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
                  measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
                  quiet: bool = False, reload_interval: float = DEFAULT_RELOAD_INTERVAL):
-        from legalir.search import lucene
+        from legalir.search import bm25 as lucene
 
         if cfg.empty():
             raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
@@ -814,7 +657,7 @@ class Engine:
     def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
                   judged_only: bool | None) -> RunEntry:
         from legalir import datasets
-        from legalir.evaluate import core
+        from legalir.scoring import core
 
         # every run format legalir reads (TREC, CRUMB JSONL), as legalir eval and legalir.evaluate read it
         entry = RunEntry(spec.name, spec.file, core.to_run(spec.file, f"run {spec.name}"))
@@ -942,7 +785,7 @@ class Engine:
         whatever the ``Host`` header (load balancers probe it by address), so a page that rebinds its own
         name to the server must learn nothing from it; ``/indexes``, ``/collections`` and ``/runs`` list
         what is served, behind the checks."""
-        from legalir import __version__
+        from legalir.version import __version__
 
         return {"status": "ok", "version": __version__}
 
@@ -960,9 +803,8 @@ class Engine:
     # ---- search
     @staticmethod
     def _check_query(q: Any, where: str) -> str:
-        if not isinstance(q, str) or not q.strip():
-            raise BadRequest(f"{where}empty query: give the query text in q")
-        if len(q) > MAX_QUERY_CHARS:
+        """The transport's own limit (a request's size); what a query must be is the core's rule."""
+        if isinstance(q, str) and len(q) > MAX_QUERY_CHARS:
             raise BadRequest(f"{where}query of {len(q)} characters; at most {MAX_QUERY_CHARS}")
         return q
 
@@ -972,26 +814,18 @@ class Engine:
             raise BadRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
         return k
 
-    def _method(self, entry: IndexEntry, method: str | None) -> str:
-        from legalir.index import MethodError
-
-        try:
-            return entry.pair.method(method, f"index {entry.name!r}")
-        except MethodError as e:
-            raise BadRequest(str(e)) from None
-
-    def _hit(self, snap: Snapshot, key: str, rank: int, docid: str, score: float, terms: list[str]) -> dict:
-        hit: dict[str, Any] = {"rank": rank, "id": docid, "score": score}
-        if key:
-            hit["partition"] = key
-        rec = snap.record(docid, key)
-        if rec is not None:
-            d = describe(rec)
-            hit.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
+    @staticmethod
+    def _hit(hit: Hit, terms: list[str]) -> dict:
+        out: dict[str, Any] = {"rank": hit.rank, "id": hit.docid, "score": hit.score}
+        if hit.partition:
+            out["partition"] = hit.partition
+        if hit.text is not None:
+            d = describe({"id": hit.docid, "contents": hit.text, **hit.fields})
+            out.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
                        category=d["category"], snippet=snippet(d["body"], terms),
                        metadata={k: v for k, v in d["fields"].items() if not k.startswith("_")})
-            hit["_same"] = " ".join(str(rec.get("contents", "")).split()).lower()
-        return hit
+            out["_same"] = " ".join(hit.text.split()).lower()
+        return out
 
     @staticmethod
     def _mark_duplicates(hits: list[dict]) -> list[dict]:
@@ -1009,48 +843,29 @@ class Engine:
 
     def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
                     method: str | None = None, filter: str | None = None, citations: str | None = None) -> list[dict]:
-        """``queries``: (id, text, partition) triples; one result per query, in order. ``filter``
-        (``state=california,nevada;type=statute``) and ``citations`` (``on``/``off``) apply to every
-        query, through each topic's ``_filter`` / ``_citations`` fields (BM25, :mod:`legalir.filters`)."""
-        from legalir import filters
-
+        """``queries``: (id, text, partition) triples; one result per query, in order, searched by the
+        searcher core (:meth:`legalir.Searcher.search_many`) on one version of the index. ``filter``
+        (``state=california,nevada;type=statute``) and ``citations`` (``on``/``off``) apply to every query."""
         entry = self.index(index)
-        method = self._method(entry, method)
         k = self._check_k(k)
         if citations not in (None, "", "on", "off"):
             raise BadRequest(f"citations must be on or off, got {citations!r}")
-        try:
-            flt = filters.parse(filter or None, "filter")
-        except filters.FilterError as e:
-            raise BadRequest(str(e)) from None
-        if flt and method != "bm25":
-            raise BadRequest(f"filter works with bm25 (Lucene FILTER clauses), not {method}")
-        extra = {"_filter": flt, "_citations": {"on": True, "off": False}.get(citations or "")} \
-            if (flt or citations) else {}
         for i, (qid, text, partition) in enumerate(queries):
             self._check_query(text, f"query {i} ({qid}): " if len(queries) > 1 else "")
+        cites = {"on": True, "off": False}.get(citations or "")
         # one version for the whole request: routing, every partition, both legs of hybrid, the hits' display
         with entry.acquire() as snap:
-            groups: dict[str, dict[str, Topic]] = {}
-            for i, (qid, text, partition) in enumerate(queries):
-                try:
-                    key = snap.route(partition, method)
-                except ServeError as e:
-                    raise type(e)(f"{f'query {i} ({qid}): ' if len(queries) > 1 else ''}{e}") from None
-                groups.setdefault(key, {})[str(i)] = Topic(str(i), text, dict(extra))
-            runs: dict[str, dict[str, float]] = {}
-            keys: dict[str, str] = {}
-            for key, topics in groups.items():
-                runs.update(snap.search(method, key, topics, k))
-                keys.update({t: key for t in topics})
+            searcher = snap.searcher
+            method = searcher.pair.method(method or None, f"index {entry.name!r}")
+            found = searcher.search_many([(text, partition or None) for _, text, partition in queries], k,
+                                         method=method, filter=filter or None, citations=cites)
             out = []
-            for i, (qid, text, partition) in enumerate(queries):
+            for (qid, text, partition), hits in zip(queries, found):
                 terms = query_terms(text)
-                ranked = trec.ranking(runs.get(str(i), {}))[:k]
                 out.append({"id": qid, "query": text, "index": index, "method": method,
-                            "partition": keys[str(i)] or None, "k": k, "terms": terms,
-                            "hits": self._mark_duplicates([self._hit(snap, keys[str(i)], r, d, float(s), terms)
-                                                           for r, (d, s) in enumerate(ranked, 1)])})
+                            "partition": collections.partition_key(partition) if partition else None,
+                            "k": k, "terms": terms,
+                            "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
         return out
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
@@ -1207,7 +1022,7 @@ class Engine:
             judged_only = bool(same and same[0].judged_only)
         if measures is None:
             measures = same[0].measures if same else None
-        from legalir.evaluate import core
+        from legalir.scoring import core
 
         return qrels, core.measure_requests(measures), judged_only
 

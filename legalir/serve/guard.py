@@ -53,7 +53,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from legalir.serve.config import DEFAULT_MAX_BODY, ConfigError
-from legalir.serve.keys import KeyRing
+from legalir.serve.keys import KeyRing, parse_rate  # noqa: F401  (parse_rate: re-exported)
 
 access_log = logging.getLogger("legalir.serve.access")
 
@@ -94,20 +94,6 @@ def required_scope(path: str) -> str | None:
     if path == "/mcp" or path.startswith("/mcp/"):
         return None
     return "search"
-
-
-def parse_rate(value: str | None) -> float | None:
-    """``"N/s"``, ``"N/min"`` (or a bare number: per second) -> requests per second; ``"off"``/``"0"`` -> None."""
-    if value is None:
-        return None
-    v = value.strip().lower()
-    if v in ("off", "none", "0", "0/s", "0/min"):
-        return None
-    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*(?:/\s*(s|sec|second|m|min|minute))?", v)
-    if not m or float(m.group(1)) <= 0:
-        raise ConfigError(f"--rate-limit {value!r}: expected N/s or N/min (e.g. 20/s, 600/min) or off")
-    n = float(m.group(1))
-    return n / 60 if (m.group(2) or "s").startswith("m") else n
 
 
 def _host_name(host: str) -> str:

@@ -31,6 +31,21 @@ from typing import Iterable
 
 from legalir.serve.config import ConfigError
 
+
+def parse_rate(value: str | None) -> float | None:
+    """``"N/s"``, ``"N/min"`` (or a bare number: per second) -> requests per second; ``"off"``/``"0"`` -> None."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v in ("off", "none", "0", "0/s", "0/min"):
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*(?:/\s*(s|sec|second|m|min|minute))?", v)
+    if not m or float(m.group(1)) <= 0:
+        raise ConfigError(f"--rate-limit {value!r}: expected N/s or N/min (e.g. 20/s, 600/min) or off")
+    n = float(m.group(1))
+    return n / 60 if (m.group(2) or "s").startswith("m") else n
+
+
 _log = logging.getLogger(__name__)
 
 #: environment variable holding key lines (as in a --api-keys file)
@@ -132,7 +147,6 @@ def _parse_line(line: str, where: str) -> ApiKey:
                                   f"{', '.join(SCOPES)}")
             scopes = frozenset(asked)
         elif name == "rate":
-            from legalir.serve.guard import parse_rate
 
             try:
                 rate = parse_rate(value)

@@ -20,7 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from legalir import __version__
+from legalir.version import __version__
 from legalir.errors import user_message
 from legalir.serve.engine import MAX_K, BadRequest, Engine
 
@@ -48,7 +48,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     ----------
     engine : Engine
         What is served.
-    workers : legalir.serve.app.Workers
+    workers : legalir.serve.workers.Workers
         The thread pool the engine's blocking calls run on.
     keys_required : bool
         Whether requests carry an API key (HTTP with ``--api-keys``): each tool then checks the key's scope.
@@ -241,11 +241,12 @@ def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Option
     """`legalir mcp`: load what the options name (as `legalir serve` does) and serve the tools over stdio."""
     import anyio
 
-    from legalir.serve import app, config, engine as engine_mod
+    from legalir.serve import config, engine as engine_mod
+    from legalir.serve.workers import Workers
 
     with stdout_to_stderr():
         eng = engine_mod.build(config.gather(indexes, collections, runs, qrels, config_file), **engine_options)
-    pool = app.Workers(workers)
+    pool = Workers(workers)
     try:
         server = create(eng, pool)
         _log.info(f"mcp: serving {len(eng.indexes)} index(es), {len(eng.runs)} run(s) over stdio")

@@ -12,15 +12,15 @@ Readers validate every line and raise :class:`FormatError`, whose message
 names the file, the line number and what is wrong. Nothing is dropped
 silently.
 
-Split by what it holds: :mod:`legalir.trec.base` (the data model, ids, reading files whole),
+Split by what it holds: :mod:`legalir.trec.model` (the data model, ids, reading files whole),
 :mod:`legalir.trec.topics`, :mod:`legalir.trec.qrels`, :mod:`legalir.trec.runs`, and
 :mod:`legalir.trec.plain` (the plain-file fast path and C's number parsing, shared by the
 qrels and run readers). ``from legalir import trec`` gives every public name of them.
 """
 from __future__ import annotations
 
-from legalir.trec.base import *  # noqa: F401,F403
-from legalir.trec.base import _display, _lines  # noqa: F401  (used by other layers' readers)
+from legalir.trec.model import *  # noqa: F401,F403
+from legalir.trec.model import _display, _lines  # noqa: F401  (used by other layers' readers)
 from legalir.trec.plain import _CHUNK, _pieces  # noqa: F401
 from legalir.trec.qrels import *  # noqa: F401,F403
 from legalir.trec.runs import *  # noqa: F401,F403

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from legalir.errors import LegalirError
-from legalir.trec.base import _decode
+from legalir.trec.model import _decode
 
 _CHUNK = 1 << 16  # small enough that the fields of one piece stay in the CPU cache (2x faster than 1 MiB)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from legalir.errors import LegalirError
-from legalir.trec.base import FormatError, IdError, MAX_RELEVANCE, MIN_RELEVANCE, Qrels, _check_run_ids, _display, _lines, read_bytes
+from legalir.trec.model import FormatError, IdError, MAX_RELEVANCE, MIN_RELEVANCE, Qrels, _check_run_ids, _display, _lines, read_bytes
 from legalir.trec.plain import _ASCII_WS, _FRACTION, _WS_CHARS, _ZERO_FRACTION, _atol, _groups, _merge, _numbers, _pieces, _plain_tokens, _summarise, _text
 
-from legalir.trec import base
+from legalir.trec import model as base
 
 __all__ = ["read_qrels", "write_qrels"]
 

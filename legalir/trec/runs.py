@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from legalir.errors import LegalirError
-from legalir.trec.base import FormatError, IdError, Run, _check_run_ids, _display, id_message, read_bytes
+from legalir.trec.model import FormatError, IdError, Run, _check_run_ids, _display, id_message, read_bytes
 from legalir.trec.plain import _ASCII_WS, _CHUNK, _atof, _groups, _merge, _numbers, _pieces, _plain_tokens, _splits_off_c, _summarise, _text
 
-from legalir.trec import base
+from legalir.trec import model as base
 
 __all__ = ["RunBatches", "ScatteredTopics", "TagError", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
 

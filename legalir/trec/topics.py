@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from legalir.errors import LegalirError
-from legalir.trec.base import FormatError, IdError, STDIN, Topic, _display, _lines, clean_text, iter_jsonl, json_type, read_bytes, topic_id_message
+from legalir.trec.model import FormatError, IdError, STDIN, Topic, _display, _lines, clean_text, iter_jsonl, json_type, read_bytes, topic_id_message
 
 __all__ = ["read_topics", "write_topics", "write_topics_jsonl"]
 

@@ -55,106 +55,9 @@ from legalir.errors import LegalirError
 
 _log = log.get(__name__)
 
-#: the changes applied to a version since its build (in the version folder's root)
-UPDATES = "legalir-updates.jsonl"
-OPS = ("add", "replace", "delete")
-
-
-class UpdateError(LegalirError, ValueError):
-    """A change set that cannot be applied to an index as given."""
-
-
-def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
-    """The documents changed since ``index_dir`` was built: ``{docid: record or None (deleted)}``.
-
-    Parameters
-    ----------
-    index_dir : str or PathLike
-        An index folder (the link ``legalir index`` publishes, or one version folder).
-
-    Returns
-    -------
-    dict
-        Each added or replaced document's record as indexed (``{"id", "contents", ...}``, with
-        ``"_partition"``, its partition key, when partitioned: as
-        :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
-        Empty for an index never updated.
-    """
-    from legalir.trec import iter_jsonl
-
-    path = Path(os.path.realpath(index_dir)) / UPDATES
-    out: dict[str, dict | None] = {}
-    if not path.is_file():
-        return out
-    for n, row in iter_jsonl(path):
-        docid, op, rec = row.get("id"), row.get("op"), row.get("record")
-        if not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None):
-            raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); rebuild the index "
-                              f"(legalir index)")
-        part = row.get("partition") or ""
-        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
-    return out
-
-
-#: the key, in the output markers of a Lucene and a FAISS version published by one update, of that update
-TOGETHER = "updated_together"
-
-
-def half_published(links, targets) -> str | None:
-    """Whether one of two indexes updated together waits for its other half to be published.
-
-    ``legalir index update LUCENE FAISS`` publishes two versions, one after the other; both carry the
-    same token in their markers (:data:`TOGETHER`). A reader of the pair (``legalir serve``) that sees the
-    version of one whose token no version of the other carries yet has caught the moment between the
-    two publishes, and should wait for the second rather than serve a mix.
-
-    Parameters
-    ----------
-    links : mapping
-        ``{"sparse"|"dense": the index link}``.
-    targets : mapping
-        ``{"sparse"|"dense": the version folder each link designates now}``.
-
-    Returns
-    -------
-    str or None
-        What is awaited, in words; ``None`` when nothing is (not a pair, or both halves there).
-    """
-    if len(targets) < 2:
-        return None
-    token = {k: (atomic.read_marker(t) or {}).get(TOGETHER) for k, t in targets.items()}
-    if len(set(token.values())) == 1:
-        return None
-    for kind, t in token.items():
-        if t is None:
-            continue
-        (other,) = [k for k in targets if k != kind]
-        if not any((atomic.read_marker(v) or {}).get(TOGETHER) == t for v in atomic.versions(links[other])):
-            return (f"{targets[kind]} was updated together with {links[other]}, whose new version is not "
-                    f"published yet")
-    return None
-
-
-def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> None:
-    """Refuse to build ``index_dir`` afresh from its collection while it holds changes applied since its build.
-
-    A build reads the collection, which the changes never touched (:mod:`legalir.index.update`): it would
-    drop them without a word. ``overwrite`` (``--overwrite``) rebuilds all the same.
-
-    Raises
-    ------
-    UpdateError
-        Naming the changes file and what to do.
-    """
-    path = Path(os.path.realpath(index_dir)) / UPDATES
-    if overwrite or not path.is_file():
-        return
-    with open(path, "rb") as f:
-        n = sum(1 for line in f if line.strip())
-    raise UpdateError(f"{index_dir}: holds {n} document change(s) applied by `legalir index update` since it was "
-                      f"built ({path}); a build from the collection would drop them: apply them to the collection "
-                      f"and convert it again, or pass --overwrite to rebuild without them")
-
+# a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
+from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
+                                      changed_documents, half_published, refuse_rebuild)  # noqa: F401
 
 # ------------------------------------------------------------------ the change set
 @dataclass
@@ -255,7 +158,7 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
 def _make_records(changes: ChangeSet, manifest: dict) -> None:
     """Each added or replaced record as the collection would hold it, and its partition key."""
     from legalir import citations as cite, collections
-    from legalir.datasets.base import dataset_class
+    from legalir.datasets import dataset_class
 
     try:
         cls = dataset_class(str(manifest.get("dataset")))
@@ -281,7 +184,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
 # ------------------------------------------------------------------ where the documents are now
 def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequence[str]) -> dict[str, str]:
     """``{docid: partition key}`` of the ``docids`` a Lucene index (one version folder) holds."""
-    from legalir.index import lucene
+    from legalir.indexing import lucene
 
     found: dict[str, str] = {}
     if pooled:
@@ -302,7 +205,7 @@ def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequen
 
 
 def _dense_locations(root: Path, parts: list[str], docids: Sequence[str]) -> dict[str, str]:
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     wanted, found = set(docids), {}
     for key in parts or [""]:
@@ -390,7 +293,7 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
                    out: Path | None = None) -> Path:
     """A Lucene index of ``records`` built exactly as ``legalir index`` builds one (same generator, fields),
     in ``out`` [default: ``work/index``]; ``work`` holds the records' JSONL."""
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     src = _write_jsonl(work / "docs", records)
     out = out or work / "index"
@@ -403,7 +306,7 @@ def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], w
                          threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
-    from legalir.index.lucene import LuceneWriter
+    from legalir.indexing.lucene import LuceneWriter
 
     with LuceneWriter(folder, merge=True) as writer:
         if removed:
@@ -422,7 +325,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     import shutil
     import time
 
-    from legalir.index import lucene, sparse
+    from legalir.indexing import lucene, sparse
 
     work = tmp / ".update"
     _copy_version(cur, tmp)
@@ -501,7 +404,7 @@ def _ivf_keep(index, keep) -> None:
     """Keep rows ``keep`` of an IVF index in place: their codes stay in their lists, renumbered 0..len(keep)-1."""
     import numpy as np
 
-    from legalir.index import dense
+    from legalir.indexing import dense
 
     f = dense.faiss()
     ivf = f.extract_index_ivf(index)
@@ -535,7 +438,7 @@ def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[
 
     import numpy as np
 
-    from legalir.index import dense, encoders
+    from legalir.indexing import dense, encoders
 
     f = dense.faiss()
     _copy_version(cur, tmp)
@@ -638,7 +541,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     from contextlib import ExitStack
 
     from legalir import collections
-    from legalir.index import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
 
     try:
         pair = IndexPair(indexes)
@@ -702,37 +605,3 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     for kind, path in kinds:  # published now
         out[kind]["version"] = atomic.current(path).name
     return out
-
-
-# ------------------------------------------------------------------ reading an updated version's documents
-class Documents:
-    """The documents of one index version: its changes (:func:`changed_documents`), then its collection.
-
-    What a reader that shows documents uses (``legalir.Searcher.doc``, ``legalir serve``): an added or
-    replaced document's record as indexed, ``None`` for a deleted one (never the collection's stale
-    copy), every other document from the collection.
-
-    Parameters
-    ----------
-    corpus : legalir.collections.Corpus or None
-        The collection the index was built from.
-    index_dirs : sequence of path
-        The index folder(s) (links are resolved once, here); their changes are merged, the first
-        folder's record of a document winning.
-    """
-
-    def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
-        self.corpus = corpus
-        self.changed: dict[str, dict | None] = {}
-        for d in index_dirs:  # `legalir index update` changes a Lucene and a FAISS index together: they agree
-            for docid, rec in changed_documents(d).items():
-                self.changed.setdefault(docid, rec)
-
-    def record(self, docid: str, partition: str | None = None) -> dict | None:
-        """The record of ``docid`` (``{"id", "contents", ..., "_partition"}``), or ``None``."""
-        if docid in self.changed:
-            rec = self.changed[docid]
-            if rec is None or (partition not in (None, "") and rec.get("_partition", partition) != partition):
-                return None
-            return dict(rec)
-        return self.corpus.record(docid, partition) if self.corpus is not None else None

@@ -1,7 +1,7 @@
 """Corpus encoding spread over a Ray cluster (``pip install 'legalir[distributed]'``).
 
-:class:`RayEncoder` stands in for an :class:`~legalir.index.encoders.Encoder`
-in :func:`~legalir.index.encoders.encode_corpus`: the same document ids are
+:class:`RayEncoder` stands in for an :class:`~legalir.indexing.encoders.Encoder`
+in :func:`~legalir.indexing.encoders.encode_corpus`: the same document ids are
 read, the same folder, ``docids.txt`` and ``manifest.json`` are written by the
 same code, and each shard is saved by the same function as it lands. Only the
 encoding of the shards moves: each shard's texts go to one Ray actor (one per
@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from legalir.index.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings
+from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings
 
 DEFAULT_RETRIES = 3
 
@@ -92,7 +92,7 @@ class ShardEncoder:
             import torch
 
             torch.set_num_threads(int(threads))
-        from legalir.index.encoders import Encoder
+        from legalir.indexing.encoders import Encoder
 
         self.encoder = Encoder.from_settings(settings, device=device)
 

@@ -43,7 +43,7 @@ class CitationReport:
 def collection_dir(dataset: str | os.PathLike) -> Path:
     """A collection folder, or the converted collection of a dataset name (``collections/<name>``)."""
     from legalir import collections
-    from legalir.datasets.base import dataset_class
+    from legalir.datasets import dataset_class
 
     p = Path(dataset)
     if collections.is_collection(p):

@@ -1,31 +1,13 @@
 """Indexes over collections: sparse (Lucene, via Pyserini) and dense (FAISS)."""
 from __future__ import annotations
 
-from legalir._callable import make_callable
-
 import os
 from pathlib import Path
 
 from legalir.errors import LegalirError
 
 
-def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
-    """Partition keys of a partitioned index folder: its sub-folders holding ``marker``;
-    ``[]`` when ``index_dir`` is itself one index (or does not exist)."""
-    root = Path(index_dir)
-    if (root / marker).exists() or not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / marker).exists())
-
-
-def keep_partitions(index_dir: str | os.PathLike, new_dir: Path, marker: str, rebuilt) -> None:
-    """Into ``new_dir`` (a build of only some partitions), hard-link the current index's other partitions."""
-    from legalir import atomic
-
-    old = atomic.current(index_dir)
-    for key in partition_keys(old, marker) if old.is_dir() else []:
-        if key not in rebuilt:
-            atomic.copy_linked(old / key, new_dir / key)
+from legalir.indexing.folders import keep_partitions, partition_keys  # noqa: F401  (re-exported)
 
 
 class NotAnIndex(LegalirError, ValueError):
@@ -50,7 +32,7 @@ def kind_of(path: str | os.PathLike) -> tuple[str, list[str]]:
     NotAnIndex
         When the folder holds neither kind.
     """
-    from legalir.index import dense, sparse
+    from legalir.indexing import dense, sparse
 
     p = Path(path)
     if (p / sparse.META).exists():
@@ -63,7 +45,13 @@ def kind_of(path: str | os.PathLike) -> tuple[str, list[str]]:
     if dn:
         return "dense", dn
 
-    what = "no such folder" if not p.exists() else "neither a Lucene index nor a FAISS index"
+    if p.is_file():
+        raise NotAnIndex(f"{p}: a file, not an index folder; give the folder that `legalir index` "
+                         f"(or `legalir index-dense`) wrote")
+    if (p / "manifest.json").exists() and (p / "corpus").is_dir():
+        raise NotAnIndex(f"{p}: a collection folder, not an index; index it first "
+                         f"(legalir index {p} INDEX_DIR) and give INDEX_DIR")
+    what = "no such folder" if not p.exists() else "not a Lucene index nor a FAISS index"
     raise NotAnIndex(f"{p}: {what} (nor a folder of per-partition indexes); build it first "
                      f"(legalir index COLLECTION {p} / legalir index-dense EMBEDDINGS {p})")
 
@@ -77,7 +65,7 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     """
     import json
 
-    from legalir.index import dense, sparse
+    from legalir.indexing import dense, sparse
 
     p = Path(path)
     try:
@@ -91,10 +79,6 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     except (OSError, ValueError, KeyError, IndexError):
         return None
     return root.resolve() if str(root) and (root / "manifest.json").exists() else None
-
-
-# `legalir.index(...)` is the public API function (legalir/_callable.py says why)
-make_callable(__name__, "index")
 
 
 #: how a searcher over an IndexPair can search

@@ -2,7 +2,7 @@
 
 Values are ir_measures' own: per topic, what its pytrec_eval provider
 computes (pytrec_eval with the measure's relevance level and judged-only
-flag, through :func:`legalir.evaluate.pytrec.compute` like every other
+flag, through :func:`legalir.scoring.pytrec.compute` like every other
 value), ``RR@k`` as its MS MARCO provider (ties by document id ascending) and
 ``Judged[@k]`` as its judged provider. Aggregation follows ir_measures: the
 mean over every qrels topic, a topic missing from the run counting 0
@@ -22,8 +22,8 @@ import ast
 from dataclasses import dataclass
 from typing import Mapping
 
-from legalir.evaluate.measures import Family, MeasureError
-from legalir.evaluate.pytrec import LONG_MAX
+from legalir.scoring.measures import Family, MeasureError
+from legalir.scoring.pytrec import LONG_MAX
 from legalir.trec import MAX_RELEVANCE
 
 #: what the evaluator and the formatter read of a measure's family
@@ -81,7 +81,7 @@ class IrMeasure:
         return [str(self)]
 
     def request(self) -> tuple[str, object] | None:
-        """(pytrec_eval family, parameter) for :func:`legalir.evaluate.pytrec.compute`, or None when
+        """(pytrec_eval family, parameter) for :func:`legalir.scoring.pytrec.compute`, or None when
         computed here."""
         spec = FAMILIES[self.name]
         fam = spec.plain if self.cutoff is None else spec.cut
@@ -156,7 +156,7 @@ def parse(spec: str) -> IrMeasure:
     fam = FAMILIES.get(name)
     rest = spec.strip()[len(name):] if spec.strip().startswith(name) else ""
     if fam is None:
-        from legalir.evaluate.measures import _known_names
+        from legalir.scoring.measures import _known_names
 
         raise MeasureError(f"unknown measure {spec!r}{_suggest(name, rest)} (ir_measures names legalir scores: "
                            f"{', '.join(FAMILIES)}; trec_eval and legalir names: {_known_names()}; "
@@ -205,7 +205,7 @@ def own_values(measures: list[IrMeasure], qrels, run, topics, judged: bool = Fal
     come from pytrec_eval with the evaluator's other values.
 
     ``judged`` (-J) drops unjudged documents before every measure, as ``judged_only=True`` does."""
-    from legalir.evaluate.judged import drop_unjudged
+    from legalir.scoring.judged import drop_unjudged
 
     out: dict[str, dict[str, float]] = {t: {} for t in topics}
     own = [m for m in measures if m.request() is None]

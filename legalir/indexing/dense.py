@@ -40,7 +40,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from legalir import atomic, collections, log
-from legalir.index import encoders, keep_partitions, partition_keys
+from legalir.indexing import encoders
+from legalir.indexing.folders import keep_partitions, partition_keys
 
 _log = log.get(__name__)
 
@@ -207,7 +208,7 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     (``collection_dir``, else the one recorded when encoding): the same ids in
     the same order, or a :class:`DenseIndexError` and nothing written.
     """
-    from legalir.index.update import refuse_rebuild
+    from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
@@ -269,7 +270,7 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
     Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
     ``partitions`` keeps the other partitions of the current index.
     """
-    from legalir.index.update import refuse_rebuild
+    from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
     emb_dir = Path(emb_dir)

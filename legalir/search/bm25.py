@@ -1,14 +1,14 @@
-"""BM25 (optionally + RM3) over a Lucene index, and the sparse-retriever factory.
+"""BM25 (optionally + RM3) over one Lucene index: what the searcher core runs for each partition.
 
-:class:`BM25` searches one index through :class:`legalir.index.lucene.LuceneIndex`
+:class:`BM25` searches one index through :class:`legalir.indexing.lucene.LuceneIndex`
 (the one way into a Lucene index; the same Java searcher and calls as
 Pyserini's ``LuceneSearcher``: ``set_bm25`` / ``set_rm3`` / ``batch_search``).
-:func:`retriever` is the sparse counterpart of :func:`legalir.search.dense.retriever`:
-one index, or one per partition with each topic routed to its own.
+Partition routing, the pooled index's default filter and the citation hint are the searcher
+core's (:class:`legalir.search.searcher.Searcher`), which opens one :class:`BM25` per partition.
 
 Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
 (:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
-Lucene clauses that :class:`legalir.index.lucene.LuceneIndex` adds to its query, and
+Lucene clauses that :class:`legalir.indexing.lucene.LuceneIndex` adds to its query, and
 :meth:`BM25.partitions_of` the partitions whose own statistics a pooled index scores with.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from legalir import filters
-from legalir.index import sparse
-from legalir.index.lucene import LuceneIndex
-from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
+from legalir.indexing import sparse
+from legalir.indexing.lucene import LuceneIndex
+from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
 #: Pyserini's LuceneSearcher defaults
@@ -53,7 +53,7 @@ class BM25:
                  filter: "filters.Filter | None" = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
                  citations: bool | None = None, jurisdiction_field: str | None = None):
         from legalir import citations as cite
-        from legalir.index import sparse
+        from legalir.indexing import sparse
 
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
@@ -98,7 +98,7 @@ class BM25:
     def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
         """On a pooled index: the partitions each topic's filter names (its partition-field values, no
         range), searched over those partitions' segments with their own statistics."""
-        from legalir.collections import CollectionError, partition_key
+        from legalir.filters import FilterError, partition_key
 
         segments = self.index.partition_segments()
         field = sparse.index_meta(self.index.real).get("partition_field") if segments else None
@@ -113,7 +113,7 @@ class BM25:
                 values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
             try:
                 keys = [partition_key(v) for v in values if ".." not in v]
-            except CollectionError:
+            except FilterError:
                 continue
             if values and len(keys) == len(values) and all(k in segments for k in keys):
                 out[q] = keys
@@ -177,12 +177,12 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
     tuned: dict = {}
     source = "Pyserini's defaults"
     if k1 is None or b is None:
-        from legalir.index import collection_of
+        from legalir.indexing import collection_of
 
         root = collection_of(index_dir)
         if root is not None:
             from legalir.collections import read_manifest
-            from legalir.datasets.base import DatasetError, dataset_class
+            from legalir.datasets import dataset_class, DatasetError
 
             name = read_manifest(root).get("dataset")
             try:
@@ -202,8 +202,8 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
 def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     """``(partition field, jurisdiction field)`` of the collection an index was built from."""
     from legalir.collections import read_manifest
-    from legalir.datasets.base import DatasetError, dataset_class
-    from legalir.index import collection_of
+    from legalir.datasets import dataset_class, DatasetError
+    from legalir.indexing import collection_of
 
     root = collection_of(index_dir)
     if root is None:
@@ -215,50 +215,3 @@ def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     except DatasetError:
         jur = None
     return part, jur or part
-
-
-def retriever(index_dir: str | os.PathLike, *, k1: float | None = None, b: float | None = None,
-              rm3: RM3 | None = None, threads: int = 1, partition_field: str | None = None,
-              filter: "filters.Filter | str | None" = None, filter_by: Sequence[str] | None = None,
-              citations: bool | None = None) -> Retriever:
-    """BM25 over ``index_dir``: one index, or one per partition routed by ``partition_field``
-    (default: the field recorded by the collection the partitions were built from).
-
-    ``k1``/``b`` left out come from :func:`bm25_params` (the dataset's tuned values where the
-    index records its dataset); the values used are logged.
-
-    ``filter`` (``{"state": ["california"]}`` or ``"state=california"``) restricts every topic;
-    ``filter_by`` names topic fields whose values filter the same-named document field. A pooled
-    index of a partitioned collection (``legalir index --pooled``) filters by the partition field
-    by default, for the topics that have it, so each Housing question is searched only among its
-    own state's statutes, as the per-partition layout does (``filter_by=[]``: no such filter).
-    ``citations``: add citation clauses (:mod:`legalir.citations`); ``None``: where the index has the
-    ``citations`` field."""
-    import logging
-
-    from legalir.index import sparse
-
-    k1, b, source = bm25_params(index_dir, k1, b)
-    log = logging.getLogger(__name__)
-    log.info(f"BM25 k1={k1:g} b={b:g} ({source})")
-    part, jur = structure(index_dir)
-    optional = False
-    if filter_by is None:
-        filter_by, optional = [], True
-        if sparse.index_meta(index_dir).get("pooled") and part:
-            filter_by = [part]
-            log.info(f"pooled index: each topic searched among the documents of its own {part!r} "
-                     f"(filter_by=[] / --filter-by none to search them all)")
-
-    def make(path):
-        return BM25(path, k1=k1, b=b, rm3=rm3, threads=threads, filter=filter, filter_by=filter_by,
-                    filter_by_optional=optional, citations=citations, jurisdiction_field=jur)
-
-    parts = sparse.partitions(index_dir)
-    if not parts:
-        return make(index_dir)
-    field = partition_field or sparse.partition_field(index_dir)
-    if not field:
-        raise SearchError(f"{index_dir} holds one index per partition: name the topic field with "
-                          f"--partition-field")
-    return Partitioned(index_dir, field, make, parts)

@@ -1,10 +1,10 @@
 """The one way into a Lucene index: :class:`LuceneIndex`.
 
 Every reader of a Lucene index goes through it: BM25 (+RM3) search
-(:mod:`legalir.search.lucene`), candidate-pool scoring
+(:mod:`legalir.search.bm25`), candidate-pool scoring
 (:mod:`legalir.search.pool`), document lookup for rerankers
 (:mod:`legalir.search.rerank`) and the index builder's checks
-(:mod:`legalir.index.sparse`). The folder is validated when it is opened,
+(:mod:`legalir.indexing.sparse`). The folder is validated when it is opened,
 so a user who points at the wrong folder gets a located error, never a Java
 stack trace:
 
@@ -39,7 +39,7 @@ class LuceneError(LegalirError, RuntimeError):
 
 def check_folder(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` if it holds one Lucene index, else a :class:`LuceneError` saying what it is instead."""
-    from legalir.index import partition_keys
+    from legalir.indexing.folders import partition_keys
 
     p = Path(index_dir)
     if not p.exists():

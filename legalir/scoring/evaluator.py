@@ -7,7 +7,7 @@ here: which topics are evaluated (run topics that have qrels; a topic with an
 empty ranking is absent), the summary line of every measure (mean in topic
 order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
 (``runid``) and the string measure ``relstring``. legalir's own measures
-(:mod:`legalir.evaluate.custom`) follow the same rules.
+(:mod:`legalir.scoring.custom`) follow the same rules.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
@@ -16,10 +16,11 @@ import math
 from typing import Callable, Iterable, Mapping
 
 from legalir import trec
-from legalir.evaluate import custom, pytrec, trec10
-from legalir.evaluate.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
-from legalir.evaluate.measures import (COMPUTED_FOR_10, VERSIONS, Measure, parse_measures, star_k,
+from legalir.scoring import custom, pytrec, trec10
+from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
+from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, star_k,
                                        star_normalised)
+from legalir.scoring.parsing import parse_measures
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
 MIN_GEO_MEAN = 0.00001
@@ -152,7 +153,7 @@ def evaluate_batches(
         scored_ir = ir if real else []
         _pytrec_values(by_pytrec, scored_ir, qrels, run, topics, judged_only, relevance_level, values)
         if scored_ir:
-            from legalir.evaluate import irm
+            from legalir.scoring import irm
 
             for t, row in irm.own_values(scored_ir, qrels, run, topics, judged=judged_only).items():
                 values[t].update(row)

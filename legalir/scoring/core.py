@@ -5,11 +5,11 @@ Python API), `legalir eval` / `legalir compare` (the CLI), `legalir serve`'s run
 ``evaluate`` / ``fuse`` tools; the faces keep only their parsing and formatting:
 
 * **one measure parser**: :func:`measure_requests` (what a caller may give as measures) then
-  :func:`legalir.evaluate.parse_measures` (what a measure name means);
-* **one default measure set**: :data:`legalir.evaluate.measures.DEFAULT_MEASURES` (``map``,
+  :func:`legalir.scoring.parse_measures` (what a measure name means);
+* **one default measure set**: :data:`legalir.scoring.measures.DEFAULT_MEASURES` (``map``,
   ``ndcg_cut.10``) when neither the caller nor the dataset names measures; `legalir eval` alone
   prints trec_eval's default (``official``), as the trec_eval it replaces;
-* **one judged-only rule**: :func:`legalir.evaluate.judged.is_judged` (a grade 0 or higher);
+* **one judged-only rule**: :func:`legalir.scoring.judged.is_judged` (a grade 0 or higher);
 * **every run format legalir reads**: :func:`to_run` (a TREC or CRUMB JSONL file, sniffed; a
   mapping; a DataFrame) and :func:`to_qrels`;
 * **one comparison with one set of defaults**: :func:`compare` (paired t-test, Holm's correction,
@@ -28,9 +28,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from legalir import checks, runformats, trec
 from legalir.errors import ApiError
-from legalir.evaluate.evaluator import Evaluation, NoCommonTopics, evaluate as _evaluate
-from legalir.evaluate.judged import is_judged  # noqa: F401  (the one judged-only rule, named here for the faces)
-from legalir.evaluate.measures import DEFAULT_MEASURES, VERSIONS, parse_measures
+from legalir.scoring.evaluator import Evaluation, NoCommonTopics, evaluate as _evaluate
+from legalir.scoring.judged import is_judged  # noqa: F401  (the one judged-only rule, named here for the faces)
+from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
+from legalir.scoring.parsing import parse_measures
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"
@@ -226,7 +227,7 @@ def score(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = Fal
         As :func:`measure_requests` takes them; ``None``: ``default``.
     judged_only, complete, relevance_level, version, max_docs, num_docs, skip_missing
         trec_eval's ``-J``, ``-c``, ``-l``, ``--compat``, ``-M``, ``-N`` and ``--skip-missing``
-        (:func:`legalir.evaluate.evaluate`).
+        (:func:`legalir.evaluate`).
     default : sequence of str
         The measures when none are named (`legalir eval`: trec_eval's ``official``).
 
@@ -247,7 +248,7 @@ def score(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = Fal
     else:
         judgements, label = to_qrels(qrels), "the qrels given"
     if _is_path(run):
-        from legalir.evaluate import evaluate_files
+        from legalir.scoring import evaluate_files
 
         result = evaluate_files(label, _existing(run_name, run), requests, qrels=judgements, **options)
     else:
@@ -272,10 +273,10 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
 # ------------------------------------------------------------------ comparison
 @dataclass
 class Comparisons:
-    """What :func:`compare` found: one :class:`legalir.evaluate.stats.Comparison` per measure value, the
+    """What :func:`compare` found: one :class:`legalir.scoring.stats.Comparison` per measure value, the
     runs' names (the baseline first), the label of each value (as requested) and the settings."""
 
-    comparisons: list  # of legalir.evaluate.stats.Comparison
+    comparisons: list  # of legalir.scoring.stats.Comparison
     runs: list[str]
     baseline: str
     labels: dict[str, str]
@@ -333,7 +334,7 @@ def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: Any = 0, c
     checked before any run is read; runs sharing no evaluated topic are refused (an all-NaN table
     says nothing).
     """
-    from legalir.evaluate import stats  # numpy: not imported by `legalir eval`
+    from legalir.scoring import stats  # numpy: not imported by `legalir eval`
 
     named = named_runs(runs)
     names = [n for n, _ in named]

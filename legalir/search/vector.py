@@ -1,8 +1,8 @@
 """Dense retrieval: encode the topics, search a FAISS index, return a run.
 
 :class:`DenseRetriever` follows the ``Retriever`` protocol of
-:mod:`legalir.search.base`, so partitioned search goes through
-:class:`~legalir.search.base.Partitioned` exactly as BM25 does: one encoder
+:mod:`legalir.search.runner`, so partitioned search goes through
+:class:`~legalir.search.runner.Partitioned` exactly as BM25 does: one encoder
 is loaded once and shared by every partition's index.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 from typing import Any, Mapping
 
 from legalir import log
-from legalir.index import dense, encoders
-from legalir.search.base import Partitioned, Retriever, SearchError, check_topics
+from legalir.indexing import dense, encoders
+from legalir.search.runner import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic
 
 _log = log.get(__name__)

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from legalir import atomic, collections, jvm, log
-from legalir.index import keep_partitions, lucene, partition_keys
+from legalir.indexing import lucene
+from legalir.indexing.folders import keep_partitions, partition_keys
 
 _log = log.get(__name__)
 
@@ -113,7 +114,7 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None,
               overwrite: bool = False, fields: list[str] | None = None) -> int:
     """Build one index atomically (see :mod:`legalir.atomic`); returns its document count."""
-    from legalir.index.update import refuse_rebuild
+    from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
@@ -130,7 +131,7 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     only some ``partitions`` keeps the other partitions of the current index (hard-linked, not
     rebuilt). Returns document counts by partition key (``""`` when not partitioned). An index holding
     changes applied by ``legalir index update`` is rebuilt only with ``overwrite`` (the changes are not
-    in the collection: :func:`legalir.index.update.refuse_rebuild`).
+    in the collection: :func:`legalir.indexing.changes.refuse_rebuild`).
 
     ``pooled``: one index over every partition of a partitioned collection (searched with a
     filter on the partition field, :mod:`legalir.filters`, instead of one index per partition).
@@ -138,10 +139,10 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     (Lucene ``IndexWriter.addIndexes`` with ``NoMergePolicy``), and ``legalir-index.json`` records
     which segments hold which partition: a search filtered to some partitions then reads the
     BM25 statistics of those partitions' segments only, so it gives the per-partition index's
-    scores exactly (:meth:`legalir.index.lucene.LuceneIndex.search_hits`). The collection's
+    scores exactly (:meth:`legalir.indexing.lucene.LuceneIndex.search_hits`). The collection's
     ``citations`` and ``filters`` fields are indexed beside ``contents``.
     """
-    from legalir.index.update import refuse_rebuild
+    from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
     manifest = collections.read_manifest(collection_dir)
@@ -180,15 +181,6 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
 def partitions(index_dir: str | os.PathLike) -> list[str]:
     """Partition keys of a partitioned index folder (sub-folders holding an index)."""
     return partition_keys(index_dir, META)
-
-
-def partition_field(index_dir: str | os.PathLike) -> str | None:
-    """The partition field recorded by the collection a partitioned index was built from."""
-    from legalir.errors import read_json
-    from legalir.index import collection_of
-
-    root = collection_of(index_dir) if partitions(index_dir) else None
-    return None if root is None else read_json(root / "manifest.json", "collection manifest").get("partition_field")
 
 
 def index_meta(index_dir: str | os.PathLike) -> dict:

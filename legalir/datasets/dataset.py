@@ -23,7 +23,7 @@ from legalir.errors import LegalirError
 from legalir.trec import Topic
 
 __all__ = ["Document", "Topic", "Judgement", "Dataset", "DatasetError", "Reference", "Option", "Pipeline",
-           "register", "get", "names", "dataset_class"]
+           "register"]
 
 
 class DatasetError(LegalirError, ValueError):
@@ -208,24 +208,3 @@ _REGISTRY: dict[str, type[Dataset]] = {}
 def register(cls: type[Dataset]) -> type[Dataset]:
     _REGISTRY[cls.name] = cls
     return cls
-
-
-def names() -> list[str]:
-    from legalir import datasets  # noqa: F401  (imports every dataset module)
-
-    return sorted(_REGISTRY)
-
-
-def dataset_class(name: str) -> type[Dataset]:
-    """The class registered as ``name`` (its declared protocol, without reading any file)."""
-    from legalir import datasets  # noqa: F401
-
-    if name not in _REGISTRY:
-        raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
-
-
-def get(name: str, data_dir: str | Path, **options: Any) -> Dataset:
-    """The dataset ``name`` reading from ``data_dir/<name>``."""
-    cls = dataset_class(name)
-    return cls(Path(data_dir) / name, **options)

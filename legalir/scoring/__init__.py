@@ -1,22 +1,20 @@
 """Evaluation: trec_eval-exact scores of any TREC run, plus the measures legal IR needs.
 
-    from legalir import evaluate, trec
+    from legalir import scoring as evaluate, trec
     res = evaluate.evaluate(trec.read_qrels("qrels.txt"), trec.read_run("run.trec"),
                             ["ndcg_cut.5,10", "star3_P.5"], judged_only=True)
     res["all"]["ndcg_cut_10"], res["per_topic"]["q1"]["star3_P_5"]
 
-Measures are named once, in :mod:`legalir.evaluate.measures`; trec_eval's
+Measures are named once, in :mod:`legalir.scoring.measures`; trec_eval's
 are computed by pytrec_eval and summarised as trec_eval summarises them,
 legalir's own (``recip_rank_cut``, ``recall_all``, ``starK_P``) in
-:mod:`legalir.evaluate.custom`. Significance tests: :mod:`legalir.evaluate.stats`.
+:mod:`legalir.scoring.custom`. Significance tests: :mod:`legalir.scoring.stats`.
 """
 from __future__ import annotations
 
-from legalir._callable import make_callable
-
 import os
 
-from legalir.evaluate.evaluator import (
+from legalir.scoring.evaluator import (
     Evaluation,
     EvaluationError,
     NoCommonTopics,
@@ -28,8 +26,8 @@ from legalir.evaluate.evaluator import (
     to_json,
     topic_coverage,
 )
-from legalir.evaluate.measures import (DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, parse_measures,
-                                       supported)
+from legalir.scoring.measures import DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, supported
+from legalir.scoring.parsing import parse_measures
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -101,5 +99,3 @@ def _evaluate_data(qrels, run_path, data: bytes, measures, options) -> Evaluatio
     return result
 
 
-# `legalir.evaluate(...)` is the public API function (legalir/_callable.py says why)
-make_callable(__name__, "evaluate")

@@ -378,7 +378,7 @@ class Encoder:
         """``(index, vectors)`` of each ``(index, document texts)`` shard, in order.
 
         :func:`encode_corpus` writes what this yields; another implementation
-        (:class:`legalir.index.distributed.RayEncoder`) spreads the shards over
+        (:class:`legalir.indexing.distributed.RayEncoder`) spreads the shards over
         workers and yields them as they finish.
         """
         for index, texts in shards:

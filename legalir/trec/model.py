@@ -134,12 +134,30 @@ def _ids_ok(ids: Iterable[str]) -> bool:
     return joined.isprintable() and " " not in joined and "" not in ids
 
 
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be an id in legalir's TREC files (run, qrels, topics), or None.
+
+    TREC files are whitespace-separated columns, so an id must be a non-empty
+    string without whitespace or control characters. A missing (null) id is
+    refused rather than written as the word ``None``. The one id rule: topic
+    readers and run, topics and qrels writers apply it too
+    (:func:`legalir.trec.id_message`, the same test at C speed).
+    """
+    if value is None:
+        return "is missing (null)"
+    if not isinstance(value, str):
+        return f"is a {type(value).__name__}, not a string"
+    if not value:
+        return "is empty"
+    if any(c.isspace() or not c.isprintable() for c in value):
+        return "holds whitespace or a control character, which TREC run and qrels files cannot hold"
+    return None
+
+
 def id_message(value: Any) -> str | None:
-    """Why ``value`` cannot be an id of a TREC file (:func:`legalir.collections.id_problem`), or None."""
+    """Why ``value`` cannot be an id of a TREC file (:func:`id_problem`), or None."""
     if isinstance(value, str) and _ids_ok([value]):
         return None
-    from legalir.collections import id_problem
-
     return id_problem(value)
 
 

@@ -1,0 +1,148 @@
+"""A version's changes, as readers see them: the changes file that ``legalir index update`` writes into a
+version folder (``legalir-updates.jsonl``), the documents of a version (its changes, then its collection),
+and the guard that keeps a rebuild from dropping them. Writing changes is :mod:`legalir.indexing.update`'s.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from legalir import atomic, log
+from legalir.errors import LegalirError
+
+_log = log.get(__name__)
+
+#: the changes applied to a version since its build (in the version folder's root)
+UPDATES = "legalir-updates.jsonl"
+OPS = ("add", "replace", "delete")
+
+
+class UpdateError(LegalirError, ValueError):
+    """A change set that cannot be applied to an index as given."""
+
+
+def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
+    """The documents changed since ``index_dir`` was built: ``{docid: record or None (deleted)}``.
+
+    Parameters
+    ----------
+    index_dir : str or PathLike
+        An index folder (the link ``legalir index`` publishes, or one version folder).
+
+    Returns
+    -------
+    dict
+        Each added or replaced document's record as indexed (``{"id", "contents", ...}``, with
+        ``"_partition"``, its partition key, when partitioned: as
+        :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
+        Empty for an index never updated.
+    """
+    from legalir.trec import iter_jsonl
+
+    path = Path(os.path.realpath(index_dir)) / UPDATES
+    out: dict[str, dict | None] = {}
+    if not path.is_file():
+        return out
+    for n, row in iter_jsonl(path):
+        docid, op, rec = row.get("id"), row.get("op"), row.get("record")
+        if not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None):
+            raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); rebuild the index "
+                              f"(legalir index)")
+        part = row.get("partition") or ""
+        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
+    return out
+
+
+#: the key, in the output markers of a Lucene and a FAISS version published by one update, of that update
+TOGETHER = "updated_together"
+
+
+def half_published(links, targets) -> str | None:
+    """Whether one of two indexes updated together waits for its other half to be published.
+
+    ``legalir index update LUCENE FAISS`` publishes two versions, one after the other; both carry the
+    same token in their markers (:data:`TOGETHER`). A reader of the pair (``legalir serve``) that sees the
+    version of one whose token no version of the other carries yet has caught the moment between the
+    two publishes, and should wait for the second rather than serve a mix.
+
+    Parameters
+    ----------
+    links : mapping
+        ``{"sparse"|"dense": the index link}``.
+    targets : mapping
+        ``{"sparse"|"dense": the version folder each link designates now}``.
+
+    Returns
+    -------
+    str or None
+        What is awaited, in words; ``None`` when nothing is (not a pair, or both halves there).
+    """
+    if len(targets) < 2:
+        return None
+    token = {k: (atomic.read_marker(t) or {}).get(TOGETHER) for k, t in targets.items()}
+    if len(set(token.values())) == 1:
+        return None
+    for kind, t in token.items():
+        if t is None:
+            continue
+        (other,) = [k for k in targets if k != kind]
+        if not any((atomic.read_marker(v) or {}).get(TOGETHER) == t for v in atomic.versions(links[other])):
+            return (f"{targets[kind]} was updated together with {links[other]}, whose new version is not "
+                    f"published yet")
+    return None
+
+
+def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> None:
+    """Refuse to build ``index_dir`` afresh from its collection while it holds changes applied since its build.
+
+    A build reads the collection, which the changes never touched (:mod:`legalir.indexing.update`): it would
+    drop them without a word. ``overwrite`` (``--overwrite``) rebuilds all the same.
+
+    Raises
+    ------
+    UpdateError
+        Naming the changes file and what to do.
+    """
+    path = Path(os.path.realpath(index_dir)) / UPDATES
+    if overwrite or not path.is_file():
+        return
+    with open(path, "rb") as f:
+        n = sum(1 for line in f if line.strip())
+    raise UpdateError(f"{index_dir}: holds {n} document change(s) applied by `legalir index update` since it was "
+                      f"built ({path}); a build from the collection would drop them: apply them to the collection "
+                      f"and convert it again, or pass --overwrite to rebuild without them")
+
+
+# ------------------------------------------------------------------ reading an updated version's documents
+class Documents:
+    """The documents of one index version: its changes (:func:`changed_documents`), then its collection.
+
+    What a reader that shows documents uses (``legalir.Searcher.doc``, ``legalir serve``): an added or
+    replaced document's record as indexed, ``None`` for a deleted one (never the collection's stale
+    copy), every other document from the collection.
+
+    Parameters
+    ----------
+    corpus : legalir.collections.Corpus or None
+        The collection the index was built from.
+    index_dirs : sequence of path
+        The index folder(s) (links are resolved once, here); their changes are merged, the first
+        folder's record of a document winning.
+    """
+
+    def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
+        self.corpus = corpus
+        self.changed: dict[str, dict | None] = {}
+        for d in index_dirs:  # `legalir index update` changes a Lucene and a FAISS index together: they agree
+            for docid, rec in changed_documents(d).items():
+                self.changed.setdefault(docid, rec)
+
+    def record(self, docid: str, partition: str | None = None) -> dict | None:
+        """The record of ``docid`` (``{"id", "contents", ..., "_partition"}``), or ``None``."""
+        if docid in self.changed:
+            rec = self.changed[docid]
+            if rec is None or (partition not in (None, "") and rec.get("_partition", partition) != partition):
+                return None
+            return dict(rec)
+        return self.corpus.record(docid, partition) if self.corpus is not None else None

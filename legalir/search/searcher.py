@@ -1,0 +1,682 @@
+"""The one searcher core: every face (the Python API, ``legalir search``, ``legalir serve``, MCP, PyTerrier)
+searches through :class:`Searcher`.
+
+It owns each search rule once:
+
+* BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
+* partition routing: one index per partition (a topic goes to its own), or a pooled index
+  (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
+  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction;
+* metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
+* dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
+  trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
+* document lookup of the versions it holds (:class:`legalir.indexing.changes.Documents`);
+* the Java gate (:data:`legalir.search.gate.LUCENE`): every Lucene call one at a time, concurrent
+  searches batched, so one ``Searcher`` may be shared by many threads;
+* argument checks at the door: a bad argument is a :class:`SearcherError` naming it and what is
+  accepted, the same text through every face.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from legalir import atomic, filters
+from legalir.filters import FilterError, partition_key
+from legalir.collections import Corpus
+from legalir.errors import LegalirError
+from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
+from legalir.indexing import sparse as sparse_index
+from legalir.indexing.changes import Documents
+from legalir.search import fusion, bm25 as lucene
+from legalir.search.gate import LUCENE
+from legalir.trec import Run, Topic, ranking
+
+_log = logging.getLogger(__name__)
+
+#: the deepest search a caller may ask for (Lucene takes a Java int; FAISS allocates k per query)
+MAX_DEPTH = 1_000_000
+
+
+class SearcherError(LegalirError, ValueError):
+    """A bad argument to a search (what was given, what is accepted)."""
+
+    status = 400
+
+
+class UnknownPartition(SearcherError, LookupError):
+    """A partition the index does not hold (404 over HTTP)."""
+
+    status = 404
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result.
+
+    Attributes
+    ----------
+    docid : str
+    score : float
+    rank : int
+        1 for the best.
+    text : str or None
+        The document's ``contents`` (``None`` when the collection is not at hand).
+    fields : dict
+        The document's other fields (metadata such as ``state``, ``category``, ``citation``, and the
+        normalised ``citations`` that ``legalir convert`` extracts; not the index-only ``filters`` tokens).
+    partition : str or None
+        The partition searched (an index with one index per partition), else ``None``.
+    """
+
+    docid: str
+    score: float
+    rank: int
+    text: str | None = None
+    fields: dict = field(default_factory=dict)
+    partition: str | None = None
+
+
+# ------------------------------------------------------------------ checks at the door
+def check_k(k: Any, name: str = "k") -> int:
+    """``k`` as an int from 1 to :data:`MAX_DEPTH`, else a :class:`SearcherError` naming it."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise SearcherError(f"{name} must be an integer, at least 1 and at most {MAX_DEPTH}, not {k!r} "
+                            f"({type(k).__name__})")
+    if not 1 <= k <= MAX_DEPTH:
+        raise SearcherError(f"{name} must be an integer, at least 1 and at most {MAX_DEPTH}, got {k}")
+    return k
+
+
+def check_query(q: Any, name: str = "query") -> str:
+    """A non-empty string that UTF-8 can hold (no lone surrogate), else a :class:`SearcherError`."""
+    if not isinstance(q, str):
+        raise SearcherError(f"{name} must be a non-empty string, not {type(q).__name__} {q!r}"[:300])
+    if not q.strip():
+        raise SearcherError(f"{name} must be a non-empty string (an empty query matches nothing), got {q!r}")
+    try:
+        q.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SearcherError(f"{name} holds a character UTF-8 cannot encode at position {e.start} "
+                            f"({q[e.start]!r}: a lone surrogate); send valid Unicode text") from None
+    return q
+
+
+def _check_optional_str(value: Any, name: str, accepted: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SearcherError(f"{name} must be {accepted}, not {type(value).__name__} {value!r}"[:300])
+    return value
+
+
+def _check_citations(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise SearcherError(f"citations must be True, False or None (where the index has the field), not {value!r}")
+
+
+def _paths(path: Any) -> list[Path]:
+    if isinstance(path, (str, os.PathLike)):
+        return [Path(path)]
+    if isinstance(path, Sequence) and path and all(isinstance(p, (str, os.PathLike)) for p in path):
+        return [Path(p) for p in path]
+    raise SearcherError(f"path must be an index folder, or a list of one Lucene and one FAISS folder, not "
+                        f"{type(path).__name__} {path!r}"[:300])
+
+
+def as_topics(topics: Any) -> dict[str, Topic]:
+    """``Topic`` objects from ``{qid: text}``, ``{qid: Topic}``, a Benchmark (its split's topics, with
+    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``)."""
+    records = getattr(topics, "topic_records", None)
+    if records is not None and not isinstance(topics, Mapping):
+        return dict(records)
+    if type(topics).__name__ == "DataFrame" and hasattr(topics, "itertuples"):
+        cols = [str(c) for c in topics.columns]
+        if not {"qid", "query"} <= set(cols):
+            raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
+        out = {}
+        for r in topics.itertuples():
+            out[str(r.qid)] = Topic(str(r.qid), check_query(r.query, f"the query of topic {r.qid!r}"))
+        return out
+    if not isinstance(topics, Mapping):
+        raise SearcherError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
+                            f"{type(topics).__name__}")
+    if not topics:
+        raise SearcherError("topics is empty: give at least one {qid: text}")
+    out = {}
+    for qid, t in topics.items():
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool) or not str(qid).strip():
+            raise SearcherError(f"topic ids must be non-empty strings, got {qid!r}")
+        if isinstance(t, Topic):
+            check_query(t.text, f"the query of topic {qid!r}")
+            out[str(qid)] = t
+        elif isinstance(t, str):
+            out[str(qid)] = Topic(str(qid), check_query(t, f"the query of topic {qid!r}"))
+        else:
+            raise SearcherError(f"topic {qid!r}: the query is a {type(t).__name__}; expected a string")
+    return out
+
+
+# ------------------------------------------------------------------ the searcher
+_ENCODER_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_ENCODER_LOCKS_LOCK = threading.Lock()
+
+
+def _lock_of(encoder: Any) -> threading.Lock:
+    """One lock per encoder object: a Hugging Face fast tokenizer must not be called from two threads at
+    once ("Already borrowed"), whichever searchers share it."""
+    with _ENCODER_LOCKS_LOCK:
+        lock = _ENCODER_LOCKS.get(encoder)
+        if lock is None:
+            lock = _ENCODER_LOCKS[encoder] = threading.Lock()
+        return lock
+
+
+class Searcher:
+    """Search one index, BM25 or dense, partitioned or not; or both fused (hybrid).
+
+    Opened and validated at once, like Pyserini's ``LuceneSearcher``: a folder that is not an
+    index is a clear error. BM25 uses the tuned k1/b of the dataset the index was built from
+    (ACORD: 1.0 / 0.5) unless given, else Pyserini's 0.9 / 0.4; :attr:`k1` and :attr:`b` say
+    which. The index versions there when it opens are held (:func:`legalir.atomic.pin`) until
+    :meth:`close`: a rebuild or ``legalir index update`` meanwhile changes nothing it answers.
+    Safe to share between threads (Lucene calls go through one gate, batched).
+
+    Parameters
+    ----------
+    path : str, PathLike or sequence of them
+        An index folder (``legalir index`` / ``legalir index-dense`` / :func:`legalir.index`), or
+        one Lucene and one FAISS folder of the same collection for ``hybrid`` search.
+    k1, b : float, optional
+        BM25 parameters.
+    encoder : str or legalir.indexing.encoders.Encoder, optional
+        Dense: the query encoder (default: the one the index records), or one already loaded.
+    device : str, optional
+        Dense: where the encoder runs.
+    threads : int
+        Lucene search threads (Java) per batch.
+    rm3 : legalir.search.bm25.RM3, optional
+        BM25 with RM3 pseudo-relevance feedback.
+    filter_by : sequence of str, optional
+        Topic fields whose values filter the same-named document field (default: on a pooled
+        index, its partition field for the topics that have it; ``[]``: none).
+    partition_field : str, optional
+        The topic field naming each topic's partition (default: the one the index records).
+    collection : str, PathLike or legalir.collections.Corpus, optional
+        Where the documents shown come from (default: the collection the index records; else the
+        documents the Lucene index stores).
+
+    Raises
+    ------
+    SearcherError
+        A bad argument.
+    legalir.errors.LegalirError
+        A folder that holds no index, two indexes of one kind, or bad BM25 parameters.
+
+    Examples
+    --------
+    >>> with legalir.Searcher("indexes/acord/bm25") as s:     # doctest: +SKIP
+    ...     hits = s.search("cap on liability", k=5)
+    >>> hits[0].docid, hits[0].score, hits[0].text[:40]       # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
+                 b: float | None = None, encoder: Any = None, device: str | None = None, threads: int = 1,
+                 rm3: "lucene.RM3 | None" = None, filter_by: Sequence[str] | None = None,
+                 partition_field: str | None = None, collection: Any = None):
+        paths = _paths(path)
+        for name, v in (("k1", k1), ("b", b)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+                raise SearcherError(f"{name} must be a finite number, not {v!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise SearcherError(f"threads must be an integer of at least 1, not {threads!r}")
+        if filter_by is not None and (isinstance(filter_by, str) or
+                                      not all(isinstance(f, str) for f in filter_by)):
+            raise SearcherError(f"filter_by must be a list of field names, not {filter_by!r}")
+        self._closed = True  # until opened whole
+        self._pins: dict[str, atomic.Pin] = {}
+        given = IndexPair(paths)
+        #: the folders as given (a versioned index: its link)
+        self.sparse: Path | None = given.sparse
+        self.dense: Path | None = given.dense
+        try:
+            # the versions there now, held until close(): the Lucene searchers, the FAISS index and the
+            # documents shown all come from the same versions
+            for kind, p in (("sparse", given.sparse), ("dense", given.dense)):
+                if p is not None:
+                    self._pins[kind] = atomic.pin(p)
+            #: the version folders held (``pair.sparse``, ``pair.dense``), their partitions and methods
+            self.pair = IndexPair([pin.path for pin in self._pins.values()])
+            if (self.pair.sparse is None) != (given.sparse is None) or (self.pair.dense is None) != (given.dense is None):
+                raise NotAnIndex(f"{', '.join(map(str, paths))} changed kind while being opened; try again")
+            self.partitions: list[str] = self.pair.partitions
+            self.methods: list[str] = self.pair.methods
+            if isinstance(collection, Corpus):
+                self.corpus: Corpus | None = collection
+            elif collection is not None:
+                self.corpus = Corpus(_paths(collection)[0])
+            else:
+                root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
+                self.corpus = Corpus(root) if root is not None else None
+            # an updated version's changed documents (legalir index update) first, then the collection
+            self._docs = Documents(self.corpus, [p for p in (self.pair.sparse, self.pair.dense) if p is not None])
+            self.partition_field: str | None = partition_field or (self.corpus.partition_field if self.corpus else None)
+            self.k1 = self.b = None
+            self.jurisdiction_field: str | None = None
+            self.pooled = False
+            self._filter_by: list[str] = []
+            self._filter_by_optional = True
+            if self.pair.sparse is not None:
+                self.k1, self.b, source = lucene.bm25_params(self.sparse, k1, b)
+                _log.info(f"BM25 k1={self.k1:g} b={self.b:g} ({source})")
+                part, jur = lucene.structure(self.sparse)
+                self.partition_field = self.partition_field or part
+                self.jurisdiction_field = jur
+                #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
+                self.pooled = bool(not self.pair.sparse_parts and sparse_index.index_meta(self.pair.sparse).get("pooled"))
+                if filter_by is not None:
+                    self._filter_by, self._filter_by_optional = list(filter_by), False
+                elif self.pooled and self.partition_field:
+                    self._filter_by = [self.partition_field]
+        except BaseException:
+            for pin in self._pins.values():
+                pin.close()
+            raise
+        self._rm3 = rm3
+        self._threads = threads
+        self._encoder, self._device = encoder, device
+        self._bm25: dict[str, lucene.BM25] = {}
+        self._getters: dict[str, Any] = {}
+        self._dense: dict[str, Any] = {}
+        self._lock = threading.Lock()        # opening retrievers, closing
+        self._closed = False
+
+    # ---- what the searcher holds
+    @property
+    def versions(self) -> dict[str, Path]:
+        """``{"sparse"|"dense": version folder}`` held (the ``INDEX.vN`` of a versioned index)."""
+        return {kind: pin.path for kind, pin in self._pins.items()}
+
+    @property
+    def pins(self) -> dict[str, atomic.Pin]:
+        """The pins that hold :attr:`versions` (released by :meth:`close`)."""
+        return dict(self._pins)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SearcherError("this Searcher is closed; open a new one (legalir.Searcher(path))")
+
+    # ---- retrievers, opened on first use (or by warm())
+    def _open_bm25(self, key: str) -> "lucene.BM25":
+        found = self._bm25.get(key)
+        if found is None:
+            root = self.pair.sparse
+            found = lucene.BM25(root / key if key else root, k1=self.k1, b=self.b, rm3=self._rm3,
+                                threads=self._threads, filter_by=self._filter_by,
+                                filter_by_optional=self._filter_by_optional,
+                                jurisdiction_field=self.jurisdiction_field)
+            self._bm25[key] = found
+        return found
+
+    def _bm25_getter(self, key: str):
+        """One callable per partition: the gate batches the searches that pass the same one."""
+        with self._lock:
+            getter = self._getters.get(key)
+            if getter is None:
+                def getter(key=key):
+                    self._check_open()
+                    return self._open_bm25(key)
+                self._getters[key] = getter
+        return getter
+
+    def _encoder_object(self):
+        from legalir.search import vector as dense_search
+
+        if self._encoder is None or isinstance(self._encoder, str):
+            self._encoder = dense_search.load_encoder(self.pair.dense, self._encoder, device=self._device)
+        return self._encoder
+
+    def set_encoder(self, encoder: Any) -> None:
+        """Query with ``encoder`` (a loaded :class:`legalir.indexing.encoders.Encoder`, e.g. one shared by
+        several searchers) instead of loading the one the index records."""
+        self._encoder = encoder
+
+    def _dense_retriever(self, key: str):
+        from legalir.search import vector as dense_search
+
+        with self._lock:
+            self._check_open()
+            found = self._dense.get(key)
+            if found is None:
+                root = self.pair.dense
+                # resident: a sharded index keeps its shards loaded between searches
+                found = dense_search.DenseRetriever(root / key if key else root, self._encoder_object(),
+                                                    resident=True)
+                self._dense[key] = found
+        return found
+
+    def warm(self, dense: bool = False) -> "Searcher":
+        """Open now what a first search would wait for: every partition's Lucene searcher (a broken
+        version fails here, not in a search) and, with ``dense``, the encoder and the first FAISS index."""
+        self._check_open()
+        if self.pair.sparse is not None:
+            for key in self.pair.sparse_parts or [""]:
+                LUCENE.call(lambda key=key: self._open_bm25(key).index.searcher())
+        if dense and self.pair.dense is not None:
+            self._dense_retriever(self.pair.dense_parts[0] if self.pair.dense_parts else "")
+        return self
+
+    def warm_dense(self, key: str = "") -> None:
+        """Load the FAISS retriever of partition ``key`` ('' when not partitioned) and its encoder now."""
+        self._dense_retriever(key)
+
+    def dense_loaded(self) -> list[str]:
+        """Partitions whose FAISS retriever is loaded."""
+        return sorted(self._dense)
+
+    # ---- routing
+    def route(self, topics: Mapping[str, Topic], partition: str | None, method: str) -> dict[str, dict[str, Topic]]:
+        """``{partition key: topics}``: where each topic is searched ('' for an index that is not partitioned).
+
+        On a pooled index, ``partition`` becomes a filter on the partition field (and the topics'
+        partition field, which the citation hint reads)."""
+        partition = _check_optional_str(partition, "partition", "a partition name or None")
+        if not self.pair.sparse_parts and not self.pair.dense_parts:
+            if partition is None:
+                return {"": dict(topics)}
+            if not self.pooled:
+                raise SearcherError(f"this index is not partitioned: leave out partition (got {partition!r}), "
+                                    f"or give filter=")
+            field_ = str(self.partition_field)
+            out = {}
+            for q, t in topics.items():
+                flt = {f: list(v) for f, v in (t.fields.get("_filter") or {}).items()}
+                flt.setdefault(field_, []).append(partition)
+                out[q] = Topic(q, t.text, {**t.fields, field_: partition, "_filter": flt})
+            return {"": out}
+        have = {"bm25": self.pair.sparse_parts, "dense": self.pair.dense_parts,
+                "hybrid": sorted(set(self.pair.sparse_parts) & set(self.pair.dense_parts))}[method]
+        groups: dict[str, dict[str, Topic]] = {}
+        missing = []
+        for q, t in topics.items():
+            value = partition if partition is not None else t.fields.get(self.partition_field or "")
+            if value in (None, ""):
+                missing.append(q)
+                continue
+            try:
+                key = partition_key(value)
+            except FilterError:
+                key = None
+            if key not in have:
+                where = f"topic {q!r}: " if partition is None else ""
+                raise UnknownPartition(f"{where}this index has no {self.partition_field or 'partition'} {value!r} "
+                                       f"for {method}; known: {', '.join(have)}")
+            if partition is not None:
+                t = Topic(q, t.text, {**t.fields, str(self.partition_field): partition})
+            groups.setdefault(key, {})[q] = t
+        if missing:
+            known = ", ".join(self.partitions[:5]) + (" ..." if len(self.partitions) > 5 else "")
+            raise SearcherError(f"this index holds one index per {self.partition_field or 'partition'} ({known}): "
+                                f"give partition=, or topics whose {self.partition_field!r} field names it "
+                                f"(e.g. a Benchmark's); missing for: {', '.join(missing[:5])}")
+        return groups
+
+    # ---- searching
+    def _prepare(self, topics: Mapping[str, Topic], k: Any, method: Any, partition: Any, filter: Any,
+                 citations: Any) -> tuple[dict[str, dict[str, Topic]], int, str]:
+        self._check_open()
+        k = check_k(k)
+        method = _check_optional_str(method, "method", f"one of {', '.join(METHODS)} or None")
+        try:
+            method = self.pair.method(method)
+        except MethodError as e:
+            raise SearcherError(str(e)) from None
+        citations = _check_citations(citations)
+        if filter is not None and not isinstance(filter, (str, Mapping, list, tuple)):
+            raise SearcherError(f"filter must be a string 'field=value[,value];...' or a mapping "
+                                f"{{field: [values]}}, not {type(filter).__name__}")
+        flt = filters.parse(filter, "filter=") if filter else {}
+        if flt and method != "bm25":
+            raise SearcherError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
+                                f"partition= on a per-partition index")
+        if flt or citations is not None:
+            # per call, through the topics (legalir.search.bm25.BM25.clauses reads _filter / _citations)
+            topics = {q: Topic(q, t.text, {**t.fields, "_filter": flt, "_citations": citations})
+                      for q, t in topics.items()}
+        return self.route(topics, partition, method), k, method
+
+    def _search_group(self, key: str, topics: Mapping[str, Topic], k: int, method: str) -> Run:
+        if method == "bm25":
+            return LUCENE.search(self._bm25_getter(key), topics, k)
+        if method == "dense":
+            return self._dense_search(key, topics, k)
+        depth = max(k, fusion.HYBRID_DEPTH)
+        sparse_run = LUCENE.search(self._bm25_getter(key), topics, depth)
+        return fusion.hybrid(sparse_run, self._dense_search(key, topics, depth), k)
+
+    def _dense_search(self, key: str, topics: Mapping[str, Topic], k: int) -> Run:
+        retriever = self._dense_retriever(key)
+        with _lock_of(retriever.encoder):
+            run = retriever.search(topics, k)
+        return {q: dict(ranking(run.get(q, {}), k)) for q in topics}
+
+    def _run(self, groups: Mapping[str, Mapping[str, Topic]], k: int, method: str) -> tuple[Run, dict[str, str]]:
+        run: Run = {}
+        keys: dict[str, str] = {}
+        for key, group in sorted(groups.items()):
+            run.update(self._search_group(key, group, k, method))
+            keys.update((q, key) for q in group)
+        return run, keys
+
+    def search(self, query: str, k: int = 10, *, method: str | None = None,
+               partition: str | None = None, filter: Any = None, citations: bool | None = None) -> list[Hit]:
+        """The ``k`` best documents for one query.
+
+        Parameters
+        ----------
+        query : str
+            Free text.
+        k : int
+            Hits to return (1 to :data:`MAX_DEPTH`).
+        method : {"bm25", "dense", "hybrid"}, optional
+            Default: the first this searcher has (``bm25`` when it has a Lucene index).
+        partition : str, optional
+            For a partitioned index (Housing): the jurisdiction to search; on a pooled index
+            (``legalir index --pooled``) a filter on the partition field, AND-ed with ``filter``.
+        filter : dict or str, optional
+            Metadata filter, BM25 only: ``{"state": ["california", "nevada"]}`` or
+            ``"state=california,nevada"`` (see :mod:`legalir.filters`), applied as Lucene FILTER
+            clauses: ``k`` hits whenever ``k`` documents match.
+        citations : bool, optional
+            Rank the document that is an authority the query cites first, documents citing it
+            next (:mod:`legalir.citations`); default: on where the index has the field.
+
+        Returns
+        -------
+        list of Hit
+            Best first (trec_eval's order), with the document's text and metadata where the
+            collection (or the index's stored document) is at hand.
+        """
+        check_query(query)
+        return self.search_many([(query, partition)], k, method=method, filter=filter, citations=citations)[0]
+
+    def search_many(self, queries: Sequence[Any], k: int = 10, *, method: str | None = None,
+                    filter: Any = None, citations: bool | None = None) -> list[list[Hit]]:
+        """:meth:`search` for several queries at once (one Java batch per partition): ``queries`` are
+        strings or ``(query, partition)`` pairs; one list of hits per query, in order."""
+        if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence):
+            raise SearcherError(f"queries must be a list of strings or (query, partition) pairs, not "
+                                f"{type(queries).__name__}")
+        if not queries:
+            raise SearcherError("queries is empty: give at least one query")
+        by_partition: dict[Any, dict[str, Topic]] = {}
+        for i, item in enumerate(queries):
+            text, partition = (item, None) if isinstance(item, str) else \
+                (tuple(item) if isinstance(item, (tuple, list)) and len(item) == 2 else (None, None))
+            where = "query" if len(queries) == 1 else f"query {i}"
+            check_query(text, where)
+            _check_optional_str(partition, f"the partition of {where}", "a partition name or None")
+            by_partition.setdefault(partition, {})[str(i)] = Topic(str(i), text)
+        run: Run = {}
+        keys: dict[str, str] = {}
+        k_checked = k
+        for partition, topics in by_partition.items():
+            groups, k_checked, m = self._prepare(topics, k, method, partition, filter, citations)
+            found, where = self._run(groups, k_checked, m)
+            run.update(found)
+            keys.update(where)
+        out = []
+        for i in range(len(queries)):
+            key = keys[str(i)]
+            hits = []
+            for rank, (docid, score) in enumerate(ranking(run.get(str(i), {}), k_checked), 1):
+                rec = self._record(docid, key) or {}
+                hits.append(Hit(docid, float(score), rank, rec.get("contents"),
+                                {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)},
+                                key or None))
+            out.append(hits)
+        return out
+
+    def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
+                     partition: str | None = None, filter: Any = None,
+                     citations: bool | None = None) -> dict[str, dict[str, float]]:
+        """A run: ``{qid: {docid: score}}`` of the ``k`` best documents of every topic.
+
+        Parameters
+        ----------
+        topics : Benchmark, mapping or DataFrame
+            ``{qid: text}``, ``{qid: Topic}``, a :class:`legalir.Benchmark` (its split's topics, with
+            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
+        k : int
+            Depth.
+        method, partition, filter, citations
+            As for :meth:`search`. On a pooled index each topic carrying the partition field
+            (a Housing question's ``state``) is searched only among that partition's documents.
+
+        Returns
+        -------
+        dict
+            ``{qid: {docid: score}}``, each topic's documents in trec_eval's order; the form
+            pytrec_eval, ir_measures and :func:`legalir.evaluate` read.
+        """
+        found = as_topics(topics)
+        groups, k, method = self._prepare(found, k, method, partition, filter, citations)
+        run, _ = self._run(groups, k, method)
+        return {q: run.get(q, {}) for q in found}
+
+    def search_hits(self, topics: Mapping[str, Topic], k: int, *, method: str | None = None,
+                    partition: str | None = None, filter: Any = None,
+                    citations: bool | None = None, chunk: int = 256) -> Iterator[tuple[str, dict[str, float]]]:
+        """:meth:`batch_search` as ``(qid, {docid: score})`` in sorted qid order, searched ``chunk`` topics
+        at a time (what ``legalir search`` writes as it goes; memory stays one chunk's hits)."""
+        found = as_topics(topics)
+        groups, k, method = self._prepare(found, k, method, partition, filter, citations)
+        if len(groups) == 1:
+            (key, group), = groups.items()
+            qids = sorted(group)
+            for start in range(0, len(qids), chunk):
+                part = {q: group[q] for q in qids[start:start + chunk]}
+                run = self._search_group(key, part, k, method)
+                for q in sorted(part):
+                    yield q, run.get(q, {})
+            return
+        run, _ = self._run(groups, k, method)
+        for q in sorted(run):
+            yield q, run.pop(q)
+
+    def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
+        """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
+        the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
+        ``close``); ``owned``: its ``close`` closes this searcher."""
+        return BoundSearch(self, options, owned)
+
+    # ---- documents
+    def _record(self, docid: str, key: str) -> dict | None:
+        """The record shown for a hit: the version's changes, then the collection, else the document
+        the Lucene index stores (a collection of the user's own that is not at hand)."""
+        if self.corpus is not None or self._docs.changed:
+            return self._docs.record(docid, key or None)
+        if self.pair.sparse is None or (key and key not in self.pair.sparse_parts):
+            return None
+        raw = LUCENE.call(lambda: self._open_bm25(key).index.raw(docid))
+        return None if raw is None else json.loads(raw)
+
+    def doc(self, docid: str, partition: str | None = None) -> dict | None:
+        """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
+        ``legalir index update``: an updated index's changed documents come from its version)."""
+        self._check_open()
+        if not isinstance(docid, str) or not docid:
+            raise SearcherError(f"docid must be a non-empty string, not {docid!r}")
+        partition = _check_optional_str(partition, "partition", "a partition name or None")
+        key = None
+        if partition is not None:
+            try:
+                key = partition_key(partition)
+            except FilterError as e:
+                raise SearcherError(str(e)) from None
+        if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
+            return None  # one index per partition and no collection: which one holds it?
+        return self._record(docid, key or "")
+
+    @property
+    def documents(self) -> Documents:
+        """The documents of the versions held (changes first, then the collection)."""
+        return self._docs
+
+    # ---- lifetime
+    def close(self) -> None:
+        """Release the Lucene readers and the index versions held (also done on leaving a ``with``
+        block); idempotent. A closed searcher refuses to search."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            searchers, self._bm25, self._dense = list(self._bm25.values()), {}, {}
+        for s in searchers:
+            try:
+                LUCENE.call(s.close)
+            except Exception as e:  # pragma: no cover - a searcher that cannot close still lets the pins go
+                _log.warning(f"closing {s.index_dir}: {e}")
+        for p in self._pins.values():
+            p.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "Searcher":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = ", ".join(str(p) for p in (self.sparse, self.dense) if p is not None)
+        bm25 = f", k1={self.k1:g} b={self.b:g}" if self.k1 is not None else ""
+        return f"Searcher({where}: {'/'.join(self.methods)}{bm25}{', closed' if self._closed else ''})"
+
+
+class BoundSearch:
+    """A :class:`Searcher` with fixed options, as a retriever (``search``, ``search_hits``, ``close``)."""
+
+    def __init__(self, searcher: Searcher, options: Mapping[str, Any], owned: bool = True):
+        self.searcher, self.options, self.owned = searcher, dict(options), owned
+
+    def search(self, topics: Mapping[str, Topic], k: int) -> Run:
+        return self.searcher.batch_search(dict(topics), k, **self.options)
+
+    def search_hits(self, topics: Mapping[str, Topic], k: int) -> Iterator[tuple[str, list[str], list[float]]]:
+        for q, docs in self.searcher.search_hits(dict(topics), k, **self.options):
+            yield q, list(docs), list(docs.values())
+
+    def close(self) -> None:
+        if self.owned:
+            self.searcher.close()

