@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from legalir.errors import LegalirError
+from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
 from legalir.search import searcher as _searcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,10 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _log = logging.getLogger(__name__)
 
-
-
-class ApiError(LegalirError, ValueError):
-    """A bad argument to the Python API (what was given, what is expected)."""
 
 
 # ------------------------------------------------------------------ datasets
@@ -181,16 +177,26 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
     >>> len(ds.corpus), len(ds.topics)             # doctest: +SKIP
     (3931, 57)
     """
-    from legalir import collections, datasets
+    from legalir import checks, collections, datasets
 
+    if not isinstance(name, (str, os.PathLike)) or not str(os.fspath(name)).strip():
+        raise ApiError(f"name must be a dataset ({', '.join(datasets.names())}) or a converted "
+                       f"collection folder (a str or pathlib.Path), not {checks.shown(name)}")
+    checks.path("name", name)
+    checks.optional_text("split", split)
+    checks.path("data_dir", data_dir)
+    checks.optional_path("collections_dir", collections_dir)
+    for key, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ApiError(f"option {key} must be a string or a number, as `legalir convert --option "
+                           f"{key}=VALUE` gives it, not {checks.shown(value)}")
     p = Path(name)
     if collections.is_collection(p):
         if options:
             raise ApiError(f"{p}: a converted collection; options apply when converting: give the dataset name")
         return Benchmark(p, split)
     cls = datasets.dataset_class(str(name))  # unknown names: the error lists the known ones
-    path = Path(collections_dir) if collections_dir is not None else collections.root()
-    path = path / cls.name
+    path = Path(collections_dir) / cls.name if collections_dir is not None else collections.default_path(cls.name)
     if collections.is_collection(path):
         had = collections.read_manifest(path).get("options") or {}
         want = {k: str(v) for k, v in cls.check_options(options).items()}
@@ -300,8 +306,23 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     >>> s.search("rent")[0].docid                                                        # doctest: +SKIP
     'd1'
     """
-    if kind not in ("bm25", "dense"):
-        raise ApiError(f"unknown index kind {kind!r}; one of: bm25, dense")
+    from legalir import checks
+
+    checks.choice("kind", kind, ("bm25", "dense"))
+    checks.path("path", path)
+    if partition is not None and not isinstance(partition, str):
+        if isinstance(partition, (bytes, Mapping)) or not isinstance(partition, Sequence) or not partition:
+            raise ApiError(f"partition must be a partition's name or a non-empty list of them, not "
+                           f"{checks.shown(partition)}")
+        for i, part in enumerate(partition):
+            checks.text(f"partition[{i}]", part)
+    elif partition is not None:
+        checks.text("partition", partition)
+    checks.integer("threads", threads, 1, 1024)
+    checks.text("encoder", encoder)
+    checks.optional_text("device", device)
+    checks.optional_integer("batch_size", batch_size, 1)
+    checks.boolean("overwrite", overwrite)
     path = Path(path)
     coll = _collection_dir(source, path, overwrite)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)
@@ -403,93 +424,71 @@ def _is_frame(x: Any) -> bool:
     return type(x).__name__ == "DataFrame" and hasattr(x, "itertuples")
 
 
-def _frame_to_dict(df: "pandas.DataFrame", value_cols: Sequence[str], what: str, cast) -> dict:
-    cols = set(df.columns)
-    q = next((c for c in ("query_id", "qid") if c in cols), None)
-    d = next((c for c in ("doc_id", "docno") if c in cols), None)
-    v = next((c for c in value_cols if c in cols), None)
-    if q is None or d is None or v is None:
-        raise ApiError(f"a {what} DataFrame needs columns query_id (or qid), doc_id (or docno) and "
-                       f"{' or '.join(value_cols)}; it has {', '.join(map(str, df.columns))}")
-    out: dict[str, dict] = {}
-    for qid, docid, value in zip(df[q], df[d], df[v]):
-        out.setdefault(str(qid), {})[str(docid)] = cast(value)
-    return out
-
-
 def as_qrels(qrels: Any) -> dict[str, dict[str, int]]:
-    """Qrels from a TREC file path, ``{qid: {docid: grade}}`` or a DataFrame (``relevance``/``label``)."""
-    from legalir import trec
+    """Qrels from a TREC file path, ``{qid: {docid: grade}}`` or a DataFrame (``relevance``/``label``).
 
-    if isinstance(qrels, (str, os.PathLike)):
-        return trec.read_qrels(qrels)
-    if _is_frame(qrels):
-        return _frame_to_dict(qrels, ("relevance", "label"), "qrels", int)
-    if isinstance(qrels, Mapping):
-        return {str(q): {str(d): int(r) for d, r in docs.items()} for q, docs in qrels.items()}
-    raise ApiError(f"qrels must be a file path, a mapping or a DataFrame, not {type(qrels).__name__}")
+    Ids are strings (an integer id is taken as its decimal string); grades are integers (a float
+    grade must be whole, as a DataFrame's may be). Anything else is an :class:`ApiError` naming the
+    topic and document (:func:`legalir.scoring.core.to_qrels`).
+    """
+    from legalir.scoring import core
+
+    return core.to_qrels(qrels)
 
 
 def as_run(run: Any) -> dict[str, dict[str, float]]:
-    """A run from a TREC file path, ``{qid: {docid: score}}`` or a DataFrame (``score``)."""
-    from legalir import trec
+    """A run from a file path (a TREC run or a CRUMB JSONL run, whichever the file is: as `legalir eval`
+    reads it), ``{qid: {docid: score}}`` or a DataFrame (``score``).
 
-    if isinstance(run, (str, os.PathLike)):
-        return trec.read_run(run)
-    if _is_frame(run):
-        return _frame_to_dict(run, ("score",), "run", float)
-    if isinstance(run, Mapping):
-        return {str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()}
-    raise ApiError(f"a run must be a file path, a mapping or a DataFrame, not {type(run).__name__}")
+    Scores are numbers; a NaN score is refused, as a run file's is (:func:`legalir.scoring.core.to_run`).
+    """
+    from legalir.scoring import core
+
+    return core.to_run(run)
 
 
 def write_run(path: str | os.PathLike, run: Any, *, tag: str = "legalir", depth: int | None = None) -> int:
-    """Write a run as a TREC file (atomically; ranks as trec_eval reads them); returns the lines written."""
-    from legalir import trec
+    """Write a run as a TREC file (atomically; ranks as trec_eval reads them); returns the lines written.
 
+    Parameters
+    ----------
+    path : str or PathLike
+        The file to write (a file legalir did not write is never replaced).
+    run
+        As :func:`as_run` takes it.
+    tag : str
+        The run tag (last column): one word.
+    depth : int, optional
+        Keep each topic's ``depth`` best documents.
+    """
+    from legalir import checks, trec
+
+    checks.path("path", path)
+    checks.text("tag", tag)
+    checks.optional_integer("depth", depth, 1)
+    try:
+        trec.check_tag(tag)
+    except LegalirError as e:
+        raise ApiError(f"tag: {e}") from None
     return trec.write_run(path, as_run(run), tag=tag, depth=depth)
 
 
 # ------------------------------------------------------------------ scoring
-def _measure_names(measures: Any) -> list[str]:
-    if measures is None:
-        raise ApiError('name the measures, e.g. ["nDCG@10", "P@5"] or ["ndcg_cut.10", "map"]')
-    if isinstance(measures, str) or not isinstance(measures, Iterable):
-        measures = [measures]
-    out = []
-    for m in measures:
-        if isinstance(m, str):
-            out.append(m)
-        elif type(m).__module__.startswith("ir_measures"):
-            out.append(str(m))
-        else:
-            raise ApiError(f"a measure is a name (nDCG@10, ndcg_cut.10) or an ir_measures measure, not "
-                           f"{type(m).__name__}")
-    return out
-
-
-def _keys(requests: list[str]) -> list[tuple[str, list[str]]]:
-    """Each request with the output names it yields (one name: keyed as requested)."""
-    from legalir.scoring import parse_measures
-
-    out = []
-    for r in requests:
-        names = [n for m in parse_measures([r]) for n in m.output_names()]
-        out.append((r, names))
-    return out
-
-
-def evaluate(qrels: Any, run: Any, measures: Any, *, judged_only: bool = False, per_topic: bool = False,
+def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = False, per_topic: bool = False,
              relevance_level: int = 1, complete: bool = False) -> dict:
     """Score a run, as ``legalir eval`` (and trec_eval) would, keyed by the measures as requested.
+
+    The one scoring function of every face (:func:`legalir.scoring.core.score`): `legalir eval`,
+    `legalir serve`'s run scores and the MCP ``evaluate`` tool give the same values.
 
     Parameters
     ----------
     qrels, run
-        Mappings, TREC file paths or DataFrames (see :func:`as_qrels`, :func:`as_run`).
-    measures : sequence of str or ir_measures measures
+        Mappings, file paths (a run: TREC or CRUMB JSONL) or DataFrames (see :func:`as_qrels`, :func:`as_run`).
+    measures : sequence of str or ir_measures measures, optional
         ir_measures names (``nDCG@10``, ``P(rel=2)@5``, ``R@100``) and trec_eval names
-        (``ndcg_cut.10``, ``map``, ``P.5,10``) alike, mixed as you like.
+        (``ndcg_cut.10``, ``map``, ``P.5,10``) alike, mixed as you like; default: legalir's one
+        default set, ``map`` and ``ndcg_cut.10`` (:data:`legalir.scoring.DEFAULT_MEASURES`).
     judged_only : bool
         Drop unjudged documents first (trec_eval ``-J``; ACORD's protocol: ``ds.judged_only``).
     per_topic : bool
@@ -510,53 +509,41 @@ def evaluate(qrels: Any, run: Any, measures: Any, *, judged_only: bool = False, 
     Raises
     ------
     legalir.errors.LegalirError
-        An unknown measure or bad parameter (with a "did you mean"), or no topic in common.
+        An unknown measure or bad parameter (with a "did you mean"), no topic in common, or a bad
+        argument (:class:`ApiError`: an empty measure list, a NaN score, a grade that is not an integer,
+        a flag that is not a bool, ...).
 
     Examples
     --------
     >>> legalir.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["nDCG@10", "P.1"])
     {'nDCG@10': 1.0, 'P.1': 1.0}
     """
-    from legalir.scoring import evaluator
+    from legalir.scoring import core
 
-    requests = _measure_names(measures)
-    keys = _keys(requests)
-    result = evaluator.evaluate(as_qrels(qrels), as_run(run), requests, judged_only=judged_only,
-                                complete=complete, relevance_level=relevance_level)
-
-    def keyed(values: Mapping[str, Any]) -> dict:
-        out = {}
-        for request, names in keys:
-            for n in names:
-                if n in values:
-                    out[request if len(names) == 1 else n] = values[n]
-        return out
-
-    summary = keyed(result["all"])
-    missing = [n for r, names in keys for n in names if n not in result["all"]]
-    if missing:
-        raise ApiError(f"no value for {', '.join(missing)}: no evaluated topic defines it")
-    if not per_topic:
-        return summary
-    return {"all": summary, "per_topic": {q: keyed(v) for q, v in result["per_topic"].items()}}
+    return core.evaluate(qrels, run, measures, judged_only=judged_only, per_topic=per_topic,
+                         relevance_level=relevance_level, complete=complete)
 
 
-def compare(runs: Any, qrels: Any, measures: Any, *, baseline: int | str = 0, correction: str = "holm",
+def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: int | str = 0, correction: str = "holm",
             test: str = "t", judged_only: bool = False, alpha: float = 0.05, permutations: int = 10000,
-            bootstrap: int = 1000, level: float = 0.95, seed: int = 0) -> "pandas.DataFrame":
+            bootstrap: int = 1000, level: float = 0.95, seed: int = 0, relevance_level: int = 1) -> "pandas.DataFrame":
     """Compare systems on the topics they share: means, differences, p-values corrected for multiplicity.
+
+    The one comparison (:func:`legalir.scoring.core.compare`): `legalir compare` has the same
+    defaults and gives the same p-values.
 
     Parameters
     ----------
     runs : mapping or sequence
         ``{name: run}`` (runs as for :func:`evaluate`), or a list of runs (named ``run1``, ...)
-        or of TREC file paths (named by their paths).
+        or of file paths (named by their paths); at least two.
     qrels
         As for :func:`evaluate`.
-    measures
-        As for :func:`evaluate`.
+    measures : optional
+        As for :func:`evaluate` (default ``map`` and ``ndcg_cut.10``); each must have a numeric
+        value per topic.
     baseline : int or str
-        The run every other is tested against: its position or name.
+        The run every other is tested against: its position (0-based; -1 the last) or name.
     correction : {"holm", "bonferroni", "fdr_bh", "none"}
         Multiple-comparison correction, per measure, over the runs compared to the baseline.
     test : {"t", "randomization"}
@@ -564,18 +551,29 @@ def compare(runs: Any, qrels: Any, measures: Any, *, baseline: int | str = 0, co
     judged_only : bool
         As for :func:`evaluate`.
     alpha : float
-        Significance level of the ``significant`` column.
+        Significance level of the ``significant`` column, strictly between 0 and 1.
+    permutations : int
+        Randomization test: sign vectors (1 to 10,000,000; exact enumeration when 2^topics is fewer).
     bootstrap : int
-        Percentile-bootstrap resamples for the intervals (0: none); ``level`` their coverage.
+        Percentile-bootstrap resamples for the intervals (0: none; at most 1,000,000); ``level`` their
+        coverage, strictly between 0 and 1.
     seed : int
         Seed of the randomization test and the bootstrap: same seed, same numbers.
+    relevance_level : int
+        Lowest grade counted relevant (``-l``).
 
     Returns
     -------
     pandas.DataFrame
-        One row per (measure, run): ``measure, run, topics, mean, ci_low, ci_high, delta,
-        delta_ci_low, delta_ci_high, p, p_corrected, significant``; the baseline's test columns
+        One row per (measure, run), the baseline first: ``measure, run, topics, mean, ci_low, ci_high,
+        delta, delta_ci_low, delta_ci_high, p, p_corrected, significant``; the baseline's test columns
         are empty. ``df.to_latex()`` / ``df.to_markdown()`` export it.
+
+    Raises
+    ------
+    legalir.errors.LegalirError
+        A bad argument (:class:`ApiError`, naming it and what is accepted), an unknown measure, or runs
+        with no evaluated topic in common.
 
     Examples
     --------
@@ -583,62 +581,30 @@ def compare(runs: Any, qrels: Any, measures: Any, *, baseline: int | str = 0, co
     """
     import math
 
+    from legalir.scoring import core
+
+    found = core.compare(runs, qrels, measures, baseline=baseline, correction=correction, test=test,
+                         judged_only=judged_only, relevance_level=relevance_level, alpha=alpha,
+                         permutations=permutations, bootstrap=bootstrap, level=level, seed=seed)
     import pandas as pd
 
-    from legalir.scoring import evaluator, stats
-
-    if isinstance(runs, Mapping):
-        named = [(str(n), r) for n, r in runs.items()]
-    elif isinstance(runs, Sequence) and not isinstance(runs, str):
-        named = [(str(r) if isinstance(r, (str, os.PathLike)) else f"run{i}", r) for i, r in enumerate(runs, 1)]
-    else:
-        raise ApiError(f"runs must be a mapping {{name: run}} or a list of runs, not {type(runs).__name__}")
-    if len(named) < 2:
-        raise ApiError("compare needs at least two runs")
-    if len({n for n, _ in named}) != len(named):
-        raise ApiError("two runs have the same name; give them as a mapping {name: run}")
-    names = [n for n, _ in named]
-    if isinstance(baseline, str):
-        if baseline not in names:
-            raise ApiError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
-        base = names.index(baseline)
-    elif isinstance(baseline, int) and -len(names) <= baseline < len(names):
-        base = baseline % len(names)
-    else:
-        raise ApiError(f"baseline must be a run's name or position (0..{len(names) - 1}), not {baseline!r}")
-    if correction not in stats.CORRECTIONS:
-        raise ApiError(f"unknown correction {correction!r}; one of: {', '.join(stats.CORRECTIONS)}")
-    if test not in stats.TESTS:
-        raise ApiError(f"unknown test {test!r}; one of: {', '.join(stats.TESTS)}")
-    order = [base] + [i for i in range(len(named)) if i != base]
-    requests = _measure_names(measures)
-    keys = _keys(requests)
-    from legalir.scoring import parse_measures
-
-    stats.comparable_names(parse_measures(requests))  # refuses what has no per-topic value
-    judgements = as_qrels(qrels)
-    per_topic = [evaluator.evaluate(judgements, as_run(named[i][1]), requests, judged_only=judged_only)["per_topic"]
-                 for i in order]
-    out_names = [n for _, ns in keys for n in ns]
-    comps = stats.compare(per_topic, [names[i] for i in order], out_names, test=test, correction=correction,
-                          permutations=permutations, seed=seed, bootstrap=bootstrap, level=level)
-    label = {n: (r if len(ns) == 1 else n) for r, ns in keys for n in ns}
     rows = []
-    for c in comps:
+    nan = math.nan
+    for c in found.comparisons:
         for j, run_name in enumerate(c.runs):
             ci = c.intervals[j] if c.intervals else None
             d = c.diff_intervals[j] if c.diff_intervals else None
             res = c.results[j]
             p = c.pvalues[j]
-            nan = math.nan
             rows.append({
-                "measure": label[c.measure], "run": run_name, "topics": c.topics, "mean": c.means[j],
+                "measure": found.labels[c.measure], "run": run_name, "topics": c.topics, "mean": c.means[j],
                 "ci_low": ci.low if ci else nan, "ci_high": ci.high if ci else nan,
                 "delta": (c.means[j] - c.means[0]) if j else nan,
                 "delta_ci_low": d.low if d else nan, "delta_ci_high": d.high if d else nan,
                 "p": res.pvalue if res else nan, "p_corrected": nan if p is None else p,
-                "significant": (p is not None and not math.isnan(p) and p < alpha) if j else None,
+                "significant": (p is not None and not math.isnan(p) and p < found.alpha) if j else None,
             })
     df = pd.DataFrame(rows)
-    df.attrs.update({"test": test, "correction": correction, "alpha": alpha, "baseline": names[base]})
+    df.attrs.update({"test": found.test, "correction": found.correction, "alpha": found.alpha,
+                     "baseline": found.baseline})
     return df

@@ -54,6 +54,13 @@ def root() -> Path:
     return Path(os.path.expanduser(os.environ.get(ROOT_ENV, "").strip() or DEFAULT_ROOT))
 
 
+def default_path(dataset: str) -> Path:
+    """Where dataset ``dataset``'s converted collection lives unless told otherwise: ``root() / dataset``
+    (``$LEGALIR_COLLECTIONS/<dataset>``, else ``collections/<dataset>``). `legalir convert` writes it,
+    :func:`legalir.load` and `legalir report` read it."""
+    return root() / dataset
+
+
 def split_of(run_path: str | os.PathLike, topic_sets: Iterable[str]) -> str | None:
     """The topic set a run file's name names (``bm25.test.long.trec`` -> ``test.long``), the longest
     that matches whole dot-separated parts; ``None`` when none does."""

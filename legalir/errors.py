@@ -39,6 +39,11 @@ class OptionError(LegalirError, ValueError):
     """An option value that cannot work, found before any long work starts."""
 
 
+class ApiError(LegalirError, ValueError):
+    """A bad argument to the core (the Python API and the faces calling it): what was given, what is
+    accepted (:mod:`legalir.checks`). Also :class:`legalir.api.ApiError`."""
+
+
 def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
@@ -79,6 +84,28 @@ def user_message(e: BaseException) -> str | None:
             return f"this feature needs {OPTIONAL_PACKAGES[top]}"
         return None
     return _java_message(e)
+
+
+def http_status(e: BaseException) -> int | None:
+    """The HTTP status of a failure :func:`user_message` words; ``None`` for a bug (the server answers 500).
+
+    A :class:`LegalirError` has its ``status`` (400 unless the error says otherwise: 404, 503, ...);
+    an optional package that is not installed is 501 (the server cannot do that here); a Lucene
+    index that cannot be opened now (not an index, locked) is 503; any other error that
+    :func:`user_message` recognises (Lucene refusing a query, unreadable input) is 400. The body
+    carries the same text as the CLI's ``error:`` line.
+    """
+    message = user_message(e)
+    if message is None:
+        return None
+    if isinstance(e, LegalirError):
+        return int(getattr(e, "status", 400))
+    if isinstance(e, ModuleNotFoundError):
+        return 501
+    cls = getattr(e, "classname", None) or ""
+    if "IndexNotFoundException" in cls or "LockObtainFailedException" in cls:
+        return 503
+    return 400
 
 
 def located(path: str | os.PathLike, line: int | None, message: str) -> str:

@@ -154,8 +154,10 @@ def test_evaluate_reads_ir_measures_objects_frames_and_files(tmp_path):
     assert per["per_topic"] == {"q1": {"P@1": 1.0}, "q2": {"P@1": 0.0}}
     with pytest.raises(LegalirError, match="did you mean"):
         legalir.evaluate(QRELS, RUN_A, ["nDGC@10"])
-    with pytest.raises(LegalirError, match="name the measures"):
-        legalir.evaluate(QRELS, RUN_A, None)
+    # no measures named: the one default set (legalir.scoring.DEFAULT_MEASURES); an empty list is refused
+    assert list(legalir.evaluate(QRELS, RUN_A, None)) == ["map", "ndcg_cut.10"]
+    with pytest.raises(LegalirError, match="measures is an empty list"):
+        legalir.evaluate(QRELS, RUN_A, [])
 
 
 def test_compare_returns_a_corrected_table(run, acord, searcher):
@@ -178,9 +180,9 @@ def test_compare_returns_a_corrected_table(run, acord, searcher):
     fdr = legalir.compare(runs, acord.qrels, ["nDCG@10"], baseline=1, correction="fdr_bh", judged_only=True)
     assert list(fdr["p_corrected"][1:]) == pytest.approx(stats.adjust(list(fdr["p"][1:]), "fdr_bh"))
     assert "nDCG@10" in df.to_markdown() and "tabular" in df.to_latex()
-    with pytest.raises(LegalirError, match="baseline 'bm25' is not one of the runs"):
+    with pytest.raises(LegalirError, match="baseline must be a run's name or position; 'bm25' is not one of"):
         legalir.compare(runs, acord.qrels, ["nDCG@10"], baseline="bm25")
-    with pytest.raises(LegalirError, match="unknown correction"):
+    with pytest.raises(LegalirError, match="correction must be one of .none., .bonferroni., .holm., .fdr_bh., not .sidak."):
         legalir.compare(runs, acord.qrels, ["nDCG@10"], correction="sidak")
 
 

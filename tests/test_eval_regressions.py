@@ -180,7 +180,7 @@ def test_raw_parameter_sets_of_one_family_are_each_computed(files):
         parse_measures(["Rprec_mult.0.251,0.252"])
 
 
-SCORING = ["legalir/evaluate", "legalir/report"]
+SCORING = ["legalir/scoring", "legalir/report"]
 # a defaulted lookup or a zero fallback: the shape that once printed 0.0000 for a value never computed
 DEFAULTED = re.compile(r"\.get\([^()]*,\s*0(\.0)?\s*\)|\belse\s+\(?0(\.0)?\s*($|\)|,|#)")
 

@@ -36,7 +36,8 @@ def datasets_(as_make):
 @click.option("--data-dir", default="data", show_default=True, type=click.Path(file_okay=False),
               help="Folder holding <dataset>/ in its published layout.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
-              help="Collection folder to write [default: collections/<dataset>].")
+              help="Collection folder to write [default: $LEGALIR_COLLECTIONS/<dataset>, else "
+                   "collections/<dataset>: where legalir.load looks].")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", callback=key_values,
               help="Dataset-specific option (repeatable), e.g. --option text=citation+path+text "
                    "(`legalir datasets` lists each dataset's options).")
@@ -52,7 +53,9 @@ def convert(dataset, data_dir, out_dir, options, strict, overwrite, quiet, citat
     """Turn DATASET's published files into a collection: JSONL corpus, topics, qrels."""
     from legalir import collections, datasets
 
-    out = out_dir or f"collections/{dataset}"
+    # the one default place (legalir.collections.default_path: $LEGALIR_COLLECTIONS, else ./collections), where
+    # legalir.load and `legalir report` look for it
+    out = out_dir or str(collections.default_path(datasets.dataset_class(dataset).name))
     m = collections.write(datasets.get(dataset, data_dir, **options), out, quiet=quiet, strict=strict,
                           overwrite=overwrite, citations=citations == "on")
     d = m["documents"]

@@ -134,10 +134,12 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
     K-star document are left out of its average, also under -c).
     """
     from legalir import scoring as evaluate
+    from legalir.scoring import core
 
-    result = evaluate.evaluate_files(qrels, run, list(measures) or None, judged_only=judged_only,
-                                     complete=complete, relevance_level=relevance_level, version=compat,
-                                     max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
+    # the one scoring function (legalir.evaluate's); with no -m, trec_eval's own default set, as trec_eval prints
+    result = core.score(qrels, run, list(measures) or None, default=evaluate.TREC_EVAL_MEASURES,
+                        judged_only=judged_only, complete=complete, relevance_level=relevance_level, version=compat,
+                        max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     if not quiet:
         for note in evaluate.coverage_notes(result, complete):
             click.echo(f"eval: {note}", err=True)
@@ -151,45 +153,47 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help="Measure to compare, repeatable, as for `legalir eval` [default: map, ndcg_cut.10].")
-@click.option("--test", type=click.Choice(["t", "randomization"]), default="t", show_default=True,
-              help="Paired two-sided t-test, or paired randomization (permutation) test.")
-@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "fdr_bh"]), default="none",
-              show_default=True, help="Multiple-comparison correction over the runs compared to the first "
-                                      "(fdr_bh: Benjamini-Hochberg).")
-@click.option("--permutations", default=10000, show_default=True, type=click.IntRange(min=1),
+              help="Measure to compare, repeatable, as for `legalir eval` [default: map, ndcg_cut.10, the "
+                   "default of legalir.compare].")
+@click.option("--baseline", default="0", show_default=True,
+              help="The run the others are tested against: its position among RUNS (0: the first) or its path.")
+@click.option("--test", default="t", show_default=True,
+              help="t: paired two-sided t-test; randomization: paired randomization (permutation) test.")
+@click.option("--correction", default="holm", show_default=True,
+              help="Multiple-comparison correction over the runs compared to the baseline: holm, bonferroni, "
+                   "fdr_bh (Benjamini-Hochberg) or none.")
+@click.option("--permutations", default=10000, show_default=True, type=int,
               help="Randomization test: random sign vectors (exact enumeration when 2^topics is fewer).")
-@click.option("--seed", default=0, show_default=True,
+@click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the randomization test and the bootstrap (same seed, same numbers).")
-@click.option("--alpha", default=0.05, show_default=True, help="Significance level marked with '*'.")
+@click.option("--alpha", default=0.05, show_default=True, type=float,
+              help="Significance level marked with '*' (p-values as corrected).")
 @click.option("-J", "judged_only", is_flag=True, help="Judged-only evaluation (as `legalir eval -J`).")
-@click.option("-l", "relevance_level", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("-l", "relevance_level", default=1, show_default=True, type=int,
               help="Lowest relevance counted as relevant.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons as JSON.")
-@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(min=0),
-              help="Percentile-bootstrap resamples over topics for each mean and each difference vs the first "
-                   "run (seeded by --seed; 0: no intervals).")
-@click.option("--level", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--bootstrap", default=1000, show_default=True, type=int,
+              help="Percentile-bootstrap resamples over topics for each mean and each difference vs the baseline "
+                   "(seeded by --seed; 0: no intervals).")
+@click.option("--level", default=0.95, show_default=True, type=float,
               help="Confidence level of the bootstrap intervals.")
-def compare(qrels, runs, measures, test, correction, permutations, seed, alpha, judged_only, relevance_level,
-            as_json, bootstrap, level):
-    """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the first run."""
-    from legalir import scoring as evaluate, trec
-    from legalir.scoring import stats
+def compare(qrels, runs, measures, baseline, test, correction, permutations, seed, alpha, judged_only,
+            relevance_level, as_json, bootstrap, level):
+    """Compare RUNS (two or more) on QRELS: each run's mean and its p-value against the baseline (the first).
 
-    if len(runs) < 2:
-        raise click.UsageError("compare needs at least two runs")
-    ms = evaluate.parse_measures(list(measures) or ["map", "ndcg_cut.10"])
-    names = stats.comparable_names(ms)
-    judgements = trec.read_qrels(qrels)  # once for every run
-    per_topic = [evaluate.evaluate_files(qrels, r, ms, judged_only=judged_only, relevance_level=relevance_level,
-                                         qrels=judgements)["per_topic"] for r in runs]
-    comps = stats.compare(per_topic, runs, names, test=test, correction=correction,
-                          permutations=permutations, seed=seed, bootstrap=bootstrap, level=level)
+    The same comparison, with the same defaults, as legalir.compare (paired t-test, Holm's correction,
+    alpha 0.05); the arguments are checked by it, with the same messages.
+    """
+    from legalir.scoring import core, stats
+
+    found = core.compare(list(runs), qrels, list(measures) or None,
+                         baseline=int(baseline) if baseline.lstrip("-").isdigit() else baseline,
+                         correction=correction, test=test, judged_only=judged_only, relevance_level=relevance_level,
+                         alpha=alpha, permutations=permutations, bootstrap=bootstrap, level=level, seed=seed)
     if as_json:
-        click.echo(json.dumps([c.to_dict() for c in comps], indent=1))
+        click.echo(json.dumps([c.to_dict() for c in found.comparisons], indent=1))
     else:
-        click.echo(stats.format_comparisons(comps, alpha), nl=False)
+        click.echo(stats.format_comparisons(found.comparisons, found.alpha), nl=False)
 
 
 COMMANDS = [eval_, compare, report]

@@ -32,7 +32,7 @@ def served_options(fn):
                           "Pyserini's 0.4]."),
         click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
                      help="Run scoring measure, repeatable, as for `legalir eval` [default: the dataset's, else "
-                          "ndcg_cut.10 and recip_rank]."),
+                          "legalir's one default set: map and ndcg_cut.10]."),
         click.option("--judged-only/--all-documents", "judged_only", default=None,
                      help="Score runs judged-only (trec_eval -J) or not [default: the dataset's protocol]."),
         click.option("--device", default=None, help="torch device of dense query encoders [default: cuda if present]."),

@@ -26,7 +26,7 @@ from legalir.scoring.evaluator import (
     to_json,
     topic_coverage,
 )
-from legalir.scoring.measures import DEFAULT_MEASURES, Measure, MeasureError, supported
+from legalir.scoring.measures import DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, supported
 from legalir.scoring.parsing import parse_measures
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Measure",
     "MeasureError",
     "NoCommonTopics",
+    "TREC_EVAL_MEASURES",
     "coverage_notes",
     "evaluate",
     "evaluate_batches",

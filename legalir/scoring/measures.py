@@ -183,8 +183,14 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 #: trec_eval 9.0.x's all_trec (without 10.0's additions)
 ALL_TREC_9 = tuple(n for n in NICKNAMES["all_trec"] if n not in TREC_EVAL_10_ONLY)
 
-#: what `legalir eval` computes when no -m is given: trec_eval's own default set
-DEFAULT_MEASURES = ("official",)
+#: what `legalir eval` prints when no -m is given, as trec_eval does: trec_eval's own default set
+TREC_EVAL_MEASURES = ("official",)
+
+#: the one default measure set of legalir: what legalir.evaluate, legalir.compare, `legalir compare`,
+#: `legalir serve`'s run scores and the MCP evaluate/fuse tools score when neither the caller nor the
+#: dataset names measures (a dataset's protocol, e.g. ACORD's, comes first where the dataset is known).
+#: `legalir eval` alone prints trec_eval's default (TREC_EVAL_MEASURES) instead, as the trec_eval it replaces.
+DEFAULT_MEASURES = ("map", "ndcg_cut.10")
 
 
 @dataclass(frozen=True)

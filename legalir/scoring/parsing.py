@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from legalir.scoring import irm
-from legalir.scoring.measures import (_ORDER, ALL_TREC_9, DEFAULT_MEASURES, FAMILIES, NICKNAMES,
+from legalir.scoring.measures import (_ORDER, ALL_TREC_9, FAMILIES, NICKNAMES, TREC_EVAL_MEASURES,
                                       TREC_EVAL_10_ONLY, VERSIONS, Family, Measure, MeasureError, _parse_params,
                                       _split)
 
@@ -26,7 +26,7 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
     if version not in VERSIONS:
         raise MeasureError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
     if specs is None:
-        specs = DEFAULT_MEASURES
+        specs = TREC_EVAL_MEASURES  # what trec_eval computes with no -m (legalir eval's default)
     if isinstance(specs, str):
         specs = [specs]
     fams: dict[str, Family] = {}

@@ -245,7 +245,7 @@ def compare(per_topic: Sequence[Mapping[str, Mapping[str, float]]], run_names: S
     """Test every run against the first, for each measure, over the topics all runs have.
 
     ``per_topic``: one ``{qid: {measure: value}}`` per run (an
-    :class:`~legalir.evaluate.Evaluation`'s ``per_topic``). The correction
+    :class:`~legalir.scoring.Evaluation`'s ``per_topic``). The correction
     is applied per measure, over the ``len(runs) - 1`` comparisons.
     ``bootstrap``: resamples of the percentile-bootstrap intervals (0: none),
     drawn from ``seed``; every interval of a measure resamples the same topics.

@@ -3,9 +3,13 @@
 Every route parses its request, runs the engine's method on a worker thread
 (:class:`Workers`: a fixed pool, so at most ``workers`` searches run at once
 and each thread is attached to the JVM once and detached when the server
-stops) and returns JSON. Errors are JSON too: ``{"error": "..."}`` with 400
-(bad parameter), 404 (unknown index, partition, collection, document, run or
-topic) or 405/422 as HTTP has them.
+stops) and returns JSON. Errors are JSON too: ``{"error": "..."}`` with the text the CLI prints after
+``error:`` (:func:`legalir.errors.user_message`) and the status of
+:func:`legalir.errors.http_status`: 400 (a bad parameter: the core's argument
+checks, a malformed run, an unknown measure), 404 (unknown index, partition,
+collection, document, run or topic), 501 (a feature whose optional package is
+not installed), 503 (an index that cannot be opened now), or 405/413 as HTTP
+has them. A 500 is a bug.
 
 The page (``/``) and its script and style sheet are package files read from
 ``legalir/serve/static``; only those names are served.
@@ -38,8 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from legalir.version import __version__
-from legalir.errors import LegalirError
-from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Workers  # noqa: F401
+from legalir.errors import LegalirError, http_status, user_message
+from legalir.serve.workers import (DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused,  # noqa: F401
+                                   Workers)
 from legalir.serve import guard
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
@@ -186,21 +191,22 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, e: Exception):
+        # the one translation (legalir.errors): what the CLI prints as `error: ...`, with its HTTP status
+        # (a missing optional package 501, a Lucene index that cannot be opened 503, other input 400);
+        # anything else is a bug: 500, with the details in the server log only
+        status = http_status(e)
+        if status is not None:
+            return JSONResponse({"error": user_message(e)}, status_code=status)
         rid = request.scope.get("state", {}).get("request_id")
         _log.error(f"request {rid} ({request.method} {request.url.path}) failed", exc_info=e)
         return JSONResponse({"error": f"internal error (request id {rid}); the server log has the details"},
                             status_code=500)
 
-    @app.exception_handler(ServeError)
-    async def serve_error(request: Request, e: ServeError):
-        return JSONResponse({"error": str(e)}, status_code=e.status,
-                            headers={"Retry-After": "1"} if e.status == 503 else None)
-
     @app.exception_handler(LegalirError)
-    async def input_error(request: Request, e: LegalirError):
-        status = getattr(e, "status", 400)
-        return JSONResponse({"error": str(e)}, status_code=status,
-                            headers={"Retry-After": "1"} if status == 503 else None)  # OverBudget
+    async def input_error(request: Request, e: LegalirError):  # ServeError too: its own status (404, 503, ...)
+        status = http_status(e)
+        return JSONResponse({"error": user_message(e)}, status_code=status,
+                            headers={"Retry-After": "1"} if status == 503 else None)  # OverBudget, a busy index
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, e: RequestValidationError):
@@ -301,6 +307,22 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                         compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
         return json_response(await pool.call(engine.run_topic, run, qid, compare=compare, k=k))
+
+    @app.post("/runs/evaluate", summary="Score a served run, or a run sent as TREC or CRUMB JSONL text, against "
+                                        "served qrels (legalir.evaluate; the MCP evaluate tool)")
+    async def evaluate(request: Request, body: Any = Body(..., examples=[{"run": "bm25", "measures": ["nDCG@10"]}])):
+        # the body's fields are checked by the core (legalir.checks), so a bad value gets the words the Python
+        # API, the CLI and the MCP tool give it
+        if not isinstance(body, dict):
+            raise ServeError(f"the body must be a JSON object {{\"run\" or \"run_text\", \"qrels\", \"measures\", "
+                             f"\"judged_only\", \"per_topic\"}}, not {type(body).__name__}")
+        known = ("run", "run_text", "qrels", "measures", "judged_only", "per_topic")
+        unknown = sorted(set(body) - set(known))
+        if unknown:
+            raise ServeError(f"unknown field {unknown[0]!r}; the fields are: {', '.join(known)}")
+        return await pool.call(engine.evaluate, body.get("run"), body.get("run_text"), qrels=body.get("qrels"),
+                               measures=body.get("measures"), judged_only=body.get("judged_only"),
+                               per_topic=body.get("per_topic", False))
 
     if mcp_manager is not None:
         from starlette.routing import Route

@@ -83,7 +83,7 @@ MAX_QUERY_CHARS = 10_000
 #: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
 MAX_INLINE_RUN_CHARS = 3_000_000
 SNIPPET_WORDS = 40
-DEFAULT_MEASURES = ("ndcg_cut.10", "recip_rank")
+from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: E402,F401  (the one default set, legalir.evaluate's)
 #: Lucene's default English stop words (what the index ignores), not highlighted
 STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
                       "there these they this to was will with".split())
@@ -684,9 +684,11 @@ class Engine:
 
     def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
                   judged_only: bool | None) -> RunEntry:
-        from legalir import datasets, scoring as evaluate
+        from legalir import datasets
+        from legalir.scoring import core
 
-        entry = RunEntry(spec.name, spec.file, trec.read_run(spec.file))
+        # every run format legalir reads (TREC, CRUMB JSONL), as legalir eval and legalir.evaluate read it
+        entry = RunEntry(spec.name, spec.file, core.to_run(spec.file, f"run {spec.name}"))
         qname = spec.qrels or (spec.name if spec.name in cfg.qrels else None)
         if qname is None and len(cfg.qrels) == 1:
             qname = next(iter(cfg.qrels))
@@ -719,11 +721,12 @@ class Engine:
         entry.judged_only = bool(getattr(dataset_cls, "judged_only", False)) if judged_only is None else judged_only
         names = getattr(dataset_cls, "grade_names", None)
         entry.grade_names = {str(g): str(w) for g, w in names.items()} if names else None
-        entry.measures = list(measures or getattr(dataset_cls, "measures", None) or DEFAULT_MEASURES)
+        entry.measures = core.measure_requests(measures if measures is not None else
+                                               getattr(dataset_cls, "measures", None) or None)
         if entry.qrels is not None:
             try:
-                entry.evaluation = evaluate.evaluate(entry.qrels, entry.run, entry.measures,
-                                                     judged_only=entry.judged_only)
+                # the one scoring function (legalir.evaluate's), keyed by trec_eval's names for the page
+                entry.evaluation = core.score(entry.qrels, entry.run, entry.measures, judged_only=entry.judged_only)
             except LegalirError as e:
                 raise ConfigError(f"run {spec.name} ({spec.file}) against {entry.qrels_path}: {e}") from None
         return entry
@@ -977,7 +980,7 @@ class Engine:
         hits = []
         for r, (docid, score) in enumerate(ranking[:k], 1):
             hits.append({"rank": r, "id": docid, "score": score, "label": labels.get(docid),
-                         "judged": docid in labels, "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
+                         "judged": is_judged(docid, labels), "judged_rank": judged_rank.get(docid), **({"other_rank": other_rank.get(docid)} if other else {}),
                          **doc_fields(docid)})
         gold = sorted(((d, r) for d, r in labels.items() if r > 0), key=lambda dr: (-dr[1], dr[0]))
         gold_out = [{"id": d, "label": r, "rank": rank_of.get(d), "judged_rank": judged_rank.get(d),
@@ -1009,17 +1012,31 @@ class Engine:
             raise BadRequest(f"{where}give either the name of a served run or the run itself as TREC lines "
                              f"(qid Q0 docid rank score tag), not {'both' if name else 'neither'}")
         if name is not None:
-            entry = self.run(name)
+            from legalir import checks
+
+            entry = self.run(checks.text(f"{where}run", name))
             return name, entry.run, entry
+        from legalir import checks, runformats
+
+        checks.text(f"{where}run_text", text)
         if len(text) > MAX_INLINE_RUN_CHARS:
             raise BadRequest(f"{where}inline run of {len(text):,} characters; at most {MAX_INLINE_RUN_CHARS:,} "
                              f"(serve a large run with --run NAME=FILE and give its name)")
-        return INLINE, trec.read_run(INLINE, data=text.encode("utf-8")), None
+        data = text.encode("utf-8")
+        if runformats.sniff_bytes(data, INLINE) == "crumb":  # every run format legalir reads
+            return INLINE, runformats.read_crumb_run(INLINE, data=data), None
+        return INLINE, trec.read_run(INLINE, data=data), None
 
     def _scoring(self, entries: list[RunEntry | None], qrels: str | None, measures: list[str] | None,
                  judged_only: bool | None) -> tuple[str | None, list[str], bool]:
         """The qrels name, measures and protocol to score with: as asked, else the served runs' own."""
+        from legalir import checks
+
         served = [e for e in entries if e is not None]
+        if judged_only is not None:
+            judged_only = checks.boolean("judged_only", judged_only)
+        if qrels is not None:
+            qrels = checks.text("qrels", qrels)
         if qrels is None:
             names = {e.qrels_name for e in served if e.qrels_name}
             if len(names) == 1:
@@ -1031,15 +1048,20 @@ class Engine:
         same = [e for e in self.runs.values() if qrels is not None and e.qrels_name == qrels]
         if judged_only is None:
             judged_only = bool(same and same[0].judged_only)
-        measures = list(measures or (same[0].measures if same else DEFAULT_MEASURES))
-        return qrels, measures, judged_only
+        if measures is None:
+            measures = same[0].measures if same else None
+        from legalir.scoring import core
+
+        return qrels, core.measure_requests(measures), judged_only
 
     def evaluate(self, run: str | None = None, run_text: str | None = None, qrels: str | None = None,
                  measures: list[str] | None = None, judged_only: bool | None = None,
                  per_topic: bool = False) -> dict:
-        """Score a served run (by name) or an inline TREC run against served qrels (:func:`legalir.evaluate`)."""
-        from legalir import api
+        """Score a served run (by name) or an inline TREC or CRUMB JSONL run against served qrels
+        (:func:`legalir.evaluate`: POST /runs/evaluate and the MCP evaluate tool)."""
+        from legalir import api, checks
 
+        per_topic = checks.boolean("per_topic", per_topic)
         label, data, entry = self._a_run(run, run_text)
         qname, measures, judged_only = self._scoring([entry], qrels, measures, judged_only)
         if qname is None:

@@ -60,7 +60,7 @@ SCOPES = ("search", "runs", "metrics")
 ROUTE_SCOPES: dict[str, str] = {
     "/search": "search", "/search/batch": "search", "/doc/{collection}/{docid:path}": "search",
     "/indexes": "search", "/collections": "search",
-    "/runs": "runs", "/runs/{run}/topics": "runs", "/runs/{run}/topics/{qid:path}": "runs",
+    "/runs": "runs", "/runs/evaluate": "runs", "/runs/{run}/topics": "runs", "/runs/{run}/topics/{qid:path}": "runs",
     "/metrics": "metrics",
 }
 OPEN = "open"

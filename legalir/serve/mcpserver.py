@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from legalir.version import __version__
-from legalir.errors import LegalirError
+from legalir.errors import user_message
 from legalir.serve import keys
 from legalir.serve.engine import MAX_K, BadRequest, Engine
 
@@ -89,8 +89,13 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
             raise ToolError(f"this API key may not call {tool} (it needs scope {TOOL_SCOPES[tool]})")
         try:
             out = await workers.call(fn, *args, **kwargs)
-        except LegalirError as e:  # bad arguments: the message tells the model what to change
-            raise ToolError(str(e)) from None
+        except Exception as e:
+            # the one translation (legalir.errors.user_message): bad arguments, a missing optional package,
+            # Lucene refusing: a tool error whose text is the CLI's `error:` line and the HTTP error's body
+            message = user_message(e)
+            if message is None:
+                raise
+            raise ToolError(message) from None
         if state is not None and isinstance(out, dict) and isinstance(out.get("hits"), list):
             state["hits"] = len(out["hits"])
         return out
@@ -167,9 +172,9 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     @server.tool(description=(
         "Score a ranking (a TREC run) against relevance judgments (qrels) with trec_eval's measures, exactly as "
         "trec_eval computes them. Give either run (the name of a served run, see list_indexes) or run_text "
-        "(TREC run lines: 'qid Q0 docid rank score tag', one per line). Measures as for `legalir eval`: "
-        "trec_eval names (ndcg_cut.10, map, recip_rank, P.5, recall.100) or ir_measures names (nDCG@10, "
-        "P@5, R@100, RR); default: the dataset's own. Returns the mean of each measure over topics "
+        "(TREC run lines: 'qid Q0 docid rank score tag', one per line, or CRUMB JSONL lines). Measures as for "
+        "`legalir eval`: trec_eval names (ndcg_cut.10, map, recip_rank, P.5, recall.100) or ir_measures names "
+        "(nDCG@10, P@5, R@100, RR); default: the dataset's own, else map and ndcg_cut.10. Returns the mean of each measure over topics "
         "(and each topic's values with per_topic)."))
     async def evaluate(
         ctx: Context,

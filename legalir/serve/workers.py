@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from legalir.errors import LegalirError
+from legalir.errors import LegalirError, http_status, user_message
 
 _log = logging.getLogger(__name__)
 
@@ -26,6 +26,15 @@ class OverBudget(LegalirError):
     over MCP."""
 
     status = 503
+
+
+class Refused(LegalirError):
+    """A user-caused failure that surfaced from below legalir (an optional package missing, Lucene refusing),
+    worded by :func:`legalir.errors.user_message`, with its HTTP status (:func:`legalir.errors.http_status`)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 class Workers:
@@ -85,7 +94,21 @@ class Workers:
         return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond)."""
+        """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond); a
+        user-caused failure from below legalir (an optional package missing, Lucene refusing:
+        :func:`legalir.errors.user_message`) comes back as a :class:`Refused` with its HTTP status, so HTTP
+        and MCP answer it as the CLI does, never as a 500."""
+        try:
+            return await self._call(fn, *args, **kwargs)
+        except LegalirError:
+            raise
+        except Exception as e:
+            status = http_status(e)
+            if status is None:
+                raise
+            raise Refused(user_message(e), status) from e
+
+    async def _call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         if self.budget is None:
             return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
         if self.abandoned >= self.n:

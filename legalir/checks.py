@@ -1,0 +1,117 @@
+"""Argument checks at the door: one function per kind of value, one message shape.
+
+Every public function of the core (:func:`legalir.evaluate`, :func:`legalir.compare`,
+:func:`legalir.load`, :func:`legalir.index`, :func:`legalir.write_run`, :func:`legalir.as_run`,
+:func:`legalir.as_qrels`) checks its arguments with these before any work starts, so a bad value
+gets the same :class:`legalir.errors.ApiError` through the Python API, the CLI (``error: ...``,
+exit status 2), HTTP (400, ``{"error": ...}``) and MCP (a tool error): the argument's name, the
+value given and the values accepted, e.g. ``alpha must be a number between 0 and 1 (exclusive),
+not 2``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from typing import Any, Iterable
+
+from legalir.errors import ApiError
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: its repr, cut at 60 characters, with its type when not obvious."""
+    try:
+        text = repr(value)
+    except Exception:  # pragma: no cover - a repr that raises
+        text = f"<{type(value).__name__}>"
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return text
+    return f"{text} ({type(value).__name__})"
+
+
+def boolean(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (also numpy's booleans); not 0/1, not strings."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise ApiError(f"{name} must be True or False, not {shown(value)}")
+
+
+def integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """An integer (not a bool, not a float) within ``low``..``high`` (either bound may be open: None)."""
+    accepted = ("an integer" + (f" from {low:,}" if low is not None else "")
+                + (f" to {high:,}" if high is not None else (" or more" if low is not None else "")))
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ApiError(f"{name} must be {accepted}, not {shown(value)}")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ApiError(f"{name} must be {accepted}, not {v}")
+    return v
+
+
+def optional_integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> int | None:
+    return None if value is None else integer(name, value, low, high)
+
+
+def fraction(name: str, value: Any) -> float:
+    """A real number strictly between 0 and 1 (a significance level, a coverage)."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value))
+            or not 0 < float(value) < 1):
+        raise ApiError(f"{name} must be a number between 0 and 1 (exclusive), not {shown(value)}")
+    return float(value)
+
+
+def choice(name: str, value: Any, accepted: Iterable[str]) -> str:
+    """One of ``accepted`` (strings, compared exactly)."""
+    accepted = list(accepted)
+    if not isinstance(value, str) or value not in accepted:
+        raise ApiError(f"{name} must be one of {', '.join(map(repr, accepted))}, not {shown(value)}")
+    return value
+
+
+def text(name: str, value: Any, *, empty: bool = False) -> str:
+    """A string (non-empty unless ``empty``), without lone surrogates (which no file or JSON can hold)."""
+    if not isinstance(value, str):
+        raise ApiError(f"{name} must be a string, not {shown(value)}")
+    if not empty and not value.strip():
+        raise ApiError(f"{name} must be a non-empty string, not {shown(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ApiError(f"{name} holds a lone surrogate (character {e.start}), which is not text; "
+                       f"give valid Unicode") from None
+    return value
+
+
+def optional_text(name: str, value: Any) -> str | None:
+    return None if value is None else text(name, value)
+
+
+def path(name: str, value: Any) -> str | os.PathLike:
+    """A file or folder path: a non-empty string or an ``os.PathLike``."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+        if isinstance(value, bytes):
+            raise ApiError(f"{name} must be a text path (a str or pathlib.Path), not bytes")
+    if not isinstance(value, str) or not value.strip():
+        raise ApiError(f"{name} must be a path (a non-empty str or pathlib.Path), not {shown(value)}")
+    if "\0" in value:
+        raise ApiError(f"{name} must be a path without NUL characters, not {shown(value)}")
+    text(name, value)
+    return value
+
+
+def optional_path(name: str, value: Any) -> str | os.PathLike | None:
+    return None if value is None else path(name, value)
+
+
+def identifier(name: str, value: Any) -> str:
+    """A topic or document id: a non-empty string, or an integer (taken as its decimal string)."""
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)):
+        raise ApiError(f"{name} must be a string (or an integer), not {shown(value)}")
+    s = str(value)
+    if not s:
+        raise ApiError(f"{name} must not be empty")
+    text(name, s)
+    return s
