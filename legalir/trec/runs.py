@@ -122,7 +122,9 @@ def read_run(path: str | os.PathLike, notes: list[str] | None = None,
     As trec_eval reads it: the rank column is ignored (order comes from scores);
     fields after the sixth are ignored (reported in ``notes``); blank lines and
     ``#`` comment lines are skipped (as trec_eval 10.0 skips them); the score is
-    read as C's ``atof`` reads it (``1_0`` is 1.0, reported in ``notes``).
+    read exactly as glibc's ``atof`` reads it (:func:`legalir.trec.plain.strtod`: ``0x10`` is 16,
+    ``+1.5`` 1.5, ``inf`` infinity; ``1_0`` and ``1.5abc`` are 1.0 and 1.5, the ignored rest and
+    hexadecimal scores reported in ``notes``).
     Beyond trec_eval: a score with no number at all (``high``, which trec_eval
     reads as 0) or NaN, and a document twice for a topic (trec_eval: "duplicate
     docs"), are located errors.
@@ -340,7 +342,9 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
             continue
         qid, _, docid, _, score, tag = cols
         try:
-            if "_" in score:
+            # float() reads a field of a plain text (ASCII, no whitespace of any kind) without "_" exactly as
+            # strtod does, whenever it reads it at all: the same grammar, both correctly rounded
+            if not plain or "_" in score:
                 raise ValueError
             value = float(score)
         except ValueError:
@@ -352,8 +356,12 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
                         f"original text stays in 'query_id')" if wide else "")
                 raise FormatError(where, n, f"score {score!r} is not a number (trec_eval would read it as 0)"
                                             f"{hint}") from None
-            if tail or "_" in score:
-                state.tails.append(f"{where}:{n}: score {score!r} read as {value!r}, as trec_eval reads it")
+            if tail:
+                state.tails.append(f"{where}:{n}: score {score!r} read as {value!r} (the rest, {tail!r}, ignored), "
+                                   f"as trec_eval reads it")
+            elif "x" in score[:3].lower():
+                state.tails.append(f"{where}:{n}: hexadecimal score {score!r} read as {value!r}, as trec_eval "
+                                   f"reads it")
         if value != value:
             raise FormatError(where, n, "score is NaN")
         if qid != last_qid:
