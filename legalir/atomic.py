@@ -647,6 +647,7 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
                  legacy: Callable[[Path], bool] | None = None) -> None:
     """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc)."""
     target = Path(target)
+    refuse_version_folder(target)
     real = target
     if target.is_symlink():
         version = _version_of(target)
@@ -790,6 +791,34 @@ class Pin:
 
     def __repr__(self) -> str:
         return f"Pin({str(self.path)!r}{', closed' if self.closed else ''})"
+
+
+def refuse_version_folder(target: str | os.PathLike) -> None:
+    """Refuse (:class:`OutputError`) to write into a version folder ``NAME.vN`` of a versioned output, or
+    into a folder inside one (or inside the link ``NAME``): a new version is written through the link.
+
+    Parameters
+    ----------
+    target : path
+        The folder about to be written.
+
+    Raises
+    ------
+    OutputError
+        Naming the link to give instead.
+    """
+    target = Path(target)
+    for p in (target, *target.parents):
+        if p.name in ("", ".", ".."):
+            break
+        if _is_version_folder(p):
+            link = p.with_name(p.name[:_VERSION.search(p.name).start()])
+            inside = "" if p == target else f" is inside {p}, which"
+            raise OutputError(f"{target}:{inside} is version {p.name} of {link} (a link, now to "
+                              f"{os.readlink(link)}); legalir writes a new version through the link: name {link}")
+        if p != target and _version_of(p) is not None:
+            raise OutputError(f"{target}: is inside the versioned output {p}; legalir writes a new version of "
+                              f"it as a whole: name {p}")
 
 
 def _is_version_folder(p: Path) -> bool:
@@ -963,6 +992,7 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
     target = Path(target)
     if target.name in ("", ".", ".."):
         raise OutputError(f"{target}: name a folder to write")
+    refuse_version_folder(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     with lock(target), _sigterm_raises():
         check_target(target, kind, overwrite=overwrite, legacy=legacy)

@@ -28,6 +28,41 @@ def keep_partitions(index_dir: str | os.PathLike, new_dir: Path, marker: str, re
             atomic.copy_linked(old / key, new_dir / key)
 
 
+def recorded_path(path: str | os.PathLike, meta_folder: str | os.PathLike) -> str:
+    """``path`` (a collection folder) as an index's metadata in ``meta_folder`` records it.
+
+    Relative to ``meta_folder`` when ``path`` sits beside the index, that is, inside the folder that holds
+    the index (the parent of the ``NAME.tmp-PID`` folder being built), so that moving the folder holding
+    both keeps the index pointing at its collection; absolute otherwise (found from any working directory).
+    :func:`recorded_location` reads it back.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The folder to record.
+    meta_folder : str or PathLike
+        The folder the metadata file is written into (inside the build folder of :func:`legalir.atomic.atomic_dir`).
+
+    Returns
+    -------
+    str
+    """
+    from legalir import atomic
+
+    target = Path(path).resolve()
+    here = Path(meta_folder).resolve()
+    build = next((p for p in (here, *here.parents) if atomic._TMP.search(p.name)), None)
+    if build is not None and target.is_relative_to(build.parent) and not target.is_relative_to(build):
+        return os.path.relpath(target, here)
+    return str(target)
+
+
+def recorded_location(value: str, meta_folder: str | os.PathLike) -> Path:
+    """The folder an index's metadata in ``meta_folder`` records as ``value`` (:func:`recorded_path`)."""
+    p = Path(value)
+    return p if p.is_absolute() else Path(os.path.realpath(meta_folder)) / p
+
+
 class NotAnIndex(LegalirError, ValueError):
     """A folder that holds no index legalir built (raised by :func:`kind_of`)."""
 
@@ -82,12 +117,13 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     p = Path(path)
     try:
         kind, parts = kind_of(p)
+        first = p / parts[0] if parts else p
         if kind == "sparse":
-            first = p / parts[0] if parts else p
-            corpus = Path(json.loads((first / sparse.META).read_text(encoding="utf-8"))["input"])
+            corpus = recorded_location(json.loads((first / sparse.META).read_text(encoding="utf-8"))["input"], first)
             root = corpus.parent.parent if parts else corpus.parent
         else:
-            root = Path(dense.read_meta(p).get("collection") or "")
+            coll = dense.read_meta(p).get("collection") or ""
+            root = recorded_location(coll, first if parts and not (p / dense.META).exists() else p) if coll else Path("")
     except (OSError, ValueError, KeyError, IndexError):
         return None
     return root.resolve() if str(root) and (root / "manifest.json").exists() else None

@@ -422,7 +422,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     import shutil
     import time
 
-    from legalir.index import lucene, sparse
+    from legalir.index import lucene, recorded_path, sparse
 
     work = tmp / ".update"
     _copy_version(cur, tmp)
@@ -460,7 +460,9 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         folder = tmp / key if key else tmp
         removed, records = plan.removed.get(key, set()), plan.added.get(key, [])
         own = sparse.index_meta(folder) if (folder / lucene.META).exists() else \
-            {"input": str(corpus / key), "documents": 0, "fields": fields}
+            {"input": None, "documents": 0, "fields": fields}
+        if not (folder / lucene.META).exists():  # a new partition: its collection folder as a build records it
+            own["input"] = recorded_path(corpus / key, folder)
         if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
             _index_records(records, work / key, fields, threads, out=folder)
             n = sparse.num_docs(folder)

@@ -19,7 +19,7 @@ from legalir.trec.plain import _ASCII_WS, _CHUNK, _atof, _groups, _merge, _numbe
 
 from legalir.trec import base
 
-__all__ = ["RunBatches", "ScatteredTopics", "TagError", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
+__all__ = ["DepthError", "RunBatches", "ScatteredTopics", "TagError", "check_depth", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
 
 
 # ---------------------------------------------------------------- runs
@@ -30,6 +30,8 @@ def ranking(docs: Mapping[str, float], k: int | None = None) -> list[tuple[str, 
 
     The one top-k helper: every ranker and run writer orders documents with it.
     """
+    if k is not None and k < 0:
+        raise DepthError(f"a ranking's depth cannot be negative (got {k})")
     ranked = sorted(zip(docs.values(), docs), reverse=True)  # (score, docid) pairs: no Python key function
     if k is not None:
         ranked = ranked[:k]
@@ -38,6 +40,20 @@ def ranking(docs: Mapping[str, float], k: int | None = None) -> list[tuple[str, 
 
 class TagError(LegalirError, ValueError):
     pass
+
+
+class DepthError(LegalirError, ValueError):
+    """A depth (documents kept per topic) that is not a positive number."""
+
+
+def check_depth(depth: int | None, where: str | os.PathLike = "") -> int | None:
+    """``depth`` as every run writer takes it: ``None`` (all documents) or at least 1; else a :class:`DepthError`."""
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise DepthError(f"{str(where) + ': ' if where else ''}depth must be at least 1 documents per topic, or "
+                         f"None for all (got {depth!r}); nothing written")
+    return depth
 
 
 def check_tag(tag: str) -> str:
@@ -88,6 +104,7 @@ def write_run_stream(
     sorted qid order (the order :func:`write_run` writes): each topic is written as it comes and
     nothing is kept, so the bytes are :func:`write_run`'s and the memory one topic's."""
     check_tag(tag)
+    check_depth(depth, path)
     from legalir import atomic
 
     n = 0
