@@ -60,7 +60,12 @@ def test_an_update_or_build_given_a_version_folder_refuses_naming_the_link(work,
 
 def test_an_index_finds_the_collection_beside_it_after_both_move(work, tmp_path):
     meta = json.loads((atomic.current(work / "bm25") / sparse.META).read_text())
-    assert meta["input"] == "../coll/corpus"  # relative: it sits beside the index
+    assert meta["input"] == "../coll/corpus"  # relative: it sits beside the index (absolute too, for a lone copy)
+    assert meta["input_absolute"] == str((work / "coll" / "corpus").resolve())
+    alone = tmp_path / "alone"  # the index copied elsewhere without its collection: the absolute path
+    shutil.copytree(atomic.current(work / "bm25"), alone / "bm25.v1")
+    os.symlink("bm25.v1", alone / "bm25")
+    assert cli("index", "update", alone / "bm25", "--add", _adds(tmp_path, "alone-1"))[0] == 0
     moved = tmp_path / "moved"
     os.rename(work, moved)
     code, out = cli("index", "update", moved / "bm25", "--add", _adds(tmp_path))

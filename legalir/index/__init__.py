@@ -28,24 +28,29 @@ def keep_partitions(index_dir: str | os.PathLike, new_dir: Path, marker: str, re
             atomic.copy_linked(old / key, new_dir / key)
 
 
-def recorded_path(path: str | os.PathLike, meta_folder: str | os.PathLike) -> str:
-    """``path`` (a collection folder) as an index's metadata in ``meta_folder`` records it.
+def recorded_path(key: str, path: str | os.PathLike, meta_folder: str | os.PathLike) -> dict[str, str]:
+    """``path`` (a collection folder) as an index's metadata in ``meta_folder`` records it, under ``key``.
 
     Relative to ``meta_folder`` when ``path`` sits beside the index, that is, inside the folder that holds
     the index (the parent of the ``NAME.tmp-PID`` folder being built), so that moving the folder holding
-    both keeps the index pointing at its collection; absolute otherwise (found from any working directory).
-    :func:`recorded_location` reads it back.
+    both keeps the index pointing at its collection, with the absolute path beside it (``KEY_absolute``:
+    an index copied elsewhere alone still finds it); absolute otherwise (found from any working
+    directory). :func:`recorded_location` reads it back.
 
     Parameters
     ----------
+    key : str
+        The metadata field (``input``, ``collection``).
     path : str or PathLike
         The folder to record.
     meta_folder : str or PathLike
-        The folder the metadata file is written into (inside the build folder of :func:`legalir.atomic.atomic_dir`).
+        The folder the metadata file is written into (inside the build folder of
+        :func:`legalir.atomic.atomic_dir`).
 
     Returns
     -------
-    str
+    dict
+        The fields to put in the metadata.
     """
     from legalir import atomic
 
@@ -53,14 +58,23 @@ def recorded_path(path: str | os.PathLike, meta_folder: str | os.PathLike) -> st
     here = Path(meta_folder).resolve()
     build = next((p for p in (here, *here.parents) if atomic._TMP.search(p.name)), None)
     if build is not None and target.is_relative_to(build.parent) and not target.is_relative_to(build):
-        return os.path.relpath(target, here)
-    return str(target)
+        return {key: os.path.relpath(target, here), f"{key}_absolute": str(target)}
+    return {key: str(target)}
 
 
-def recorded_location(value: str, meta_folder: str | os.PathLike) -> Path:
-    """The folder an index's metadata in ``meta_folder`` records as ``value`` (:func:`recorded_path`)."""
+def recorded_location(meta: dict, key: str, meta_folder: str | os.PathLike) -> Path | None:
+    """The folder an index's metadata (``meta``, read from ``meta_folder``) records under ``key``
+    (:func:`recorded_path`): the relative one when it exists, else the absolute one; None when neither is
+    recorded."""
+    value = meta.get(key)
+    if not value:
+        return None
     p = Path(value)
-    return p if p.is_absolute() else Path(os.path.realpath(meta_folder)) / p
+    if p.is_absolute():
+        return p
+    p = Path(os.path.realpath(meta_folder)) / p
+    fallback = meta.get(f"{key}_absolute")
+    return Path(fallback) if not p.exists() and fallback else p
 
 
 class NotAnIndex(LegalirError, ValueError):
@@ -119,11 +133,11 @@ def collection_of(path: str | os.PathLike) -> Path | None:
         kind, parts = kind_of(p)
         first = p / parts[0] if parts else p
         if kind == "sparse":
-            corpus = recorded_location(json.loads((first / sparse.META).read_text(encoding="utf-8"))["input"], first)
-            root = corpus.parent.parent if parts else corpus.parent
+            corpus = recorded_location(json.loads((first / sparse.META).read_text(encoding="utf-8")), "input", first)
+            root = (corpus.parent.parent if parts else corpus.parent) if corpus is not None else Path("")
         else:
-            coll = dense.read_meta(p).get("collection") or ""
-            root = recorded_location(coll, first if parts and not (p / dense.META).exists() else p) if coll else Path("")
+            meta = dense.read_meta(p)
+            root = recorded_location(meta, "collection", p if (p / dense.META).exists() else first) or Path("")
     except (OSError, ValueError, KeyError, IndexError):
         return None
     return root.resolve() if str(root) and (root / "manifest.json").exists() else None

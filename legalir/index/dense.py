@@ -189,7 +189,8 @@ def _write_index(folder: Path, index, emb_dir: Path, manifest: dict, spec: Index
         f.write_index(index, str(folder / INDEX_FILE))
     shutil.copyfile(emb_dir / encoders.DOCIDS, folder / DOCIDS)
     meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
-            "embeddings": str(emb_dir), "collection": recorded_path(coll, folder) if coll is not None else None,
+            "embeddings": str(emb_dir),
+            **(recorded_path("collection", coll, folder) if coll is not None else {"collection": None}),
             "partition": partition, "partition_field": source.get("partition_field"), **extra}
     atomic.write_json(folder / META, meta)
 

@@ -459,10 +459,9 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         t0 = time.time()
         folder = tmp / key if key else tmp
         removed, records = plan.removed.get(key, set()), plan.added.get(key, [])
+        # a new partition: its collection folder recorded as a build records it
         own = sparse.index_meta(folder) if (folder / lucene.META).exists() else \
-            {"input": None, "documents": 0, "fields": fields}
-        if not (folder / lucene.META).exists():  # a new partition: its collection folder as a build records it
-            own["input"] = recorded_path(corpus / key, folder)
+            {**recorded_path("input", corpus / key, folder), "documents": 0, "fields": fields}
         if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
             _index_records(records, work / key, fields, threads, out=folder)
             n = sparse.num_docs(folder)
