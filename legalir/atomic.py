@@ -209,6 +209,37 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# ------------------------------------------------------------------ the environment refusing a write
+#: errors of the machine, not of legalir nor of the input: each one becomes an OutputError naming the output
+_ENVIRONMENT = {
+    errno.ENOSPC: "the disk is full: free some space there, or write somewhere else",
+    errno.EDQUOT: "the disk quota is used up: free some space, or write somewhere else",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EFBIG: "the file is too large for that file system: write somewhere else",
+    errno.EACCES: "no permission to write there: write somewhere else, or change the folder's permissions",
+    errno.EPERM: "no permission to write there: write somewhere else, or change the folder's permissions",
+    errno.EIO: "the disk reported an input/output error: check it, or write somewhere else",
+}
+
+
+@contextlib.contextmanager
+def _located(target: Path, what: str) -> Iterator[None]:
+    """Turn an error of the machine (disk full, read-only, no permission) while writing ``target`` into a located
+    :class:`OutputError`: one line, exit status 2. Permission errors count only on ``target``'s own paths (one
+    reading an input inside the block stays what it is)."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as e:
+        advice = _ENVIRONMENT.get(e.errno)
+        folder = os.path.abspath(target.parent)
+        where = None if e.filename is None else os.path.abspath(e.filename)
+        if advice is None or not (where is None or where == folder or where.startswith(folder + os.sep)):
+            raise  # not the output's own folder: an input, or a cache elsewhere
+        raise OutputError(f"{target}: could not be written ({e.strerror or e}): {advice}; {what}") from e
+
+
 # ------------------------------------------------------------------ output files: the rule
 @dataclass(frozen=True)
 class Command:
@@ -491,6 +522,14 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic.open_file writes whole files (mode 'w' or 'wb'), got {mode!r}")
+    with _located(Path(path), "nothing was written (the file there before, if any, is as it was)"):
+        with _open_file(path, mode, encoding=encoding, newline=newline, output=output, inputs=inputs, force=force,
+                        legacy=legacy) as f:
+            yield f
+
+
+@contextlib.contextmanager
+def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) -> Iterator[IO[Any]]:
     p = Path(path)
     if output:
         check_file(p, inputs, force=force, legacy=legacy)
@@ -591,8 +630,9 @@ def lock(target: str | os.PathLike) -> Iterator[None]:
             break
         os.close(fd)  # the previous owner removed that file as we locked it: lock the new one
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the PID only names the holder in messages (a full disk: none)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         with _held_lock:
             _held[key] = 1
         try:
@@ -993,6 +1033,13 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
     if target.name in ("", ".", ".."):
         raise OutputError(f"{target}: name a folder to write")
     refuse_version_folder(target)
+    with _located(target, "nothing was published (the folder there before, if any, is as it was)"), \
+            _atomic_dir(target, kind, overwrite, legacy, versioned, marker) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: bool, marker) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     with lock(target), _sigterm_raises():
         check_target(target, kind, overwrite=overwrite, legacy=legacy)
