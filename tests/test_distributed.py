@@ -145,6 +145,20 @@ def cluster():
         yield f"127.0.0.1:{port}"
     finally:
         _stop_ours()
+        _forget_cluster_file(port)
+
+
+def _forget_cluster_file(port: int) -> None:
+    """Remove the cluster file `ray start` wrote (/tmp/ray/ray_current_cluster) when it still names this test's
+    cluster, now stopped: left behind, it would send every later `--ray auto` to a dead address."""
+    from ray._common.utils import get_ray_address_file
+
+    path = Path(get_ray_address_file(None))
+    try:
+        if path.read_text().strip() == f"127.0.0.1:{port}":
+            path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 @pytest.fixture(scope="module")
@@ -242,6 +256,31 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     # the shards missing, and only those, were written; the killed actor came back as a third process
     assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
     _same_folder(out, single)
+
+
+def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statutes, tmp_path):
+    """A cluster file left by a cluster that stopped (its port closed): `--ray auto` says so within seconds
+    instead of retrying the dead address for ever; a private RAY_TMPDIR holds the file (the machine's is shared)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # closed once the block ends
+    (tmp_path / "ray").mkdir()
+    cluster_file = tmp_path / "ray" / "ray_current_cluster"
+    cluster_file.write_text(f"127.0.0.1:{dead}\n")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    t0 = time.time()
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
+                        "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
+                       env={**env, **RAY_ENV, "RAY_TMPDIR": str(tmp_path)})
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {cluster_file}: names the Ray cluster '127.0.0.1:{dead}', which does not "
+                           f"answer"), r.stderr
+    assert time.time() - t0 < 60 and not (tmp_path / "e").exists()
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
+                        "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
+                       env={**env, **RAY_ENV, "RAY_ADDRESS": f"127.0.0.1:{dead}"})
+    assert r.returncode == 2 and "error: RAY_ADDRESS: names the Ray cluster" in r.stderr, r.stderr
 
 
 def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):
