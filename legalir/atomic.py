@@ -184,6 +184,45 @@ class _Terminated(SystemExit):
     """SIGTERM turned into an exception, so that ``finally`` blocks clean up."""
 
 
+#: temporary files and folders this process is writing now (what :func:`abandon` removes)
+_in_progress: set[Path] = set()
+_in_progress_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _tracked(tmp: Path) -> Iterator[None]:
+    with _in_progress_lock:
+        _in_progress.add(tmp)
+    try:
+        yield
+    finally:
+        with _in_progress_lock:
+            _in_progress.discard(tmp)
+
+
+def abandon() -> list[Path]:
+    """Remove the temporary files and folders this process is writing now; returns them.
+
+    For a process about to end without unwinding (``legalir``'s signal watchdog, when a command blocked in
+    Java or in Ray does not stop within its grace time): nothing was published from them, and removing them
+    spares the next writer the clean-up of a dead process's leftovers. Best effort; never raises.
+    """
+    with _in_progress_lock:
+        paths = sorted(_in_progress)
+    gone = []
+    for p in paths:
+        # renamed first: one published meanwhile (renamed into place by the main thread) is left alone
+        dead = p.with_name(p.name + "-gone")
+        try:
+            os.rename(p, dead)
+        except OSError:
+            continue
+        with contextlib.suppress(Exception):
+            _remove(dead)
+        gone.append(p)
+    return gone
+
+
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
     """While the block runs (main thread only), SIGTERM raises instead of killing the process."""
@@ -540,7 +579,7 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
     p.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(p)
     tmp = _tmp_name(p)
-    with _sigterm_raises():
+    with _sigterm_raises(), _tracked(tmp):
         try:
             if "b" in mode:
                 f = open(tmp, mode)
@@ -1046,19 +1085,20 @@ def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: boo
         clean_stale(target)
         tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
         _remove(tmp)
-        tmp.mkdir()
-        try:
-            yield tmp
-            _write_marker(tmp, kind, marker)
-            _fsync_tree(tmp)
-            if versioned:
-                _publish_versioned(tmp, target, kind)
-            else:
-                _swap_in(tmp, target)
-                _fsync_dir(target.parent)
-        except BaseException:
-            _remove(tmp)
-            raise
+        with _tracked(tmp):
+            tmp.mkdir()
+            try:
+                yield tmp
+                _write_marker(tmp, kind, marker)
+                _fsync_tree(tmp)
+                if versioned:
+                    _publish_versioned(tmp, target, kind)
+                else:
+                    _swap_in(tmp, target)
+                    _fsync_dir(target.parent)
+            except BaseException:
+                _remove(tmp)
+                raise
 
 
 def copy_linked(src: str | os.PathLike, dst: str | os.PathLike, ignore: Iterable[str] = ()) -> None:

@@ -283,6 +283,59 @@ def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statut
     assert r.returncode == 2 and "error: RAY_ADDRESS: names the Ray cluster" in r.stderr, r.stderr
 
 
+def test_sigterm_and_sigint_stop_an_encode_stuck_connecting_to_ray(minilm_path, statutes, tmp_path):
+    """A port that accepts and never answers: Ray's connection loop never returns; SIGTERM and SIGINT still end
+    `legalir encode` within seconds, saying so, exit 143 and 130, nothing written."""
+    procs, sockets = [], []
+
+    def silent_cluster():
+        """A listener on every address (Ray connects to the node's address, not to the loopback one given)
+        that accepts and never answers; ``.calls`` is set at the second connection: legalir's reachability
+        probe, then Ray's own."""
+        listener = socket.socket()
+        listener.bind(("0.0.0.0", 0))
+        listener.listen(16)
+        calls, port = threading.Event(), listener.getsockname()[1]
+        sockets.append(listener)
+
+        def accept():
+            while True:
+                try:
+                    sockets.append(listener.accept()[0])
+                except OSError:
+                    return
+                if len([s for s in sockets if s.getsockname()[1] == port]) >= 3:
+                    calls.set()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return port, calls
+
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            port, calls = silent_cluster()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / f"e-{sig.name}"),
+                 "--encoder", minilm_path, "--ray", f"127.0.0.1:{port}"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **RAY_ENV})
+            procs.append((sig, proc, calls))
+        for sig, proc, calls in procs:
+            assert calls.wait(WAIT_S), proc.poll()  # Ray is connecting now
+            t0 = time.monotonic()
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=20)
+            assert time.monotonic() - t0 < 15
+            last = [line for line in out.splitlines() if line.strip()][-1]
+            assert proc.returncode == 128 + sig and last.startswith(f"error: stopped by {sig.name}"), out
+            assert not any(p.name.startswith(f"e-{sig.name}") for p in tmp_path.iterdir())
+    finally:
+        for _, proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for s in sockets:
+            s.close()
+
+
 def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):
     r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
                         "--encoder", minilm_path, "--ray", "127.0.0.1:9"], capture_output=True, text=True,

@@ -67,15 +67,56 @@ def connect(address: str | None = "auto"):
     try:
         if auto:
             try:
-                ray.init(address="auto", log_to_driver=False)
+                _init(ray, address="auto")
             except ConnectionError:
-                ray.init(log_to_driver=False)
+                _init(ray)
         else:
-            ray.init(address=address, log_to_driver=False)
+            _init(ray, address=address)
     except Exception as e:  # Ray raises several kinds (ConnectionError, RuntimeError, ValueError)
         raise DistributedError(f"could not connect to the Ray cluster {address!r} ({type(e).__name__}: {e}); "
                                f"start one with `ray start --head`, or give --ray auto for a local one") from None
     return ray
+
+
+class _Hush:
+    """A logging filter dropping the records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def filter(self, record) -> bool:
+        return not str(record.getMessage()).startswith(self.prefix)
+
+
+def _init(ray, **kwargs) -> None:
+    """``ray.init`` in a helper thread, the main thread waiting for it in Python: Ray's connection loop runs in
+    C++ and never returns on a cluster that does not answer, and while the main thread is inside it, SIGINT
+    is not delivered to Python at all; waiting here, Ctrl-C and SIGTERM stop the command at once
+    (:func:`legalir.cli.stop_on_signals` ends it in any case)."""
+    import logging
+    import threading
+
+    done: dict = {}
+
+    def run():
+        try:
+            ray.init(log_to_driver=False, **kwargs)
+        except BaseException as e:  # handed to the main thread
+            done["error"] = e
+
+    # Ray's "SIGTERM handler is not set" warning (from a thread): legalir's own handler is
+    hush = _Hush("SIGTERM handler is not set")
+    ray_log = logging.getLogger("ray._private.worker")
+    ray_log.addFilter(hush)
+    try:
+        t = threading.Thread(target=run, name="legalir-ray-connect", daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.2)
+    finally:
+        ray_log.removeFilter(hush)
+    if "error" in done:
+        raise done["error"]
 
 
 #: seconds `--ray auto` waits for the cluster its address file (or RAY_ADDRESS) names to answer
