@@ -67,6 +67,9 @@ class LegalirGroup(click.Group):
             message = user_message(e)
             if message is None or ctx.params.get("debug") or debug_enabled():
                 raise
+            if isinstance(e, OSError) and e.filename is None and message.startswith("standard output:"):
+                # what could not be written stays in stdout's buffer: flushed at exit, it would fail again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             click.echo(f"error: {message}", err=True)
             ctx.exit(2)
 

@@ -103,3 +103,17 @@ def test_a_jvm_crash_reports_into_the_cache_and_says_so(tmp_path):
     assert len(reports) == 1 and list(work.iterdir()) == []
     said = [line for line in r.stderr.splitlines() if line.startswith("error: the Java VM inside legalir crashed")]
     assert len(said) == 1 and str(reports[0]) in said[0], r.stderr
+
+
+def test_a_full_standard_output_is_a_located_error(tmp_path):
+    """`legalir eval ... > file` on a full disk: /dev/full, a stream whose every write fails with ENOSPC."""
+    (tmp_path / "q.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 a 1 1.0 t\n")
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*LEGALIR, "eval", str(tmp_path / "q.txt"), str(tmp_path / "r.trec")], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == ("error: standard output: could not be written (No space left on "
+                                                 "device): the disk is full: free some space there, or write "
+                                                 "somewhere else")
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr
