@@ -154,8 +154,8 @@ def _forget_cluster_file(port: int) -> None:
     from ray._common.utils import get_ray_address_file
 
     path = Path(get_ray_address_file(None))
-    try:
-        if path.read_text().strip() == f"127.0.0.1:{port}":
+    try:  # Ray writes the node's address there, not the loopback one given: the port tells it is ours
+        if path.read_text().strip().rpartition(":")[2] == str(port):
             path.unlink()
     except FileNotFoundError:
         pass
