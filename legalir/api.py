@@ -210,13 +210,15 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
 
 
 # ------------------------------------------------------------------ indexing
-def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str):
+def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str, drop_duplicates: bool = False,
+                     skip_empty: bool = False):
     from legalir.datasets.dataset import Dataset, Document
 
     class Records(Dataset):
         name = "records"
 
         def documents(self):
+            first: dict[str, int] = {}  # id -> number of the document that has it (the collection keeps as many)
             for n, d in enumerate(docs, 1):
                 if not isinstance(d, Mapping):
                     raise ApiError(f"{where}: document #{n} is a {type(d).__name__}; expected a dict "
@@ -229,6 +231,13 @@ def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str):
                     if not isinstance(d[k], str):
                         raise ApiError(f"{where}: document #{n}: field {k!r} is a {type(d[k]).__name__}; "
                                        f"expected a string")
+                if not drop_duplicates and d["id"] in first:
+                    raise ApiError(f"{where}: document #{n}: id {d['id']!r} is also document #{first[d['id']]}'s; "
+                                   f"give each document its own id, or pass drop_duplicates=True to keep the first")
+                first.setdefault(d["id"], n)
+                if not skip_empty and not d["contents"].strip():
+                    raise ApiError(f"{where}: document #{n} ({d['id']!r}) has empty text, which an index cannot "
+                                   f"hold; leave it out, or pass skip_empty=True to skip such documents")
                 yield Document(d["id"], d["contents"], {k: v for k, v in d.items() if k not in ("id", "contents")})
 
         def topic_sets(self):
@@ -240,7 +249,8 @@ def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str):
     return Records(Path(where))
 
 
-def _collection_dir(source: Any, path: Path, overwrite: bool) -> Path:
+def _collection_dir(source: Any, path: Path, overwrite: bool, drop_duplicates: bool = False,
+                    skip_empty: bool = False) -> Path:
     from legalir import collections
 
     if isinstance(source, Benchmark):
@@ -256,13 +266,19 @@ def _collection_dir(source: Any, path: Path, overwrite: bool) -> Path:
                        f"{type(source).__name__}")
     out = path.with_name(path.name + ".collection")
     _log.info(f"writing the documents as a collection into {out} (what the index reads its texts from)")
-    collections.write(_records_dataset(source, str(out)), out, quiet=True, overwrite=overwrite)
+    manifest = collections.write(_records_dataset(source, str(out), drop_duplicates, skip_empty), out, quiet=True,
+                                 overwrite=overwrite)
+    docs = manifest["documents"]
+    if docs["duplicate_ids"] or docs["empty_text"]:
+        _log.warning(f"{out}: {docs['written']} of {docs['read']} documents indexed: {docs['duplicate_ids']} with a "
+                     f"repeated id dropped (the first kept, drop_duplicates=True), {docs['empty_text']} with empty "
+                     f"text skipped (skip_empty=True)")
     return out
 
 
 def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition: str | Sequence[str] | None = None,
           threads: int = 2, encoder: str = "minilm", device: str | None = None, batch_size: int | None = None,
-          overwrite: bool = False) -> "Searcher":
+          overwrite: bool = False, drop_duplicates: bool = False, skip_empty: bool = False) -> "Searcher":
     """Build a BM25 (Lucene) or dense (FAISS) index and open it.
 
     Parameters
@@ -289,6 +305,12 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
         Dense only: documents per encoder batch.
     overwrite : bool
         Also replace a legalir output of another kind at ``path``.
+    drop_duplicates : bool
+        Documents given as dicts: keep the first of documents sharing an id (a warning counts them)
+        instead of refusing them.
+    skip_empty : bool
+        Documents given as dicts: leave out documents with empty text (a warning counts them) instead
+        of refusing them.
 
     Returns
     -------
@@ -298,7 +320,8 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     Raises
     ------
     legalir.errors.LegalirError
-        A bad source, an unknown partition, a folder legalir did not write.
+        A bad source, an unknown partition, a folder legalir did not write, a document id given twice
+        or an empty text (without ``drop_duplicates`` / ``skip_empty``). Refused before anything is written.
 
     Examples
     --------
@@ -323,15 +346,22 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     checks.optional_text("device", device)
     checks.optional_integer("batch_size", batch_size, 1)
     checks.boolean("overwrite", overwrite)
+    checks.boolean("drop_duplicates", drop_duplicates)
+    checks.boolean("skip_empty", skip_empty)
+    from legalir import atomic
+    from legalir.indexing import dense, sparse
+
     path = Path(path)
-    coll = _collection_dir(source, path, overwrite)
+    mod = sparse if kind == "bm25" else dense
+    # the index's own target checked first: a refused index() writes no collection beside it either
+    atomic.check_target(path, mod.KIND, overwrite=overwrite, legacy=mod._is_legacy_index)
+    coll = _collection_dir(source, path, overwrite, drop_duplicates, skip_empty)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)
     if kind == "bm25":
-        from legalir.indexing import sparse
 
         sparse.build(coll, path, threads=threads, partitions=parts, quiet=True, overwrite=overwrite)
         return Searcher(path)
-    from legalir.indexing import dense, encoders
+    from legalir.indexing import encoders
 
     enc = encoders.Encoder.load(encoder, device=device)
     emb = path.with_name(path.name + ".embeddings")
@@ -459,7 +489,7 @@ def write_run(path: str | os.PathLike, run: Any, *, tag: str = "legalir", depth:
     tag : str
         The run tag (last column): one word.
     depth : int, optional
-        Keep each topic's ``depth`` best documents.
+        Keep each topic's ``depth`` best documents (at least 1).
     """
     from legalir import checks, trec
 

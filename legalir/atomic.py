@@ -55,18 +55,24 @@ settings, reports). The same two rules as folders, for files:
   command's existing-path arguments); library functions pass ``inputs=``.
 * **Never replace a file legalir did not write.** An existing file is
   replaced only when it is empty, or legalir wrote it and it is unchanged
-  since; anything else (a user's ``notes.txt``, a run a user edited) needs
-  ``force=True`` (``--force``). How a file is known to be legalir's, without
-  changing any format a user reads (a TREC run stays a plain TREC run): each
-  folder holding output files has a small registry, ``.legalir-files.json``
-  (name -> size and modification time, in nanoseconds, of the file as legalir
-  published it), updated under a lock after every publish. A file is
-  legalir's while its size and time match its entry, so an edit, a copy over
-  it or a file put there by hand makes it the user's again. Files written
-  before registries existed are recognised by their content (``legacy=``,
-  e.g. a run in exactly the shape and tag legalir writes). Files inside a
-  folder that legalir builds (``NAME.tmp-PID``) or a marked legalir folder
-  are governed by that folder's marker, not by a registry.
+  since; anything else (a user's ``notes.txt``, a run a user edited, a run
+  another tool wrote in the same format) needs ``force=True`` (``--force``).
+  How a file is known to be legalir's, without changing any format a user
+  reads (a TREC run stays a plain TREC run): each folder holding output files
+  has a small registry, ``.legalir-files.json`` (name -> size, modification
+  time in nanoseconds and SHA-256 of the file as legalir published it; the
+  hash is taken from the temporary file before it is renamed into place). A
+  file is legalir's only while its registry entry says so and its size, time
+  and hash all match (the hash is read only when size and time match), so an
+  edit, a copy over it, a ``touch`` or a file put there by hand makes it the
+  user's again. Nothing is guessed from a file's content: a file in no
+  registry is the user's. A registry that is not one legalir wrote (not JSON,
+  unreadable, a symbolic link) counts as naming no file, is never written
+  (through a link or over its content) and the refusal says so. The registry
+  is itself written atomically (temporary file and rename, under a ``flock``
+  on ``.legalir-files.lock`` beside it). Files inside a folder that legalir
+  builds (``NAME.tmp-PID``) or a marked legalir folder are governed by that
+  folder's marker, not by a registry.
 """
 from __future__ import annotations
 
@@ -75,7 +81,9 @@ import ctypes
 import errno
 import fnmatch
 import fcntl
+import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -91,6 +99,10 @@ from legalir.errors import LegalirError
 MARKER = ".legalir-output.json"
 #: registry of the output files legalir wrote in a folder (see the module doc)
 REGISTRY = ".legalir-files.json"
+_REGISTRY_LOCK = ".legalir-files.lock"
+_ABOUT = "files legalir wrote here (a file changed since is the user's again)"
+
+_log = logging.getLogger(__name__)
 _TMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-z]+)?$")
 _VERSION = re.compile(r"\.v(\d+)$")
 
@@ -172,6 +184,45 @@ class _Terminated(SystemExit):
     """SIGTERM turned into an exception, so that ``finally`` blocks clean up."""
 
 
+#: temporary files and folders this process is writing now (what :func:`abandon` removes)
+_in_progress: set[Path] = set()
+_in_progress_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _tracked(tmp: Path) -> Iterator[None]:
+    with _in_progress_lock:
+        _in_progress.add(tmp)
+    try:
+        yield
+    finally:
+        with _in_progress_lock:
+            _in_progress.discard(tmp)
+
+
+def abandon() -> list[Path]:
+    """Remove the temporary files and folders this process is writing now; returns them.
+
+    For a process about to end without unwinding (``legalir``'s signal watchdog, when a command blocked in
+    Java or in Ray does not stop within its grace time): nothing was published from them, and removing them
+    spares the next writer the clean-up of a dead process's leftovers. Best effort; never raises.
+    """
+    with _in_progress_lock:
+        paths = sorted(_in_progress)
+    gone = []
+    for p in paths:
+        # renamed first: one published meanwhile (renamed into place by the main thread) is left alone
+        dead = p.with_name(p.name + "-gone")
+        try:
+            os.rename(p, dead)
+        except OSError:
+            continue
+        with contextlib.suppress(Exception):
+            _remove(dead)
+        gone.append(p)
+    return gone
+
+
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
     """While the block runs (main thread only), SIGTERM raises instead of killing the process."""
@@ -195,6 +246,37 @@ def _sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# ------------------------------------------------------------------ the environment refusing a write
+#: errors of the machine, not of legalir nor of the input: each one becomes an OutputError naming the output
+_ENVIRONMENT = {
+    errno.ENOSPC: "the disk is full: free some space there, or write somewhere else",
+    errno.EDQUOT: "the disk quota is used up: free some space, or write somewhere else",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EFBIG: "the file is too large for that file system: write somewhere else",
+    errno.EACCES: "no permission to write there: write somewhere else, or change the folder's permissions",
+    errno.EPERM: "no permission to write there: write somewhere else, or change the folder's permissions",
+    errno.EIO: "the disk reported an input/output error: check it, or write somewhere else",
+}
+
+
+@contextlib.contextmanager
+def _located(target: Path, what: str) -> Iterator[None]:
+    """Turn an error of the machine (disk full, read-only, no permission) while writing ``target`` into a located
+    :class:`OutputError`: one line, exit status 2. Permission errors count only on ``target``'s own paths (one
+    reading an input inside the block stays what it is)."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as e:
+        advice = _ENVIRONMENT.get(e.errno)
+        folder = os.path.abspath(target.parent)
+        where = None if e.filename is None else os.path.abspath(e.filename)
+        if advice is None or not (where is None or where == folder or where.startswith(folder + os.sep)):
+            raise  # not the output's own folder: an input, or a cache elsewhere
+        raise OutputError(f"{target}: could not be written ({e.strerror or e}): {advice}; {what}") from e
 
 
 # ------------------------------------------------------------------ output files: the rule
@@ -252,14 +334,55 @@ def _in_build(p: Path) -> bool:
     return any(_TMP.search(part) for part in p.parent.parts)
 
 
-def _registry_lookup(p: Path) -> dict | None:
+class _Unreadable(Exception):
+    """A registry that is not one legalir wrote: what is wrong with it."""
+
+
+def _read_registry(folder: Path) -> dict[str, dict]:
+    """The entries of ``folder``'s registry (``{}`` when there is none).
+
+    Raises
+    ------
+    _Unreadable
+        A registry that is a symbolic link, cannot be read, or is not the JSON legalir writes.
+    """
+    reg = folder / REGISTRY
     try:
-        with open(p.parent / REGISTRY, encoding="utf-8") as f:
-            doc = json.load(f)
-        entry = doc["files"][p.name]
-        return entry if isinstance(entry, dict) else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        fd = os.open(reg, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _Unreadable(f"{reg} is a symbolic link") from None
+        raise _Unreadable(f"{reg} cannot be read ({e.strerror})") from None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(64 << 20)
+        doc = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError) as e:
+        raise _Unreadable(f"{reg} is not a registry legalir wrote ({type(e).__name__})") from None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(e, dict) for e in files.values()):
+        raise _Unreadable(f"{reg} is not a registry legalir wrote (no 'files' table)")
+    return files
+
+
+def _digest(f: IO[bytes]) -> str:
+    return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _matches(p: Path, entry: dict) -> bool:
+    """Whether the file ``p`` is the one ``entry`` records: size and time first, then (only then) its hash."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if entry.get("size") != st.st_size or entry.get("mtime_ns") != st.st_mtime_ns:
+            return False
+        want = entry.get("sha256")
+        return isinstance(want, str) and _digest(f) == want
 
 
 def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] | None = None) -> bool:
@@ -270,59 +393,26 @@ def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] |
     path : path
         An existing file.
     legacy : callable, optional
-        Recognises by its content a file written before registries existed [default:
-        :func:`legalir_run`].
+        Recognises a file by its content as one legalir wrote; nothing does by default (a file that
+        no registry names is the user's).
 
     Returns
     -------
     bool
+        True when the folder's registry names the file and its size, modification time and
+        SHA-256 all match; False for anything else, a registry that legalir did not write included.
     """
     p = Path(path)
     marker = read_marker(p.parent)
     if marker is not None and _ours(p.name, marker):
         return True
-    entry = _registry_lookup(p)
-    if entry is not None:
-        try:
-            st = p.stat()
-        except OSError:
-            return False
-        if entry.get("size") == st.st_size and entry.get("mtime_ns") == st.st_mtime_ns:
-            return True
-    return bool((legacy or legalir_run)(p))
-
-
-_RUN_START = re.compile(rb"[^\s]+ Q0 [^\s]+ [0-9]+ -?(?:[0-9]+\.[0-9]{6}|inf) ([^\s]+)\n")
-
-
-def legalir_run(path: str | os.PathLike, limit: int = 1 << 30) -> bool:
-    """Whether ``path`` is a TREC run in exactly the shape legalir writes: every line
-    ``qid Q0 docid rank score tag`` separated by one space, the score with six decimals, one tag.
-
-    The recognition of runs written before output registries existed (``legacy``); a file over
-    ``limit`` bytes is not read (it counts as the user's).
-
-    Parameters
-    ----------
-    path : path
-    limit : int
-
-    Returns
-    -------
-    bool
-    """
     try:
-        if os.path.getsize(path) > limit:
-            return False
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    first = _RUN_START.match(data)
-    if first is None:
-        return False
-    line = _RUN_START.pattern[:-len(rb"([^\s]+)\n")] + re.escape(first.group(1)) + rb"\n"
-    return re.fullmatch(rb"(?:" + line + rb")+", data) is not None
+        entry = _read_registry(p.parent).get(p.name)
+    except _Unreadable:
+        entry = None
+    if entry is not None and not p.is_symlink() and _matches(p, entry):
+        return True
+    return bool(legacy is not None and legacy(p))
 
 
 def check_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), *, force: bool = False,
@@ -343,8 +433,7 @@ def check_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()
     force : bool
         Replace an existing file legalir did not write.
     legacy : callable, optional
-        Recognises a file legalir wrote before registries existed, by its content [default:
-        :func:`legalir_run`].
+        Recognises a file legalir wrote by its content [default: none].
 
     Raises
     ------
@@ -373,44 +462,74 @@ def check_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()
     if st.st_size == 0 or force or cmd.force:
         return
     if not written_by_legalir(target, legacy):
-        raise OutputError(f"{p}: exists and legalir did not write it (or it changed since); legalir never "
+        why = ""
+        try:
+            _read_registry(target.parent)
+        except _Unreadable as e:
+            why = f" ({e}: legalir counts none of the files there as its own)"
+        raise OutputError(f"{p}: exists and legalir did not write it (or it changed since){why}; legalir never "
                           f"replaces a file it did not write: pass --force to replace it, or name another file")
 
 
-def _remember(p: Path) -> None:
-    """Record ``p`` (just published) in its folder's registry; prune entries of files gone."""
+@contextlib.contextmanager
+def _registry_lock(folder: Path) -> Iterator[bool]:
+    """Hold the lock of ``folder``'s registry (waiting for other writers); yields False when it cannot be taken."""
+    path = folder / _REGISTRY_LOCK
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            yield False
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # writers of other files in the folder wait a moment, never fail
+            same = os.fstat(fd).st_ino == os.lstat(path).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the previous holder removed the file as we locked it: lock the new one
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _remember(p: Path, size: int, mtime_ns: int, sha256: str) -> None:
+    """Record ``p`` (just published, as ``size``, ``mtime_ns``, ``sha256``) in its folder's registry, written
+    atomically; prune entries of files gone. A registry legalir did not write is left as it is."""
     if _in_build(p) or read_marker(p.parent) is not None:
         return
-    reg = p.parent / REGISTRY
-    try:
-        st = p.stat()
-        fd = os.open(reg, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:  # a folder we may write files into but not this one: the file stays the user's to judge
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # writers of other files in the folder wait a moment, never fail
-        raw = b""
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            raw += chunk
+    folder = p.parent
+    reg = folder / REGISTRY
+    with _registry_lock(folder) as locked:
+        if not locked:  # a folder we may write files into but not this one: the file stays the user's to judge
+            return
+        clean_stale(reg)  # a registry update killed before its rename
         try:
-            doc = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-            files = doc.get("files") if isinstance(doc, dict) else None
-            files = files if isinstance(files, dict) else {}
-        except ValueError:
-            files = {}  # a registry cut short by a kill: its files count as the user's (the safe side)
-        files = {n: e for n, e in files.items() if n != p.name and (p.parent / n).exists()}
-        files[p.name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-        out = json.dumps({"about": "files legalir wrote here (a file changed since is the user's again)",
-                          "files": dict(sorted(files.items()))}, indent=1).encode("utf-8") + b"\n"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, out, 0)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+            files = _read_registry(folder)
+        except _Unreadable as e:
+            _log.warning(f"{e}; legalir leaves it as it is and does not record {p.name} as its own "
+                         f"(remove it to let legalir record the files it writes there)")
+            return
+        files = {n: e for n, e in files.items() if n != p.name and os.path.lexists(folder / n)}
+        files[p.name] = {"size": size, "mtime_ns": mtime_ns, "sha256": sha256}
+        out = json.dumps({"about": _ABOUT, "files": dict(sorted(files.items()))}, indent=1).encode("utf-8") + b"\n"
+        tmp = _tmp_name(reg)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            try:
+                os.write(fd, out)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, reg)  # replaces the name itself: never written through a link
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            _log.warning(f"{reg}: could not record {p.name} ({e.strerror or e}); it counts as the user's")
 
 
 # ------------------------------------------------------------------ files
@@ -442,6 +561,14 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic.open_file writes whole files (mode 'w' or 'wb'), got {mode!r}")
+    with _located(Path(path), "nothing was written (the file there before, if any, is as it was)"):
+        with _open_file(path, mode, encoding=encoding, newline=newline, output=output, inputs=inputs, force=force,
+                        legacy=legacy) as f:
+            yield f
+
+
+@contextlib.contextmanager
+def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) -> Iterator[IO[Any]]:
     p = Path(path)
     if output:
         check_file(p, inputs, force=force, legacy=legacy)
@@ -452,7 +579,7 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
     p.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(p)
     tmp = _tmp_name(p)
-    with _sigterm_raises():
+    with _sigterm_raises(), _tracked(tmp):
         try:
             if "b" in mode:
                 f = open(tmp, mode)
@@ -462,6 +589,10 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
                 yield f
                 f.flush()
                 os.fsync(f.fileno())
+                if output:
+                    st = os.fstat(f.fileno())
+                    with open(tmp, "rb") as again:
+                        seen = (st.st_size, st.st_mtime_ns, _digest(again))
             os.replace(tmp, p)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -469,7 +600,7 @@ def open_file(path: str | os.PathLike, mode: str = "w", *, encoding: str | None 
             raise
     _fsync_dir(p.parent)
     if output:
-        _remember(p)
+        _remember(p, *seen)
 
 
 def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8", **rule: Any) -> None:
@@ -538,8 +669,9 @@ def lock(target: str | os.PathLike) -> Iterator[None]:
             break
         os.close(fd)  # the previous owner removed that file as we locked it: lock the new one
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the PID only names the holder in messages (a full disk: none)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         with _held_lock:
             _held[key] = 1
         try:
@@ -594,6 +726,7 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
                  legacy: Callable[[Path], bool] | None = None) -> None:
     """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc)."""
     target = Path(target)
+    refuse_version_folder(target)
     real = target
     if target.is_symlink():
         version = _version_of(target)
@@ -737,6 +870,34 @@ class Pin:
 
     def __repr__(self) -> str:
         return f"Pin({str(self.path)!r}{', closed' if self.closed else ''})"
+
+
+def refuse_version_folder(target: str | os.PathLike) -> None:
+    """Refuse (:class:`OutputError`) to write into a version folder ``NAME.vN`` of a versioned output, or
+    into a folder inside one (or inside the link ``NAME``): a new version is written through the link.
+
+    Parameters
+    ----------
+    target : path
+        The folder about to be written.
+
+    Raises
+    ------
+    OutputError
+        Naming the link to give instead.
+    """
+    target = Path(target)
+    for p in (target, *target.parents):
+        if p.name in ("", ".", ".."):
+            break
+        if _is_version_folder(p):
+            link = p.with_name(p.name[:_VERSION.search(p.name).start()])
+            inside = "" if p == target else f" is inside {p}, which"
+            raise OutputError(f"{target}:{inside} is version {p.name} of {link} (a link, now to "
+                              f"{os.readlink(link)}); legalir writes a new version through the link: name {link}")
+        if p != target and _version_of(p) is not None:
+            raise OutputError(f"{target}: is inside the versioned output {p}; legalir writes a new version of "
+                              f"it as a whole: name {p}")
 
 
 def _is_version_folder(p: Path) -> bool:
@@ -910,25 +1071,34 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
     target = Path(target)
     if target.name in ("", ".", ".."):
         raise OutputError(f"{target}: name a folder to write")
+    refuse_version_folder(target)
+    with _located(target, "nothing was published (the folder there before, if any, is as it was)"), \
+            _atomic_dir(target, kind, overwrite, legacy, versioned, marker) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: bool, marker) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     with lock(target), _sigterm_raises():
         check_target(target, kind, overwrite=overwrite, legacy=legacy)
         clean_stale(target)
         tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
         _remove(tmp)
-        tmp.mkdir()
-        try:
-            yield tmp
-            _write_marker(tmp, kind, marker)
-            _fsync_tree(tmp)
-            if versioned:
-                _publish_versioned(tmp, target, kind)
-            else:
-                _swap_in(tmp, target)
-                _fsync_dir(target.parent)
-        except BaseException:
-            _remove(tmp)
-            raise
+        with _tracked(tmp):
+            tmp.mkdir()
+            try:
+                yield tmp
+                _write_marker(tmp, kind, marker)
+                _fsync_tree(tmp)
+                if versioned:
+                    _publish_versioned(tmp, target, kind)
+                else:
+                    _swap_in(tmp, target)
+                    _fsync_dir(target.parent)
+            except BaseException:
+                _remove(tmp)
+                raise
 
 
 def copy_linked(src: str | os.PathLike, dst: str | os.PathLike, ignore: Iterable[str] = ()) -> None:

@@ -8,6 +8,12 @@ status 2; ``--debug`` (or ``LEGALIR_DEBUG=1``) shows the traceback instead.
 """
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
+import time
+
 import click
 
 from legalir.version import __version__
@@ -32,8 +38,21 @@ class LegalirGroup(click.Group):
         return self.commands.get(cmd_name) or commands.load(cmd_name)
 
     def invoke(self, ctx: click.Context):
+        if _is_the_program():
+            name = next((a for a in sys.argv[1:] if not a.startswith("-")), None)  # the group takes no values
+            if name is not None and name not in _OWN_SIGNALS:
+                stop_on_signals()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # Ctrl-C (SIGINT) unwound the command: what was being written is removed
+            click.echo("error: stopped by SIGINT (interrupted): nothing was published", err=True)
+            ctx.exit(130)
+        except SystemExit as e:
+            from legalir.atomic import _Terminated
+
+            if isinstance(e, _Terminated):  # SIGTERM unwound the command, as Ctrl-C does
+                click.echo("error: stopped by SIGTERM: nothing was published", err=True)
+            raise
         except click.UsageError as e:  # a bad option value or a missing argument, before any work
             # the whole command path (`legalir analyze lexical`, `legalir index build`), named `legalir`
             # however the program was started
@@ -50,8 +69,89 @@ class LegalirGroup(click.Group):
             message = user_message(e)
             if message is None or ctx.params.get("debug") or debug_enabled():
                 raise
+            if isinstance(e, OSError) and e.filename is None and message.startswith("standard output:"):
+                # what could not be written stays in stdout's buffer: flushed at exit, it would fail again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             click.echo(f"error: {message}", err=True)
             ctx.exit(2)
+
+
+#: seconds a command has, after SIGINT or SIGTERM, to stop by itself (unwinding: temporaries removed, nothing
+#: published) before the process ends anyway (a command blocked in Java or in Ray's connection loop)
+GRACE_S = 3.0
+#: commands that stop on signals their own way (uvicorn's graceful shutdown)
+_OWN_SIGNALS = ("serve", "mcp")
+_stopper: list = []
+
+
+def _is_the_program() -> bool:
+    """Whether this process is the `legalir` program (its console script, or ``python -m legalir.cli``), not a
+    Python program calling the command line in-process (a test's CliRunner): only the program's signals are
+    legalir's to handle."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    return os.path.basename(argv0) == "legalir" or os.path.realpath(argv0) == os.path.realpath(__file__)
+
+
+def _terminate(signum, frame):
+    """SIGTERM as an exception: ``finally`` blocks run (temporaries removed), exit status 143."""
+    from legalir.atomic import _Terminated
+
+    raise _Terminated(128 + signum)
+
+
+def stop_on_signals(grace: float = GRACE_S) -> bool:
+    """Make SIGINT and SIGTERM stop this process within ``grace`` seconds, whatever its main thread is doing.
+
+    Both first unwind the main thread (KeyboardInterrupt; SIGTERM raises ``SystemExit(143)``), so an output
+    being written is never published and its temporary is removed. A main thread blocked in Java or in a
+    Ray connection does not run Python until that call returns: the signal also wakes a watchdog thread
+    (through :func:`signal.set_wakeup_fd`, written by the C-level handler at once), which, if the process is
+    still alive ``grace`` seconds later (or at a second signal), removes the temporaries being written
+    (:func:`legalir.atomic.abandon`), says so on stderr and ends the process (exit status 128 + signal).
+    Main thread only, once per process; returns whether it is in force.
+    """
+    if _stopper:
+        return True
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread of the main interpreter
+        os.close(r)
+        os.close(w)
+        return False
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def watch():
+        first = 0
+        while first not in (signal.SIGINT, signal.SIGTERM):  # the wakeup fd carries every caught signal
+            first = os.read(r, 1)[0]
+        deadline = time.monotonic() + grace
+        import select
+
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([r], [], [], left)
+            if ready and any(b in (signal.SIGINT, signal.SIGTERM) for b in os.read(r, 64)):
+                break  # a second signal: stop now
+        from legalir import atomic
+
+        gone = atomic.abandon()
+        name = signal.Signals(first).name
+        removed = f"; removed what it was writing ({', '.join(str(p) for p in gone)})" if gone else ""
+        try:
+            os.write(2, f"error: stopped by {name}: the command did not finish within {grace:g} s, so legalir "
+                        f"ended it; nothing was published{removed}\n".encode())
+        finally:
+            os._exit(128 + first)
+
+    threading.Thread(target=watch, name="legalir-signal-watchdog", daemon=True).start()
+    _stopper.append(w)
+    return True
 
 
 @click.group(cls=LegalirGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -11,6 +11,7 @@ anything else is a bug and keeps its traceback. ``legalir --debug`` (or
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 
@@ -28,6 +29,16 @@ OPTIONAL_PACKAGES = {
     "uvicorn": "FastAPI and uvicorn (legalir serve): pip install 'legalir[serve]'",
     "ir_measures": "ir_measures: pip install ir_measures",
     "mcp": "the MCP SDK (legalir mcp, /mcp): pip install 'legalir[serve]'",
+}
+
+
+#: errors of the machine on a write (errno -> what to do)
+_MACHINE = {
+    errno.ENOSPC: "the disk is full: free some space there, or write somewhere else",
+    errno.EDQUOT: "the disk quota is used up: free some space, or write somewhere else",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EFBIG: "the file is too large for that file system: write somewhere else",
+    errno.EIO: "the disk reported an input/output error: check it, or write somewhere else",
 }
 
 
@@ -78,6 +89,11 @@ def user_message(e: BaseException) -> str | None:
         if e.filename is not None:
             return f"{e.filename}: {e.strerror or e}"
         return str(e)
+    if isinstance(e, OSError) and e.errno in _MACHINE:
+        # the machine refusing a write that legalir.atomic did not make (an output file's own is located there):
+        # the standard output (`legalir eval ... > file` on a full disk), a cache
+        where = e.filename if e.filename is not None else "standard output"
+        return f"{where}: could not be written ({e.strerror or e}): {_MACHINE[e.errno]}"
     if isinstance(e, ModuleNotFoundError) and e.name:
         top = e.name.split(".")[0]
         if top in OPTIONAL_PACKAGES:

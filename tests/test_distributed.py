@@ -145,6 +145,20 @@ def cluster():
         yield f"127.0.0.1:{port}"
     finally:
         _stop_ours()
+        _forget_cluster_file(port)
+
+
+def _forget_cluster_file(port: int) -> None:
+    """Remove the cluster file `ray start` wrote (/tmp/ray/ray_current_cluster) when it still names this test's
+    cluster, now stopped: left behind, it would send every later `--ray auto` to a dead address."""
+    from ray._common.utils import get_ray_address_file
+
+    path = Path(get_ray_address_file(None))
+    try:  # Ray writes the node's address there, not the loopback one given: the port tells it is ours
+        if path.read_text().strip().rpartition(":")[2] == str(port):
+            path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 @pytest.fixture(scope="module")
@@ -242,6 +256,84 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     # the shards missing, and only those, were written; the killed actor came back as a third process
     assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
     _same_folder(out, single)
+
+
+def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statutes, tmp_path):
+    """A cluster file left by a cluster that stopped (its port closed): `--ray auto` says so within seconds
+    instead of retrying the dead address for ever; a private RAY_TMPDIR holds the file (the machine's is shared)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # closed once the block ends
+    (tmp_path / "ray").mkdir()
+    cluster_file = tmp_path / "ray" / "ray_current_cluster"
+    cluster_file.write_text(f"127.0.0.1:{dead}\n")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    t0 = time.time()
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
+                        "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
+                       env={**env, **RAY_ENV, "RAY_TMPDIR": str(tmp_path)})
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {cluster_file}: names the Ray cluster '127.0.0.1:{dead}', which does not "
+                           f"answer"), r.stderr
+    assert time.time() - t0 < 60 and not (tmp_path / "e").exists()
+    r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
+                        "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
+                       env={**env, **RAY_ENV, "RAY_ADDRESS": f"127.0.0.1:{dead}"})
+    assert r.returncode == 2 and "error: RAY_ADDRESS: names the Ray cluster" in r.stderr, r.stderr
+
+
+def test_sigterm_and_sigint_stop_an_encode_stuck_connecting_to_ray(minilm_path, statutes, tmp_path):
+    """A port that accepts and never answers: Ray's connection loop never returns; SIGTERM and SIGINT still end
+    `legalir encode` within seconds, saying so, exit 143 and 130, nothing written."""
+    procs, sockets = [], []
+
+    def silent_cluster():
+        """A listener on every address (Ray connects to the node's address, not to the loopback one given)
+        that accepts and never answers; ``.calls`` is set at the second connection: legalir's reachability
+        probe, then Ray's own."""
+        listener = socket.socket()
+        listener.bind(("0.0.0.0", 0))
+        listener.listen(16)
+        calls, port = threading.Event(), listener.getsockname()[1]
+        sockets.append(listener)
+
+        def accept():
+            while True:
+                try:
+                    sockets.append(listener.accept()[0])
+                except OSError:
+                    return
+                if len([s for s in sockets if s.getsockname()[1] == port]) >= 3:
+                    calls.set()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return port, calls
+
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            port, calls = silent_cluster()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / f"e-{sig.name}"),
+                 "--encoder", minilm_path, "--ray", f"127.0.0.1:{port}"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **RAY_ENV})
+            procs.append((sig, proc, calls))
+        for sig, proc, calls in procs:
+            assert calls.wait(WAIT_S), proc.poll()  # Ray is connecting now
+            t0 = time.monotonic()
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=20)
+            assert time.monotonic() - t0 < 15
+            last = [line for line in out.splitlines() if line.strip()][-1]
+            assert proc.returncode == 128 + sig and last.startswith(f"error: stopped by {sig.name}"), out
+            assert not any(p.name.startswith(f"e-{sig.name}") for p in tmp_path.iterdir())
+    finally:
+        for _, proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for s in sockets:
+            s.close()
 
 
 def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):

@@ -99,20 +99,16 @@ def test_search_never_replaces_a_users_file_without_force(sample_index, topics, 
     assert cli("search", sample_index, topics, empty, "-k", "1")[0] == 0
 
 
-def test_a_run_legalir_wrote_before_registries_is_recognised_by_its_shape(tmp_path):
+def test_a_run_in_legalirs_shape_but_no_registry_is_the_users(tmp_path):
     run = tmp_path / "old.trec"
     trec.write_run(run, {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 0.5}}, tag="bm25")
+    atomic.check_file(run)  # recorded: no error
     (tmp_path / atomic.REGISTRY).unlink()
-    assert atomic.written_by_legalir(run)
-    atomic.check_file(run)  # no error
-    run.write_text(run.read_text().replace(" bm25\n", " BM25\n", 1))  # two tags: not legalir's shape
-    assert not atomic.written_by_legalir(run)
-    (tmp_path / "hand.trec").write_text("q1 Q0 a 1 2.0 mine\n")  # a score without six decimals
-    assert not atomic.legalir_run(tmp_path / "hand.trec")
+    assert not atomic.written_by_legalir(run)  # nothing is guessed from the content
     with pytest.raises(atomic.OutputError, match="pass --force"):
-        trec.write_run(tmp_path / "hand.trec", {"q1": {"a": 1.0}})
-    trec.write_run(tmp_path / "hand.trec", {"q1": {"a": 1.0}}, force=True)
-    assert trec.read_run(tmp_path / "hand.trec") == {"q1": {"a": 1.0}}
+        trec.write_run(run, {"q1": {"a": 1.0}})
+    trec.write_run(run, {"q1": {"a": 1.0}}, force=True)
+    assert trec.read_run(run) == {"q1": {"a": 1.0}} and atomic.written_by_legalir(run)
 
 
 # ------------------------------------------------------------------ ids checked where they enter

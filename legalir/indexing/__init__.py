@@ -7,7 +7,8 @@ from pathlib import Path
 from legalir.errors import LegalirError
 
 
-from legalir.indexing.folders import keep_partitions, partition_keys  # noqa: F401  (re-exported)
+from legalir.indexing.folders import (keep_partitions, partition_keys, recorded_location,  # noqa: F401
+                                      recorded_path)  # (re-exported)
 
 
 class NotAnIndex(LegalirError, ValueError):
@@ -70,12 +71,13 @@ def collection_of(path: str | os.PathLike) -> Path | None:
     p = Path(path)
     try:
         kind, parts = kind_of(p)
+        first = p / parts[0] if parts else p
         if kind == "sparse":
-            first = p / parts[0] if parts else p
-            corpus = Path(json.loads((first / sparse.META).read_text(encoding="utf-8"))["input"])
-            root = corpus.parent.parent if parts else corpus.parent
+            corpus = recorded_location(json.loads((first / sparse.META).read_text(encoding="utf-8")), "input", first)
+            root = (corpus.parent.parent if parts else corpus.parent) if corpus is not None else Path("")
         else:
-            root = Path(dense.read_meta(p).get("collection") or "")
+            meta = dense.read_meta(p)
+            root = recorded_location(meta, "collection", p if (p / dense.META).exists() else first) or Path("")
     except (OSError, ValueError, KeyError, IndexError):
         return None
     return root.resolve() if str(root) and (root / "manifest.json").exists() else None

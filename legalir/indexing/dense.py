@@ -41,7 +41,7 @@ import numpy as np
 
 from legalir import atomic, collections, log
 from legalir.indexing import encoders
-from legalir.indexing.folders import keep_partitions, partition_keys
+from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
 _log = log.get(__name__)
 
@@ -190,7 +190,8 @@ def _write_index(folder: Path, index, emb_dir: Path, manifest: dict, spec: Index
         f.write_index(index, str(folder / INDEX_FILE))
     shutil.copyfile(emb_dir / encoders.DOCIDS, folder / DOCIDS)
     meta = {"encoder": manifest["encoder"], "dim": dim, "documents": n, "index": asdict(spec),
-            "embeddings": str(emb_dir), "collection": str(coll) if coll is not None else None,
+            "embeddings": str(emb_dir),
+            **(recorded_path("collection", coll, folder) if coll is not None else {"collection": None}),
             "partition": partition, "partition_field": source.get("partition_field"), **extra}
     atomic.write_json(folder / META, meta)
 

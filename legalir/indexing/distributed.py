@@ -54,24 +54,97 @@ def connect(address: str | None = "auto"):
     ray = _ray()
     if ray.is_initialized():
         return ray
-    if address not in (None, "", "auto"):
+    auto = address in (None, "", "auto")
+    if auto:
+        # the address "auto" would connect to, checked first as an explicit one is: Ray itself retries a dead
+        # one for ever (a cluster file left by a cluster that stopped)
+        found, where = _auto_address()
+        if found is not None:
+            _reachable(found, timeout=AUTO_TIMEOUT_S, where=where)
+            auto, address = False, found
+    else:
         _reachable(address)
     try:
-        if address in (None, "", "auto"):
+        if auto:
             try:
-                ray.init(address="auto", log_to_driver=False)
+                _init(ray, address="auto")
             except ConnectionError:
-                ray.init(log_to_driver=False)
+                _init(ray)
         else:
-            ray.init(address=address, log_to_driver=False)
+            _init(ray, address=address)
     except Exception as e:  # Ray raises several kinds (ConnectionError, RuntimeError, ValueError)
         raise DistributedError(f"could not connect to the Ray cluster {address!r} ({type(e).__name__}: {e}); "
                                f"start one with `ray start --head`, or give --ray auto for a local one") from None
     return ray
 
 
-def _reachable(address: str, timeout: float = 10.0) -> None:
-    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself would retry for minutes)."""
+class _Hush:
+    """A logging filter dropping the records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def filter(self, record) -> bool:
+        return not str(record.getMessage()).startswith(self.prefix)
+
+
+def _init(ray, **kwargs) -> None:
+    """``ray.init`` in a helper thread, the main thread waiting for it in Python: Ray's connection loop runs in
+    C++ and never returns on a cluster that does not answer, and while the main thread is inside it, SIGINT
+    is not delivered to Python at all; waiting here, Ctrl-C and SIGTERM stop the command at once
+    (:func:`legalir.cli.stop_on_signals` ends it in any case)."""
+    import logging
+    import threading
+
+    done: dict = {}
+
+    def run():
+        try:
+            ray.init(log_to_driver=False, **kwargs)
+        except BaseException as e:  # handed to the main thread
+            done["error"] = e
+
+    # Ray's "SIGTERM handler is not set" warning (from a thread): legalir's own handler is
+    hush = _Hush("SIGTERM handler is not set")
+    ray_log = logging.getLogger("ray._private.worker")
+    ray_log.addFilter(hush)
+    try:
+        t = threading.Thread(target=run, name="legalir-ray-connect", daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.2)
+    finally:
+        ray_log.removeFilter(hush)
+    if "error" in done:
+        raise done["error"]
+
+
+#: seconds `--ray auto` waits for the cluster its address file (or RAY_ADDRESS) names to answer
+AUTO_TIMEOUT_S = 5.0
+
+
+def _auto_address() -> tuple[str | None, str]:
+    """The address ``ray.init(address="auto")`` would connect to, and where it was read: ``RAY_ADDRESS``, else
+    the cluster file ``ray start`` leaves (``$RAY_TMPDIR/ray/ray_current_cluster``, ``/tmp/ray/...``); ``None``
+    when neither names one."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env:
+        return (None if env == "auto" else env), "RAY_ADDRESS"
+    try:
+        from ray._common.utils import get_ray_address_file
+    except ImportError:  # pragma: no cover - another Ray layout: its own lookup
+        return None, ""
+    path = get_ray_address_file(None)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read().strip()
+    except OSError:
+        return None, path
+    return (text or None), path
+
+
+def _reachable(address: str, timeout: float = 10.0, where: str = "") -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself would retry for minutes, or for ever)."""
     import socket
 
     host, sep, port = address.rpartition(":")
@@ -80,7 +153,13 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
     try:
         socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout).close()
     except OSError as e:
-        raise DistributedError(f"could not connect to the Ray cluster {address!r} ({e.strerror or e}); start one "
+        reason = e.strerror or str(e) or type(e).__name__
+        if where:
+            raise DistributedError(f"{where}: names the Ray cluster {address!r}, which does not answer ({reason}), "
+                                   f"so --ray auto stops here: start that cluster again, or, if it has stopped for "
+                                   f"good, remove {'the variable' if where == 'RAY_ADDRESS' else 'the file'} (Ray "
+                                   f"then starts a local cluster)") from None
+        raise DistributedError(f"could not connect to the Ray cluster {address!r} ({reason}); start one "
                                f"with `ray start --head`, or give --ray auto for a local one") from None
 
 

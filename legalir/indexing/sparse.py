@@ -19,7 +19,7 @@ from pathlib import Path
 
 from legalir import atomic, collections, jvm, log
 from legalir.indexing import lucene
-from legalir.indexing.folders import keep_partitions, partition_keys
+from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
 _log = log.get(__name__)
 
@@ -70,8 +70,8 @@ def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | 
     n = num_docs(index_dir)
     if expected is not None and n != expected:
         raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
-    # the collection's folder absolute (as a FAISS index records it): found from any working directory
-    atomic.write_json(index_dir / META, {"input": str(Path(input_dir).resolve()), "documents": n,
+    # the collection's folder relative to the index when it sits beside it (found after both move), else absolute
+    atomic.write_json(index_dir / META, {**recorded_path("input", input_dir, index_dir), "documents": n,
                                          "fields": list(fields or [])},
                       sort_keys=False)
     return n
@@ -104,7 +104,7 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
         n = num_docs(tmp)
         if n != sum(out.values()):  # pragma: no cover - invariant
             raise IndexError_(f"{index_dir}: {sum(out.values())} documents indexed but {n} in the pooled index")
-        atomic.write_json(tmp / META, {"input": str((collection_dir / "corpus").resolve()), "documents": n,
+        atomic.write_json(tmp / META, {**recorded_path("input", collection_dir / "corpus", tmp), "documents": n,
                                        "fields": fields,
                                        "pooled": True, "partition_field": partition_field, "segments": segments},
                           sort_keys=False)

@@ -328,6 +328,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     import time
 
     from legalir.indexing import lucene, sparse
+    from legalir.indexing.folders import recorded_path
 
     work = tmp / ".update"
     _copy_version(cur, tmp)
@@ -364,8 +365,9 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         t0 = time.time()
         folder = tmp / key if key else tmp
         removed, records = plan.removed.get(key, set()), plan.added.get(key, [])
+        # a new partition: its collection folder recorded as a build records it
         own = sparse.index_meta(folder) if (folder / lucene.META).exists() else \
-            {"input": str(corpus / key), "documents": 0, "fields": fields}
+            {**recorded_path("input", corpus / key, folder), "documents": 0, "fields": fields}
         if key and key not in parts:  # a partition the index did not have: a new index, as a build makes it
             _index_records(records, work / key, fields, threads, out=folder)
             n = sparse.num_docs(folder)

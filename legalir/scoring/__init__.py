@@ -62,6 +62,11 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
     runs reads them once); errors still name ``qrels_path``."""
     from legalir import trec
 
+    from legalir.errors import OptionError
+
+    if qrels is None and str(qrels_path) == "-" and str(run_path) == "-":
+        raise OptionError("QRELS and RUN are both '-': standard input can be read once; give one of them as a file "
+                          "(e.g. `... | legalir eval qrels.txt -`)")
     notes: list[str] = []
     parse_measures(measures, version)  # bad measure names fail before any file is read
     options = dict(judged_only=judged_only, complete=complete, relevance_level=relevance_level, version=version,

@@ -19,7 +19,7 @@ from legalir.trec.plain import _ASCII_WS, _CHUNK, _atof, _groups, _merge, _numbe
 
 from legalir.trec import model as base
 
-__all__ = ["RunBatches", "ScatteredTopics", "TagError", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
+__all__ = ["DepthError", "RunBatches", "ScatteredTopics", "TagError", "check_depth", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
 
 
 # ---------------------------------------------------------------- runs
@@ -30,6 +30,8 @@ def ranking(docs: Mapping[str, float], k: int | None = None) -> list[tuple[str, 
 
     The one top-k helper: every ranker and run writer orders documents with it.
     """
+    if k is not None and k < 0:
+        raise DepthError(f"a ranking's depth cannot be negative (got {k})")
     ranked = sorted(zip(docs.values(), docs), reverse=True)  # (score, docid) pairs: no Python key function
     if k is not None:
         ranked = ranked[:k]
@@ -38,6 +40,20 @@ def ranking(docs: Mapping[str, float], k: int | None = None) -> list[tuple[str, 
 
 class TagError(LegalirError, ValueError):
     pass
+
+
+class DepthError(LegalirError, ValueError):
+    """A depth (documents kept per topic) that is not a positive number."""
+
+
+def check_depth(depth: int | None, where: str | os.PathLike = "") -> int | None:
+    """``depth`` as every run writer takes it: ``None`` (all documents) or at least 1; else a :class:`DepthError`."""
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise DepthError(f"{str(where) + ': ' if where else ''}depth must be at least 1 documents per topic, or "
+                         f"None for all (got {depth!r}); nothing written")
+    return depth
 
 
 def check_tag(tag: str) -> str:
@@ -88,6 +104,7 @@ def write_run_stream(
     sorted qid order (the order :func:`write_run` writes): each topic is written as it comes and
     nothing is kept, so the bytes are :func:`write_run`'s and the memory one topic's."""
     check_tag(tag)
+    check_depth(depth, path)
     from legalir import atomic
 
     n = 0
@@ -122,7 +139,9 @@ def read_run(path: str | os.PathLike, notes: list[str] | None = None,
     As trec_eval reads it: the rank column is ignored (order comes from scores);
     fields after the sixth are ignored (reported in ``notes``); blank lines and
     ``#`` comment lines are skipped (as trec_eval 10.0 skips them); the score is
-    read as C's ``atof`` reads it (``1_0`` is 1.0, reported in ``notes``).
+    read exactly as glibc's ``atof`` reads it (:func:`legalir.trec.plain.strtod`: ``0x10`` is 16,
+    ``+1.5`` 1.5, ``inf`` infinity; ``1_0`` and ``1.5abc`` are 1.0 and 1.5, the ignored rest and
+    hexadecimal scores reported in ``notes``).
     Beyond trec_eval: a score with no number at all (``high``, which trec_eval
     reads as 0) or NaN, and a document twice for a topic (trec_eval: "duplicate
     docs"), are located errors.
@@ -340,7 +359,9 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
             continue
         qid, _, docid, _, score, tag = cols
         try:
-            if "_" in score:
+            # float() reads a field of a plain text (ASCII, no whitespace of any kind) without "_" exactly as
+            # strtod does, whenever it reads it at all: the same grammar, both correctly rounded
+            if not plain or "_" in score:
                 raise ValueError
             value = float(score)
         except ValueError:
@@ -352,8 +373,12 @@ def _read_run_chunk(text: str, run: Run, state: _RunState, where: str, first_lin
                         f"original text stays in 'query_id')" if wide else "")
                 raise FormatError(where, n, f"score {score!r} is not a number (trec_eval would read it as 0)"
                                             f"{hint}") from None
-            if tail or "_" in score:
-                state.tails.append(f"{where}:{n}: score {score!r} read as {value!r}, as trec_eval reads it")
+            if tail:
+                state.tails.append(f"{where}:{n}: score {score!r} read as {value!r} (the rest, {tail!r}, ignored), "
+                                   f"as trec_eval reads it")
+            elif "x" in score[:3].lower():
+                state.tails.append(f"{where}:{n}: hexadecimal score {score!r} read as {value!r}, as trec_eval "
+                                   f"reads it")
         if value != value:
             raise FormatError(where, n, "score is NaN")
         if qid != last_qid:
