@@ -157,6 +157,29 @@ class LuceneIndex:
                 out[d] = max((base, name) for base, name, _ in leaves if base <= n)[1]
         return out
 
+    def docids(self) -> list[str]:
+        """The ids of every live document, sorted (read from the ``id`` terms of each segment; the postings
+        are read only in a segment holding deleted documents)."""
+        out: list[str] = []
+        for _, _, leaf in self._leaves():
+            terms = leaf.terms("id")
+            if terms is None:
+                continue
+            live = leaf.getLiveDocs()
+            it = terms.iterator()
+            postings = None
+            while True:
+                term = it.next()
+                if term is None:
+                    break
+                if live is not None:  # a deleted document keeps its term until its segment is merged
+                    postings = it.postings(postings, 0)
+                    doc = postings.nextDoc()
+                    if not live.get(doc):
+                        continue
+                out.append(str(term.utf8ToString()))
+        return sorted(out)
+
     def live_records(self, segments) -> list[dict]:
         """The stored raw records (parsed JSON) of the live documents of the named ``segments``."""
         out = []
@@ -264,7 +287,8 @@ class LuceneIndex:
     def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
                     partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
-        ``FILTER`` per filtered field (its values OR-ed). Filter clauses never score; a document
+        ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
+        a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.filters`). Filter clauses never score; a document
         matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
         score the query can reach (its token count times the largest BM25 idf, ``log(1 + N)``),
         so tiers order first and BM25 orders within a tier."""
@@ -311,7 +335,7 @@ class LuceneIndex:
                     if alt[0] == "term":
                         either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
                     else:
-                        # digits after the field name: the analyzer leaves range ends as they are
+                        # FIELD__DIGITS (legalir.filters.encode): the analyzer leaves such tokens as they are
                         either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
                 outer.add(either.build(), occur.FILTER)
         return self._search_sub(sub, outer.build(), text, tokens, k)
