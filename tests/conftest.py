@@ -115,6 +115,43 @@ def acord_dir():
     return EMBEDDED
 
 
+#: the runs of :func:`acord_built`: topic set -> file under runs/acord (the Makefile's names)
+ACORD_RUNS = {"test": "bm25.test.trec", "test.medium": "bm25.test.medium.trec", "test.long": "bm25.test.long.trec"}
+
+
+@pytest.fixture(scope="session")
+def acord_built(acord_dir, tmp_path_factory):
+    """The real ACORD release through the pipeline once per test run, in the Makefile's layout under
+    ``root``: ``collections/acord`` (converted), ``indexes/acord/bm25`` (Lucene), and ``runs/acord/bm25.<set>.trec``
+    for the test topics in their three wordings (BM25 k1=1.0 b=0.5, depth 1000, tag bm25: what `make eval-acord`
+    and `legalir regress acord` search). Shared and read-only: a test that changes any of it copies it first
+    (``shutil.copytree(..., symlinks=True)`` keeps an index's version link).
+
+    Only the tests whose subject is running the pipeline themselves run it again: `make demo`
+    (tests/test_demo.py) and the README's two quick starts (tests/test_readme.py), each as a user runs it."""
+    from types import SimpleNamespace
+
+    from legalir import collections, datasets, trec
+    from legalir.index import sparse
+    from legalir.search import lucene
+
+    root = tmp_path_factory.mktemp("acord-built")
+    coll, idx = root / "collections" / "acord", root / "indexes" / "acord" / "bm25"
+    manifest = collections.write(datasets.get("acord", acord_dir.parent), coll, quiet=True)
+    built = sparse.build(coll, idx, threads=2, quiet=True)
+    runs = {}
+    (root / "runs" / "acord").mkdir(parents=True)
+    bm25 = lucene.BM25(idx, k1=1.0, b=0.5, threads=2)  # the dataset's tuned values, as the Makefile passes them
+    try:
+        for name, file in ACORD_RUNS.items():
+            runs[name] = root / "runs" / "acord" / file
+            trec.write_run(runs[name], bm25.search(trec.read_topics(coll / "topics" / f"{name}.jsonl"), 1000),
+                           tag="bm25", depth=1000)
+    finally:
+        bm25.close()
+    return SimpleNamespace(root=root, collection=coll, index=idx, runs=runs, manifest=manifest, built=built)
+
+
 @pytest.fixture(scope="session")
 def trec_eval_bin(tmp_path_factory):
     """The real trec_eval 9.0.4 binary, extracted from the Anserini jar that pyserini ships."""
