@@ -16,18 +16,17 @@ from conftest import WAIT_S
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    return tmp_path_factory.mktemp("api")
+def acord(acord_built):
+    """ACORD's test split by name, from the collections folder of the pipeline built once per test run (load
+    converts on first use: the README's Python quick start runs that, tests/test_readme.py)."""
+    return legalir.load("acord", split="test", collections_dir=acord_built.root / "collections")
 
 
 @pytest.fixture(scope="module")
-def acord(root):
-    return legalir.load("acord", split="test", collections_dir=root / "collections")
-
-
-@pytest.fixture(scope="module")
-def searcher(acord, root):
-    with legalir.index(acord, root / "indexes" / "bm25") as s:
+def searcher(acord, acord_built):
+    """A Searcher over the shared ACORD index (``legalir.index`` builds one in the README's Python quick start and
+    in test_index_an_iterable_of_dicts)."""
+    with legalir.Searcher(acord_built.index) as s:
         yield s
 
 
@@ -36,8 +35,15 @@ def run(searcher, acord):
     return searcher.batch_search(acord, k=1000)
 
 
+@pytest.fixture(scope="module")
+def pyserini_run(searcher, acord):
+    """The run of an explicit k1=0.9 b=0.4 (Pyserini's defaults) over the same index; the Searcher's values."""
+    with legalir.Searcher(searcher.sparse, k1=0.9, b=0.4) as s:
+        return (s.k1, s.b), s.batch_search(acord, k=1000)
+
+
 # ------------------------------------------------------------------ load
-def test_load_gives_beir_shaped_mappings(acord, root):
+def test_load_gives_beir_shaped_mappings(acord):
     assert (len(acord.corpus), len(acord.topics)) == (3931, 57)
     assert acord.split == "test" and "train" in acord.splits and acord.judged_only
     qid = sorted(acord.topics)[0]
@@ -55,7 +61,7 @@ def test_load_gives_beir_shaped_mappings(acord, root):
     assert again.name == "acord" and again.split == "valid" and set(again.topics).isdisjoint(acord.topics)
 
 
-def test_load_errors_name_what_exists(acord, root):
+def test_load_errors_name_what_exists(acord):
     with pytest.raises(LegalirError, match="no topic set 'tets'; known: .*test"):
         legalir.load(acord.path, split="tets")
     with pytest.raises(LegalirError, match="unknown dataset 'acrod'; known: .*acord"):
@@ -99,10 +105,9 @@ def test_searcher_arguments_are_checked(searcher, acord, tmp_path):
         legalir.Searcher(tmp_path / "missing")
 
 
-def test_explicit_bm25_parameters_win(searcher, acord):
-    with legalir.Searcher(searcher.sparse, k1=0.9, b=0.4) as s:
-        assert (s.k1, s.b) == (0.9, 0.4)
-        run = s.batch_search(acord, k=1000)
+def test_explicit_bm25_parameters_win(pyserini_run, acord):
+    params, run = pyserini_run
+    assert params == (0.9, 0.4)
     # Pyserini's defaults give ACORD a lower nDCG@10 than its tuned values (0.490 vs 0.502)
     assert round(legalir.evaluate(acord.qrels, run, ["nDCG@10"], judged_only=True)["nDCG@10"], 3) == 0.490
 
@@ -160,11 +165,10 @@ def test_evaluate_reads_ir_measures_objects_frames_and_files(tmp_path):
         legalir.evaluate(QRELS, RUN_A, [])
 
 
-def test_compare_returns_a_corrected_table(run, acord, searcher):
+def test_compare_returns_a_corrected_table(run, pyserini_run, acord, searcher):
     from legalir.scoring import stats
 
-    with legalir.Searcher(searcher.sparse, k1=0.9, b=0.4) as s:
-        default = s.batch_search(acord, k=1000)
+    default = pyserini_run[1]
     with legalir.Searcher(searcher.sparse, k1=1.5, b=0.9) as s:
         third = s.batch_search(acord, k=1000)
     runs = {"default": default, "tuned": run, "k1=1.5": third}

@@ -230,8 +230,9 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     manifest = json.loads((out / encoders.MANIFEST).read_text())
     done_before = len(manifest["shards"])
     assert 1 <= done_before < 16 and not manifest["complete"]
-    deadline = time.time() + 60  # Ray ends the dead driver's actors; the watcher below must not catch those
-    while _ours("ray::ShardEncoder") and time.time() < deadline:
+    deadline = time.time() + WAIT_S  # Ray ends the dead driver's actors; the watcher below must not catch those
+    while _ours("ray::ShardEncoder"):
+        assert time.time() < deadline, "Ray did not end the killed driver's actors"
         time.sleep(0.1)
 
     killed: list[int] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from conftest import reference_module
 from legalir import scoring as evaluate
 from legalir.cli import main
 from legalir.scoring import MeasureError, parse_measures
@@ -42,7 +43,7 @@ def test_names_print_as_ir_measures_prints_them(tmp_path):
 
 
 def test_equal_to_ir_measures_on_generated_cases(tmp_path):
-    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures is not installed (pip install ir_measures)")
+    ir_measures = reference_module("ir_measures", "ir_measures is not installed (pip install ir_measures)")
     from test_eval_parity import generate
 
     from legalir import trec

@@ -43,9 +43,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from conftest import reference_module
 from legalir.cli import main
 
-ir_measures = pytest.importorskip("ir_measures", reason="ir_measures is not installed (pip install ir_measures)")
+ir_measures = reference_module("ir_measures", "ir_measures is not installed (pip install ir_measures)")
 
 settings.register_profile("ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "200")),
                           deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

@@ -127,8 +127,6 @@ def test_expanded_topics_run_through_dense_search(sample_collection, tmp_path):
     pytest.importorskip("faiss")
     import os
 
-    if "search-dense" not in main.list_commands(None):
-        pytest.skip("dense search is not part of this checkout")
     minilm = os.path.join(os.path.dirname(gt.__file__), "model")
     topics = sample_collection / "topics" / "test.jsonl"
     out = tmp_path / "exp.jsonl"

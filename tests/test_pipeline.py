@@ -11,6 +11,7 @@ import pytest
 
 from conftest import WAIT_S
 from legalir import collections, datasets, report, trec
+from legalir.datasets.acord import Acord
 from legalir.scoring import evaluate
 from legalir.indexing import sparse
 from legalir.search import bm25 as lucene
@@ -70,20 +71,18 @@ def test_cli_unknown_dataset_and_missing_index(tmp_path):
 
 
 @pytest.mark.slow
-def test_acord_bm25_end_to_end_on_the_real_release(acord_dir, tmp_path, trec_eval_bin):
-    """The `make eval-acord` chain, in process: counts, judged-only scores equal trec_eval's."""
-    acord = datasets.get("acord", acord_dir.parent)
-    coll = tmp_path / "collections" / "acord"
-    m = collections.write(acord, coll, quiet=True)
+def test_acord_bm25_end_to_end_on_the_real_release(acord_built, tmp_path, trec_eval_bin):
+    """The `make eval-acord` chain (built once per test run: conftest.acord_built): counts, judged-only scores
+    equal trec_eval's."""
+    coll = acord_built.collection
+    m = acord_built.manifest
     assert m["documents"]["written"] == 3931 and not m["problems"]
-    idx = tmp_path / "indexes" / "acord" / "bm25"
-    assert sparse.build(coll, idx, threads=2, quiet=True) == {"": 3931}
-    topics = trec.read_topics(coll / "topics" / "test.jsonl")
-    run = lucene.BM25(idx, k1=1.0, b=0.5, threads=2).search(topics, 1000)  # the Makefile's ACORD_K1/ACORD_B
-    run_path = tmp_path / "bm25.test.trec"
-    trec.write_run(run_path, run, tag="bm25", depth=1000)
+    assert collections.read_manifest(coll)["documents"]["written"] == 3931
+    assert acord_built.built == {"": 3931} and sparse.num_docs(acord_built.index) == 3931
+    run_path = acord_built.runs["test"]
+    assert len(trec.read_run(run_path)) == len(trec.read_topics(coll / "topics" / "test.jsonl")) == 57
     qrels_path = coll / "qrels" / "test.txt"
-    result = report.score_run(type(acord), qrels_path, run_path, tmp_path / "bm25.test.json")
+    result = report.score_run(Acord, qrels_path, run_path, tmp_path / "bm25.test.json")
     # judged-only by hand, then the real trec_eval on the filtered run
     qrels = trec.read_qrels(qrels_path)
     judged = {q: {d: s for d, s in docs.items() if d in qrels.get(q, {})} for q, docs in trec.read_run(run_path).items()}

@@ -37,17 +37,27 @@ def _env(tmp_path):
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LEGALIR_COLLECTIONS": "collections"}
 
 
-def test_cli_quick_start_runs_as_written(tmp_path):
+def test_cli_quick_start_runs_as_written(tmp_path, monkeypatch):
+    """Each line of the block, word for word, through the `legalir` command group (``legalir.cli:main``, what the
+    `legalir` script runs), in a fresh folder. In this process: one JVM start for the seven commands, not seven
+    (`make demo`, tests/test_demo.py, runs the first ones as processes of their own, through the Makefile)."""
+    from click.testing import CliRunner
+
+    from legalir.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for name, value in _env(tmp_path).items():
+        if name != "PYTHONPATH":
+            monkeypatch.setenv(name, value)
     outputs = []
     for line in _block("## Quick start: command line", "bash").splitlines():
         words = shlex.split(line, comments=True)
         if not words or words[:2] == ["legalir", "serve"]:
             continue  # `serve` runs until stopped: tests/test_serve.py serves the same index
         assert words[0] == "legalir", line
-        p = subprocess.run([sys.executable, "-m", "legalir.cli", *words[1:]], cwd=tmp_path, env=_env(tmp_path),
-                           capture_output=True, text=True, timeout=WAIT_S)
-        assert p.returncode == 0, f"{line}\n{p.stderr[-3000:]}"
-        outputs.append((words[1], p.stdout))
+        r = CliRunner().invoke(main, words[1:], catch_exceptions=False)
+        assert r.exit_code == 0, f"{line}\n{r.output[-3000:]}"
+        outputs.append((words[1], r.stdout))
     by = dict(outputs)
     # what the README says the commands print
     for claim in ("`nDCG@10 all 0.5020`", "`P@5 all 0.6632`", "0.5020 → 0.5954", "p = 0.0194"):

@@ -2,6 +2,8 @@
 tier; the MiniLM rows are the slow tier, `legalir regress acord --all`)."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from click.testing import CliRunner
 
@@ -24,10 +26,19 @@ def test_expectations_file_and_verdicts(tmp_path):
     assert r.exit_code == 2 and "missing run, qrels, expected" in r.output
 
 
-def test_regress_acord_ci_tier_passes(acord_dir, tmp_path):
+def test_regress_acord_ci_tier_passes(acord_dir, acord_built, tmp_path):
+    """The CI tier over a root holding the ACORD collection and index the test run built once (conftest.acord_built;
+    copies: regress writes beside them): their steps are skipped, each pipeline's search runs here."""
+    for part in ("collections", "indexes"):
+        shutil.copytree(acord_built.root / part, tmp_path / part, symlinks=True)
     r = CliRunner().invoke(main, ["regress", "acord", "--root", str(tmp_path), "--data-dir", str(acord_dir.parent)],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output
+    ran = [x for x in r.stderr.splitlines() if x.startswith("$ legalir ")]
+    assert len(ran) == 3 and all(x.startswith("$ legalir search indexes/acord/bm25 ") for x in ran), ran
+    for name in ("test", "test.medium", "test.long"):  # what the test run's own searches wrote, to the byte
+        mine = tmp_path / "runs" / "acord" / acord_built.runs[name].name
+        assert mine.read_text() == acord_built.runs[name].read_text(), name
     lines = [x for x in r.stdout.splitlines() if x.startswith("  ")]
     assert len(lines) == 24 and all("[OK]" in x for x in lines)
     assert "acord: all OK (24 of 24 numbers OK)" in r.stdout

@@ -1,11 +1,10 @@
 """Never lose data, one writer: refusals (exit 2, nothing touched), the lock, leftovers of killed runs,
-versioned index builds read consistently while rebuilt, and SIGKILL at random points of builds,
+versioned index builds read consistently while rebuilt, and SIGKILL at chosen points of builds,
 conversions and searches (what remains is the old state or the complete new one)."""
 from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -331,37 +330,62 @@ def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
     assert int(out) >= 10
 
 
-# ------------------------------------------------------------------ SIGKILL at random points
-def _kill_at(args, delay: float) -> int:
+# ------------------------------------------------------------------ SIGKILL at chosen points
+# Each kill waits for a moment the test sees (the process just started; its `NAME.tmp-PID` staging folder there;
+# part of its output written in it; its output published), never for a delay: on a loaded machine a delay lands
+# anywhere, and a kill after the end checks nothing. Points before the publish must leave the old state, points
+# after it the new one; both are asserted seen.
+def _staging(target: Path, pid: int, *parts: str) -> Path:
+    """Where process ``pid`` builds ``target`` (:func:`legalir.atomic.atomic_dir`), or a path inside it."""
+    return target.with_name(f"{target.name}.tmp-{pid}").joinpath(*parts)
+
+
+def _kill_when(args, point) -> bool:
+    """Run `legalir ARGS` and SIGKILL it once ``point(pid)`` holds (``point`` None: at once). Returns whether the
+    kill ended it; False: it ended first (exit 0 asserted), which only a point at the very end may see."""
     p = run_cli(*args)
-    time.sleep(delay)
-    p.send_signal(signal.SIGKILL)
-    p.communicate()
-    return p.returncode
+    deadline = time.monotonic() + WAIT_S
+    while point is not None and not point(p.pid) and p.poll() is None:
+        assert time.monotonic() < deadline, f"{args}: the kill point was not reached within {WAIT_S:.0f} s"
+        time.sleep(0.002)
+    p.send_signal(signal.SIGKILL)  # a no-op when it has ended (not yet reaped)
+    _, err = p.communicate(timeout=WAIT_S)
+    assert p.returncode in (0, -signal.SIGKILL), err[-2000:]
+    return p.returncode == -signal.SIGKILL
 
 
 def test_killed_builds_leave_the_old_index_or_the_complete_new_one(colls, tmp_path):
-    """SIGKILL a partitioned rebuild (4 -> 6 documents in each of 3 partitions) at random points: every
-    partition then holds 4 documents, or every one holds 6; the next build cleans what the kills left."""
+    """SIGKILL a partitioned rebuild (4 -> 6 documents in each of 3 partitions) at once, once its staging folder
+    is there, once its first partition is indexed in it, and once the new version is published (the old ones
+    being cleaned): every partition then holds 4 documents, or every one holds 6 (the first three: 4, the last:
+    6); the next build cleans what the kills left."""
     idx = tmp_path / "idx"
     sparse.build(colls["pa"], idx, threads=1, quiet=True)
-    rng = random.Random(7)
-    seen = set()
-    for delay in [rng.uniform(0.2, 4.0) for _ in range(4)]:
-        _kill_at(["index", colls["pb"], idx, "--threads", "1"], delay)
+    points = [("at once", None, 4),
+              ("staging", lambda pid: _staging(idx, pid).is_dir(), 4),
+              ("a partition indexed", lambda pid: _staging(idx, pid, STATES[0], lucene.META).exists(), 4),
+              ("published", lambda pid: os.readlink(idx) != before, 6)]
+    seen = []
+    for name, point, expected in points:
+        before = os.readlink(idx)
+        killed = _kill_when(["index", colls["pb"], idx, "--threads", "1"], point)
+        assert killed or name == "published", name
         counts = {sparse.num_docs(idx / k) for k in sparse.partitions(idx)}
-        assert counts in ({4}, {6}), (delay, counts)
+        assert counts in ({4}, {6}), (name, counts)
         assert sorted(sparse.partitions(idx)) == list(STATES)
-        seen.add(counts.pop())
+        seen.append(counts.pop())
+    # before the publish the old index, after it the new one (a kill that came too late would show 6 early)
+    assert seen == [expected for _, _, expected in points], seen
     assert cli("index", colls["pa"], idx, "--threads", "1")[0] == 0
     assert {sparse.num_docs(idx / k) for k in sparse.partitions(idx)} == {4}
     assert _leftovers(tmp_path) == [] and len(atomic.versions(idx)) <= 2
 
 
 def test_killed_updates_leave_the_old_version_or_the_complete_new_one(colls, tmp_path):
-    """SIGKILL `legalir index update` (a document added to each of 3 partitions, one deleted from each) at
-    random points: every partition then holds 4 documents (old) or 4 - 1 + 1 with the new ones (new), never a
-    mix; the update run again after a kill that left the old version completes, and cleans what kills left."""
+    """SIGKILL `legalir index update` (a document added to each of 3 partitions, one deleted from each) at once,
+    once its staging folder is there and once its new version is published: every partition then holds 4
+    documents (old) or 4 - 1 + 1 with the new ones (new), never a mix; the update run again after kills that
+    left the old version completes, and cleans what kills left."""
     idx = tmp_path / "idx"
     sparse.build(colls["pa"], idx, threads=1, quiet=True)
     (tmp_path / "add.jsonl").write_text("".join(f'{{"id": "{s}-new", "contents": "the {s} tenant pays rent", '
@@ -379,14 +403,13 @@ def test_killed_updates_leave_the_old_version_or_the_complete_new_one(colls, tmp
         assert with_new in ({(False, True)}, {(True, False)}), with_new  # old everywhere, or new everywhere
         return with_new
 
-    rng = random.Random(5)
-    for delay in [rng.uniform(0.2, 3.0) for _ in range(3)]:
-        _kill_at(args, delay)
-        if state() == {(True, False)}:
-            break
-    else:
-        assert cli(*args)[0] == 0
-    assert state() == {(True, False)}
+    old, new = {(False, True)}, {(True, False)}
+    for name, point in [("at once", None), ("staging", lambda pid: _staging(idx, pid).is_dir())]:
+        assert _kill_when(args, point), name
+        assert state() == old, name
+    before = os.readlink(idx)
+    _kill_when(args, lambda pid: os.readlink(idx) != before)  # published (killed while cleaning, or ended)
+    assert state() == new
     assert cli("index", "update", idx, "--delete", tmp_path / "gone.txt")[0] == 2  # applied once, not twice
     assert _leftovers(tmp_path) == [] and len(atomic.versions(idx)) <= 2
 
@@ -424,26 +447,51 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
     assert _leftovers(tmp_path) == [] and [p.name for p in atomic.versions(idx)] == ["idx.v3", "idx.v4"]
 
 
+def _jvm_up(pid: int) -> bool:
+    """Whether process ``pid`` has loaded the JVM (its search or index work is under way)."""
+    try:
+        return "libjvm" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
 def test_killed_conversions_and_searches_leave_old_or_complete_files(colls, tmp_path):
-    rng = random.Random(11)
+    """A conversion and a search SIGKILLed at once (the old output stays), in the middle (its staging folder or
+    lock there; the JVM up), and at the end (the new output in place): old or complete new, nothing else."""
     # conversion: `c` holds collection a; a killed `convert sample` leaves a, or the whole sample
     c = tmp_path / "c"
     collections.write(Clauses(4), c, quiet=True)
-    for delay in [rng.uniform(0.3, 2.5) for _ in range(2)]:
-        _kill_at(["convert", "sample", "--out", c, "--quiet"], delay)
-        assert collections.read_manifest(c)["dataset"] in ("clauses", "sample")
-        n = sum(1 for _ in collections.iter_documents(c))
-        assert n == {"clauses": 12, "sample": 30}[collections.read_manifest(c)["dataset"]]
+    convert = ["convert", "sample", "--out", c, "--quiet"]
+
+    def dataset() -> str:
+        name = collections.read_manifest(c)["dataset"]
+        assert sum(1 for _ in collections.iter_documents(c)) == {"clauses": 12, "sample": 30}[name]
+        return name
+
+    def converted(pid) -> bool:
+        try:
+            return collections.read_manifest(c)["dataset"] == "sample"
+        except Exception:  # noqa: BLE001 - between the two renames of the swap: not there yet
+            return False
+
+    assert _kill_when(convert, None) and dataset() == "clauses"
+    _kill_when(convert, lambda pid: _staging(c, pid).exists() or (tmp_path / ".c.lock").exists())
+    assert dataset() in ("clauses", "sample")
+    _kill_when(convert, converted)
+    assert dataset() == "sample"
     # search: `r.trec` holds an old run (not legalir's: --force); a killed search leaves it, or the complete new run
     idx = tmp_path / "idx"
     sparse.build(colls["b"], idx, threads=1, quiet=True)
     run, ref = tmp_path / "r.trec", tmp_path / "ref.trec"
     assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", ref, "-k", "5")[0] == 0
-    run.write_text("old 0 run 1 1.0 x\n")
-    for delay in [rng.uniform(0.3, 3.0) for _ in range(2)]:
-        _kill_at(["search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5", "--force"], delay)
-        assert run.read_text() in ("old 0 run 1 1.0 x\n", ref.read_text())
-    assert cli("search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5", "--force")[0] == 0
+    old = "old 0 run 1 1.0 x\n"
+    run.write_text(old)
+    search = ["search", idx, colls["b"] / "topics" / "test.jsonl", run, "-k", "5", "--force"]
+    assert _kill_when(search, None) and run.read_text() == old
+    _kill_when(search, _jvm_up)
+    assert run.read_text() in (old, ref.read_text())
+    run.write_text(old)
+    _kill_when(search, lambda pid: run.read_text() != old)
     assert run.read_bytes() == ref.read_bytes()
     assert cli("convert", "sample", "--out", c, "--quiet")[0] == 0
     assert _leftovers(tmp_path) == []
@@ -462,21 +510,21 @@ def test_encode_killed_at_once_resumes_and_overwrite_replaces_only_when_complete
     from legalir.indexing import encoders
 
     emb = tmp_path / "emb"
-    # killed in its first moment (the model still loading, or the folder being created): the same
-    # command then runs to the end
-    for delay in (0.5, random.Random(3).uniform(1.0, 8.0)):
-        _kill_at(["encode", colls["a"], emb, "--encoder", minilm, "--shard-size", "4", "--quiet"], delay)
-        assert not emb.exists() or (emb / encoders.MANIFEST).exists()
-    if emb.exists() and encoders.read_manifest(emb).get("complete"):
-        # on a fast machine the second kill came after the end (a complete folder is a right outcome too);
-        # what follows resumes a stopped encoding: start it again
-        assert encoders.load_embeddings(emb).shape == (12, 384)
-        shutil.rmtree(emb)
-    # an older legalir killed between docids.txt and its manifest left this: resumed, not refused
-    if not emb.exists():
-        emb.mkdir()
-        (emb / encoders.DOCIDS).write_text("a\n")
     enc = encoders.Encoder.load(minilm, device="cpu")
+    encode = ["encode", colls["a"], emb, "--encoder", minilm, "--shard-size", "4", "--quiet"]
+    # killed at once: nothing written; killed the moment its folder appears: the folder holds its manifest, and
+    # the same encoding resumes it to the end (or, on a fast machine, the kill came after the end)
+    assert _kill_when(encode, None) and not emb.exists()
+    _kill_when(encode, lambda pid: emb.exists())
+    assert (emb / encoders.MANIFEST).exists()
+    encoders.encode_collection(enc, colls["a"], emb, shard_size=4, quiet=True)
+    assert encoders.read_manifest(emb)["complete"]
+    first = encoders.load_embeddings(emb)
+    assert first.shape == (12, 384)
+    shutil.rmtree(emb)
+    # an older legalir killed between docids.txt and its manifest left this: resumed, not refused
+    emb.mkdir()
+    (emb / encoders.DOCIDS).write_text("a\n")
     r = encoders.encode_collection(enc, colls["a"], emb, shard_size=4, stop_after_shards=1, quiet=True)
     assert not r[""].complete
     # resuming with another batch size would mix two encodings: refused, nothing written
@@ -485,7 +533,7 @@ def test_encode_killed_at_once_resumes_and_overwrite_replaces_only_when_complete
     assert "resume with --batch-size 32" in msg
     encoders.encode_collection(enc, colls["a"], emb, shard_size=4, quiet=True)
     whole = encoders.load_embeddings(emb)
-    assert whole.shape == (12, 384)
+    assert whole.shape == (12, 384) and np.allclose(whole, first, atol=1e-5)  # as the killed one resumed
     # --overwrite with other settings, stopped half-way: the old embeddings stay whole and usable
     other = encoders.Encoder.load(minilm, device="cpu", max_length=64)
     r = encoders.encode_collection(other, colls["a"], emb, shard_size=4, stop_after_shards=1, overwrite=True,

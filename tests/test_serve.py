@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from serve_helpers import post_json, start_server, stop_server  # noqa: E402
-from conftest import WAIT_S
+from conftest import WAIT_S, reference_module
 from legalir import collections, datasets, trec
 from legalir.trec import Topic
 
@@ -467,10 +467,10 @@ def _shot(page, path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def browser():
-    pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
+    reference_module("websockets", "the page test drives chromium with the websockets package")
     from browser import Chromium
 
-    with Chromium() as b:  # skips when no chromium is installed (CI installs Debian's in .ci/run)
+    with Chromium() as b:  # no chromium: skips (CI installs Debian's in .ci/run, and fails without it)
         yield b
 
 

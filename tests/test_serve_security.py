@@ -14,7 +14,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import WAIT_S
+from conftest import WAIT_S, reference_module
 from serve_helpers import BATCH_KEY, FULL_KEY, SEARCH_KEY, SLOW_KEY, env, start_server, stop_server
 
 MAX_BODY = 65536
@@ -196,9 +196,16 @@ def test_metrics_and_access_log(server):
     assert buckets == sorted(buckets) and buckets[-1] == count >= 3
     info = families["legalir_index_info"].samples[0]
     assert info.labels["index"] == "acord" and info.labels["kind"] == "bm25" and info.labels["version"].isdigit()
-    # one JSON access-log line per request, through logging (the CLI writes it to stderr)
-    time.sleep(0.2)
-    lines = [json.loads(x) for x in server["log"].read_text().splitlines() if x.startswith('{"ts"')]
+    # one JSON access-log line per request, through logging (the CLI writes it to stderr; a line may follow its
+    # reply: waited for)
+    def access_lines() -> list[dict]:
+        return [json.loads(x) for x in server["log"].read_text().splitlines() if x.startswith('{"ts"')]
+
+    deadline = time.monotonic() + WAIT_S
+    while len([x for x in access_lines() if x["id"] == "metrics-test"]) < 3:
+        assert time.monotonic() < deadline, "the access log never showed the 3 requests"
+        time.sleep(0.05)
+    lines = access_lines()
     mine = [x for x in lines if x["id"] == "metrics-test"]
     assert len(mine) == 3 and all(x["key"] == "full" and x["route"] == "/search" and x["status"] == 200
                                   and x["hits"] == 4 and x["ms"] > 0 for x in mine)
@@ -208,10 +215,10 @@ def test_metrics_and_access_log(server):
 def test_page_asks_for_the_key(server):
     """The page in headless chromium: the API answers 401, the page asks for a key (a prompt), sends it from then
     on; a key without the runs scope gets the search page and no run explorer."""
-    pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
+    reference_module("websockets", "the page test drives chromium with the websockets package")
     from browser import Chromium
 
-    with Chromium() as b:  # skips when no chromium is installed
+    with Chromium() as b:  # no chromium: skips (CI: fails, conftest.REQUIRE_REFERENCES)
         page = b.load(server["base"] + "/")
         deadline = time.time() + WAIT_S
         while True:  # the prompt opens once /indexes has answered 401
@@ -233,15 +240,18 @@ def test_page_asks_for_the_key(server):
 
 # ------------------------------------------------------------------ in-process: the queue and the buckets
 def test_concurrency_is_bounded_with_a_queue():
-    """One request at a time, one waiting: a third concurrent request is refused (503, Retry-After)."""
+    """One request at a time, one waiting: a third concurrent request is refused (503, Retry-After). The app
+    holds its request until the refusal has been answered (an event, not a delay: a loaded machine cannot let
+    the first request end before the third arrives)."""
     from legalir.serve import guard
 
     active, peak = [0], [0]
+    refused = asyncio.Event()
 
     async def slow_app(scope, receive, send):
         active[0] += 1
         peak[0] = max(peak[0], active[0])
-        await asyncio.sleep(0.2)
+        await asyncio.wait_for(refused.wait(), WAIT_S)  # a guard that refuses nothing times out here
         active[0] -= 1
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
@@ -260,6 +270,8 @@ def test_concurrency_is_bounded_with_a_queue():
                  "query_string": b"", "client": ("127.0.0.1", 1)}
         await g(scope, receive, send)
         start = sent[0]
+        if start["status"] == 503:
+            refused.set()
         return start["status"], dict((k.decode(), v.decode()) for k, v in start["headers"])
 
     async def main():
