@@ -424,9 +424,10 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
     code = textwrap.dedent(f"""
         import os, sys
         from legalir import atomic
+        from legalir.atomic import versions  # where an old version is removed (legalir/atomic/versions.py)
         from legalir.indexing import sparse
 
-        remove = atomic._remove
+        remove = versions._remove
 
         def dies(p):  # removing the old version: its marker goes first, then the process is killed
             if not str(p).endswith("-v1"):
@@ -434,7 +435,7 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
             os.unlink(os.path.join(p, atomic.MARKER))
             os._exit(9)
 
-        atomic._remove = dies
+        versions._remove = dies
         sparse.build({str(colls["a"])!r}, {str(idx)!r}, threads=1, quiet=True)
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ,

@@ -1,0 +1,93 @@
+"""The one writer: every file and folder legalir writes goes through here.
+
+Files (:func:`open_file`, :func:`write_text`, :func:`write_json`): written to
+``NAME.tmp-PID[-THREAD]`` in the same folder, flushed and fsynced, then
+renamed over ``NAME`` (and the folder fsynced). A reader sees the old file or
+the complete new one, never a part. On an error, Ctrl-C or SIGTERM the
+temporary file is removed; one left by a killed process (its PID no longer
+running) is removed by the next write of the same file.
+
+Folders (:func:`atomic_dir`): built under ``NAME.tmp-PID`` beside the target,
+every file fsynced, then published in one rename. Rules:
+
+* **Never delete what legalir did not write.** Every folder legalir publishes
+  holds a marker, ``.legalir-output.json`` (its kind and its entries). An
+  existing target is replaced only when it is empty, or a legalir output of
+  the same kind holding nothing but what legalir wrote there. A legalir output
+  of another kind needs ``overwrite=True`` (``--overwrite``); a folder with
+  anything else in it (a user's files, or a folder legalir did not write) is
+  refused with an :class:`OutputError` (exit status 2) and left untouched, even
+  with ``--overwrite``. Outputs written before markers existed are recognised
+  by their own files (``legacy=``). A symbolic link that legalir did not make
+  is refused as a target too.
+* **One writer at a time.** An exclusive ``flock`` on ``.NAME.lock`` beside the
+  target is held while building: a second process writing the same output
+  stops at once with an :class:`OutputError` naming the first one's PID (it
+  does not wait: exit status 2). The lock file is removed on release; one
+  left by a killed process holds no lock (the kernel drops it) and is reused.
+* **Leftovers are cleaned.** ``NAME.tmp-PID`` folders and files whose PID is
+  no longer running (a killed build) are removed by the next write of
+  ``NAME``; those of a live process are left alone.
+* **Readers keep a consistent view** (``versioned=True``, used for Lucene and
+  FAISS indexes). ``NAME`` is then a symbolic link to ``NAME.vN``; a build
+  writes ``NAME.v(N+1)`` and switches the link in one rename. A search that
+  opened ``NAME`` before or during the build keeps reading version N (Lucene
+  and FAISS resolve the link when they open the index, and search a
+  partitioned index through the resolved path), so it never sees a half
+  index nor a mix of old and new partitions. Version N is kept until the
+  next build publishes, then removed; older ones are removed at once, except
+  a **pinned** one (:func:`pin`: a shared ``flock`` on the version folder
+  itself, held by a reader such as `legalir serve` for as long as it reads
+  that version, from any process): a publish leaves it, and the first
+  publish after it is unpinned removes it. Other
+  outputs are replaced by an atomic exchange (``renameat2(RENAME_EXCHANGE)``,
+  two renames where the kernel lacks it) and the old copy removed.
+
+Output files (:func:`check_file`; :func:`open_file` with ``output=True``, which
+every writer of a file a user names uses: runs, topics, qrels, fusion
+settings, reports). The same two rules as folders, for files:
+
+* **Never write onto an input.** A command's output file may not be one of
+  its own inputs: same resolved path (links followed) or same file (device
+  and inode: a hard link). Refused even with ``--force``: the input would be
+  gone before it was read whole. The command line names a command's inputs
+  once (:func:`command`, set by the shared ``--force`` option from the
+  command's existing-path arguments); library functions pass ``inputs=``.
+* **Never replace a file legalir did not write.** An existing file is
+  replaced only when it is empty, or legalir wrote it and it is unchanged
+  since; anything else (a user's ``notes.txt``, a run a user edited, a run
+  another tool wrote in the same format) needs ``force=True`` (``--force``).
+  How a file is known to be legalir's, without changing any format a user
+  reads (a TREC run stays a plain TREC run): each folder holding output files
+  has a small registry, ``.legalir-files.json`` (name -> size, modification
+  time in nanoseconds and SHA-256 of the file as legalir published it; the
+  hash is taken from the temporary file before it is renamed into place). A
+  file is legalir's only while its registry entry says so and its size, time
+  and hash all match (the hash is read only when size and time match), so an
+  edit, a copy over it, a ``touch`` or a file put there by hand makes it the
+  user's again. Nothing is guessed from a file's content: a file in no
+  registry is the user's. A registry that is not one legalir wrote (not JSON,
+  unreadable, a symbolic link) counts as naming no file, is never written
+  (through a link or over its content) and the refusal says so. The registry
+  is itself written atomically (temporary file and rename, under a ``flock``
+  on ``.legalir-files.lock`` beside it). Files inside a folder that legalir
+  builds (``NAME.tmp-PID``) or a marked legalir folder are governed by that
+  folder's marker, not by a registry.
+"""
+from __future__ import annotations
+
+# one module per job; every name is reachable here as before (legalir.atomic.X)
+from legalir.atomic.common import (MARKER, REGISTRY, _REGISTRY_LOCK, _ABOUT, _TMP, _VERSION, OutputError,
+                                   pid_alive, _remove, clean_stale, _fsync_dir, _fsync_tree, _tmp_name,
+                                   _Terminated, _in_progress, _in_progress_lock, _tracked, abandon,
+                                   _sigterm_raises, _ENVIRONMENT, _located, read_marker, _ours, _describe,
+                                   _write_marker, _version)  # noqa: F401
+from legalir.atomic.ownership import (_command, Command, command, _same_file, _in_build, _Unreadable,
+                                      _read_registry, _digest, _matches, written_by_legalir, check_file,
+                                      _registry_lock, _remember)  # noqa: F401
+from legalir.atomic.files import (open_file, _open_file, write_text, write_bytes, write_json)  # noqa: F401
+from legalir.atomic.locks import (_held, _held_lock, lock)  # noqa: F401
+from legalir.atomic.versions import (_version_of, versions, current, Pin, refuse_version_folder,
+                                     _is_version_folder, pin, pinned, _remove_unpinned)  # noqa: F401
+from legalir.atomic.outputs import (check_target, _renameat2_exchange, _swap_in, _publish_versioned,
+                                    atomic_dir, _atomic_dir, copy_linked)  # noqa: F401

@@ -1,0 +1,170 @@
+"""Output folders: built as NAME.tmp-PID/, published in one rename (or as a new version), replaced only when legalir's. (Part of :mod:`legalir.atomic`.)"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from legalir.atomic.common import (OutputError, _VERSION, _describe, _fsync_dir, _fsync_tree, _located, _ours,
+                                   _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
+from legalir.atomic.versions import _remove_unpinned, _version_of, refuse_version_folder, versions
+from legalir.atomic.locks import lock
+
+
+def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = False,
+                 legacy: Callable[[Path], bool] | None = None) -> None:
+    """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc)."""
+    target = Path(target)
+    refuse_version_folder(target)
+    real = target
+    if target.is_symlink():
+        version = _version_of(target)
+        if version is None:
+            raise OutputError(f"{target}: is a symbolic link that legalir did not make; legalir does not write "
+                              f"through links: name the real folder, or remove the link")
+        if not version.exists():
+            return  # a dangling pointer of ours: the new build replaces it
+        real = version
+    if not real.exists():
+        return
+    if not real.is_dir():
+        raise OutputError(f"{target}: exists and is a file, not a folder; legalir writes a {kind} folder there "
+                          f"only when nothing else is: choose another path")
+    entries = sorted(p.name for p in real.iterdir())
+    if not entries:
+        return
+    marker = read_marker(real)
+    if marker is None:
+        if legacy is not None and legacy(real):
+            return  # written by an earlier legalir, before markers
+        raise OutputError(f"{target}: exists and is not a legalir {kind} (it holds {_describe(entries)}); "
+                          f"legalir never deletes what it did not write: choose a new folder, or move "
+                          f"these files away yourself")
+    foreign = [e for e in entries if not _ours(e, marker)]
+    if foreign:
+        raise OutputError(f"{target}: holds file(s) that legalir did not write there: {_describe(foreign)}; "
+                          f"move them away (legalir never deletes what it did not write), or choose a new folder")
+    if marker["kind"] != kind and not overwrite:
+        raise OutputError(f"{target}: holds a legalir {marker['kind']}, not a {kind}; pass --overwrite to "
+                          f"replace it, or choose another folder")
+
+
+def _renameat2_exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):  # pragma: no cover - not glibc/Linux
+        return False
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # pragma: no cover - old kernel / fs
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put folder ``new`` at ``target`` in one step; what was at ``target`` is removed afterwards."""
+    if not os.path.lexists(target):
+        os.rename(new, target)
+        return
+    was_pointer = target.is_symlink()
+    if _renameat2_exchange(new, target):
+        _remove(new)  # now the old content (or the old pointer)
+    else:  # pragma: no cover - kernels without RENAME_EXCHANGE
+        old = target.with_name(f"{target.name}.tmp-{os.getpid()}-old")
+        os.rename(target, old)
+        os.rename(new, target)
+        _remove(old)
+    if was_pointer:  # replacing a versioned output of another kind (--overwrite): its versions go too
+        for p in versions(target):
+            if read_marker(p) is not None:
+                _remove_unpinned(p)
+
+
+def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
+    previous = _version_of(target)
+    existing = versions(target)
+    n = max([int(_VERSION.search(p.name).group(1)) for p in existing] + [0]) + 1
+    version = target.with_name(f"{target.name}.v{n}")
+    os.rename(tmp, version)
+    link = target.with_name(f"{target.name}.tmp-{os.getpid()}-link")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(link)
+    os.symlink(version.name, link)
+    if target.is_symlink() or not target.exists():
+        os.replace(link, target)  # atomic switch of the pointer
+    else:  # a real folder written before versioning: exchange it for the pointer
+        if not _renameat2_exchange(link, target):  # pragma: no cover - fallback
+            os.rename(target, link.with_name(link.name + "-old"))
+            os.replace(link, target)
+            link = link.with_name(link.name + "-old")
+        _remove(link)
+    _fsync_dir(target.parent)
+    # keep the version just replaced (a search may have opened it) and pinned ones (a reader holds them),
+    # remove the other older ones we wrote
+    for p in existing:
+        if p != previous and (read_marker(p) or {}).get("kind") == kind:
+            _remove_unpinned(p)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bool = False,
+               legacy: Callable[[Path], bool] | None = None, versioned: bool = False,
+               marker: dict | None = None) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``target``; it becomes ``target`` when the block completes.
+
+    ``kind`` names what is written ("collection", "lucene-index", ...); see the module doc for when an
+    existing ``target`` may be replaced, the lock, the clean-up and ``versioned``. The folder is removed
+    if the block raises (KeyboardInterrupt and SIGTERM included).
+    """
+    target = Path(target)
+    if target.name in ("", ".", ".."):
+        raise OutputError(f"{target}: name a folder to write")
+    refuse_version_folder(target)
+    with _located(target, "nothing was published (the folder there before, if any, is as it was)"), \
+            _atomic_dir(target, kind, overwrite, legacy, versioned, marker) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: bool, marker) -> Iterator[Path]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with lock(target), _sigterm_raises():
+        check_target(target, kind, overwrite=overwrite, legacy=legacy)
+        clean_stale(target)
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        _remove(tmp)
+        with _tracked(tmp):
+            tmp.mkdir()
+            try:
+                yield tmp
+                _write_marker(tmp, kind, marker)
+                _fsync_tree(tmp)
+                if versioned:
+                    _publish_versioned(tmp, target, kind)
+                else:
+                    _swap_in(tmp, target)
+                    _fsync_dir(target.parent)
+            except BaseException:
+                _remove(tmp)
+                raise
+
+
+def copy_linked(src: str | os.PathLike, dst: str | os.PathLike, ignore: Iterable[str] = ()) -> None:
+    """Copy folder ``src`` to ``dst`` with hard links where possible (files legalir never rewrites), leaving
+    out entries named in ``ignore`` (at any depth)."""
+    def link(s, d):
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+    shutil.copytree(src, dst, copy_function=link, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(*ignore) if ignore else None)
