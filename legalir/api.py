@@ -2,7 +2,6 @@
 
 Five names cover a notebook's work; each is a thin layer over the modules the
 command line uses (the CLI commands call the same functions)::
-
     import legalir
     ds = legalir.load("acord", split="test")            # corpus, topics, qrels (BEIR's shape)
     searcher = legalir.index(ds, "indexes/acord/bm25")  # or legalir.Searcher("indexes/acord/bm25")
@@ -25,6 +24,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
 from legalir.search import searcher as _searcher
+from legalir import atomic, collections, trec
+from legalir.collections import Corpus, read_manifest
+from legalir.datasets import dataset_class, DatasetError
+from legalir.datasets.dataset import Dataset, Document
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -60,8 +63,6 @@ class Benchmark:
     """
 
     def __init__(self, path: str | os.PathLike, split: str | None = None):
-        from legalir.collections import Corpus, read_manifest
-
         self.path = Path(path)
         self.manifest = read_manifest(self.path)
         self.name: str = str(self.manifest.get("dataset"))
@@ -75,8 +76,6 @@ class Benchmark:
         self.measures: tuple[str, ...] = tuple(cls.measures) if cls else ()
 
     def _dataset_class(self):
-        from legalir.datasets import dataset_class, DatasetError
-
         try:
             return dataset_class(self.name)
         except DatasetError:
@@ -101,8 +100,6 @@ class Benchmark:
     def topic_records(self) -> dict[str, "Topic"]:
         """The topics with their metadata (:class:`legalir.trec.Topic`: ``qid``, ``text``, ``fields``)."""
         if self._topics is None:
-            from legalir import collections, trec
-
             self._topics = {} if self.split is None else trec.read_topics(
                 collections.topics_path(self.path, self.split))
         return self._topics
@@ -121,8 +118,6 @@ class Benchmark:
     def qrels(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}`` of the split (a ``X.variant`` topic set uses ``X``'s qrels)."""
         if self._qrels is None:
-            from legalir import collections, trec
-
             if self.split is None:
                 self._qrels = {}
             else:
@@ -212,8 +207,6 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
 # ------------------------------------------------------------------ indexing
 def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str, drop_duplicates: bool = False,
                      skip_empty: bool = False):
-    from legalir.datasets.dataset import Dataset, Document
-
     class Records(Dataset):
         name = "records"
 
@@ -251,8 +244,6 @@ def _records_dataset(docs: Iterable[Mapping[str, Any]], where: str, drop_duplica
 
 def _collection_dir(source: Any, path: Path, overwrite: bool, drop_duplicates: bool = False,
                     skip_empty: bool = False) -> Path:
-    from legalir import collections
-
     if isinstance(source, Benchmark):
         return source.path
     if isinstance(source, (str, os.PathLike)):
@@ -348,7 +339,6 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     checks.boolean("overwrite", overwrite)
     checks.boolean("drop_duplicates", drop_duplicates)
     checks.boolean("skip_empty", skip_empty)
-    from legalir import atomic
     from legalir.indexing import dense, sparse
 
     path = Path(path)
@@ -358,7 +348,6 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     coll = _collection_dir(source, path, overwrite, drop_duplicates, skip_empty)
     parts = [partition] if isinstance(partition, str) else (list(partition) if partition else None)
     if kind == "bm25":
-
         sparse.build(coll, path, threads=threads, partitions=parts, quiet=True, overwrite=overwrite)
         return Searcher(path)
     from legalir.indexing import encoders

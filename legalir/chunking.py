@@ -44,6 +44,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from legalir.collections import CollectionError
+from legalir import atomic, collections, trec
+from legalir.datasets.dataset import Document
+from legalir.trec import FormatError, iter_jsonl
 
 DEFAULT_MAX_TOKENS = 512
 FALLBACK_TOKENIZER = "bert-base-uncased"
@@ -364,7 +367,6 @@ def passage_id(docid: str, n: int) -> str:
 def read_jsonl_documents(path: str | os.PathLike, id_field: str = "id",
                          text_field: str = "contents") -> Iterator[dict]:
     """Records of a JSONL corpus, checked line by line (file and line named on error)."""
-    from legalir.trec import FormatError, iter_jsonl
 
     p = Path(path)
     for n, rec in iter_jsonl(p):
@@ -415,8 +417,6 @@ def chunk_records(records: Iterable[Mapping[str, Any]], chunker: Chunker, id_fie
 
 
 def _source_records(src: Path, id_field: str, text_field: str) -> Iterator[dict]:
-    from legalir import collections
-
     if src.is_dir():
         for rec in collections.iter_documents(src):
             yield rec
@@ -446,14 +446,10 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
                    mininterval=1.0, file=sys.stderr)
     passages = chunk_records(records, chunker, id_field, text_field, stats=stats)
     if dst.suffix == ".jsonl":
-        from legalir import atomic
-
         with atomic.open_file(dst, output=True, inputs=[src]) as f:
             for rec in passages:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     else:
-        from legalir import collections
-
         manifest = collections.write(_Passages(src, passages), dst, quiet=True)
         stats["manifest"] = str(dst / "manifest.json")
         stats["written"] = manifest["documents"]["written"]
@@ -466,8 +462,6 @@ class _Passages:
     name = "passages"
 
     def __init__(self, src: Path, passages: Iterable[dict]):
-        from legalir import collections
-
         self.root = src
         self.options = {"chunked_from": str(src)}
         self._passages = passages
@@ -476,15 +470,11 @@ class _Passages:
             self.partition_field = collections.read_manifest(src).get("partition_field")
 
     def documents(self):
-        from legalir.datasets.dataset import Document
-
         for rec in self._passages:
             fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
             yield Document(rec["id"], rec["contents"], fields)
 
     def topic_sets(self):
-        from legalir import trec
-
         if not self.root.is_dir():
             return {}
         out = {}

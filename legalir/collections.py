@@ -1,7 +1,6 @@
 """Write a dataset as a collection on disk: Pyserini JsonCollection, topics, qrels.
 
 Layout of ``collections/<name>/``::
-
     corpus/docs.jsonl                {"id", "contents", ...metadata}   (one partition)
     corpus/<partition>/docs.jsonl    same, one folder per partition value
     topics/<set>.tsv                 qid<TAB>text        (Pyserini topics)
@@ -19,7 +18,7 @@ whole folder is written atomically (:mod:`legalir.atomic`), and replaces only
 a collection that legalir wrote.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
+from legalir.errors import LegalirError, read_json
 
 import json
 import os
@@ -35,7 +34,7 @@ from legalir import atomic, log, trec
 from legalir.filters import partition_key  # noqa: F401  (the one rule; re-exported)
 from legalir.trec.model import id_problem  # noqa: F401  (the one id rule; re-exported)
 from legalir.datasets.dataset import Dataset, Judgement
-from legalir.trec import Topic
+from legalir.trec import Topic, iter_jsonl
 
 _log = log.get(__name__)
 
@@ -352,7 +351,6 @@ def read_manifest(collection_dir: str | os.PathLike) -> dict:
     path = Path(collection_dir) / "manifest.json"
     if not path.exists():
         raise CollectionError(f"{path}: not found; convert the dataset first (legalir convert)")
-    from legalir.errors import read_json
 
     manifest = read_json(path, "collection manifest")
     if not isinstance(manifest, dict) or "documents" not in manifest:
@@ -381,7 +379,6 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
     for key in keys:
         if key not in dirs:
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
-        from legalir.trec import iter_jsonl
 
         path = dirs[key] / "docs.jsonl"
         for n, rec in iter_jsonl(path):

@@ -24,7 +24,7 @@ import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from legalir import atomic
+from legalir import atomic, datasets
 from legalir.datasets.dataset import DatasetError
 from legalir import log as _logging
 
@@ -61,7 +61,6 @@ def fetch(name: str, data_dir: str | os.PathLike, *, timeout: float = 10.0, forc
     Does nothing (returns ``[]``) when the required files are already there,
     unless ``force``.
     """
-    from legalir import datasets
 
     ds = datasets.get(name, data_dir)
     cls = type(ds)

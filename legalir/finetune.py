@@ -58,6 +58,8 @@ from legalir.scoring.judged import is_judged
 from legalir import log as _logging
 from legalir.errors import LegalirError
 from legalir.trec import Qrels, Run, Topic
+from legalir.scoring import evaluate
+from legalir.version import __version__
 
 _log = _logging.get(__name__)
 
@@ -251,7 +253,6 @@ def evaluate_scores(valid: Validation, keys: Sequence[tuple[str, str]], scores: 
                     measure: str = "ndcg_cut_10", depths: Sequence[int] = ()) -> dict[str, float]:
     """Judged-only ``measure`` of each validation run's reranked candidates, at the full depth and at
     each of ``depths``; ``<measure>@rerank<depth>`` is the mean over the runs."""
-    from legalir.scoring import evaluate
 
     spec = _measure_spec(measure)
     score_of = dict(zip(keys, (float(s) for s in scores)))
@@ -705,8 +706,6 @@ def _versions() -> dict:
         except Exception:  # pragma: no cover
             pass
     try:
-        from legalir.version import __version__
-
         out["legalir"] = __version__
     except Exception:  # pragma: no cover
         pass

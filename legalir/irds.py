@@ -4,7 +4,6 @@ Importing this module registers, with `ir_datasets <https://ir-datasets.com>`_,
 one dataset per converted collection that a dataset pipeline makes
 (:func:`legalir.datasets.catalogue.collection_entries`: a new dataset module
 gets its names without an edit here) and one per topic set::
-
     legalir/acord                       the corpus (docs only)
     legalir/acord/test                  docs, queries (topics/test.jsonl), qrels (qrels/test.txt)
     legalir/acord/test/long             topic set ``test.long``, scored on qrels ``test``
@@ -57,6 +56,8 @@ _log = logging.getLogger(__name__)
 #: environment variable naming the folder that holds converted collections, and its default (the folder
 #: legalir's Makefile writes, relative to the working directory): legalir.collections' own
 from legalir.collections import DEFAULT_ROOT, ROOT_ENV as ENV  # noqa: E402
+from legalir import collections, filters, trec
+from legalir.datasets import dataset_class
 PREFIX = "legalir"
 LANG = "en"
 
@@ -87,7 +88,6 @@ def collections_root() -> Path:
     >>> str(collections_root())
     '/data/collections'
     """
-    from legalir import collections
 
     return collections.root()  # the one rule (legalir.load and legalir report use it too)
 
@@ -140,7 +140,6 @@ def _converted_sets(entry) -> set[str]:
     manifest = collections_root() / entry.path / "manifest.json"
     if not manifest.exists():
         return set()
-    from legalir import collections
 
     try:
         m = collections.read_manifest(manifest.parent)
@@ -191,8 +190,6 @@ class _Collection:
         return path
 
     def _missing(self, path: Path) -> str:
-        from legalir.datasets import dataset_class
-
         e = self.entry
         p = dataset_class(e.dataset).pipeline
         options = ""
@@ -204,8 +201,6 @@ class _Collection:
                 f"at that {DEFAULT_ROOT} folder), or `legalir convert {e.dataset} --data-dir data{options} --out {path}`")
 
     def manifest(self) -> dict:
-        from legalir import collections
-
         return collections.read_manifest(self.path())
 
 
@@ -232,9 +227,7 @@ def _field_names(keys: list[str]) -> dict[str, str]:
 def _doc_class(path: Path) -> tuple[type, dict[str, str]]:
     """The namedtuple class of a collection's documents: ``doc_id, text`` and every metadata key, in first-seen
     order (one pass over the corpus, cached per collection and manifest version)."""
-    from legalir import collections
 
-    from legalir import filters
 
     stamp = (str(path.resolve()), (path / "manifest.json").stat().st_mtime_ns)
     with _lock:
@@ -257,8 +250,6 @@ class _Docs(BaseDocs):
         self._coll = coll
 
     def docs_iter(self) -> Iterator[tuple]:
-        from legalir import collections
-
         path = self._coll.path()
         cls, fields = _doc_class(path)
         for rec in collections.iter_documents(path):
@@ -304,16 +295,12 @@ class _Queries(BaseQueries):
         self._coll, self._set = coll, set_name
 
     def _file(self) -> Path:
-        from legalir import collections
-
         path = self._coll.path()
         if (path / "topics" / f"{self._set}.jsonl").exists():
             return path / "topics" / f"{self._set}.jsonl"
         return collections.topics_path(path, collections.base_set(self._set))
 
     def queries_iter(self) -> Iterator[GenericQuery]:
-        from legalir import trec
-
         for t in trec.read_topics(self._file()).values():
             yield GenericQuery(t.qid, t.text)
 
@@ -332,16 +319,12 @@ class _Qrels(BaseQrels):
         self._coll, self._set = coll, set_name
 
     def qrels_path(self) -> Path:
-        from legalir import collections
-
         path = self._coll.path()
         if (path / "qrels" / f"{self._set}.txt").exists():
             return path / "qrels" / f"{self._set}.txt"
         return collections.qrels_path(path, self._set)
 
     def qrels_iter(self) -> Iterator[TrecQrel]:
-        from legalir import trec
-
         for qid, docs in trec.read_qrels(self.qrels_path()).items():
             for docid, rel in docs.items():
                 yield TrecQrel(qid, docid, int(rel), "0")

@@ -44,6 +44,7 @@ from typing import Any, Mapping, Sequence
 
 from legalir import log
 from legalir.errors import LegalirError
+from legalir.version import __version__
 
 _log = log.get(__name__)
 
@@ -556,7 +557,6 @@ def run(dataset: str, data_dir: str | os.PathLike, split: str, condition: str, a
         collection: str | os.PathLike | None = None, k: int = 5, expansion_path: str | os.PathLike | None = None,
         bootstrap: int = 1000, seed: int = 0, command: str = "", progress: bool = True) -> dict:
     """Everything `legalir qa` does: questions, passages, answers, accuracy; writes both outputs."""
-    from legalir.version import __version__
     from legalir import collections, trec
     from legalir.runformats import read_any_run
     from legalir.search.rerank import collection_texts

@@ -152,6 +152,64 @@ def test_no_module_imports_a_layer_above_its_own():
     assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
 
 
+def _imports(only_top: bool):
+    """``{module: {imported module}}`` from the statements at module top (``only_top``: what loading the
+    module loads), or ``{(module, line): {imported module}}`` of the imports inside functions."""
+    mods = modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    out: dict = collections.defaultdict(set)
+    for m, path in mods.items():
+        if path.suffix != ".py":
+            continue
+        package = m if path.name == "__init__.py" else m.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        inside = {id(x) for f in funcs for x in ast.walk(f) if x is not f}
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or (id(node) in inside) == only_top:
+                continue
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join(up + ([base] if base else []))
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            found = {resolve(n) for n in names if n.startswith("legalir")} - {None}
+            if found:
+                out[m if only_top else (m, node.lineno)] |= found
+    return out
+
+
+def test_lazy_imports_only_where_they_save_start_up():
+    """A legalir import inside a function is allowed only where the module does not already load that
+    module at import time (then it is lazy for start-up's sake: docs/architecture.md, "Lazy imports");
+    one that costs nothing belongs at the module top."""
+    top = _imports(True)
+
+    def loaded(m: str) -> set[str]:
+        seen, stack = set(), [m]
+        while stack:
+            v = stack.pop()
+            parts = v.split(".")
+            for w in list(top.get(v, ())) + [".".join(parts[:i]) for i in range(1, len(parts))]:
+                if w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+        return seen
+
+    free = sorted(f"{m}:{line} imports {', '.join(sorted(t))}" for (m, line), t in _imports(False).items()
+                  if t <= loaded(m) | {m})
+    assert not free, "imports inside functions of modules the module already loads (move them to the top):\n" + \
+        "\n".join(free)
+
+
 def test_one_module_per_name():
     names = collections.Counter(p.stem for p in PKG.rglob("*.py") if p.stem != "__init__")
     assert not [n for n, c in names.items() if c > 1], {n: c for n, c in names.items() if c > 1}

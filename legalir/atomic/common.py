@@ -1,4 +1,5 @@
-"""Shared by the writers: temporary names, stale temporaries, signals, the environment's refusals, output markers. (Part of :mod:`legalir.atomic`.)"""
+"""Shared by the writers: temporary names, stale temporaries, signals, the environment's refusals, output
+markers. (Part of :mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from legalir.errors import LegalirError
+from legalir.version import __version__
 
 
 MARKER = ".legalir-output.json"
@@ -233,6 +235,4 @@ def _write_marker(folder: Path, kind: str, extra: dict | None) -> None:
 
 
 def _version() -> str:
-    from legalir.version import __version__
-
     return __version__

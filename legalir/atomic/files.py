@@ -1,4 +1,5 @@
-"""Output files written atomically (a temporary, fsynced, renamed), under the ownership rule. (Part of :mod:`legalir.atomic`.)"""
+"""Output files written atomically (a temporary, fsynced, renamed), under the ownership rule. (Part of
+:mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
-"""One writer per output: a lock file beside it (flock), the second writer stopped at once. (Part of :mod:`legalir.atomic`.)"""
+"""One writer per output: a lock file beside it (flock), the second writer stopped at once. (Part of
+:mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

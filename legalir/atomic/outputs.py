@@ -1,4 +1,5 @@
-"""Output folders: built as NAME.tmp-PID/, published in one rename (or as a new version), replaced only when legalir's. (Part of :mod:`legalir.atomic`.)"""
+"""Output folders: built as NAME.tmp-PID/, published in one rename (or as a new version), replaced only when
+legalir's. (Part of :mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
-"""Whose file is it: the one rule for replacing an output file (the registry of what legalir wrote, by size, mtime and hash). (Part of :mod:`legalir.atomic`.)"""
+"""Whose file is it: the one rule for replacing an output file (the registry of what legalir wrote, by size,
+mtime and hash). (Part of :mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

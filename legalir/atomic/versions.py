@@ -1,4 +1,5 @@
-"""Index versions: INDEX -> INDEX.vN links, pins that hold a version for its readers, version folders refused as targets. (Part of :mod:`legalir.atomic`.)"""
+"""Index versions: INDEX -> INDEX.vN links, pins that hold a version for its readers, version folders refused as
+targets. (Part of :mod:`legalir.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

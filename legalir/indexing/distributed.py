@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings
+from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings, Encoder
 
 DEFAULT_RETRIES = 3
 
@@ -171,7 +171,6 @@ class ShardEncoder:
             import torch
 
             torch.set_num_threads(int(threads))
-        from legalir.indexing.encoders import Encoder
 
         self.encoder = Encoder.from_settings(settings, device=device)
 

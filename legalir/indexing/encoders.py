@@ -37,7 +37,7 @@ importing this module (e.g. for its error class) is cheap.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
-from legalir import trec
+from legalir import trec, log, atomic, models
 
 import dataclasses
 import hashlib
@@ -52,8 +52,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from legalir import log
 from legalir.models import default_device
+from legalir.atomic import OutputError
 
 _log = log.get(__name__)
 
@@ -145,7 +145,6 @@ class EncoderSettings:
 
 def resolve_model_dir(model: str, revision: str | None = None) -> Path:
     """A local folder holding ``model`` (see :func:`legalir.models.resolve`: ``minilm``, a folder, a Hub name)."""
-    from legalir import models
 
     return models.resolve(model, revision, what="encoder", error=EncoderError)
 
@@ -521,7 +520,6 @@ def encode_corpus(
     stops after writing that many new shards (to split a long job, or to test
     resuming). One process at a time writes ``out_dir`` (:func:`legalir.atomic.lock`).
     """
-    from legalir import atomic
 
     out = Path(out_dir)
     if shard_size < 1:
@@ -548,7 +546,6 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
     """Encode into ``out``, resuming it; ``restart``: a folder of other settings there is ours to replace."""
     from tqdm import tqdm
 
-    from legalir import atomic
 
     docids: list[str] = []
     seen: set[str] = set()
@@ -662,7 +659,6 @@ def _resume_problem(manifest: dict, encoder: Encoder, digest: str, n_docs: int, 
 
 def save_shard(out: Path, index: int, vecs: np.ndarray) -> None:
     """Write shard ``index`` of an embeddings folder (float32 ``.npy``), atomically."""
-    from legalir import atomic
 
     with atomic.open_file(out / shard_name(index), "wb") as f:
         np.save(f, np.ascontiguousarray(vecs, dtype=np.float32), allow_pickle=False)
@@ -706,7 +702,6 @@ def partitions(emb_dir: str | os.PathLike) -> list[str]:
 def _check_partitioned_root(root: Path, keys: list[str]) -> None:
     """Refuse to put partition folders into a folder holding anything else (legalir never mixes
     its output into a user's folder)."""
-    from legalir.atomic import OutputError
 
     if not root.is_dir():
         if root.exists():

@@ -28,6 +28,7 @@ from typing import Iterator, Mapping, Sequence
 
 from legalir import jvm
 from legalir.errors import LegalirError
+from legalir.indexing.folders import partition_keys
 
 #: the file every index built by legalir holds (what it was built from, document count)
 META = "legalir-index.json"
@@ -39,7 +40,6 @@ class LuceneError(LegalirError, RuntimeError):
 
 def check_folder(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` if it holds one Lucene index, else a :class:`LuceneError` saying what it is instead."""
-    from legalir.indexing.folders import partition_keys
 
     p = Path(index_dir)
     if not p.exists():

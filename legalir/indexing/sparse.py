@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, jvm, log
+from legalir import atomic, collections, jvm, log, filters
 from legalir.indexing import lucene
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
@@ -66,14 +66,11 @@ def indexed_fields(manifest: dict) -> list[str]:
 def filter_types(manifest: dict) -> dict | None:
     """What an index built from a collection records of its filterable fields (``{field: type}``,
     :mod:`legalir.filters`), or ``None`` when the collection has no ``filters`` field."""
-    from legalir import filters
 
     return filters.schema_from_manifest(manifest) if filters.FIELD in (manifest.get("fields") or {}) else None
 
 
 def _types(types: dict | None) -> dict:
-    from legalir import filters
-
     return {} if types is None else {filters.TYPES_KEY: types}
 
 

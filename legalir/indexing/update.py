@@ -58,6 +58,7 @@ _log = log.get(__name__)
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
 from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
                                       changed_documents, half_published, refuse_rebuild)  # noqa: F401
+from legalir.indexing.folders import recorded_path
 
 # ------------------------------------------------------------------ the change set
 @dataclass
@@ -414,7 +415,6 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
     import time
 
     from legalir.indexing import lucene, sparse
-    from legalir.indexing.folders import recorded_path
 
     work = tmp / ".update"
     _copy_version(cur, tmp)

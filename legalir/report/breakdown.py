@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from typing import Mapping, Sequence
+from legalir.report.tables import display_name
 
 NAN_GROUP = "NaN"
 
@@ -40,8 +41,6 @@ def breakdown(per_topic: Mapping[str, Mapping[str, float]], topic_fields: Mappin
 
 def format_breakdown(label: str, field: str, table: Mapping[str, Mapping], measures: Sequence[str],
                      scale: float = 100) -> str:
-    from legalir.report.tables import display_name
-
     fmt = "{:.1f}" if scale == 100 else "{:.3f}"
     header = [field, "n"] + [display_name(m) for m in measures]
     body = [[g, str(row["count"])] + ["NaN" if math.isnan(row[m]) else fmt.format(row[m] * scale) for m in measures]

@@ -19,6 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
+from legalir import atomic
+from legalir.report import breakdown as bd
+from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
+from legalir.version import __version__
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;
@@ -67,7 +71,6 @@ def _p(p) -> str:
 def versions() -> dict[str, str]:
     from importlib import metadata
 
-    from legalir.version import __version__
 
     out = {"legalir": __version__, "python": platform.python_version(), "platform": platform.platform()}
     for pkg in ("pytrec-eval-terrier", "pyserini", "numpy", "scipy", "matplotlib", "torch", "transformers"):
@@ -85,9 +88,7 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                  inputs: Sequence[str] = ()) -> Path:
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
     from legalir.scoring import stats
-    from legalir.report import breakdown as bd
     from legalir.report import plots
-    from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
 
     p = protocol(dataset_cls)
     scale = p["scale"]
@@ -232,7 +233,6 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
 
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
-    from legalir import atomic
 
     out = Path(path)
     atomic.write_text(out, page, output=True)

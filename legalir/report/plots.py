@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from legalir import atomic
 
 FORMATS = ("png", "svg")
 plt.rcParams.update({"svg.hashsalt": "legalir", "figure.dpi": 100, "font.size": 9})
@@ -25,7 +26,6 @@ plt.rcParams.update({"svg.hashsalt": "legalir", "figure.dpi": 100, "font.size": 
 
 def save(fig, stem: str | os.PathLike) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` (each atomically) and close the figure."""
-    from legalir import atomic
 
     stem = Path(stem)
     out = []

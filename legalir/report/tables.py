@@ -135,7 +135,6 @@ def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, r
 
 def save_json(result: Mapping, path: str | os.PathLike) -> None:
     """``result`` as a results JSON file, written under the output rule (:func:`legalir.atomic.check_file`)."""
-    from legalir import atomic
 
     atomic.write_json(path, result, indent=1, ensure_ascii=True, output=True)
 

@@ -28,6 +28,8 @@ from legalir.scoring.evaluator import (
 )
 from legalir.scoring.measures import DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, supported
 from legalir.scoring.parsing import parse_measures
+from legalir import trec
+from legalir.errors import OptionError
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -60,9 +62,7 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
     (repeated qrels lines, ignored fields) is added to the result's ``notes``.
     ``qrels``: the judgements already read from ``qrels_path`` (a caller scoring several
     runs reads them once); errors still name ``qrels_path``."""
-    from legalir import trec
 
-    from legalir.errors import OptionError
 
     if qrels is None and str(qrels_path) == "-" and str(run_path) == "-":
         raise OptionError("QRELS and RUN are both '-': standard input can be read once; give one of them as a file "

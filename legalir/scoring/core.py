@@ -32,6 +32,7 @@ from legalir.scoring.evaluator import Evaluation, NoCommonTopics, evaluate as _e
 from legalir.scoring.judged import is_judged  # noqa: F401  (the one judged-only rule, named here for the faces)
 from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
 from legalir.scoring.parsing import parse_measures
+from legalir.scoring import evaluate_files
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"
@@ -248,8 +249,6 @@ def score(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = Fal
     else:
         judgements, label = to_qrels(qrels), "the qrels given"
     if _is_path(run):
-        from legalir.scoring import evaluate_files
-
         result = evaluate_files(label, _existing(run_name, run), requests, qrels=judgements, **options)
     else:
         data = to_run(run, run_name)

@@ -16,7 +16,7 @@ import math
 from typing import Callable, Iterable, Mapping
 
 from legalir import trec
-from legalir.scoring import custom, pytrec, trec10
+from legalir.scoring import custom, pytrec, trec10, irm
 from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
 from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, star_k,
                                        star_normalised)
@@ -38,7 +38,6 @@ class Evaluation(dict):
     """``{"all": {name: value}, "per_topic": {qid: {name: value}}}``, plus details.
 
     Attributes (not part of the dict, so ``json.dumps`` shows only the two keys):
-
     * ``measures``: the parsed :class:`Measure` list, in output order;
     * ``topics``: the evaluated topics (run topics with judgements), sorted;
     * ``missing_from_run``: qrels topics with no run results (sorted);
@@ -153,8 +152,6 @@ def evaluate_batches(
         scored_ir = ir if real else []
         _pytrec_values(by_pytrec, scored_ir, qrels, run, topics, judged_only, relevance_level, values)
         if scored_ir:
-            from legalir.scoring import irm
-
             for t, row in irm.own_values(scored_ir, qrels, run, topics, judged=judged_only).items():
                 values[t].update(row)
         _legalir_values(by_legalir, qrels, run, topics, judged_only, relevance_level, values, max_docs, num_docs)

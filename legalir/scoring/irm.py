@@ -22,9 +22,10 @@ import ast
 from dataclasses import dataclass
 from typing import Mapping
 
-from legalir.scoring.measures import Family, MeasureError
+from legalir.scoring.measures import Family, MeasureError, _known_names
 from legalir.scoring.pytrec import LONG_MAX
 from legalir.trec import MAX_RELEVANCE
+from legalir.scoring.judged import drop_unjudged
 
 #: what the evaluator and the formatter read of a measure's family
 IR_FAMILY = Family("ir_measures", "ir_measures", doc="an ir_measures name")
@@ -156,8 +157,6 @@ def parse(spec: str) -> IrMeasure:
     fam = FAMILIES.get(name)
     rest = spec.strip()[len(name):] if spec.strip().startswith(name) else ""
     if fam is None:
-        from legalir.scoring.measures import _known_names
-
         raise MeasureError(f"unknown measure {spec!r}{_suggest(name, rest)} (ir_measures names legalir scores: "
                            f"{', '.join(FAMILIES)}; trec_eval and legalir names: {_known_names()}; "
                            f"`legalir eval --list-measures` explains each)")
@@ -205,7 +204,6 @@ def own_values(measures: list[IrMeasure], qrels, run, topics, judged: bool = Fal
     come from pytrec_eval with the evaluator's other values.
 
     ``judged`` (-J) drops unjudged documents before every measure, as ``judged_only=True`` does."""
-    from legalir.scoring.judged import drop_unjudged
 
     out: dict[str, dict[str, float]] = {t: {} for t in topics}
     own = [m for m in measures if m.request() is None]

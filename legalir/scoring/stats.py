@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
+from legalir.scoring.measures import MeasureError
 
 TESTS = ("t", "randomization")
 BOOTSTRAP_RESAMPLES = 1000
@@ -322,8 +323,6 @@ def comparable_names(measures) -> list[str]:
     for m in measures:
         f = m.family
         if not f.per_topic or f.value == "str":
-            from legalir.scoring.measures import MeasureError
-
             raise MeasureError(f"measure {m.name!r} has no numeric per-topic value and cannot be compared")
         out.extend(m.output_names())
     return out

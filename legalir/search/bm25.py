@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from legalir import filters
-from legalir.indexing import sparse
+from legalir.indexing import sparse, collection_of
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.runner import SearchError, check_topics
 from legalir.errors import LegalirError
 from legalir.trec import Run, Topic, clean_text
+from legalir.collections import read_manifest
+from legalir.datasets import dataset_class, DatasetError
 
 #: Pyserini's LuceneSearcher defaults
 DEFAULT_K1 = 0.9
@@ -54,7 +56,6 @@ class BM25:
                  filter: "filters.Filter | None" = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
                  citations: bool | None = None, jurisdiction_field: str | None = None):
         from legalir import citations as cite
-        from legalir.indexing import sparse
 
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
@@ -180,13 +181,8 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
     tuned: dict = {}
     source = "Pyserini's defaults"
     if k1 is None or b is None:
-        from legalir.indexing import collection_of
-
         root = collection_of(index_dir)
         if root is not None:
-            from legalir.collections import read_manifest
-            from legalir.datasets import dataset_class, DatasetError
-
             name = read_manifest(root).get("dataset")
             try:
                 cls = dataset_class(str(name))
@@ -204,10 +200,6 @@ def bm25_params(index_dir: str | os.PathLike, k1: float | None = None,
 
 def structure(index_dir: str | os.PathLike) -> tuple[str | None, str | None]:
     """``(partition field, jurisdiction field)`` of the collection an index was built from."""
-    from legalir.collections import read_manifest
-    from legalir.datasets import dataset_class, DatasetError
-    from legalir.indexing import collection_of
-
     root = collection_of(index_dir)
     if root is None:
         return None, None

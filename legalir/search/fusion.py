@@ -22,7 +22,7 @@ Weights default to equal (1 each). ``depth`` keeps only each run's top
 from __future__ import annotations
 
 import os
-from legalir.errors import LegalirError
+from legalir.errors import LegalirError, read_json
 
 import itertools
 import math
@@ -192,7 +192,6 @@ def params(params_file: str | os.PathLike | None = None, *, method: str | None =
            rrf_k: float | None = None, norm: str | None = None) -> dict:
     """Fusion settings: the best of a ``tune-fusion`` result file first, then the options given explicitly
     (``weights`` as comma-separated text)."""
-    from legalir.errors import read_json
 
     chosen: dict = {}
     if params_file:

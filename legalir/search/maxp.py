@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from legalir import collections, log
+from legalir import collections, log, atomic, runformats, trec
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic
 
@@ -137,7 +137,6 @@ def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection
     (standard input); ``out`` may not be it, nor a file legalir did not write unless ``force``
     (:func:`legalir.atomic.check_file`).
     """
-    from legalir import atomic, runformats, trec
 
     atomic.check_file(out, [run_path], force=force)
     if auto and not collection:

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Mapping
 
 from legalir.indexing.lucene import LuceneIndex
-from legalir.search.runner import SearchError, check_topics
-from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, check_bm25
+from legalir.search.runner import SearchError, check_topics, search_to_run
+from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, check_bm25, bm25_params
 from legalir.trec import Run, Topic, clean_text, ranking
+from legalir import atomic, collections, trec
 
 _log = logging.getLogger(__name__)
 
@@ -89,8 +90,6 @@ class PoolTfidf:
 
     @classmethod
     def from_collection(cls, collection_dir: str | os.PathLike) -> "PoolTfidf":
-        from legalir import collections
-
         return cls({d["id"]: d["contents"] for d in collections.iter_documents(Path(collection_dir))})
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
@@ -126,8 +125,6 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
     """Rank every topic's candidates of ``topics_path`` (``-``: standard input) with ``ranker`` (``bm25``
     over ``index_dir``, ``tfidf`` fit on ``collection``) into ``run_path``; returns (lines, topics).
     ``force``: see :func:`legalir.search.runner.search_to_run`."""
-    from legalir import trec
-    from legalir.search.runner import search_to_run
 
     if ranker not in ("bm25", "tfidf"):
         raise SearchError(f"unknown pool ranker {ranker!r}; choose bm25 or tfidf")
@@ -135,7 +132,6 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
         raise SearchError("--ranker bm25 needs --index (the collection's Lucene index)")
     if ranker == "tfidf" and not collection:
         raise SearchError("--ranker tfidf needs --collection")
-    from legalir import atomic
 
     atomic.check_file(run_path, [topics_path], force=force)
     topics = trec.read_topics(topics_path)
@@ -143,8 +139,6 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
 
     def make():
         if ranker == "bm25":
-            from legalir.search.bm25 import bm25_params
-
             k1_, b_, source = bm25_params(index_dir, k1, b)
             _log.info(f"BM25 k1={k1_:g} b={b_:g} ({source})")
             return PoolBM25(index_dir, k1=k1_, b=b_)

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from legalir import log, models, trec
+from legalir import log, models, trec, atomic, collections
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
@@ -72,7 +72,6 @@ def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | 
     ``docids`` may be a run (``{qid: {docid: score}}``): its top ``k``
     documents are loaded. Ids not in the collection raise a :class:`RerankError`.
     """
-    from legalir import collections
 
     wanted = _wanted(docids, k)
     out: dict[str, str] = {}
@@ -714,7 +713,6 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
     the run or the topics, nor a file legalir did not write unless ``force``
     (:func:`legalir.atomic.check_file`), checked before any model is loaded.
     """
-    from legalir import atomic
 
     if str(run_path) == str(topics_path) == trec.STDIN:
         raise RerankError("standard input ('-') can be read once: give it as the run or as the topics, not both")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-from legalir import log
+from legalir import log, atomic, trec
 from legalir.collections import partition_key
 from legalir.errors import LegalirError
 from legalir.trec import Run, Topic
@@ -73,7 +73,6 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     """
     from tqdm import tqdm
 
-    from legalir import atomic, trec
 
     check_depth(k)
     trec.check_tag(tag)

@@ -11,10 +11,13 @@ import itertools
 import os
 from typing import Iterable, Mapping, Sequence
 
-from legalir import atomic, log
+from legalir import atomic, log, collections, trec
 from legalir.errors import LegalirError
 from legalir.search.bm25 import BM25
 from legalir.trec import Qrels, Run, Topic
+from legalir.collections import base_set
+from legalir.indexing.lucene import check_folder
+from legalir.search.runner import check_depth
 
 K1_GRID = (0.4, 0.6, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0)
 B_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0)
@@ -28,7 +31,6 @@ class TuningError(LegalirError, ValueError):
 
 def refuse_test(topic_sets: Iterable[str], option: str = "--topics", what: str = "tuning") -> list[str]:
     """The topic sets, unless one is a test set (``test``, ``test.long`` ...): choosing settings on test is refused."""
-    from legalir.collections import base_set
 
     sets = list(topic_sets)
     if not sets:
@@ -62,7 +64,6 @@ def objective(measure: str, option: str = "--measure") -> tuple[list, str]:
 
 def training_data(collection: str | os.PathLike, topic_sets: Sequence[str]) -> tuple[dict[str, Topic], Qrels]:
     """Topics and qrels of the (non-test) topic sets, merged."""
-    from legalir import collections, trec
 
     topics: dict[str, Topic] = {}
     qrels: Qrels = {}
@@ -94,8 +95,6 @@ def grid_search_bm25(index_dir, topics: Mapping[str, Topic], qrels: Qrels, measu
 def tune_bm25(dataset_cls, index_dir, collection, topic_sets: Sequence[str], measure: str, k: int = 100,
               threads: int = 1) -> tuple[list[tuple[float, float, float]], int]:
     """BM25 grid on ``topic_sets`` of ``collection`` with the dataset's judged-only rule; (grid, topics)."""
-    from legalir.indexing.lucene import check_folder
-    from legalir.search.runner import check_depth
 
     check_depth(k)
     objective(measure)
@@ -110,7 +109,6 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
                 depth: int | None = None) -> dict:
     """Grid-search fusion of the runs ``run_patterns`` (``{set}`` = topic set) on training sets; the best
     settings and the whole grid are written to ``out`` (read by ``legalir fuse --params``) and returned."""
-    from legalir import trec
     from legalir.scoring import evaluate
     from legalir.search import fusion
 

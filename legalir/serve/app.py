@@ -45,9 +45,11 @@ from legalir.version import __version__
 from legalir.errors import LegalirError, http_status, user_message
 from legalir.serve.workers import (DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused,  # noqa: F401
                                    Workers)
-from legalir.serve import guard
+from legalir.serve import guard, keys
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
+from legalir.serve import config, engine as engine_mod
+from legalir.serve import keys as keys_mod
 
 _log = logging.getLogger(__name__)
 
@@ -328,7 +330,6 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         from starlette.routing import Route
 
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
-    from legalir.serve import keys
 
     keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
     return app
@@ -478,7 +479,6 @@ def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, inse
                 max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT) -> guard.Policy:
     """The :class:`~legalir.serve.guard.Policy` of `legalir serve`'s options; refuses a non-loopback address
     without API keys (unless ``insecure_no_auth``)."""
-    from legalir.serve import keys as keys_mod
 
     ring = keys_mod.load(api_keys, env)
     if ring is not None and insecure_no_auth:
@@ -518,7 +518,6 @@ def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[s
     The port is bound before anything is loaded, so a busy port (or a refused address) is reported
     at once, alone.
     """
-    from legalir.serve import config, engine as engine_mod
 
     cfg = config.gather(indexes, collections, runs, qrels, config_file)
     if cfg.empty():

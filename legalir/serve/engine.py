@@ -28,12 +28,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from legalir import collections, log, trec
+from legalir import collections, log, trec, api, datasets
 from legalir.errors import LegalirError
 from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.api import Hit
-from legalir.search import gate
+from legalir.search import gate, fusion
 
 _log = log.get(__name__)
 
@@ -53,6 +53,8 @@ from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable
 from legalir.serve.indexes import (PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind,  # noqa: E402,F401
                                    _version_label)
 from legalir.serve.explorer import RunEntry, _sibling_topics  # noqa: E402,F401
+from legalir.search import bm25 as lucene
+from legalir.version import __version__
 
 # the one way into the JVM: legalir.search.gate (the searcher core's gate, shared by every face)
 LuceneGate = gate.LuceneGate
@@ -70,8 +72,6 @@ class Engine:
     def __init__(self, cfg: Config, *, k1: float | None = None, b: float | None = None, lucene_threads: int = 1,
                  measures: list[str] | None = None, judged_only: bool | None = None, device: str | None = None,
                  quiet: bool = False, reload_interval: float = DEFAULT_RELOAD_INTERVAL):
-        from legalir.search import bm25 as lucene
-
         if cfg.empty():
             raise ConfigError("nothing to serve: give at least one --index, --collection or --run")
         if not isinstance(reload_interval, (int, float)) or not math.isfinite(reload_interval) or reload_interval < 0:
@@ -114,7 +114,6 @@ class Engine:
 
     def _load_run(self, spec: RunSpec, cfg: Config, measures: list[str] | None,
                   judged_only: bool | None) -> RunEntry:
-        from legalir import datasets
         from legalir.scoring import core
 
         # every run format legalir reads (TREC, CRUMB JSONL), as legalir eval and legalir.evaluate read it
@@ -243,7 +242,6 @@ class Engine:
         whatever the ``Host`` header (load balancers probe it by address), so a page that rebinds its own
         name to the server must learn nothing from it; ``/indexes``, ``/collections`` and ``/runs`` list
         what is served, behind the checks."""
-        from legalir.version import __version__
 
         return {"status": "ok", "version": __version__}
 
@@ -510,8 +508,6 @@ class Engine:
              judged_only: bool | None = None, topics: list[str] | None = None, k: int = 10) -> dict:
         """Fuse runs (:func:`legalir.search.fusion.fuse`); the fused run's top ``k`` for ``topics`` and, with
         qrels, its scores beside each input's."""
-        from legalir import api
-        from legalir.search import fusion
 
         items = [self._a_run(n, None, f"run {n!r}: ") for n in runs or []]
         items += [self._a_run(None, t, f"run_texts[{i}]: ") for i, t in enumerate(run_texts or [])]

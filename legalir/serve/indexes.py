@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from legalir import collections, log
+from legalir import collections, log, atomic
 from legalir.api import Searcher
 from legalir.errors import LegalirError
-from legalir.indexing import collection_of
+from legalir.indexing import collection_of, IndexPair, NotAnIndex, kind_of
 from legalir.indexing.changes import half_published
 from legalir.serve.config import ConfigError
 from legalir.serve.failures import Unavailable
@@ -49,7 +49,6 @@ class DocStore(collections.Corpus):
 # ------------------------------------------------------------------ indexes
 def _kind(path: Path) -> tuple[str, list[str]]:
     """("sparse"|"dense", partition keys) of an index folder (:func:`legalir.indexing.kind_of`)."""
-    from legalir.indexing import NotAnIndex, kind_of
 
     try:
         return kind_of(path)
@@ -173,9 +172,6 @@ class IndexEntry(_Partitions):
 
     def __init__(self, name: str, dirs: list[Path], *, k1: float, b: float, device: str | None,
                  lucene_threads: int = 1):
-        from legalir import atomic
-        from legalir.indexing import IndexPair, NotAnIndex
-
         self.name = name
         try:
             pair = self.pair = IndexPair(dirs)  # the current version's, once one is served (_install)
@@ -238,8 +234,6 @@ class IndexEntry(_Partitions):
 
         Raises whatever opening raises (a half-written or broken folder); nothing stays open then.
         """
-        from legalir.indexing import NotAnIndex
-
         try:
             searcher = Searcher(list(self.links.values()), k1=self.k1, b=self.b, device=self.device,
                                 threads=self.lucene_threads, collection=self.collection)

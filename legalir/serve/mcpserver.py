@@ -24,6 +24,7 @@ from legalir.version import __version__
 from legalir.errors import user_message
 from legalir.serve import keys
 from legalir.serve.engine import MAX_K, BadRequest, Engine
+from legalir.serve import config, engine as engine_mod
 
 _log = logging.getLogger(__name__)
 
@@ -256,7 +257,6 @@ def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Option
     """`legalir mcp`: load what the options name (as `legalir serve` does) and serve the tools over stdio."""
     import anyio
 
-    from legalir.serve import config, engine as engine_mod
     from legalir.serve.workers import Workers
 
     with stdout_to_stderr():
