@@ -87,7 +87,7 @@ from legalir.atomic.ownership import (_command, Command, command, _same_file, _i
                                       _registry_lock, _remember)  # noqa: F401
 from legalir.atomic.files import (open_file, _open_file, write_text, write_bytes, write_json)  # noqa: F401
 from legalir.atomic.locks import (_held, _held_lock, lock)  # noqa: F401
-from legalir.atomic.versions import (_version_of, versions, current, Pin, refuse_version_folder,
+from legalir.atomic.versioning import (_version_of, versions, current, Pin, refuse_version_folder,
                                      _is_version_folder, pin, pinned, _remove_unpinned)  # noqa: F401
 from legalir.atomic.outputs import (check_target, _renameat2_exchange, _swap_in, _publish_versioned,
                                     atomic_dir, _atomic_dir, copy_linked)  # noqa: F401

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 from legalir.atomic.common import (OutputError, _VERSION, _describe, _fsync_dir, _fsync_tree, _located, _ours,
                                    _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
-from legalir.atomic.versions import _remove_unpinned, _version_of, refuse_version_folder, versions
+from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
 from legalir.atomic.locks import lock
 
 
