@@ -125,14 +125,14 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
 
 def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citation_field: str | None = None,
                 jurisdiction_field: str | None = None, filter_fields: Iterable[str] | None = None,
-                citations: bool = True) -> tuple[dict, set[str]]:
+                citations: bool = True, filter_types: Mapping[str, str] | None = None) -> tuple[dict, set[str]]:
     """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
 
     The one place the derived fields are made, for :func:`write` and for documents added to a built
     index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
     ``citation_field`` and the text, the ``jurisdiction_field`` as a hint) and ``filters``
-    (:mod:`legalir.filters`, from the metadata). Derived fields the record already carries (one read
-    back from a collection) are made again from it.
+    (:mod:`legalir.filters`, from the metadata; ``filter_types``: the dataset's declared field types).
+    Derived fields the record already carries (one read back from a collection) are made again from it.
 
     Returns
     -------
@@ -149,7 +149,10 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
         if found:
             rec[cite.FIELD] = found
     meta = {k: v for k, v in rec.items() if k not in ("id", "contents", cite.FIELD)}
-    tokens = filters.document_tokens(meta, filter_fields)
+    try:
+        tokens = filters.document_tokens(meta, filter_fields, filter_types)
+    except filters.FilterError as e:
+        raise CollectionError(f"document {docid!r}: {e}") from None
     if tokens:
         rec[filters.FIELD] = tokens
         return rec, set(filters.filterable(meta, filter_fields))
@@ -163,8 +166,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
     # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
     own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
     filter_names = getattr(dataset, "filter_fields", None)
+    declared = getattr(dataset, "filter_types", None)
     with_citations = 0
-    filter_seen: set[str] = set()
+    filter_seen = filters.TypeInference(declared)
     seen: set[str] = set()
     parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
     duplicates: list[str] = []
@@ -210,9 +214,9 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 parents.add(str(doc.fields["parent_id"]))
             rec, filterable = make_record(doc.id, doc.contents, doc.fields, citation_field=own_field,
                                           jurisdiction_field=jur_field, filter_fields=filter_names,
-                                          citations=citations)
+                                          citations=citations, filter_types=declared)
             with_citations += cite.FIELD in rec
-            filter_seen.update(filterable)
+            filter_seen.add(rec, sorted(filterable))
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
     finally:
@@ -316,7 +320,8 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
         "partitions": dict(sorted(per_partition.items())) if part_field else None,
         # the indexed metadata fields (legalir index passes them to Anserini's -fields)
         "fields": {**({cite.FIELD: {"documents": with_citations}} if citations else {}),
-                   **({filters.FIELD: sorted(filter_seen)} if filter_seen else {})},
+                   # each filterable field's type: declared by the dataset, else inferred from its values
+                   **({filters.FIELD: filter_seen.types()} if filter_seen.types() else {})},
         "topics": topic_counts,
         "qrels": qrels_counts,
         "qrels_missing_documents": {k: v[:100] for k, v in missing_docs.items()},

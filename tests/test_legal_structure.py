@@ -75,12 +75,17 @@ def test_document_field_roles():
 
 
 def test_filter_specs():
-    assert filters.parse(["state=california,New York", "type=statute"]) == {
-        "state": ["california", "New York"], "type": ["statute"]}
-    assert filters.parse({"state": "texas"}) == {"state": ["texas"]}
-    assert filters.clauses({"state": ["New York"], "year": ["2000..2010"]}) == [
-        [("term", "state_new_york")], [("range", "year_2000", "year_2010")]]
-    for bad in ("state", "state=", "year=20..x"):
+    assert filters.parse(["state=california,New York", "type=statute"]) == [
+        ("state", ("california", "New York")), ("type", ("statute",))]
+    assert filters.parse({"state": "texas"}) == [("state", ("texas",))]
+    assert filters.parse("state=ohio;state=utah") == [("state", ("ohio",)), ("state", ("utah",))]  # AND-ed
+    assert filters.parse(filters.parse("year=..2005")) == [("year", ("..2005",))]  # a parsed filter as it is
+    schema = {"state": "keyword", "year": "integer"}
+    year = [filters.encode("integer", y) for y in (2000, 2010)]
+    assert filters.clauses(filters.parse({"state": ["New York"], "year": ["2000..2010", "..2000"]}), schema) == [
+        [("term", "state_new_york")],
+        [("range", f"year__{year[0]}", f"year__{year[1]}"), ("range", "year__", f"year__{year[0]}")]]
+    for bad in ("state", "state=", "year=20..30..40", "year=.."):
         with pytest.raises(filters.FilterError, match="FIELD=VALUE|no value|range"):
             filters.parse(bad)
 
@@ -95,7 +100,7 @@ def _search(cq, index, out, *args):
 
 def test_convert_writes_citations_and_filters(cq):
     manifest = json.loads((cq / "coll/manifest.json").read_text())
-    assert manifest["fields"] == {"citations": {"documents": 39}, "filters": ["state"]}
+    assert manifest["fields"] == {"citations": {"documents": 39}, "filters": {"state": "keyword"}}
     recs = {json.loads(line)["id"]: json.loads(line) for line in open(cq / "coll/corpus/california/docs.jsonl")}
     assert recs["110"]["citations"] == "is_ca_civ_1947_12 cites_ca_civ_1942"
     assert recs["110"]["filters"] == "state_california"

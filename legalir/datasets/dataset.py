@@ -128,6 +128,9 @@ class Dataset(ABC):
     jurisdiction_field: ClassVar[str | None] = None
     #: document fields made filterable (:mod:`legalir.filters`); ``None``: every short scalar field
     filter_fields: ClassVar[tuple[str, ...] | None] = None
+    #: types of filterable fields (``{"year": "integer"}``: keyword, integer, float or date); a field not
+    #: named is typed by its values at conversion (:mod:`legalir.filters`)
+    filter_types: ClassVar[Mapping[str, str] | None] = None
     #: the ``--option KEY=VALUE`` it accepts; any other key is refused
     options_spec: ClassVar[Mapping[str, Option]] = {}
 

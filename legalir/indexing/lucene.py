@@ -157,6 +157,29 @@ class LuceneIndex:
                 out[d] = max((base, name) for base, name, _ in leaves if base <= n)[1]
         return out
 
+    def docids(self) -> list[str]:
+        """The ids of every live document, sorted (read from the ``id`` terms of each segment; the postings
+        are read only in a segment holding deleted documents)."""
+        out: list[str] = []
+        for _, _, leaf in self._leaves():
+            terms = leaf.terms("id")
+            if terms is None:
+                continue
+            live = leaf.getLiveDocs()
+            it = terms.iterator()
+            postings = None
+            while True:
+                term = it.next()
+                if term is None:
+                    break
+                if live is not None:  # a deleted document keeps its term until its segment is merged
+                    postings = it.postings(postings, 0)
+                    doc = postings.nextDoc()
+                    if not live.get(doc):
+                        continue
+                out.append(str(term.utf8ToString()))
+        return sorted(out)
+
     def live_records(self, segments) -> list[dict]:
         """The stored raw records (parsed JSON) of the live documents of the named ``segments``."""
         out = []

@@ -63,8 +63,22 @@ def indexed_fields(manifest: dict) -> list[str]:
     return sorted(manifest.get("fields") or {})
 
 
+def filter_types(manifest: dict) -> dict | None:
+    """What an index built from a collection records of its filterable fields (``{field: type}``,
+    :mod:`legalir.filters`), or ``None`` when the collection has no ``filters`` field."""
+    from legalir import filters
+
+    return filters.schema_from_manifest(manifest) if filters.FIELD in (manifest.get("fields") or {}) else None
+
+
+def _types(types: dict | None) -> dict:
+    from legalir import filters
+
+    return {} if types is None else {filters.TYPES_KEY: types}
+
+
 def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | None,
-                fields: list[str] | None = None) -> int:
+                fields: list[str] | None = None, types: dict | None = None) -> int:
     index_dir.mkdir(parents=True, exist_ok=True)
     _index_collection(Path(input_dir), index_dir, threads, fields)
     n = num_docs(index_dir)
@@ -72,13 +86,14 @@ def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | 
         raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
     # the collection's folder absolute (as a FAISS index records it): found from any working directory
     atomic.write_json(index_dir / META, {"input": str(Path(input_dir).resolve()), "documents": n,
-                                         "fields": list(fields or [])},
+                                         "fields": list(fields or []), **_types(types)},
                       sort_keys=False)
     return n
 
 
 def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], counts: dict[str, int],
-                  fields: list[str], threads: int, quiet: bool, overwrite: bool, partition_field: str) -> dict[str, int]:
+                  fields: list[str], threads: int, quiet: bool, overwrite: bool, partition_field: str,
+                  types: dict | None = None) -> dict[str, int]:
     """One index whose segments each hold one partition (see :func:`build`)."""
     import shutil
 
@@ -90,7 +105,7 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
         with lucene.LuceneWriter(tmp, merge=False) as writer:
             for i, key in enumerate(sorted(dirs), 1):
                 t0 = time.time()
-                out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields)
+                out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields, types)
                 writer.add_index(parts / key)
                 writer.commit()
                 now = set(writer.segments())
@@ -105,7 +120,7 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
         if n != sum(out.values()):  # pragma: no cover - invariant
             raise IndexError_(f"{index_dir}: {sum(out.values())} documents indexed but {n} in the pooled index")
         atomic.write_json(tmp / META, {"input": str((collection_dir / "corpus").resolve()), "documents": n,
-                                       "fields": fields,
+                                       "fields": fields, **_types(types),
                                        "pooled": True, "partition_field": partition_field, "segments": segments},
                           sort_keys=False)
     return out
@@ -156,7 +171,7 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
             raise IndexError_(f"{collection_dir}: not partitioned; a pooled index is what `legalir index` builds "
                               f"already (leave out --pooled)")
         return _build_pooled(Path(collection_dir), Path(index_dir), dirs, counts, fields, threads, quiet, overwrite,
-                             manifest["partition_field"])
+                             manifest["partition_field"], filter_types(manifest))
     keys = sorted(dirs) if partitions is None else list(partitions)
     unknown = [k for k in keys if k not in dirs]
     if unknown:
@@ -170,7 +185,8 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
             keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):
             t0 = time.time()
-            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key], fields)
+            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key], fields,
+                                   filter_types(manifest))
             if not quiet:
                 label = f"[{i}/{len(keys)}] {key}" if key else str(index_dir)
                 where = index_dir / key if key else index_dir

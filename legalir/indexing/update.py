@@ -155,8 +155,9 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     return out
 
 
-def _make_records(changes: ChangeSet, manifest: dict) -> None:
-    """Each added or replaced record as the collection would hold it, and its partition key."""
+def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
+    """Each added or replaced record as the collection would hold it, and its partition key; returns each
+    record's filterable fields."""
     from legalir import citations as cite, collections
     from legalir.datasets import dataset_class
 
@@ -166,6 +167,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
         cls = None  # a collection of the caller's own records (legalir.index(records, ...))
     pfield = manifest.get("partition_field")
     with_citations = cite.FIELD in (manifest.get("fields") or {})
+    filterable: dict[str, list[str]] = {}
     for c in changes.changes.values():
         if c.record is None:
             continue
@@ -175,10 +177,45 @@ def _make_records(changes: ChangeSet, manifest: dict) -> None:
                 raise UpdateError(f"{c.where}: document {c.docid!r} has no {pfield!r}, the field the collection is "
                                   f"partitioned on; give it one")
             c.partition = collections.partition_key(fields[pfield])
-        c.record, _ = collections.make_record(
-            c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),
-            jurisdiction_field=getattr(cls, "jurisdiction_field", None),
-            filter_fields=getattr(cls, "filter_fields", None), citations=with_citations)
+        try:
+            c.record, names = collections.make_record(
+                c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),
+                jurisdiction_field=getattr(cls, "jurisdiction_field", None),
+                filter_fields=getattr(cls, "filter_fields", None), citations=with_citations,
+                filter_types=getattr(cls, "filter_types", None))
+        except LegalirError as e:
+            raise UpdateError(f"{c.where}: {e}") from None
+        filterable[c.docid] = sorted(names)
+    return filterable
+
+
+def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: dict | None, declared,
+                  index_dir) -> dict | None:
+    """The index's filterable fields and types after the change set (:mod:`legalir.filters`): a field the
+    index has keeps its type, and a value not of it is refused (a rebuild would type the field anew: build
+    the index again to change a type); a field it lacks is typed from the change set's values, as a rebuild
+    would type it."""
+    from legalir import filters
+
+    if types is None:  # an index built before types were recorded
+        return None
+    new = filters.TypeInference(declared)
+    for docid, names in filterable.items():
+        c = changes.changes[docid]
+        for name in names:
+            kind = types.get(name)
+            if kind is None:
+                new.add(c.record, [name])
+                continue
+            if kind == "keyword":
+                continue
+            for value in filters._values(c.record.get(name)):
+                if filters.encode(kind, value) is None:
+                    raise UpdateError(f"{c.where}: document {docid!r}: {name}={value!r} is not "
+                                      f"{filters._a(kind)}, the type of {name!r} in {index_dir}; give "
+                                      f"{filters._a(kind)}, or convert the collection again and rebuild the index "
+                                      f"to change the field's type")
+    return dict(sorted({**types, **new.types()}.items()))
 
 
 # ------------------------------------------------------------------ where the documents are now
@@ -215,6 +252,55 @@ def _dense_locations(root: Path, parts: list[str], docids: Sequence[str]) -> dic
                 if d in wanted:
                     found.setdefault(d, key)
     return found
+
+
+def lucene_ids(root: Path, parts: list[str]) -> set[str]:
+    """Every document id a Lucene index version holds (all its partitions)."""
+    from legalir.indexing import lucene
+
+    out: set[str] = set()
+    for key in parts or [""]:
+        with lucene.LuceneIndex(root / key if key else root) as idx:
+            out.update(idx.docids())
+    return out
+
+
+def faiss_ids(root: Path, parts: list[str]) -> set[str]:
+    """Every document id a FAISS index version holds (all its partitions)."""
+    from legalir.indexing import dense
+
+    out: set[str] = set()
+    for key in parts or [""]:
+        with open((root / key if key else root) / dense.DOCIDS, encoding="utf-8") as f:
+            out.update(line.rstrip("\n") for line in f)
+    return out
+
+
+#: ids named in the message of a pair that differs
+SHOW_IDS = 5
+
+
+def _check_pair(sparse_path, sparse_root: Path, sparse_parts: list[str], dense_path, dense_root: Path,
+                dense_parts: list[str]) -> None:
+    """Refuse a Lucene and a FAISS index (their current versions) that do not hold the same documents.
+
+    Raises
+    ------
+    UpdateError
+        The ids only in each, counted, and the first :data:`SHOW_IDS` of each named.
+    """
+    lucene_only = lucene_ids(sparse_root, sparse_parts)
+    faiss_only = faiss_ids(dense_root, dense_parts)
+    lucene_only, faiss_only = lucene_only - faiss_only, faiss_only - lucene_only
+    if not (lucene_only or faiss_only):
+        return
+    said = []
+    for n, only, path in ((len(lucene_only), lucene_only, sparse_path), (len(faiss_only), faiss_only, dense_path)):
+        if n:
+            first = sorted(only)[:SHOW_IDS]
+            said.append(f"{n} only in {path} ({', '.join(first)}{' ...' if n > len(first) else ''})")
+    raise UpdateError(f"{sparse_path} and {dense_path} do not hold the same documents: {'; '.join(said)}; "
+                      f"nothing was written: update each on its own, or build them again from one collection")
 
 
 @dataclass
@@ -540,7 +626,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     import uuid
     from contextlib import ExitStack
 
-    from legalir import collections
+    from legalir import collections, datasets as datasets_base, filters
     from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
 
     try:
@@ -560,8 +646,13 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         raise UpdateError(f"{pair.sparse} and {pair.dense} were built from different collections "
                           f"({roots['bm25']}, {roots['dense']}); update each on its own")
     root = next(iter(roots.values()))
+    lucene_meta = sparse.META
     manifest = collections.read_manifest(root)
-    _make_records(changes, manifest)
+    filterable = _make_records(changes, manifest)
+    try:
+        declared = datasets_base.dataset_class(str(manifest.get("dataset"))).filter_types
+    except LegalirError:
+        declared = None
     fields = sparse.indexed_fields(manifest)
     partitioned = bool(manifest.get("partition_field"))
     out: dict[str, dict] = {}
@@ -578,6 +669,10 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             if kind == "bm25":
                 meta = sparse.index_meta(cur)
                 parts = sparse.partitions(cur)
+                if parts:  # one index per partition: each records the fields of the whole collection
+                    meta = {**meta, **{k: v for k, v in sparse.index_meta(cur / parts[0]).items()
+                                       if k == filters.TYPES_KEY}}
+                types = _filter_types(changes, filterable, filters.schema_of(meta), declared, path)
                 located = _lucene_locations(cur, parts, meta if meta.get("pooled") else {}, list(changes.changes))
             else:
                 meta = dense.read_meta(cur)
@@ -588,15 +683,24 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
                                       f"updated: build it again (legalir encode, legalir index-dense)")
                 located = _dense_locations(cur, parts, list(changes.changes))
             work.append((kind, path, tmp, cur, parts, meta, located))
+        if len(work) == 2:  # the whole pair, before anything is applied: every id, then the changed ones' places
+            _check_pair(pair.sparse, work[0][3], work[0][4], pair.dense, work[1][3], work[1][4])
         if len(work) == 2 and work[0][6] != work[1][6]:
             differ = sorted(d for d in changes.changes if work[0][6].get(d) != work[1][6].get(d))
-            raise UpdateError(f"{pair.sparse} and {pair.dense} do not hold the same documents (e.g. "
+            raise UpdateError(f"{pair.sparse} and {pair.dense} hold documents in different partitions (e.g. "
                               f"{', '.join(differ[:3])}); update each on its own, or build them again")
         for kind, path, tmp, cur, parts, meta, located in work:
             plan = _plan(changes, located, Path(path), partitioned)
             if kind == "bm25":
                 n = _apply_lucene(Path(path), cur, tmp, plan, parts, meta, changes, root / "corpus", fields,
                                   threads or sparse.DEFAULT_THREADS, quiet)
+                if types is not None:  # every index of the version records the fields after the update
+                    for key in sparse.partition_keys(tmp, lucene_meta) or [""]:
+                        folder = tmp / key if key else tmp
+                        own = sparse.index_meta(folder)
+                        if own.get(filters.TYPES_KEY) != types:
+                            atomic.write_json(folder / lucene_meta, {**own, filters.TYPES_KEY: types},
+                                              sort_keys=False)
             else:
                 n = _apply_dense(Path(path), cur, tmp, plan, parts, changes, device,
                                  batch_size or encoders.DEFAULT_BATCH_SIZE, quiet)

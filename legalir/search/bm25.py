@@ -21,6 +21,7 @@ from legalir import filters
 from legalir.indexing import sparse
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.runner import SearchError, check_topics
+from legalir.errors import LegalirError
 from legalir.trec import Run, Topic, clean_text
 
 #: Pyserini's LuceneSearcher defaults
@@ -60,16 +61,20 @@ class BM25:
         self.index_dir = str(self.index.path)
         self.k1, self.b, self.rm3, self.threads = k1, b, rm3, max(1, threads)
         self.batch_size = max(1, batch_size)
-        fields = sparse.index_meta(self.index.real).get("fields") or []
+        meta = sparse.index_meta(self.index.real)
+        fields = meta.get("fields") or []
         self.has_citations, self.has_filters = cite.FIELD in fields, filters.FIELD in fields
+        #: the index's filterable fields and their types (legalir.filters)
+        self.schema = filters.schema_of(meta)
         try:
             self._check(bool(citations), bool(filter or filter_by))
-        except SearchError:
+            self.filter = filters.parse(filter)
+            filters.clauses(self.filter, self.schema)  # checked now: a bad field fails before any topic is read
+        except LegalirError:
             self.index.close()
             raise
         #: whether queries' citations add clauses (default: when the index has the field)
         self.citations = self.has_citations if citations is None else bool(citations)
-        self.filter = filters.parse(filter)
         self.filter_by, self.filter_by_optional = list(filter_by), filter_by_optional
         self.jurisdiction_field = jurisdiction_field
 
@@ -98,26 +103,26 @@ class BM25:
     def partitions_of(self, topics: Mapping[str, Topic]) -> dict[str, list[str]]:
         """On a pooled index: the partitions each topic's filter names (its partition-field values, no
         range), searched over those partitions' segments with their own statistics."""
-        from legalir.filters import FilterError, partition_key
-
         segments = self.index.partition_segments()
         field = sparse.index_meta(self.index.real).get("partition_field") if segments else None
         if not field:
             return {}
         out = {}
         for q, t in topics.items():
-            by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
-            values = list(self.filter.get(field, [])) + list((t.fields.get("_filter") or {}).get(field, []))
-            if field in by:
-                v = t.fields.get(field)
-                values += [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
-            try:
-                keys = [partition_key(v) for v in values if ".." not in v]
-            except FilterError:
-                continue
-            if values and len(keys) == len(values) and all(k in segments for k in keys):
-                out[q] = keys
+            keys = filters.partition_keys(self.topic_filter(q, t), field)
+            if keys:  # a key of no partition matches no document: the others' segments hold every match
+                kept = [k for k in keys if k in segments]
+                if kept:
+                    out[q] = kept
         return out
+
+    def topic_filter(self, qid: str, topic: Topic) -> "filters.Filter":
+        """A topic's filter: the static filter AND its ``filter_by`` fields AND the filter in its ``_filter``
+        field (the API and ``legalir serve`` pass one per request; the API's ``partition=`` on a pooled index
+        arrives as the topic's partition field, a ``filter_by`` field): every clause AND-ed."""
+        by = [f for f in self.filter_by if not (self.filter_by_optional and topic.fields.get(f) in (None, ""))]
+        own = filters.for_topic(self.filter, by, topic.fields, qid) if (self.filter or by) else []
+        return filters.combine(own, topic.fields.get("_filter") or [])
 
     def _check(self, citations: bool, filtered: bool) -> None:
         from legalir import citations as cite
@@ -140,18 +145,16 @@ class BM25:
         flt: dict[str, list] = {}
         cites: dict[str, list[tuple[str, int]]] = {}
         for q, t in topics.items():
-            by = [f for f in self.filter_by if not (self.filter_by_optional and t.fields.get(f) in (None, ""))]
-            f = filters.for_topic(self.filter, by, t.fields, q) if (self.filter or by) else {}
-            for name, values in (t.fields.get("_filter") or {}).items():
-                f.setdefault(name, []).extend(values)
+            f = self.topic_filter(q, t)
             on = self.citations if t.fields.get("_citations") is None else bool(t.fields["_citations"])
             self._check(on and t.fields.get("_citations") is not None, bool(f))
             if f:
-                flt[q] = filters.clauses(f)
+                # the one check of a filter against the index's fields and types, for every face (API, CLI, serve)
+                flt[q] = filters.clauses(f, self.schema, "filter" if len(topics) == 1 else f"topic {q!r}: filter")
             if on:
                 hint = t.fields.get(self.jurisdiction_field) if self.jurisdiction_field else None
-                if not hint and self.jurisdiction_field and len(f.get(self.jurisdiction_field, [])) == 1:
-                    hint = f[self.jurisdiction_field][0]
+                if not hint and self.jurisdiction_field:
+                    hint = filters.single_value(f, self.jurisdiction_field)
                 c = cite.query_clauses(clean_text(t.text), jurisdiction_hint=str(hint) if hint else None)
                 if c:
                     cites[q] = c

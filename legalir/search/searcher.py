@@ -398,8 +398,8 @@ class Searcher:
             field_ = str(self.partition_field)
             out = {}
             for q, t in topics.items():
-                flt = {f: list(v) for f, v in (t.fields.get("_filter") or {}).items()}
-                flt.setdefault(field_, []).append(partition)
+                # a clause of its own, AND-ed with filter= (legalir.filters: a repeated field is AND-ed)
+                flt = filters.combine(t.fields.get("_filter"), [(field_, (partition,))])
                 out[q] = Topic(q, t.text, {**t.fields, field_: partition, "_filter": flt})
             return {"": out}
         have = {"bm25": self.pair.sparse_parts, "dense": self.pair.dense_parts,
@@ -443,7 +443,7 @@ class Searcher:
         if filter is not None and not isinstance(filter, (str, Mapping, list, tuple)):
             raise SearcherError(f"filter must be a string 'field=value[,value];...' or a mapping "
                                 f"{{field: [values]}}, not {type(filter).__name__}")
-        flt = filters.parse(filter, "filter=") if filter else {}
+        flt = filters.parse(filter, "filter=") if filter else []
         if flt and method != "bm25":
             raise SearcherError(f"filter= works with BM25 (Lucene FILTER clauses), not {method}; dense search takes "
                                 f"partition= on a per-partition index")
