@@ -357,6 +357,32 @@ def test_lucene_and_faiss_updated_together_equal_their_rebuilds(base, tmp_path, 
     assert upd.changed_documents(flat) == upd.changed_documents(bm25_before)
 
 
+def test_a_lucene_and_faiss_pair_that_drifted_apart_is_refused_whole(plain, tmp_path, minilm):
+    """The Lucene index updated on its own, then the pair with a change set naming neither drifted id: refused
+    before anything is written, the ids only in each counted and named."""
+    from legalir import atomic
+    from legalir.index import encoders
+
+    coll = plain.with_name(plain.name + ".collection")
+    flat = _dense_index(coll, tmp_path / "flat", encoders.Encoder.load(minilm, device="cpu"))
+    (tmp_path / "d9.jsonl").write_text('{"id": "d9", "contents": "governing law of utah"}\n')
+    (tmp_path / "d1.txt").write_text("d1\nd3\n")
+    assert cli("index", "update", plain, "--add", tmp_path / "d9.jsonl", "--delete", tmp_path / "d1.txt",
+               "--quiet")[0] == 0
+    (tmp_path / "d2.txt").write_text("d2\n")
+    versions = {p: atomic.current(p).name for p in (plain, flat)}
+    entries = {p: sorted(x.name for x in p.parent.iterdir()) for p in (plain, flat)}
+    code, out = cli("index", "update", plain, flat, "--delete", tmp_path / "d2.txt", "--quiet", "--device", "cpu")
+    assert code == 2, out
+    assert "do not hold the same documents: 1 only in" in out and "(d9)" in out and "2 only in" in out
+    assert "(d1, d3)" in out and "nothing was written" in out
+    assert {p: atomic.current(p).name for p in (plain, flat)} == versions
+    assert {p: sorted(x.name for x in p.parent.iterdir()) for p in (plain, flat)} == entries  # no version left
+    from legalir.index import update as u
+
+    assert u.lucene_ids(atomic.current(plain), []) == {"d0", "d2", "d4", "d5", "d9"}
+
+
 def _near_ties(ranking) -> bool:
     scores = [s for _, s in ranking]
     return any(abs(a - b) < 1e-5 for a, b in zip(scores, scores[1:]))
