@@ -28,9 +28,11 @@ STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
                    "[default: detected from INDEX_DIR].")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Search threads.")
 @click.option("--filter", "filter_specs", multiple=True, metavar="FIELD=VALUE[,VALUE]",
-              help="Search only documents whose FIELD has one of the VALUEs (repeatable; fields AND-ed), e.g. "
-                   "--filter state=california,nevada; LOW..HIGH of digits is a range (Lucene FILTER clauses: "
-                   "k hits come back whenever k documents match).")
+              help="Search only documents whose FIELD has one of the VALUEs (repeatable; clauses AND-ed, a "
+                   "repeated FIELD included), e.g. --filter state=california,nevada; LOW..HIGH, LOW.. or ..HIGH "
+                   "is a range over an integer, float or date (YYYY-MM-DD) field, e.g. --filter year=2000.. "
+                   "(Lucene FILTER clauses: k hits come back whenever k documents match; an unknown FIELD is an "
+                   "error listing the index's fields).")
 @click.option("--filter-by", "filter_by", multiple=True, metavar="FIELD",
               help="Filter each topic by its own FIELD value (repeatable), e.g. --filter-by state [default: a "
                    "pooled index filters by its collection's partition field; 'none': no such filter].")

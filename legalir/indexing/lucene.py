@@ -287,7 +287,8 @@ class LuceneIndex:
     def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
                     partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
-        ``FILTER`` per filtered field (its values OR-ed). Filter clauses never score; a document
+        ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
+        a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.filters`). Filter clauses never score; a document
         matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
         score the query can reach (its token count times the largest BM25 idf, ``log(1 + N)``),
         so tiers order first and BM25 orders within a tier."""
@@ -334,7 +335,7 @@ class LuceneIndex:
                     if alt[0] == "term":
                         either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
                     else:
-                        # digits after the field name: the analyzer leaves range ends as they are
+                        # FIELD__DIGITS (legalir.filters.encode): the analyzer leaves such tokens as they are
                         either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
                 outer.add(either.build(), occur.FILTER)
         return self._search_sub(sub, outer.build(), text, tokens, k)
