@@ -162,7 +162,7 @@ def _as_string(clauses) -> str:
 
 # ------------------------------------------------------------------ the properties
 def test_inferred_types_are_recorded_in_the_index(collections_):
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     for docs, folder in collections_.values():
         assert sparse.index_meta(folder)[filters.TYPES_KEY] == dict(sorted(TYPES.items()))
@@ -300,7 +300,7 @@ def test_bad_filters_are_400_in_serve(server):
 
 # ------------------------------------------------------------------ declared types, updates
 def _dataset(docs, types, tmp):
-    from legalir.datasets.base import Dataset, Document
+    from legalir.datasets.dataset import Dataset, Document
 
     class Declared(Dataset):
         name = "declared-filters"
@@ -321,7 +321,7 @@ def _dataset(docs, types, tmp):
 
 def test_declared_types_win_over_inference_and_are_checked(tmp_path):
     from legalir import collections
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     docs = [{"id": f"d{i}", "contents": "lease", "zip": z, "n": n} for i, (z, n) in
             enumerate([("02139", "1"), ("2139", "2"), ("10001", "3")])]
@@ -344,7 +344,7 @@ def test_update_keeps_types_refuses_a_value_of_another_type_and_types_a_new_fiel
     import shutil
 
     from legalir import atomic
-    from legalir.index import sparse
+    from legalir.indexing import sparse
 
     shutil.copytree(atomic.current(years), tmp_path / "idx.v1")
     os.symlink("idx.v1", tmp_path / "idx")

@@ -361,7 +361,7 @@ def test_a_lucene_and_faiss_pair_that_drifted_apart_is_refused_whole(plain, tmp_
     """The Lucene index updated on its own, then the pair with a change set naming neither drifted id: refused
     before anything is written, the ids only in each counted and named."""
     from legalir import atomic
-    from legalir.index import encoders
+    from legalir.indexing import encoders
 
     coll = plain.with_name(plain.name + ".collection")
     flat = _dense_index(coll, tmp_path / "flat", encoders.Encoder.load(minilm, device="cpu"))
@@ -378,7 +378,7 @@ def test_a_lucene_and_faiss_pair_that_drifted_apart_is_refused_whole(plain, tmp_
     assert "(d1, d3)" in out and "nothing was written" in out
     assert {p: atomic.current(p).name for p in (plain, flat)} == versions
     assert {p: sorted(x.name for x in p.parent.iterdir()) for p in (plain, flat)} == entries  # no version left
-    from legalir.index import update as u
+    from legalir.indexing import update as u
 
     assert u.lucene_ids(atomic.current(plain), []) == {"d0", "d2", "d4", "d5", "d9"}
 
