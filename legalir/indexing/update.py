@@ -97,7 +97,7 @@ def _read(path: str | os.PathLike, ids: bool) -> Iterator[tuple[str, int, dict |
         for n, rec in trec.iter_jsonl(path, data=data):
             yield shown, n, rec
         return
-    for n, line in trec.base._lines(path, data):
+    for n, line in trec.model._lines(path, data):
         if line.strip():
             yield shown, n, line.strip()
 
