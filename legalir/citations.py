@@ -862,11 +862,21 @@ def parse_field(value: str | None) -> dict[str, list[str]]:
     return out
 
 
+def general_code(jurisdiction_hint: str | None) -> str | None:
+    """The key prefix of a jurisdiction's general code (``ga_code``), the context a bare ``§ N`` is read
+    in; ``None`` without a known jurisdiction."""
+    jur = jurisdiction(jurisdiction_hint)
+    return f"{jur}_code" if jur and jur != "us" else None
+
+
 def query_clauses(text: str, *, jurisdiction_hint: str | None = None) -> list[tuple[str, int]]:
     """``(citations-field token, tier)`` for a query: the authority itself (tier 3), a section it is part
-    of or that contains it (tier 2), documents citing it (tier 1). Empty when the query cites nothing."""
+    of or that contains it (tier 2), documents citing it (tier 1). Empty when the query cites nothing.
+
+    With a ``jurisdiction_hint``, a bare ``§ 8-2-3`` is read in that jurisdiction's general code (a question
+    about Georgia's code cites it as its own text does), as a document of that code reads it."""
     out: dict[str, int] = {}
-    for c in extract(text, jurisdiction_hint=jurisdiction_hint):
+    for c in extract(text, jurisdiction_hint=jurisdiction_hint, context=general_code(jurisdiction_hint)):
         for tok, tier in ((f"is_{c.key}", 3), (f"in_{c.key}", 2), (f"cites_{c.key}", 1)):
             out[tok] = max(out.get(tok, 0), tier)
         if c.base != c.key:

@@ -443,6 +443,7 @@ class Corpus(Mapping):
         self._identity: dict[str, tuple] = {}  # partition -> the file its offsets were read from
         self._epoch = 0  # times the collection was found written anew
         self._lock = threading.Lock()
+        self._cited: tuple[dict[str, list[str]], str | None] | None = None
 
     @property
     def partitions(self) -> list[str]:
@@ -521,6 +522,38 @@ class Corpus(Mapping):
                 rec.setdefault("_partition", key)
             return rec
         return None
+
+    def resolve(self, text: str, *, jurisdiction: str | None = None) -> list[str]:
+        """The documents a citation written as a lawyer writes it designates: ``O.C.G.A. § 8-2-1``,
+        ``GA Code 8-2-1``, ``§ 8-2-1`` (read in the collection's own jurisdiction when all its documents
+        share one, else in ``jurisdiction``), or an id as it is.
+
+        The one rule: ``text``'s citation keys (:func:`legalir.citations.keys`) against each document's own
+        citation (its ``is_<key>`` tokens, written by ``legalir convert``); a table built on first use
+        (one pass over the collection). Returns the matching ids in order (``[]`` when none).
+        """
+        from legalir import citations as cite
+
+        if isinstance(text, str) and text in self:
+            return [text]
+        if self._cited is None:
+            with self._lock:
+                if self._cited is None:
+                    table: dict[str, list[str]] = {}
+                    jur = self.partition_field or "state"  # the field a collection's jurisdiction is in
+                    seen: set[str] = set()
+                    for rec in iter_documents(self.root):
+                        for key in cite.parse_field(rec.get(cite.FIELD))["is"]:
+                            table.setdefault(key, []).append(str(rec["id"]))
+                        if jur and rec.get(jur) not in (None, ""):
+                            seen.add(str(rec[jur]))
+                    self._cited = (table, next(iter(seen)) if len(seen) == 1 else None)
+        table, own = self._cited
+        hint = own or jurisdiction
+        found: list[str] = []
+        for key in cite.keys(str(text), jurisdiction_hint=hint, context=cite.general_code(hint)):
+            found += [d for d in table.get(key, []) if d not in found]
+        return found
 
     def warm(self) -> None:
         """Build every partition's offset table now (what the first lookup would wait for)."""

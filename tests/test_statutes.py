@@ -79,14 +79,11 @@ def test_annotations_never_in_contents(ga86, nc81):
 
 
 def test_ids_are_the_citation_keys_of_the_official_form(ga86, nc81):
+    """The id is the key legalir.citations gives the section's official citation (O.C.G.A. § 8-2-1,
+    N.C. Gen. Stat. § 42-25.6), so a citation to the section finds it."""
     for coll in (ga86, nc81):
         for d in docs(coll).values():
-            found = citations.keys(d["citation"], use_eyecite=False)
-            # where legalir.citations reads the official form, the id is its key; where it reads none
-            # (O.C.G.A. today), the key it gives the state's general code ("Ga. Code Ann. § 8-2-1")
-            expected = found[0] if len(found) == 1 else citations.keys(
-                f"{statutes.STATES[d['state']].name} Code § {d['section']}", use_eyecite=False)[0]
-            assert d["id"] == expected, d["citation"]
+            assert citations.keys(d["citation"], use_eyecite=False) == [d["id"]], d["citation"]
 
 
 def test_repealed_reserved_and_ranges_are_kept(ga86):
@@ -274,3 +271,29 @@ def test_index_update_keeps_the_citations_read_from_links(nc81, tmp_path):
     got = update.changed_documents(index)["nc_code_42_41"]
     assert got["citations"] == docs(nc81)["nc_code_42_41"]["citations"]
     assert "cites_nc_code_42_43" in got["citations"].split()
+
+
+def test_a_section_is_found_by_its_citation_as_a_lawyer_writes_it(ga86, nc81, tmp_path):
+    """legalir.Searcher.doc, serve's /doc and MCP's get_document (one rule: Corpus.resolve): the official
+    form, the state's own short form, the Bluebook form, a bare § within a code of one state, and the id."""
+    import legalir
+    from legalir.serve import config, engine as engine_mod
+
+    idx = tmp_path / "ga"
+    legalir.index(ga86, idx).close()
+    with legalir.Searcher(idx) as s:
+        for written in ("O.C.G.A. § 8-2-1", "OCGA 8-2-1", "GA Code 8-2-1", "Ga. Code Ann. § 8-2-1", "§ 8-2-1",
+                        "ga_code_8_2_1"):
+            rec = s.doc(written)
+            assert rec is not None and rec["id"] == "ga_code_8_2_1", written
+        assert s.doc("O.C.G.A. § 99-99-99") is None
+    eng = engine_mod.build(config.gather(indexes=[f"ga={idx}"]), quiet=True)
+    try:
+        name = eng.indexes["ga"].collection.name
+        assert eng.document(name, "O.C.G.A. § 8-2-1")["id"] == "ga_code_8_2_1"
+        with pytest.raises(engine_mod.NotFound, match="by id or citation"):
+            eng.document(name, "O.C.G.A. § 99-99-99")
+    finally:
+        eng.close()
+    nc = legalir.load(nc81)
+    assert nc.corpus.resolve("G.S. 42-25.6") == nc.corpus.resolve("N.C. Gen. Stat. § 42-25.6") != []

@@ -95,7 +95,9 @@ TEXT_DEFAULT = "text"
 SPLITS = ("train", "valid", "test")
 MASK = "[CITATION]"
 #: seconds one call of legalir.citations may take on one section before it is given up (and counted)
-CITE_TIMEOUT_S = 10.0
+#: seconds legalir.citations may take on one section: 0, no guard (its extraction is linear in the text since
+#: issue 29; the option remains for a guard in a child process)
+CITE_TIMEOUT_S = 0.0
 
 # ------------------------------------------------------------------ the publisher's vocabulary (all states)
 #: ``<h4>`` headings whose block is case notes (decisions, attorney general's opinions)
@@ -218,7 +220,7 @@ class GuardedCitations:
     next call) and counted by the caller. ``timeout=None``: called in this process, unguarded.
     """
 
-    def __init__(self, timeout: float | None = CITE_TIMEOUT_S):
+    def __init__(self, timeout: float | None = None):
         self.timeout = timeout
         self._proc = None
         self._conn = None

@@ -611,7 +611,11 @@ class Searcher:
 
     def doc(self, docid: str, partition: str | None = None) -> dict | None:
         """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
-        ``legalir index update``: an updated index's changed documents come from its version)."""
+        ``legalir index update``: an updated index's changed documents come from its version).
+
+        ``docid`` may also be a citation as a lawyer writes it (``O.C.G.A. § 8-2-1``, ``GA Code 8-2-1``,
+        ``§ 8-2-1`` in a code of one state): the document whose own citation it is
+        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which."""
         self._check_open()
         if not isinstance(docid, str) or not docid:
             raise SearcherError(f"docid must be a non-empty string, not {docid!r}")
@@ -624,7 +628,13 @@ class Searcher:
                 raise SearcherError(str(e)) from None
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?
-        return self._record(docid, key or "")
+        rec = self._record(docid, key or "")
+        if rec is None and self.corpus is not None:
+            for found in self.corpus.resolve(docid):
+                rec = self._record(found, key or "")
+                if rec is not None:
+                    break
+        return rec
 
     @property
     def documents(self) -> Documents:

@@ -350,11 +350,16 @@ class Engine:
                     break
         if not changed:
             rec = store.get(docid)
+        if rec is None:  # a citation as a lawyer writes it (O.C.G.A. § 8-2-1): the document it designates
+            found = [d for d in store.resolve(docid) if d != docid]
+            if found:
+                return self.document(collection, found[0], q)
         if rec is None:
-            raise NotFound(f"collection {collection!r} has no document {docid!r}")
+            raise NotFound(f"collection {collection!r} has no document {docid!r} (by id or citation)")
         d = describe(rec)
         partition = rec.pop("_partition", None) or None
-        return {"collection": collection, "id": docid, "partition": partition, "contents": rec.get("contents", ""),
+        return {"collection": collection, "id": str(rec.get("id", docid)), "partition": partition,
+                "contents": rec.get("contents", ""),
                 "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
                 "category": d["category"], "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_")},
                 "terms": query_terms(q) if q else []}

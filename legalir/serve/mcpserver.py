@@ -151,12 +151,14 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         return await call(ctx, "search", run)
 
     @server.tool(description=(
-        "Get one whole document (statute section, contract clause, opinion passage) by its id, with its "
-        "citation, heading path and metadata. collection: the 'collection' of a search result (an index name "
+        "Get one whole document (statute section, contract clause, opinion passage) by its id, or by its "
+        "citation as a lawyer writes it (O.C.G.A. § 8-2-1, GA Code 8-2-1, or § 8-2-1 within a served Georgia "
+        "code), with its citation, heading path and metadata. collection: the 'collection' of a search result (an index name "
         "works too); may be left out when only one collection is served."))
     async def get_document(
         ctx: Context,
-        id: Annotated[str, Field(description="Document id, as a search hit gives it.")],
+        id: Annotated[str, Field(description="Document id, as a search hit gives it, or a citation "
+                                             "(O.C.G.A. § 8-2-1).")],
         collection: Annotated[Optional[str], Field(description="Collection (or index) name.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
