@@ -364,7 +364,7 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
 
 
 def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = None, replace: Any = None,
-           delete: Any = None, threads: int = 2, device: str | None = None,
+           delete: Any = None, to: str | os.PathLike | None = None, threads: int = 2, device: str | None = None,
            batch_size: int | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to a built index as a new version (``legalir index update``).
 
@@ -380,6 +380,9 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
         Documents ``{"id": str, "contents": str, ...metadata}``, or a JSONL file of them.
     delete : str, PathLike or iterable of str, optional
         Ids of documents to delete, or a file of them (one per line).
+    to : str or PathLike, optional
+        A newer release's collection of the same dataset: apply the difference (documents added, changed,
+        removed), so the new version searches as a fresh index of it (not with add/replace/delete).
     threads : int
         Lucene indexing threads.
     device, batch_size : optional
@@ -428,7 +431,7 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
                                        f'{{"id": ..., "contents": ..., ...fields}}')
                     f.write(json.dumps(dict(item), ensure_ascii=False) + "\n")
             files[name] = [out]
-        return upd.update(paths, **files, threads=threads, device=device, batch_size=batch_size, quiet=True)
+        return upd.update(paths, **files, to=to, threads=threads, device=device, batch_size=batch_size, quiet=True)
 
 
 # ------------------------------------------------------------------ searching

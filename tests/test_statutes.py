@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import WAIT_S
+
 from legalir import citations, collections, datasets
 from legalir.cli import main
 from legalir.datasets import statutes
@@ -297,3 +299,40 @@ def test_a_section_is_found_by_its_citation_as_a_lawyer_writes_it(ga86, nc81, tm
         eng.close()
     nc = legalir.load(nc81)
     assert nc.corpus.resolve("G.S. 42-25.6") == nc.corpus.resolve("N.C. Gen. Stat. § 42-25.6") != []
+
+
+def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, tmp_path_factory, tmp_path):
+    """`legalir index update INDEX --to NEWER` (Georgia 85 -> 86 on the fixture): the sections added, changed and
+    removed between the releases applied as a new version, whose runs equal a fresh index of 86's, byte for
+    byte; applying the same release again changes nothing."""
+    import subprocess
+    import sys
+
+    ga85 = convert(tmp_path_factory, "ga", "85")
+    idx, fresh = tmp_path / "ga", tmp_path / "fresh"
+    for coll, out in ((ga85, idx), (ga86, fresh)):
+        p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", str(coll), str(out), "--threads", "1"],
+                           capture_output=True, text=True, timeout=WAIT_S)
+        assert p.returncode == 0, p.stderr
+    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
+                        "--threads", "1"], capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 0, p.stderr
+    assert " added, " in p.stderr and " unchanged)" in p.stderr, p.stderr
+    # queries: the headings of every tenth section, and the benchmark's questions where the fixture has any
+    heads = [d.get("title") or d["contents"][:80] for d in list(docs(ga86).values())[::10]]
+    own = tmp_path / "headings.jsonl"
+    own.write_text("".join(json.dumps({"qid": f"h{i}", "text": h}) + "\n" for i, h in enumerate(heads) if h.strip()),
+                   encoding="utf-8")
+    topics = [own] + [t for t in sorted((ga86 / "topics").glob("*.jsonl")) if t.stat().st_size][:1]
+    for t in topics:
+        runs = []
+        for index in (idx, fresh):
+            run = tmp_path / f"{index.name}.{t.stem}.trec"
+            p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(index), str(t), str(run), "-k", "20"],
+                               capture_output=True, text=True, timeout=WAIT_S)
+            assert p.returncode == 0, p.stderr
+            runs.append(run.read_bytes())
+        assert runs[0] == runs[1], t
+    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86)],
+                       capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 0 and "nothing to apply" in p.stderr, p.stderr

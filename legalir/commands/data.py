@@ -122,12 +122,16 @@ def index_build(collection, index_dir, threads, partitions, overwrite, pooled):
                                    "(repeatable).")
 @click.option("--delete", "delete", multiple=True, type=click.Path(dir_okay=False, allow_dash=True),
               metavar="FILE", help="Ids of documents to delete, one per line (or JSONL with an id) (repeatable).")
+@click.option("--to", "to", type=click.Path(exists=True, file_okay=False), metavar="COLLECTION", default=None,
+              help="A newer release's collection of the same dataset: apply the difference between what INDEXES "
+                   "hold and it (sections added, changed, removed), so the new version searches as a fresh "
+                   "index of COLLECTION (not with --add/--replace/--delete).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Lucene indexing threads.")
 @click.option("--device", default=None, help="torch device of a FAISS index's encoder [default: cuda if present].")
 @click.option("--batch-size", default=None, type=click.IntRange(min=1),
               help="Encoding batch size of new documents (FAISS) [default: 32].")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def index_update(indexes, add, replace, delete, threads, device, batch_size, quiet):
+def index_update(indexes, add, replace, delete, to, threads, device, batch_size, quiet):
     """Apply added, changed and deleted documents to built INDEXES, each as a new version.
 
     INDEXES: a Lucene index, a FAISS index, or one of each built from one
@@ -140,11 +144,14 @@ def index_update(indexes, add, replace, delete, threads, device, batch_size, qui
     """
     from legalir.indexing import update
 
-    done = update.update(indexes, add=add, replace=replace, delete=delete, threads=threads, device=device,
+    done = update.update(indexes, add=add, replace=replace, delete=delete, to=to, threads=threads, device=device,
                          batch_size=batch_size, quiet=quiet)
+    if not done:
+        click.echo(f"{', '.join(indexes)}: already hold what {to} holds; nothing to apply", err=True)
     for kind, d in done.items():
+        same = f", {d['same']} unchanged" if "same" in d else ""
         click.echo(f"{d['index']}: now {d['version']}, {d['documents']} documents ({d['add']} added, "
-                   f"{d['replace']} replaced, {d['delete']} deleted)", err=True)
+                   f"{d['replace']} replaced, {d['delete']} deleted{same})", err=True)
 
 
 @click.command()

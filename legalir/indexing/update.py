@@ -591,10 +591,81 @@ def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[
 
 
 # ------------------------------------------------------------------ the command
+def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
+                    out_dir: str | os.PathLike) -> dict[str, int]:
+    """The change set that turns what ``indexes`` hold now into the collection ``to`` (a newer release of the
+    same dataset), written as ``add.jsonl``, ``replace.jsonl`` and ``delete.txt`` into ``out_dir``.
+
+    A document is added, removed or replaced by its id and its whole record as each collection holds it
+    (``contents`` and every field): what an index of ``to`` would hold, so the update searches exactly as a
+    fresh index of ``to``. Returns the counts ``{"add", "replace", "delete", "same"}``.
+
+    Raises
+    ------
+    UpdateError
+        ``to`` is not a collection, or not of the index's dataset and partition field.
+    """
+    import hashlib
+
+    from legalir import collections
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of
+
+    try:
+        pair = IndexPair(indexes)
+    except NotAnIndex as e:
+        raise UpdateError(str(e)) from None
+    built = [p for p in (pair.sparse, pair.dense) if p is not None]
+    root = collection_of(built[0])
+    if root is None:
+        raise UpdateError(f"{built[0]}: the collection it was built from is gone or not recorded; build the index "
+                          f"of the new release afresh (legalir index {to} ...)")
+    try:
+        new = collections.Corpus(to)
+    except LegalirError as e:
+        raise UpdateError(f"--to {to}: {e}") from None
+    old_manifest = collections.read_manifest(root)
+    for key in ("dataset", "partition_field"):
+        if new.manifest.get(key) != old_manifest.get(key):
+            raise UpdateError(f"--to {to}: its {key} is {new.manifest.get(key)!r}, the index's collection's "
+                              f"{old_manifest.get(key)!r}; give a release of the same dataset")
+
+    def digest(rec: dict) -> str:
+        rec = {k: v for k, v in rec.items() if k != "_partition"}
+        return hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    docs = Documents(collections.Corpus(root), [atomic.current(p) for p in built])
+    held: dict[str, str] = {}
+    for rec in collections.iter_documents(root):
+        docid = str(rec["id"])
+        if docid not in docs.changed:
+            held[docid] = digest(rec)
+    for docid, rec in docs.changed.items():
+        if rec is not None:
+            held[docid] = digest(rec)
+    out = Path(out_dir)
+    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0}
+    seen: set[str] = set()
+    with open(out / "add.jsonl", "w", encoding="utf-8") as fa, open(out / "replace.jsonl", "w", encoding="utf-8") as fr:
+        for rec in collections.iter_documents(new.root):
+            docid = str(rec["id"])
+            seen.add(docid)
+            was = held.get(docid)
+            if was == digest(rec):
+                counts["same"] += 1
+                continue
+            line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False) + "\n"
+            (fa if was is None else fr).write(line)
+            counts["add" if was is None else "replace"] += 1
+    gone = sorted(d for d in held if d not in seen)
+    (out / "delete.txt").write_text("".join(f"{d}\n" for d in gone), encoding="utf-8")
+    counts["delete"] = len(gone)
+    return counts
+
+
 def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike] = (),
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
-           threads: int | None = None, device: str | None = None, batch_size: int | None = None,
-           quiet: bool = False) -> dict[str, dict]:
+           to: str | os.PathLike | None = None, threads: int | None = None, device: str | None = None,
+           batch_size: int | None = None, quiet: bool = False) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -607,6 +678,11 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         partitioned collection's documents carry its partition field (e.g. ``state``).
     delete : sequence of path
         Document ids, one per line (or JSONL objects with an ``id``).
+    to : path, optional
+        A converted collection of a newer release of the index's dataset (``legalir convert statutes
+        --option release=86``): the difference between what the indexes hold and it is the change set
+        (:func:`release_changes`), so the new version searches exactly as a fresh index of ``to``. Not
+        with ``add``/``replace``/``delete``. The result's ``same`` counts the documents left as they were.
     threads : int, optional
         Lucene indexing threads [default: as ``legalir index``].
     device : str, optional
@@ -629,6 +705,22 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     """
     import uuid
     from contextlib import ExitStack
+
+    if to is not None:
+        if add or replace or delete:
+            raise UpdateError("--to applies a whole release: leave out --add, --replace and --delete")
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="legalir-release-") as tmp:
+            counts = release_changes(indexes, to, tmp)
+            if not (counts["add"] or counts["replace"] or counts["delete"]):
+                return {}
+            files = {op: [str(Path(tmp) / name)] if counts[op] else []
+                     for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
+            done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet)
+        for d in done.values():
+            d["same"] = counts["same"]
+        return done
 
     from legalir import collections, datasets as datasets_base, filters
     from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
