@@ -147,16 +147,19 @@ class Partitioned:
         are kept as each retriever returns them (lists, or a dense index's array views), not as
         one dict per topic."""
         found: dict[str, object] = {}
-        root = Path(os.path.realpath(self.root))  # one version of a versioned index for every partition
-        for key, group in sorted(self.route(topics).items()):
-            retriever = self.make(root / key)
-            try:
-                if hasattr(retriever, "search_hits"):
-                    found.update((q, (docids, scores)) for q, docids, scores in retriever.search_hits(group, k))
-                else:
-                    found.update(retriever.search(group, k))
-            finally:
-                retriever.close()
+        # one version of a versioned index for every partition, held (atomic.pin) until all are searched: a
+        # rebuild publishing meanwhile removes no partition this search has yet to open
+        with atomic.pin(self.root) as pin:
+            root = Path(os.path.realpath(pin.path))
+            for key, group in sorted(self.route(topics).items()):
+                retriever = self.make(root / key)
+                try:
+                    if hasattr(retriever, "search_hits"):
+                        found.update((q, (docids, scores)) for q, docids, scores in retriever.search_hits(group, k))
+                    else:
+                        found.update(retriever.search(group, k))
+                finally:
+                    retriever.close()
         for qid in sorted(found):
             hits = found.pop(qid)
             yield (qid, *hits) if isinstance(hits, tuple) else (qid, list(hits), list(hits.values()))
