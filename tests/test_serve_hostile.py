@@ -273,6 +273,7 @@ def test_every_route_and_tool_against_every_scope(server):
         "/doc/{collection}/{docid:path}": ("GET", f"/doc/acord/{urllib.parse.quote(docid, safe='')}", None),
         "/indexes": ("GET", "/indexes", None), "/collections": ("GET", "/collections", None),
         "/runs": ("GET", "/runs", None), "/runs/{run}/topics": ("GET", "/runs/bm25/topics", None),
+        "/runs/evaluate": ("POST", "/runs/evaluate", json.dumps({"run": "bm25"}).encode()),
         "/runs/{run}/topics/{qid:path}": ("GET", "/runs/odd/topics/sec%2F1.2", None),
         "/metrics": ("GET", "/metrics", None), "/health": ("GET", "/health", None), "/": ("GET", "/", None),
         "/static/{name}": ("GET", "/static/app.js", None),

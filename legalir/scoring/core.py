@@ -116,7 +116,7 @@ def _is_path(x: Any) -> bool:
 def _existing(name: str, value: Any) -> str | os.PathLike:
     p = checks.path(name, value)
     if str(p) != trec.STDIN and not os.path.exists(p):
-        raise ApiError(f"{name}: {p}: no such file")
+        raise ApiError(f"{p}: file not found (the {name})")
     return p
 
 
@@ -238,6 +238,9 @@ def score(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = Fal
         Values keyed by trec_eval's output names (:func:`by_request` keys them as requested), with the
         readers' and the evaluator's notes.
     """
+    if _qrels is None and _is_path(qrels) and _is_path(run) and str(qrels) == "-" == str(run):
+        raise ApiError("QRELS and RUN are both '-': standard input can be read once; give one of them as a file "
+                       "(e.g. `... | legalir eval qrels.txt -`)")
     requests = measure_requests(measures, default)
     options = _options(judged_only, complete, relevance_level, version, max_docs, num_docs, skip_missing)
     parse_measures(requests, options["version"])  # a bad measure fails before any file is read
