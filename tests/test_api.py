@@ -91,7 +91,7 @@ def test_search_one_string_returns_hits_with_text(searcher, acord):
 def test_searcher_arguments_are_checked(searcher, acord, tmp_path):
     with pytest.raises(LegalirError, match="non-empty string"):
         searcher.search("   ")
-    with pytest.raises(LegalirError, match="at least 1"):
+    with pytest.raises(LegalirError, match="k must be an integer from 1 to"):
         searcher.search("rent", k=0)
     with pytest.raises(LegalirError, match="needs a FAISS"):
         searcher.search("rent", method="dense")

@@ -174,8 +174,8 @@ def test_partition_routing(served):
 
 
 @pytest.mark.parametrize("params,status,words", [
-    ({"q": "", "index": "acord"}, 400, "empty query"),
-    ({"q": "   ", "index": "acord"}, 400, "empty query"),
+    ({"q": "", "index": "acord"}, 400, "non-empty string"),
+    ({"q": "   ", "index": "acord"}, 400, "non-empty string"),
     ({"q": "law", "index": "acord", "k": 0}, 400, "k must be"),
     ({"q": "law", "index": "acord", "k": 1001}, 400, "k must be"),
     ({"q": "law", "index": "acord", "k": "ten"}, 400, "k:"),
@@ -206,7 +206,7 @@ def test_errors_are_json(served):
     got, body = post_json(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}] * 1001})
     assert got == 400 and "at most 1000" in body["error"]
     got, body = post_json(base, "/search/batch", {"index": "acord", "queries": [{"q": "law"}, {"q": ""}]})
-    assert got == 400 and "query 1" in body["error"] and "empty query" in body["error"]
+    assert got == 400 and "query 1" in body["error"] and "non-empty string" in body["error"]
     got, body = post_json(base, "/search/batch", {"queries": "not a list"})
     assert got == 400 and "queries" in body["error"]
 

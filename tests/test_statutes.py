@@ -317,7 +317,7 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
                         "--threads", "1"], capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0, p.stderr
-    assert " added, " in p.stderr and " unchanged)" in p.stderr, p.stderr
+    assert " added, " in p.stderr and " unchanged; " in p.stderr and " with a new text)" in p.stderr, p.stderr
     # queries: the headings of every tenth section, and the benchmark's questions where the fixture has any
     heads = [d.get("title") or d["contents"][:80] for d in list(docs(ga86).values())[::10]]
     own = tmp_path / "headings.jsonl"

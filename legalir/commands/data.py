@@ -149,7 +149,8 @@ def index_update(indexes, add, replace, delete, to, threads, device, batch_size,
     if not done:
         click.echo(f"{', '.join(indexes)}: already hold what {to} holds; nothing to apply", err=True)
     for kind, d in done.items():
-        same = f", {d['same']} unchanged" if "same" in d else ""
+        same = (f", {d['same']} unchanged; {d['text_changed']} of the replaced with a new text" if "same" in d
+                else "")
         click.echo(f"{d['index']}: now {d['version']}, {d['documents']} documents ({d['add']} added, "
                    f"{d['replace']} replaced, {d['delete']} deleted{same})", err=True)
 

@@ -598,7 +598,8 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
 
     A document is added, removed or replaced by its id and its whole record as each collection holds it
     (``contents`` and every field): what an index of ``to`` would hold, so the update searches exactly as a
-    fresh index of ``to``. Returns the counts ``{"add", "replace", "delete", "same"}``.
+    fresh index of ``to``. Returns the counts ``{"add", "replace", "delete", "same", "text_changed"}``
+    (``text_changed``: the replaced documents whose ``contents`` differ; the others differ in a field only).
 
     Raises
     ------
@@ -629,12 +630,15 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
             raise UpdateError(f"--to {to}: its {key} is {new.manifest.get(key)!r}, the index's collection's "
                               f"{old_manifest.get(key)!r}; give a release of the same dataset")
 
-    def digest(rec: dict) -> str:
+    def digest(rec: dict) -> tuple[str, str]:
+        """(the whole record's digest, its text's): a record changed in its fields only (a release stamped on
+        every section) still counts as replaced, and is told apart in the counts."""
         rec = {k: v for k, v in rec.items() if k != "_partition"}
-        return hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        whole = hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest()
 
     docs = Documents(collections.Corpus(root), [atomic.current(p) for p in built])
-    held: dict[str, str] = {}
+    held: dict[str, tuple[str, str]] = {}
     for rec in collections.iter_documents(root):
         docid = str(rec["id"])
         if docid not in docs.changed:
@@ -643,16 +647,19 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
         if rec is not None:
             held[docid] = digest(rec)
     out = Path(out_dir)
-    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0}
+    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0}
     seen: set[str] = set()
     with open(out / "add.jsonl", "w", encoding="utf-8") as fa, open(out / "replace.jsonl", "w", encoding="utf-8") as fr:
         for rec in collections.iter_documents(new.root):
             docid = str(rec["id"])
             seen.add(docid)
             was = held.get(docid)
-            if was == digest(rec):
+            now = digest(rec)
+            if was == now:
                 counts["same"] += 1
                 continue
+            if was is not None and was[1] != now[1]:
+                counts["text_changed"] += 1
             line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False) + "\n"
             (fa if was is None else fr).write(line)
             counts["add" if was is None else "replace"] += 1
@@ -719,7 +726,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet)
         for d in done.values():
-            d["same"] = counts["same"]
+            d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
 
     from legalir import collections, datasets as datasets_base, filters

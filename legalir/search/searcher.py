@@ -31,7 +31,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from legalir import atomic, filters
 from legalir.filters import FilterError, partition_key
 from legalir.collections import Corpus
-from legalir.errors import LegalirError
+from legalir import checks
+from legalir.errors import ApiError, LegalirError
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
@@ -45,8 +46,8 @@ _log = logging.getLogger(__name__)
 MAX_DEPTH = 1_000_000
 
 
-class SearcherError(LegalirError, ValueError):
-    """A bad argument to a search (what was given, what is accepted)."""
+class SearcherError(ApiError):
+    """A bad argument to a search (what was given, what is accepted): the API's :class:`ApiError`."""
 
     status = 400
 
@@ -86,27 +87,13 @@ class Hit:
 
 # ------------------------------------------------------------------ checks at the door
 def check_k(k: Any, name: str = "k") -> int:
-    """``k`` as an int from 1 to :data:`MAX_DEPTH`, else a :class:`SearcherError` naming it."""
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise SearcherError(f"{name} must be an integer, at least 1 and at most {MAX_DEPTH}, not {k!r} "
-                            f"({type(k).__name__})")
-    if not 1 <= k <= MAX_DEPTH:
-        raise SearcherError(f"{name} must be an integer, at least 1 and at most {MAX_DEPTH}, got {k}")
-    return k
+    """``k`` as an int from 1 to :data:`MAX_DEPTH` (:func:`legalir.checks.integer`: the API's one check)."""
+    return checks.integer(name, k, 1, MAX_DEPTH)
 
 
 def check_query(q: Any, name: str = "query") -> str:
-    """A non-empty string that UTF-8 can hold (no lone surrogate), else a :class:`SearcherError`."""
-    if not isinstance(q, str):
-        raise SearcherError(f"{name} must be a non-empty string, not {type(q).__name__} {q!r}"[:300])
-    if not q.strip():
-        raise SearcherError(f"{name} must be a non-empty string (an empty query matches nothing), got {q!r}")
-    try:
-        q.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise SearcherError(f"{name} holds a character UTF-8 cannot encode at position {e.start} "
-                            f"({q[e.start]!r}: a lone surrogate); send valid Unicode text") from None
-    return q
+    """A non-empty string that UTF-8 can hold, no lone surrogate (:func:`legalir.checks.text`)."""
+    return checks.text(name, q)
 
 
 def _check_optional_str(value: Any, name: str, accepted: str) -> str | None:
