@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
 from legalir.search import searcher as _searcher
-from legalir import atomic, collections, trec
+from legalir import atomic, collections, datasets, trec
 from legalir.collections import Corpus, read_manifest
 from legalir.datasets import dataset_class, DatasetError
 from legalir.datasets.dataset import Dataset, Document
+from legalir import checks
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -172,8 +173,6 @@ def load(name: str | os.PathLike, split: str | None = None, *, data_dir: str | o
     >>> len(ds.corpus), len(ds.topics)             # doctest: +SKIP
     (3931, 57)
     """
-    from legalir import checks, collections, datasets
-
     if not isinstance(name, (str, os.PathLike)) or not str(os.fspath(name)).strip():
         raise ApiError(f"name must be a dataset ({', '.join(datasets.names())}) or a converted "
                        f"collection folder (a str or pathlib.Path), not {checks.shown(name)}")
@@ -320,7 +319,6 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
     >>> s.search("rent")[0].docid                                                        # doctest: +SKIP
     'd1'
     """
-    from legalir import checks
 
     checks.choice("kind", kind, ("bm25", "dense"))
     checks.path("path", path)
@@ -483,8 +481,6 @@ def write_run(path: str | os.PathLike, run: Any, *, tag: str = "legalir", depth:
     depth : int, optional
         Keep each topic's ``depth`` best documents (at least 1).
     """
-    from legalir import checks, trec
-
     checks.path("path", path)
     checks.text("tag", tag)
     checks.optional_integer("depth", depth, 1)

@@ -59,6 +59,7 @@ _log = log.get(__name__)
 from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
                                       changed_documents, half_published, refuse_rebuild)  # noqa: F401
 from legalir.indexing.folders import recorded_path
+from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
 # ------------------------------------------------------------------ the change set
 @dataclass
@@ -609,7 +610,6 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
     import hashlib
 
     from legalir import collections
-    from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
     try:
         pair = IndexPair(indexes)

@@ -55,6 +55,7 @@ from legalir.serve.indexes import (PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, 
 from legalir.serve.explorer import RunEntry, _sibling_topics  # noqa: E402,F401
 from legalir.search import bm25 as lucene
 from legalir.version import __version__
+from legalir import checks, runformats
 
 # the one way into the JVM: legalir.search.gate (the searcher core's gate, shared by every face)
 LuceneGate = gate.LuceneGate
@@ -445,11 +446,8 @@ class Engine:
             raise BadRequest(f"{where}give either the name of a served run or the run itself as TREC lines "
                              f"(qid Q0 docid rank score tag), not {'both' if name else 'neither'}")
         if name is not None:
-            from legalir import checks
-
             entry = self.run(checks.text(f"{where}run", name))
             return name, entry.run, entry
-        from legalir import checks, runformats
 
         checks.text(f"{where}run_text", text)
         if len(text) > MAX_INLINE_RUN_CHARS:
@@ -463,7 +461,6 @@ class Engine:
     def _scoring(self, entries: list[RunEntry | None], qrels: str | None, measures: list[str] | None,
                  judged_only: bool | None) -> tuple[str | None, list[str], bool]:
         """The qrels name, measures and protocol to score with: as asked, else the served runs' own."""
-        from legalir import checks
 
         served = [e for e in entries if e is not None]
         if judged_only is not None:
@@ -492,8 +489,6 @@ class Engine:
                  per_topic: bool = False) -> dict:
         """Score a served run (by name) or an inline TREC or CRUMB JSONL run against served qrels
         (:func:`legalir.evaluate`: POST /runs/evaluate and the MCP evaluate tool)."""
-        from legalir import api, checks
-
         per_topic = checks.boolean("per_topic", per_topic)
         label, data, entry = self._a_run(run, run_text)
         qname, measures, judged_only = self._scoring([entry], qrels, measures, judged_only)
