@@ -427,7 +427,7 @@ def test_workers_budget_in_process():
 # ------------------------------------------------------------------ snippets: the faster one answers as before
 def _snippet_reference(text, terms, width):
     """legalir.serve.engine.snippet as it was: every word's offsets and fold, then the same window."""
-    from legalir.serve.engine import _WORD, norm_term
+    from legalir.serve.display import _WORD, norm_term
 
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
     if len(words) <= width:
