@@ -18,22 +18,19 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
 from legalir.search import searcher as _searcher
-from legalir import atomic, collections, datasets, trec
+from legalir import atomic, checks, collections, datasets, trec
 from legalir.collections import Corpus, read_manifest
 from legalir.datasets import dataset_class, DatasetError
 from legalir.datasets.dataset import Dataset, Document
-from legalir import checks
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-    from legalir.collections import Corpus
     from legalir.trec import Topic
 
 _log = logging.getLogger(__name__)

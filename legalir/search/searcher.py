@@ -32,7 +32,7 @@ from legalir import atomic, filters
 from legalir.filters import FilterError, partition_key
 from legalir.collections import Corpus
 from legalir import checks
-from legalir.errors import ApiError, LegalirError
+from legalir.errors import ApiError
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
