@@ -170,6 +170,33 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     return rec, set()
 
 
+#: documents whose records are made together (in order); past PARALLEL_AFTER documents with citations on, each
+#: batch is shared among RECORD_WORKERS processes (citation extraction is most of a convert's time)
+RECORDS_BATCH = 4000
+PARALLEL_AFTER = 20_000
+RECORD_WORKERS = min(4, os.cpu_count() or 1)
+
+
+def _can_fork() -> bool:
+    """Whether worker processes may be forked from this one: a platform with fork, and no JVM started here."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    jnius_config = sys.modules.get("jnius_config")
+    return not (jnius_config is not None and getattr(jnius_config, "vm_running", False))
+
+
+def _make_records(items: list[tuple], settings: dict) -> list[tuple[dict, list[str]]]:
+    """:func:`make_record` of each ``(docid, contents, fields, given)``: ``(record, filterable fields)``, in
+    order (what a worker process of :func:`_write` runs; the keys never depend on the process)."""
+    out = []
+    for docid, contents, fields, given in items:
+        rec, filterable = make_record(docid, contents, fields, given=given, **settings)
+        out.append((rec, sorted(filterable)))
+    return out
+
+
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
     from legalir import citations as cite, filters
 
@@ -198,6 +225,44 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
             handles[k] = open(folder / "docs.jsonl", "w", encoding="utf-8")
         return handles[k]
 
+    settings = dict(citation_field=own_field, jurisdiction_field=jur_field, filter_fields=filter_names,
+                    citations=citations, filter_types=declared)
+    pending: list[tuple] = []  # documents checked, their records not made yet (in order)
+    workers = None  # processes making records, once the collection is large (a citation read is the cost)
+    made = [0]
+
+    def flush() -> int:
+        """Make the pending documents' records (in processes once past PARALLEL_AFTER) and write them in
+        order; the number of records with citations."""
+        nonlocal workers
+        if not pending:
+            return 0
+        made[0] += len(pending)
+        if workers is None and citations and made[0] > PARALLEL_AFTER and RECORD_WORKERS > 1 and _can_fork():
+            import concurrent.futures
+            import multiprocessing
+
+            # fork (spawn would run a user's unguarded script again in each worker), and only where no JVM
+            # runs in this process (legalir.load in a notebook that searched makes its records here)
+            workers = concurrent.futures.ProcessPoolExecutor(
+                RECORD_WORKERS, mp_context=multiprocessing.get_context("fork"))
+        items = [(docid, contents, fields, given) for _, docid, contents, fields, given in pending]
+        if workers is None:
+            results = _make_records(items, settings)
+        else:
+            step = -(-len(items) // RECORD_WORKERS)
+            results = [r for part in workers.map(_make_records, [items[i:i + step] for i in
+                                                                 range(0, len(items), step)],
+                                                 [settings] * RECORD_WORKERS) for r in part]
+        n = 0
+        for (key, *_), (rec, filterable) in zip(pending, results):
+            n += cite.FIELD in rec
+            filter_seen.add(rec, filterable)
+            handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
+            per_partition[key or ""] += 1
+        pending.clear()
+        return n
+
     try:
         for doc in tqdm(dataset.documents(), desc=f"{dataset.name}: documents", unit=" docs",
                         disable=quiet, mininterval=1.0, file=sys.stderr):
@@ -225,18 +290,17 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 key = partition_key(doc.fields[part_field])
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
-            rec, filterable = make_record(doc.id, doc.contents, doc.fields, citation_field=own_field,
-                                          jurisdiction_field=jur_field, filter_fields=filter_names,
-                                          citations=citations, filter_types=declared,
-                                          given=(str(doc.fields.get(cite.FIELD) or "")
-                                                 if getattr(dataset, "citations_given", False) else None))
-            with_citations += cite.FIELD in rec
-            filter_seen.add(rec, sorted(filterable))
-            handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
-            per_partition[key or ""] += 1
+            pending.append((key, doc.id, doc.contents, doc.fields,
+                            str(doc.fields.get(cite.FIELD) or "") if getattr(dataset, "citations_given", False)
+                            else None))
+            if len(pending) >= RECORDS_BATCH:
+                with_citations += flush()
+        with_citations += flush()
     finally:
         for h in handles.values():
             h.close()
+        if workers is not None:
+            workers.shutdown(cancel_futures=True)
 
     written = sum(per_partition.values())
     if written + len(duplicates) + len(empty) != docs_in:  # pragma: no cover - invariant

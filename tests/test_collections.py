@@ -94,3 +94,40 @@ def test_an_open_corpus_reads_a_collection_written_anew(tmp_path):
     assert corpus.record("ne-2")["contents"].endswith("new york rule 2")
     assert corpus.record("ut-0", "utah")["contents"] == "utah, a new jurisdiction"
     assert corpus.partitions == ["alaska", "new_york", "ohio", "utah"] and len(corpus) == 9
+
+
+def test_records_made_in_worker_processes_are_the_ones_made_here(tmp_path, monkeypatch):
+    """Past PARALLEL_AFTER documents, convert makes records (citations: most of its time) in forked worker
+    processes, batch by batch; the collection is byte-for-byte the one made in one process. (The workers'
+    conversion runs in a fresh interpreter: a process where the JVM runs makes its records itself.)"""
+    import filecmp
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from legalir import datasets
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    monkeypatch.setattr(collections, "RECORD_WORKERS", 1)
+    collections.write(datasets.get("housing_qa", fixtures), tmp_path / "here", quiet=True)
+    code = (
+        "import concurrent.futures as cf, sys\n"
+        "from pathlib import Path\n"
+        "from legalir import collections, datasets\n"
+        "collections.RECORD_WORKERS, collections.PARALLEL_AFTER, collections.RECORDS_BATCH = 2, 0, 3\n"
+        "assert collections._can_fork()\n"
+        "made = []\n"
+        "real = cf.ProcessPoolExecutor\n"
+        "cf.ProcessPoolExecutor = lambda *a, **k: made.append(1) or real(*a, **k)\n"
+        f"collections.write(datasets.get('housing_qa', Path({str(fixtures)!r})), Path({str(tmp_path / 'workers')!r}), "
+        "quiet=True)\n"
+        "assert made == [1], made\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+    def files(root):
+        return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
+
+    assert files(tmp_path / "here") == files(tmp_path / "workers")
+    for rel in files(tmp_path / "here"):
+        assert filecmp.cmp(tmp_path / "here" / rel, tmp_path / "workers" / rel, shallow=False), rel
