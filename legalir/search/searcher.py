@@ -104,12 +104,6 @@ def _check_optional_str(value: Any, name: str, accepted: str) -> str | None:
     return value
 
 
-def _check_citations(value: Any) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    raise SearcherError(f"citations must be True, False or None (where the index has the field), not {value!r}")
-
-
 def _paths(path: Any) -> list[Path]:
     if isinstance(path, (str, os.PathLike)):
         return [Path(path)]
@@ -375,7 +369,7 @@ class Searcher:
 
         On a pooled index, ``partition`` becomes a filter on the partition field (and the topics'
         partition field, which the citation hint reads)."""
-        partition = _check_optional_str(partition, "partition", "a partition name or None")
+        partition = checks.optional_text("partition", partition)
         if not self.pair.sparse_parts and not self.pair.dense_parts:
             if partition is None:
                 return {"": dict(topics)}
@@ -426,7 +420,7 @@ class Searcher:
             method = self.pair.method(method)
         except MethodError as e:
             raise SearcherError(str(e)) from None
-        citations = _check_citations(citations)
+        citations = None if citations is None else checks.boolean("citations", citations)
         if filter is not None and not isinstance(filter, (str, Mapping, list, tuple)):
             raise SearcherError(f"filter must be a string 'field=value[,value];...' or a mapping "
                                 f"{{field: [values]}}, not {type(filter).__name__}")
@@ -510,7 +504,7 @@ class Searcher:
                 (tuple(item) if isinstance(item, (tuple, list)) and len(item) == 2 else (None, None))
             where = "query" if len(queries) == 1 else f"query {i}"
             check_query(text, where)
-            _check_optional_str(partition, f"the partition of {where}", "a partition name or None")
+            checks.optional_text(f"the partition of {where}", partition)
             by_partition.setdefault(partition, {})[str(i)] = Topic(str(i), text)
         run: Run = {}
         keys: dict[str, str] = {}
@@ -606,7 +600,7 @@ class Searcher:
         self._check_open()
         if not isinstance(docid, str) or not docid:
             raise SearcherError(f"docid must be a non-empty string, not {docid!r}")
-        partition = _check_optional_str(partition, "partition", "a partition name or None")
+        partition = checks.optional_text("partition", partition)
         key = None
         if partition is not None:
             try:
