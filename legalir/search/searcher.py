@@ -518,7 +518,8 @@ class Searcher:
         for i in range(len(queries)):
             key = keys[str(i)]
             hits = []
-            for rank, (docid, score) in enumerate(ranking(run.get(str(i), {}), k_checked), 1):
+            # each group's run is ranked and cut already (the gate, fusion.hybrid, _dense_search): read it in order
+            for rank, (docid, score) in enumerate(run.get(str(i), {}).items(), 1):
                 rec = self._record(docid, key) or {}
                 hits.append(Hit(docid, float(score), rank, rec.get("contents"),
                                 {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)},
