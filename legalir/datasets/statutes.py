@@ -102,11 +102,14 @@ CITE_TIMEOUT_S = 0.0
 # ------------------------------------------------------------------ the publisher's vocabulary (all states)
 #: ``<h4>`` headings whose block is case notes (decisions, attorney general's opinions)
 CASE_HEADINGS = ("case notes", "notes to decisions", "judicial decisions", "decisions under prior law",
-                 "opinions of the attorney general", "opinions of attorney general", "attorney general opinions")
+                 "opinions of the attorney general", "opinions of attorney general", "attorney general opinions",
+                 "notes to unpublished decisions", "annotation")
 #: ``<h4>`` headings whose block is editors' notes
 NOTE_HEADINGS = ("research references", "comment", "comments", "official comment", "commentary",
                  "editor's note", "editor's notes", "cross references", "cross-references", "compiler's notes",
-                 "north carolina comment", "law reviews", "collateral references")
+                 "north carolina comment", "law reviews", "collateral references", "comments to official text")
+#: ``<h4>`` headings of notes by their form (Tennessee's ``2 RESTATED COMMENTS TO OFFICIAL TEXT``)
+_NOTE_H4 = re.compile(r"(?:\d+ )?(?:restated )?comments? to official text")
 #: bold paragraph headings that start a section's annotations (compared lower case, without the final
 #: ". —" or "."); ``the 20xx amendments`` and ``... comment`` too (:func:`_is_note_heading`)
 NOTE_STARTS = ("editor's notes", "editor's note", "cross references", "cross-references", "code commission notes",
@@ -119,6 +122,24 @@ NOTE_STARTS = ("editor's notes", "editor's note", "cross references", "cross-ref
                "repealed and reenacted", "transfer of functions", "note", "notes", "commentary",
                "case notes", "judicial decisions", "editor's and revisor's notes", "revisor's notes",
                "publisher's notes", "cross reference", "federal law", "legislative findings")
+#: note headings that open a paragraph with its text on the same line, without bold (Tennessee:
+#: ``Cross-References. Income tax, § 67-2-119.``); a bold one (Colorado: ``<b>Editor's note:</b> This
+#: section ...``) may be any of NOTE_STARTS
+INLINE_NOTE_STARTS = ("compiler's notes", "compiler's note", "cross-references", "cross references", "textbooks",
+                      "law reviews", "effective dates", "amendments", "collateral references", "code commission notes",
+                      "rule reference", "section comment", "general comment", "comparative legislation",
+                      "editor's notes", "editor's note", "research references", "official comment", "annotator's note")
+#: paragraph-opening headings of case notes (attorney general's opinions, Tennessee's ``Cited:`` lists)
+INLINE_CASE_STARTS = ("attorney general opinions", "opinions of the attorney general", "opinions of attorney general",
+                      "cited", "notes to decisions", "case notes")
+_INLINE_HEAD = re.compile(r"([A-Z][A-Za-z'’-]*(?: [A-Za-z'’-]+){0,3})\s*[.:](?=\s|$)")
+#: a history line that is not marked ``History.`` (Tennessee: ``Acts 1988, ch. 1016, § 1; ...``,
+#: ``Code 1858, § 1; Shan., § 3``)
+_HISTORY_LINE = re.compile(r"(?:(?:Priv\.|Pub\.) )?(?:Acts|Code),? \d{4}\b[^;]{0,40}?(?:, ch\. \d|, §)")
+#: a paragraph that is the section's history by its bold lead (``History.``; Colorado's ``Source:``)
+_HISTORY_LEAD = ("history", "source")
+_TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
+                              re.I)
 _NOTE_EXTRA = re.compile(r"(?:the \d{4} amendments?|.* comment(?: \(\d{4}\))?|.* notes?)$")
 
 # a printed section number (``8-2-1``, ``42-25.6``, ``47C-1-101``, ``2-8A-1``, ``45-21.9A``)
@@ -139,6 +160,9 @@ _REPEALED = re.compile(r"\[?\s*(?:repealed|transferred|redesignated|recodified|r
                        re.I)
 _RESERVED = re.compile(r"\[?\s*reserved\b", re.I)
 _FUTURE = re.compile(r"\[\s*(?:effective|for effective date)\b(?!\s+until)", re.I)
+#: the file of a title of the code (``gov.ga.ocga.title.08.html``); the publisher's other files (the state's
+#: and the U.S. constitutions, ``gov.ky.krs.constitution.us.html``) are not the code's sections
+_TITLE_FILE = re.compile(r"gov\.[a-z]{2}\.[\w]+\.title\.[\w.]+\.html")
 
 
 def _norm_heading(text: str) -> str:
@@ -418,17 +442,72 @@ class Section:
 
 
 def _status(heading: str, text: list[Block], history: list[Block]) -> str:
-    if _RESERVED.match(heading) or (not text and re.search(r"\breserved\b", heading, re.I)):
+    trailing = _TRAILING_STATUS.search(heading)  # Kentucky: "Special courts-martial. [Repealed.]"
+    trailing = trailing.group("what").lower() if trailing else None
+    if _RESERVED.match(heading) or trailing == "reserved" or (not text and re.search(r"\breserved\b", heading, re.I)):
         return "reserved"
-    if _REPEALED.match(heading) or re.match(r"\[?\s*repealed\b(?!\s+effective)", text[0].text if text else "", re.I):
+    if _REPEALED.match(heading) or trailing is not None or re.match(r"\[?\s*repealed\b(?!\s+effective)", text[0].text if text else "", re.I):
         return "repealed"
     if not text and any(re.search(r"\brepealed\b", b.text, re.I) for b in history):
         return "repealed"  # "2-10-130 through 2-10-140." whose history says "repealed by Ga. L. 2013 ..."
     return "in force"
 
 
+def _lead(el) -> tuple[str, bool] | None:
+    """The heading a paragraph opens with and whether it is bold: ``<b>Source:</b> L. 92 ...`` ->
+    ``("source", True)``; ``Cross-References. Income tax, ...`` -> ``("cross-references", False)``."""
+    first = next((k for k in el if isinstance(k.tag, str)), None)
+    if first is not None and not (el.text or "").strip() and (
+            first.tag in ("b", "strong") or (first.tag == "span" and "boldspan" in (first.get("class") or ""))):
+        return _norm_heading(first.text_content()), True
+    m = _INLINE_HEAD.match(_WS.sub(" ", el.text_content()).strip()[:80])
+    return (_norm_heading(m.group(1)), False) if m else None
+
+
+def _opens_annotations(el) -> bool:
+    """Whether ``el`` (a ``<p>``, ``<div>`` or ``<h4>``) is where a section's annotations begin: a history line,
+    a note or case-note heading (in bold, opening the paragraph, or an ``<h4>``)."""
+    if el.tag == "p":
+        txt = _WS.sub(" ", el.text_content()).strip()
+        if re.match(r"History\.?(?:\s|$)", txt) or _HISTORY_LINE.match(txt):
+            return True
+        bold = _bold_only(el)
+        if bold is not None and _is_note_heading(bold):
+            return True
+        lead = _lead(el)
+        return lead is not None and (lead[0] in INLINE_NOTE_STARTS or lead[0] in INLINE_CASE_STARTS
+                                     or (lead[1] and lead[0] in _HISTORY_LEAD))
+    h4 = el if el.tag == "h4" else el.find(".//h4")
+    if h4 is None:
+        return False
+    name = _norm_heading(h4.text_content())
+    return name in CASE_HEADINGS or name in NOTE_HEADINGS or bool(_NOTE_H4.fullmatch(name))
+
+
+def _lift_annotations(el) -> list:
+    """``[el]``, or, where the publisher left a section's annotations inside its last list item (an unclosed
+    ``<li>``: Tennessee's ``<ol>... <li>(5) Evidence ... <p>Code, 1858, § 4352</p><p>Textbooks. ...</p>``),
+    ``[el, *the annotations]``, taken out of the list so that they are read as annotations, not text."""
+    if el.tag not in ("ol", "ul"):
+        return [el]
+    start = next((x for x in el.iter("p", "div", "h4") if x is not el and _opens_annotations(x)), None)
+    if start is None:
+        return [el]
+    lifted, node = [], start
+    while node is not el:  # the start, what follows it in its parent, then what follows each ancestor
+        parent = node.getparent()
+        following = ([node] if node is start else []) + list(node.itersiblings())
+        for x in following:
+            parent.remove(x)  # (with its tail: text between annotations, read as a block of its own below)
+            if isinstance(x.tag, str):
+                lifted.append(x)
+        node = parent
+    return [el, *lifted]
+
+
 def _section_body(h3) -> Iterator:
-    """The elements after ``h3`` up to the next heading of a section or part (in its parent)."""
+    """The elements after ``h3`` up to the next heading of a section or part (in its parent); annotations the
+    publisher left inside a list are taken out of it (:func:`_lift_annotations`)."""
     for sib in h3.itersiblings():
         if not isinstance(sib.tag, str):
             continue
@@ -436,7 +515,7 @@ def _section_body(h3) -> Iterator:
             return
         if sib.tag in ("div", "section") and sib.find(".//h3") is not None:
             return
-        yield sib
+        yield from _lift_annotations(sib)
 
 
 def _read_sections(label: str, data: bytes, report: "Report", state: str) -> list[Section]:
@@ -490,19 +569,27 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
             if el.tag == "p":
                 bold = _bold_only(el)
                 txt = _WS.sub(" ", el.text_content()).strip()
-                if re.match(r"History\.?(?:\s|$)", txt):
+                lead = _lead(el)
+                lead_name, lead_bold = lead if lead else ("", False)
+                is_history = bool(re.match(r"History\.?(?:\s|$)", txt)) or (lead_bold and lead_name in _HISTORY_LEAD) \
+                    or (part == "text" and not history and _HISTORY_LINE.match(txt) is not None)
+                if is_history:
                     blocks = list(_blocks(el))
                     if blocks:
                         b = blocks[0]
-                        cut = len(re.match(r"History\.?\s*", b.text).group(0))
+                        cut = len(re.match(r"(?:(?:History|Source)\s*[.:]?\s*)?", b.text).group(0))
                         b = Block(b.text[cut:], [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
                                                  for k in b.links], b.line)
                         if b.text:
                             history.append(b)
-                    if part == "text":
-                        part = "notes"
+                    if part == "text" and text:
+                        part = "notes"  # (a History line before any text, as in Kentucky's compacts: text follows)
                     continue
                 if bold is not None and part == "text" and _is_note_heading(bold):
+                    part = "notes"
+                elif lead_name in INLINE_CASE_STARTS and (lead_bold or part != "text" or lead_name != "cited"):
+                    part = "case"  # "Attorney General Opinions. ...": case notes in a paragraph
+                elif lead_name in INLINE_NOTE_STARTS:
                     part = "notes"
             if el.tag in ("div", "section"):
                 h4 = el.find(".//h4")
@@ -512,10 +599,11 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         case += list(_blocks(el))
                         part = "notes" if part == "text" else part
                         continue
-                    if name in NOTE_HEADINGS or part != "text":
+                    known = name in NOTE_HEADINGS or bool(_NOTE_H4.fullmatch(name))
+                    if known or part != "text":
                         if part == "text":
                             part = "notes"
-                        if name not in NOTE_HEADINGS:
+                        if not known:
                             unknown.append(name)
                         notes += list(_blocks(el))
                         continue
@@ -524,13 +612,13 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                 name = _norm_heading(el.text_content())
                 if name in CASE_HEADINGS:
                     part = "case"
-                elif name in NOTE_HEADINGS:
+                elif name in NOTE_HEADINGS or _NOTE_H4.fullmatch(name):
                     part = "notes"
             blocks = list(_blocks(el))
             (text if part == "text" else notes if part == "notes" else case).extend(blocks)
         status = _status(rest, text, history)
         out.append(Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
-                           bool(_FUTURE.match(rest)), text, history, notes, case, unknown))
+                           bool(_FUTURE.match(rest) or _FUTURE.search(rest[-200:])), text, history, notes, case, unknown))
     for p in root.iter("p"):
         # a section heading printed as a bold paragraph (NC r80 "§ 1. Fee tail converted ..."), outside any
         # section: reported, not read (its place is unknown)
@@ -743,12 +831,16 @@ class Statutes(Dataset):
         sections: list[Section] = []
         for label, data in self._files():
             report.files += 1
+            if not _TITLE_FILE.fullmatch(Path(label.split("!")[-1]).name):
+                report.skip("a file that is not a title of the code (the publisher's copy of a constitution): not "
+                            "read, its <h3>s not counted", f"{label} ({data.count(b'<h3')} <h3>)")
+                continue
             sections += _read_sections(label, data, report, self.state)
         by_anchor = {s.anchor: s for s in sections}
         from legalir import citations as cite
 
         out: list[Converted] = []
-        seen: dict[str, str] = {}
+        seen: dict[str, tuple[str, str]] = {}
         with GuardedCitations(self.cite_timeout) as guard:
             for s in sections:
                 out += self._convert(s, by_anchor, seen, guard, cite)
@@ -796,7 +888,7 @@ class Statutes(Dataset):
                     return c.key
         return None
 
-    def _convert(self, s: Section, by_anchor, seen: dict[str, str], guard: GuardedCitations, cite) -> list[Converted]:
+    def _convert(self, s: Section, by_anchor, seen: dict[str, tuple[str, str]], guard: GuardedCitations, cite) -> list[Converted]:
         report = self.report
         where = _where(s.file, s.line, s.anchor)
         title_number = title_of(s.anchor, s.number)
@@ -852,9 +944,16 @@ class Statutes(Dataset):
         for number in s.numbers:
             key = self._key(number, title_number, count=True)
             if key in seen:
-                report.skip("a section number read twice: the first kept", f"{where}: {number} (first at {seen[key]})")
+                first_where, first_number = seen[key]
+                if first_number != number:
+                    # Colorado's 26-5.3-101 (title 26) and 26.5-3-101 (title 26.5): legalir.citations gives both
+                    # the key co_code_26_5_3_101, so one id cannot hold both
+                    report.skip("two section numbers with one citation key (legalir.citations writes them alike): "
+                                "the first kept", f"{where}: {number} (first: {first_number} at {first_where})")
+                else:
+                    report.skip("a section number read twice: the first kept", f"{where}: {number} (first at {first_where})")
                 continue
-            seen[key] = where
+            seen[key] = (where, number)
             # the rest of the text through legalir.citations (links blanked: they are read above)
             found = list(dict.fromkeys(c for c in cites if c != key))
             for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
