@@ -149,3 +149,51 @@ def test_colorado_source_notes_annotation_constitution_and_one_key_for_two_numbe
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "count_sections.py"), str(data), "co", "76"],
                          capture_output=True, text=True, check=True).stdout
     assert out.split() == ["sections=3", "headings=3", "not_sections=0", "files=4", "other_files_h3=1"]
+
+
+XREF = page(
+    '<div><h3 id="t12c06s12-6-101"><span class="boldspan">12-6-101. Distribution of acts.</span></h3>'
+    '<p>Acts are distributed to the clerks.</p></div>'
+    + "".join(f'<div><h3 id="t12c06s12-6-10{n}"><span class="boldspan">12-6-10{n}. Part {n}.</span></h3>'
+              f'<p>Copies of the acts, number {n}.</p></div>' for n in range(2, 6))
+    + '<div><h3 id="t12c06s12-6-106"><span class="boldspan">12-6-106. Sale of acts.</span></h3>'
+    '<p>Surplus copies of the acts distributed under §§ 12-6-101, 12-6-102, 12-6-103, 12-6-104 and 12-6-105 are '
+    'sold.</p>'
+    '<p>Cross-References. Distribution of acts, §§ <cite class="octn"><a href="#t12c06s12-6-101">12-6-101</a></cite>'
+    ' — <cite class="octn"><a href="#t12c06s12-6-105">12-6-105</a></cite>.</p>'
+    '<p>Sales, this section and § <cite class="octn"><a href="#t12c06s12-6-106">12-6-106</a></cite> and § '
+    '<cite class="octn"><a href="#t12c06s12-6-101">12-6-101</a></cite>.</p>'
+    '<p>Only this section, § <cite class="octn"><a href="#t12c06s12-6-106">12-6-106</a></cite>.</p></div>', "t12")
+
+
+def test_a_linked_range_makes_its_sections_relevant_and_an_own_link_counts_beside_another(tmp_path):
+    coll = tmp_path / "c"
+    collections.write(datasets.get("statutes", write(tmp_path, "tn", "octn", {"gov.tn.tca.title.12.html": XREF}),
+                                   state="tn", release="76"), coll, quiet=True)
+    qrels: dict[str, list[str]] = {}
+    for f in sorted((coll / "qrels").glob("*.txt")):
+        for line in f.read_text().splitlines():
+            qid, _, doc, _ = line.split()
+            qrels.setdefault(qid, []).append(doc)
+    # the publisher links the range's two ends; the paragraph cites the five sections
+    assert sorted(qrels["tn_code_12_6_106.n1"]) == [f"tn_code_12_6_10{n}" for n in range(1, 6)]
+    # "this section and § 12-6-106 and § 12-6-101": both linked sections
+    assert sorted(qrels["tn_code_12_6_106.n2"]) == ["tn_code_12_6_101", "tn_code_12_6_106"]
+    assert "tn_code_12_6_106.n3" not in qrels  # a link to its own section only: no question
+
+
+def test_a_document_citing_many_of_the_querys_sections_does_not_outrank_a_cited_section(tmp_path):
+    """The citation tiers are not summed (legalir.indexing.lucene, one DisjunctionMaxQuery): a section whose
+    text cites the five sections a question cites (tier 1 five times) stays below the cited ones (tier 3)."""
+    import legalir
+
+    coll = tmp_path / "c"
+    collections.write(datasets.get("statutes", write(tmp_path, "tn", "octn", {"gov.tn.tca.title.12.html": XREF}),
+                                   state="tn", release="76"), coll, quiet=True)
+    legalir.index(coll, tmp_path / "i").close()
+    with legalir.Searcher(tmp_path / "i") as s:
+        hits = s.search("Sale of acts: see Tenn. Code Ann. §§ 12-6-101, 12-6-102, 12-6-103, 12-6-104 and 12-6-105.",
+                        k=10, citations=True)
+    ids = [h.docid for h in hits]
+    assert set(ids[:5]) == {f"tn_code_12_6_10{n}" for n in range(1, 6)}, ids
+    assert ids.index("tn_code_12_6_106") == 5, ids

@@ -707,6 +707,8 @@ class Converted:
     title_number: str
     #: (part, paragraph, [(link, key of the linked section)]) of each paragraph with a link within the code
     paragraphs: list[tuple[str, Block, list[tuple[Link, str]]]]
+    #: for each of ``paragraphs``, the keys of the sections inside a range whose two ends are links
+    inside_ranges: list[list[str]] = field(default_factory=list)
 
 
 @register
@@ -888,6 +890,16 @@ class Statutes(Dataset):
                     return c.key
         return None
 
+    def _inside_ranges(self, block: Block, printed: list[tuple[Link, str, str | None]]) -> list[str]:
+        """Keys of the sections strictly inside each range whose two ends are links (``§§ 12-6-101 —
+        12-6-105``: the publisher links the ends only; the paragraph cites the five)."""
+        out = []
+        for (a, first, title), (b, last, _) in zip(printed, printed[1:]):
+            if _RANGE_BETWEEN.fullmatch(block.text[a.end:b.start]):
+                numbers = _expand(first, last, limit=RANGE_GOLD_LIMIT) or []
+                out += [self._key(n, title) for n in numbers[1:-1]]
+        return out
+
     def _convert(self, s: Section, by_anchor, seen: dict[str, tuple[str, str]], guard: GuardedCitations, cite) -> list[Converted]:
         report = self.report
         where = _where(s.file, s.line, s.anchor)
@@ -902,9 +914,11 @@ class Statutes(Dataset):
         # links of every part, resolved once
         cites: list[str] = []
         paragraphs: list[tuple[str, Block, list[tuple[Link, str]]]] = []
+        inside: list[list[str]] = []
         for part, blocks in (("text", s.text), ("notes", s.notes), ("case_notes", s.case_notes)):
             for b in blocks:
                 resolved = []
+                printed: list[tuple[Link, str, str | None]] = []  # (link, section, its title) for ranges
                 for link in b.links:
                     target = self._target(link, by_anchor)
                     if target is None:
@@ -931,6 +945,7 @@ class Statutes(Dataset):
                     if anchor not in by_anchor:
                         report.counts[f"links: to a section in a file not present, key from the anchor ({part})"] += 1
                     resolved.append((link, key))
+                    printed.append((link, sec, its_title))
                     if part == "case_notes":
                         continue  # a decision's words about another section: not this section's citation
                     cites.append(key)
@@ -939,6 +954,7 @@ class Statutes(Dataset):
                         cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
                 if resolved:
                     paragraphs.append((part, b, resolved))
+                    inside.append(self._inside_ranges(b, printed))
         text = "\n".join(b.text for b in s.text)
         notes = "\n".join(b.text for b in s.notes)
         for number in s.numbers:
@@ -984,7 +1000,8 @@ class Statutes(Dataset):
             if not text:
                 report.counts["sections without statutory text (their heading is their text)"] += 1
             out.append(Converted(Document(key, contents, fields, source=s.file, line=s.line), key, title_number,
-                                 paragraphs if number == s.numbers[0] else []))
+                                 paragraphs if number == s.numbers[0] else [],
+                                 inside if number == s.numbers[0] else []))
         return out
 
     def documents(self) -> Iterator[Document]:
@@ -1011,19 +1028,24 @@ class Statutes(Dataset):
         list of dict
             ``qid`` (``<section id>.<part letter><n>``), ``split`` (by the paragraph's title:
             :func:`split_of`), ``text`` (the paragraph as written), ``masked`` (each link's text replaced
-            by ``[CITATION]``), ``gold`` (the linked sections' ids, in order, each once), ``part``,
-            ``source`` (the paragraph's own section id).
+            by ``[CITATION]``), ``gold`` (the linked sections' ids, in order, each once; a range whose
+            two ends are links, ``§§ 12-6-101 — 12-6-105``, gives the sections inside it too, at most
+            :data:`RANGE_GOLD_LIMIT`; the paragraph's own section where it links to it besides another),
+            ``part``, ``source`` (the paragraph's own section id).
         """
         conv = self.converted()
         present = {c.key for c in conv}
         out = []
         for c in conv:
             n: Counter = Counter()
-            for part, block, resolved in c.paragraphs:
-                gold = list(dict.fromkeys(k for _, k in resolved if k != c.key and k in present))
+            for (part, block, resolved), inside in zip(c.paragraphs, c.inside_ranges):
+                linked = [k for _, k in resolved]
+                gold = list(dict.fromkeys(k for k in linked + inside if k != c.key and k in present))
                 n[part] += 1
                 if not gold:
-                    continue
+                    continue  # a paragraph that links to its own section only is no question
+                if c.key in linked:
+                    gold.append(c.key)  # "this section and § 6-51-103": its own section, linked, is cited too
                 masked = block.text
                 for link, _ in sorted(resolved, key=lambda r: r[0].start, reverse=True):
                     masked = masked[:link.start] + MASK + masked[link.end:]
@@ -1068,6 +1090,10 @@ def title_of(anchor: str, number: str) -> str:
 
 
 PART_LETTER = {"text": "t", "notes": "n", "case_notes": "c"}
+#: the text between two links that makes them the ends of one range (``§§ 1-2-107 — 1-2-113``)
+_RANGE_BETWEEN = re.compile(r"\s*(?:—|–|-|through|to)\s*(?:§§?\s*)?")
+#: the most sections a linked range makes relevant (a longer one is a citation of a chapter, not of sections)
+RANGE_GOLD_LIMIT = 50
 
 
 def split_of(state: str, title: str) -> str:

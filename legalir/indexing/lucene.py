@@ -289,9 +289,11 @@ class LuceneIndex:
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
         ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
         a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.filters`). Filter clauses never score; a document
-        matching a citation token of tier t gets ``t * W`` added, ``W`` larger than any bag-of-words
-        score the query can reach (its token count times the largest BM25 idf, ``log(1 + N)``),
-        so tiers order first and BM25 orders within a tier."""
+        matching citation tokens gets ``t * W`` added for the highest tier ``t`` it matches (one
+        ``DisjunctionMaxQuery``: the tiers are not summed, so a document citing five of a query's
+        sections, tier 1 each, never outranks a section the query cites, tier 3), ``W`` larger than any
+        bag-of-words score the query can reach (its token count times the largest BM25 idf,
+        ``log(1 + N)``), so tiers order first and BM25 orders within a tier."""
         import math
 
         s = self.searcher()
@@ -315,9 +317,13 @@ class LuceneIndex:
             weight = (len(tokens) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
             Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
             Boost = jvm.autoclass("org.apache.lucene.search.BoostQuery")
+            tiers = jvm.autoclass("java.util.ArrayList")()
             for tok, tier in cite:
                 for t in analyze(analyzer, tok):
-                    ranked.add(Boost(Const(TermQuery(Term(FIELD, t))), float(tier * weight)), occur.SHOULD)
+                    tiers.add(Boost(Const(TermQuery(Term(FIELD, t))), float(tier * weight)))
+            if tiers.size():
+                DisMax = jvm.autoclass("org.apache.lucene.search.DisjunctionMaxQuery")
+                ranked.add(DisMax(tiers, 0.0), occur.SHOULD)
         outer = B()
         outer.add(ranked.build(), occur.MUST)
         if filter_clauses:
