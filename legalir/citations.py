@@ -109,6 +109,8 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     # the official codes' own short forms (docs/statutes.md): Georgia's O.C.G.A., North Carolina's G.S.
     r"O\.?+\s?+C\.?+\s?+G\.?+\s?+A\.?+": ("ga", "code"),
     r"(?:N\.?+\s?+C\.?+\s?+)?+G\.?+\s?+S\.?+": ("nc", "code"),
+    # Kentucky's Revised Statutes as its code writes them: "KRS 421.010", "KRS 15A.020(2)"
+    r"KRS": ("ky", "code"),
 }
 
 #: the words a citation's name can begin with besides a jurisdiction's (lower case; the short forms'
@@ -117,7 +119,7 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
 SUBJECT_FIRST_WORDS = frozenset(
     "code civ civil health gov govt government bus business prop property real rpapl gen general "
     "mult multiple".split())
-SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL O OCGA N NC NCGS GS".split())
+SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL O OCGA N NC NCGS GS KRS".split())
 
 # ------------------------------------------------------------------ the grammar
 # Linear time (docs/legal-structure.md, "Linear time"): no pattern below has a nested or overlapping

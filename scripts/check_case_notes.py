@@ -4,7 +4,8 @@
 ``check_case_notes.py COLLECTION`` reads the collection's documents (``corpus/*.jsonl``) and counts the
 documents whose ``contents``
 
-* holds a sentence (40 characters or more) of any document's ``case_notes``, or
+* holds a sentence (40 characters or more) of any document's ``case_notes`` (unless every case-note
+  paragraph holding it names the document's own section: a decision quoting the statute), or
 * holds a line that is a case-note heading: CASE NOTES, NOTES TO DECISIONS, NOTES TO UNPUBLISHED
   DECISIONS, JUDICIAL DECISIONS, DECISIONS UNDER PRIOR LAW, OPINIONS OF THE ATTORNEY GENERAL, ANNOTATION
   (Colorado), or a paragraph opening "Attorney General Opinions." / "Cited:" (Tennessee), or
@@ -46,14 +47,20 @@ def main(argv: list[str]) -> int:
         print(f"no corpus/*.jsonl under {argv[0]}", file=sys.stderr)
         return 2
     docs = [json.loads(line) for f in files for line in f.open(encoding="utf-8") if line.strip()]
-    case = set()
+    case: dict[str, list[str]] = {}  # sentence -> the case-note paragraphs holding it
     for d in docs:
-        case |= sentences(d["case_notes"])
+        for para in d["case_notes"].split("\n"):
+            for sent in sentences(para):
+                case.setdefault(sent, []).append(para)
     leaks = []
     for d in docs:
         heads = [ln for ln in d["contents"].split("\n") if HEADINGS.match(ln.strip())]
         heads += [m.group(0) for m in ANYWHERE.finditer(d["contents"])][:1]
-        shared = sorted(sentences(d["contents"]) & case)
+        own = re.compile(rf"(?<![\w.-]){re.escape(d['section'])}(?![\w-]|\.\d)") if d.get("section") else None
+        # a decision quoting the statute ("O.C.G.A. § 23-1-15 states that ... The rule is otherwise ..."):
+        # the case note's paragraph names the document's own section; not a leak
+        shared = sorted(x for x in sentences(d["contents"]) if x in case
+                        and not (own and all(own.search(p) for p in case[x])))
         if heads or shared:
             leaks.append((d["id"], (heads + shared)[0][:120]))
     print(f"leaks={len(leaks)} documents={len(docs)} case_note_sentences={len(case)}")

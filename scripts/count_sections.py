@@ -16,12 +16,13 @@ we were never given"): it shares no code with ``legalir.datasets.statutes``. Its
   delayed effective date, a number printed twice).
 
 Prints ``sections=N headings=H not_sections=K`` and, with ``-v``, the headings that are not sections.
-Standard library only (html.parser).
+Reads the folders, or the same tree in ``DATA_DIR/cic-code-ST*.tar.xz``. Standard library only (html.parser).
 """
 from __future__ import annotations
 
 import re
 import sys
+import tarfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -80,28 +81,33 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[0] + "\nusage: count_sections.py DATA_DIR STATE RELEASE [-v]", file=sys.stderr)
         return 2
     data, st, rel = Path(args[0]), args[1].lower(), args[2].lstrip("r")
-    files = sorted(data.glob(f"cic-code-{st}/transforms/{st}/*/r{rel}/*.html"))
+    files = [(f.name, f.read_bytes) for f in sorted(data.glob(f"cic-code-{st}/transforms/{st}/*/r{rel}/*.html"))]
+    if not files:  # the publisher's tree in an archive (../shared/data/statutes/cic-code-ga-r85-r86.tar.xz)
+        want = re.compile(rf"(?:.*/)?cic-code-{st}/transforms/{st}/[^/]+/r{rel}/[^/]+\.html")
+        for arc in sorted(data.glob(f"cic-code-{st}*.tar*")):
+            with tarfile.open(arc) as tf:
+                got = {m.name: tf.extractfile(m).read() for m in tf if m.isfile() and want.fullmatch(m.name)}
+            files += [(Path(n).name, (lambda b=b: b)) for n, b in sorted(got.items())]
     if not files:
-        print(f"no files cic-code-{st}/transforms/{st}/*/r{rel}/*.html under {data}", file=sys.stderr)
+        print(f"no files cic-code-{st}/transforms/{st}/*/r{rel}/*.html (or such an archive) under {data}",
+              file=sys.stderr)
         return 2
     seen: set[str] = set()
     heads = not_sections = other = 0
-    for f in files:
-        if ".title." not in f.name:
-            p = H3()
-            p.feed(f.read_text(encoding="utf-8", errors="replace"))
+    for name, read in files:
+        p = H3()
+        p.feed(read().decode("utf-8", errors="replace"))
+        p.close()
+        if ".title." not in name:
             other += len(p.heads)
             continue
-        p = H3()
-        p.feed(f.read_text(encoding="utf-8", errors="replace"))
-        p.close()
         for h in p.heads:
             heads += 1
             nums = numbers(h)
             if nums is None:
                 not_sections += 1
                 if verbose:
-                    print(f"not a section: {f.name}: {h[:100]!r}", file=sys.stderr)
+                    print(f"not a section: {name}: {h[:100]!r}", file=sys.stderr)
                 continue
             seen.update(n.upper() for n in nums)
     print(f"sections={len(seen)} headings={heads} not_sections={not_sections} files={len(files)} "

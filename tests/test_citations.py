@@ -335,8 +335,9 @@ def test_the_first_words_cover_every_subject_code(code, name):
 
 
 def test_the_first_words_cover_every_short_form():
-    for form, sample in zip(citations.SHORT_FORMS, ["CCP", "CC", "RPAPL", "RPL", "GOL", "MDL", "NRS", "RCW", "ORS",
-                                                    "M.G.L."]):
+    samples = ["CCP", "CC", "RPAPL", "RPL", "GOL", "MDL", "NRS", "RCW", "ORS", "M.G.L.", "O.C.G.A.", "G.S.", "KRS"]
+    assert len(samples) == len(citations.SHORT_FORMS)
+    for form, sample in zip(citations.SHORT_FORMS, samples):
         assert re.fullmatch(form, sample)
         assert citations._WORD.match(sample).group() in citations.SHORT_FIRST_WORDS
         j, code = citations.SHORT_FORMS[form]
