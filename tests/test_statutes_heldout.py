@@ -163,7 +163,9 @@ XREF = page(
     ' — <cite class="octn"><a href="#t12c06s12-6-105">12-6-105</a></cite>.</p>'
     '<p>Sales, this section and § <cite class="octn"><a href="#t12c06s12-6-106">12-6-106</a></cite> and § '
     '<cite class="octn"><a href="#t12c06s12-6-101">12-6-101</a></cite>.</p>'
-    '<p>Only this section, § <cite class="octn"><a href="#t12c06s12-6-106">12-6-106</a></cite>.</p></div>', "t12")
+    '<p>Only this section, § <cite class="octn"><a href="#t12c06s12-6-106">12-6-106</a></cite>.</p>'
+    '<p>Former part, §§ <cite class="octn"><a href="#t12c06s12-6-102">12-6-102</a></cite>—12-6-104 (Acts 1975, '
+    'ch. 313, §§ 1-10), was repealed.</p></div>', "t12")
 
 
 def test_a_linked_range_makes_its_sections_relevant_and_an_own_link_counts_beside_another(tmp_path):
@@ -180,6 +182,8 @@ def test_a_linked_range_makes_its_sections_relevant_and_an_own_link_counts_besid
     # "this section and § 12-6-106 and § 12-6-101": both linked sections
     assert sorted(qrels["tn_code_12_6_106.n2"]) == ["tn_code_12_6_101", "tn_code_12_6_106"]
     assert "tn_code_12_6_106.n3" not in qrels  # a link to its own section only: no question
+    # a range whose last end the publisher printed without a link
+    assert sorted(qrels["tn_code_12_6_106.n4"]) == ["tn_code_12_6_102", "tn_code_12_6_103", "tn_code_12_6_104"]
 
 
 def test_a_document_citing_many_of_the_querys_sections_does_not_outrank_a_cited_section(tmp_path):

@@ -891,13 +891,20 @@ class Statutes(Dataset):
         return None
 
     def _inside_ranges(self, block: Block, printed: list[tuple[Link, str, str | None]]) -> list[str]:
-        """Keys of the sections strictly inside each range whose two ends are links (``§§ 12-6-101 —
-        12-6-105``: the publisher links the ends only; the paragraph cites the five)."""
+        """Keys of the sections a linked range cites besides its linked ends: strictly inside a range whose two
+        ends are links (``§§ 12-6-101 — 12-6-105``: the publisher links the ends only; the paragraph cites the
+        five), and after the link of a range whose last end is printed without one (``§§ 5-8-601—5-8-604``)."""
         out = []
-        for (a, first, title), (b, last, _) in zip(printed, printed[1:]):
-            if _RANGE_BETWEEN.fullmatch(block.text[a.end:b.start]):
-                numbers = _expand(first, last, limit=RANGE_GOLD_LIMIT) or []
+        for i, (a, first, title) in enumerate(printed):
+            nxt = printed[i + 1] if i + 1 < len(printed) else None
+            if nxt is not None and _RANGE_BETWEEN.fullmatch(block.text[a.end:nxt[0].start]):
+                numbers = _expand(first, nxt[1], limit=RANGE_GOLD_LIMIT) or []
                 out += [self._key(n, title) for n in numbers[1:-1]]
+                continue
+            m = _RANGE_END.match(block.text, a.end)
+            if m and (nxt is None or m.end() <= nxt[0].start):
+                numbers = _expand(first, m.group("last"), limit=RANGE_GOLD_LIMIT) or []
+                out += [self._key(n, title) for n in numbers[1:]]
         return out
 
     def _convert(self, s: Section, by_anchor, seen: dict[str, tuple[str, str]], guard: GuardedCitations, cite) -> list[Converted]:
@@ -1092,6 +1099,8 @@ def title_of(anchor: str, number: str) -> str:
 PART_LETTER = {"text": "t", "notes": "n", "case_notes": "c"}
 #: the text between two links that makes them the ends of one range (``§§ 1-2-107 — 1-2-113``)
 _RANGE_BETWEEN = re.compile(r"\s*(?:—|–|-|through|to)\s*(?:§§?\s*)?")
+#: the unlinked last end of a range after a link (``—5-8-604``)
+_RANGE_END = re.compile(rf"\s*(?:—|–|-|through|to)\s*(?:§§?\s*)?(?P<last>{_NUM})(?![\w-])")
 #: the most sections a linked range makes relevant (a longer one is a citation of a chapter, not of sections)
 RANGE_GOLD_LIMIT = 50
 
