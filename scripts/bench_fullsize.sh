@@ -34,7 +34,7 @@ step() {
     echo "$name failed: see $LOG/$name.log" >&2; tail -5 "$LOG/$name.log" >&2; exit 1
   fi
 }
-size() { du -sb "$1" | cut -f1 > "$LOG/$2.bytes"; du -sh "$1" >> "$LOG/$2.bytes"; }
+size() { du -sbD "$1" | cut -f1 > "$LOG/$2.bytes"; du -shD "$1" >> "$LOG/$2.bytes"; }  # -D: an index is a link to its version folder
 
 # 1. convert every release
 for r in "${RELS[@]}"; do
