@@ -72,7 +72,24 @@ for set in test train; do
   fi
 done
 
-# 4. the tables
+# 4. point in time: the index keeps the newest version of each release; --as-of R must search as a fresh index
+#    of R alone (the runs of R's test topics byte-identical), for every release
+AGREE=0 ALL=0
+for r in "${RELS[@]}"; do
+  [ "$r" = "$LAST" ] || { if [ ! -f "$LOG/fresh-$r.ok" ]; then rm -rf "$WORK/fresh$r"; fi
+                          step "fresh-$r" $L index "$WORK/$ST$r" "$WORK/fresh$r"; }
+  step "asof-$r" $L search "$WORK/idx/bm25" "$WORK/$ST$r/topics/test.jsonl" "$WORK/runs/asof$r.test.trec" \
+    -k 100 --citations on --as-of "$r" --force
+  step "asof-fresh-$r" $L search "$WORK/fresh$r" "$WORK/$ST$r/topics/test.jsonl" "$WORK/runs/fresh$r.test.trec" \
+    -k 100 --citations on --force
+  ALL=$((ALL + 1))
+  if cmp -s "$WORK/runs/asof$r.test.trec" "$WORK/runs/fresh$r.test.trec"; then AGREE=$((AGREE + 1))
+  else echo "r$r: --as-of $r and a fresh index of r$r DIFFER" >&2; fi
+done
+echo "point in time: $AGREE of $ALL releases searched --as-of give a fresh index's run byte for byte"
+[ "$AGREE" = "$ALL" ] || exit 1
+
+# 5. the tables
 python - "$WORK" "$ST" "$RELEASES" <<'EOF'
 import json, re, sys
 from pathlib import Path
@@ -123,4 +140,9 @@ for set in ("test", "train"):
     for which in ("updated", "fresh"):
         s, m = tv(f"search-{which}-{set}")
         print(f"| r{rels[-1]} {set} | {which} | {n} | {s:.1f} | {n / s:.1f} | {m:.0f} |")
+print("\n| --as-of | test topics | search s (as of, in the index of every release) | search s (fresh index of it) |")
+print("|---|---:|---:|---:|")
+for r in rels:
+    n = sum(1 for line in open(work / f"{st}{r}" / "topics" / "test.jsonl") if line.strip())
+    print(f"| r{r} | {n} | {tv(f'asof-{r}')[0]:.1f} | {tv(f'asof-fresh-{r}')[0]:.1f} |")
 EOF

@@ -9,7 +9,8 @@
 # bm25-citon.{test,test.masked}.trec (scripts/bench_statutes.sh writes them). Writes WORK/ce (the model),
 # WORK/ce-<first stage>.<set>.trec (reranked top 100) and WORK/emb (MiniLM vectors; build the FAISS index
 # and search where FAISS is: legalir index-dense, legalir search-dense --encoder minilm). Resumes: what is
-# there is kept. Knobs: CE_CHECKPOINTS (200,400,800), CE_LR (2e-5,5e-5), CE_NEGATIVES (20), CE_VALID_DEPTH (50),
+# there is kept. Knobs: CE_CHECKPOINTS (250,500,1000), CE_LR (5e-4,1e-3: the grid that learned on ACORD; 2e-5,5e-5
+# did not learn here, docs/statutes.md), CE_NEGATIVES (20), CE_VALID_DEPTH (50),
 # BATCH (256).
 set -euo pipefail
 C=$1 R=$2 W=$3 BASE=$4
@@ -20,7 +21,7 @@ t() { local s=$SECONDS; "$@"; echo "  ($(( SECONDS - s )) s: ${*:1:5})" >&2; }
   --train-topics train --train-topics train.masked --negatives-run "$R/bm25-citoff.train.trec" \
   --negatives-run "$R/bm25-citoff.train.masked.trec" --negatives-depth "${CE_NEGATIVES:-20}" \
   --valid-topics valid.masked --valid-run "$R/bm25-citoff.valid.masked.trec" --valid-depth "${CE_VALID_DEPTH:-50}" --every-candidate \
-  --measure recip_rank --checkpoints "${CE_CHECKPOINTS:-200,400,800}" --lr "${CE_LR:-2e-5,5e-5}" \
+  --measure recip_rank --checkpoints "${CE_CHECKPOINTS:-250,500,1000}" --lr "${CE_LR:-5e-4,1e-3}" \
   --save-every 100000
 for set in test test.masked; do
   for first in bm25-citoff bm25-citon; do
