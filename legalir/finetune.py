@@ -687,25 +687,24 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     train_qrels = trec.read_qrels(collections.qrels_path(collection, train_sets[0]))
     valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
     valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
-    runs: dict[str, Run] = {}
-    for path in valid_runs:
-        run = trec.read_run(path)
-        stray = sorted(set(run) - set(valid_topics))
-        if stray:
-            raise TrainingError(f"{path}: {len(stray)} topic(s) of the run are not {valid_set} topics: "
-                                f"{', '.join(stray[:5])}")
-        name = Path(path).name.removesuffix(".trec")
-        if name in runs:
-            raise TrainingError(f"{path}: two validation runs named {name!r}")
-        runs[name] = run
-    negatives = []
-    for path in negative_runs:
-        run = trec.read_run(path)
-        stray = sorted(set(run) - set(train_qrels))
-        if stray:
-            raise TrainingError(f"{path}: {len(stray)} topic(s) of the negatives run are not {train_sets[0]} topics: "
-                                f"{', '.join(stray[:5])}")
-        negatives.append(run)
+
+    def read_runs(paths, topics, name: str) -> dict[str, Run]:
+        """Each run by its file name; a topic the set lacks is an error."""
+        out: dict[str, Run] = {}
+        for path in paths:
+            run = trec.read_run(path)
+            stray = sorted(set(run) - set(topics))
+            if stray:
+                raise TrainingError(f"{path}: {len(stray)} topic(s) of the run are not {name} topics: "
+                                    f"{', '.join(stray[:5])}")
+            key = Path(path).name.removesuffix(".trec")
+            if key in out:
+                raise TrainingError(f"{path}: two runs named {key!r}")
+            out[key] = run
+        return out
+
+    runs = read_runs(valid_runs, valid_topics, valid_set)
+    negatives = list(read_runs(negative_runs, train_qrels, train_sets[0]).values())
     texts = collection_texts(collection)
     valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth, judged_only=cfg.judged_only)
     return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
