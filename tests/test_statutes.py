@@ -410,3 +410,50 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert st == 404 and "releases: 85, 86" in json.dumps(err), err
     finally:
         stop_server(server)
+
+
+def test_page_searches_as_of_a_release_and_opens_annotations(ga86, tmp_path_factory, tmp_path):
+    """The search page over an index of two releases: an "As of release" selector (current first), a search as of
+    85 and its document as 85 printed it, the annotations (history, notes, case notes) one click away."""
+    import legalir
+    from serve_helpers import start_server, stop_server
+    from test_serve import _click, _select, _type, _wait
+
+    ga85 = convert(tmp_path_factory, "ga", "85")
+    idx = tmp_path / "ga"
+    legalir.index(ga85, idx).close()
+    legalir.update(idx, to=ga86)
+    old, new = docs(ga85), docs(ga86)
+    docid = next(d for d in sorted(old) if d in new and old[d]["contents"] != new[d]["contents"])
+    server = start_server(tmp_path, ["--index", f"ga={idx}"], keys=False, workers=1)
+    try:
+        pytest.importorskip("websockets")
+        from browser import Chromium
+
+        with Chromium() as b:
+            page = b.load(server["base"] + "/")
+            _wait(page, "document.body.dataset.ready === '1'")
+            assert not page.evaluate("document.querySelector('#release-label').classList.contains('hidden')")
+            assert page.evaluate("[...document.querySelectorAll('#release option')].map(o => o.value)") == ["86", "85"]
+            _select(page, "#release", "85")
+            _type(page, "#q", old[docid]["title"] or old[docid]["contents"][:60])
+            _click(page, "#search-btn")
+            _wait(page, "document.querySelector('#search-info').textContent.includes('as of release 85')")
+            ids = page.evaluate("[...document.querySelectorAll('#results .card')].map(c => c.dataset.id)")
+            assert docid in ids, ids
+            # no annotation text among a hit's chips: it opens with the document
+            chips = page.evaluate("[...document.querySelectorAll('#results .card .chip')].map(c => c.textContent)")
+            assert not [c for c in chips if c.startswith(("history:", "notes:", "case_notes:"))], chips
+            page.evaluate(f"document.querySelector('#results .card[data-id=\"{docid}\"]').click()")
+            _wait(page, "document.querySelector('#doc-text').textContent.length > 0")
+            assert page.evaluate("document.querySelector('#doc-text').textContent") == old[docid]["contents"]
+            parts = page.evaluate("[...document.querySelectorAll('#doc-notes details')].map(d => d.dataset.part)")
+            assert parts == [p for p in ("history", "notes", "case_notes") if (old[docid].get(p) or "").strip()]
+            if parts:
+                assert page.evaluate("document.querySelector('#doc-notes details').open") is False
+                _click(page, "#doc-notes summary")
+                _wait(page, "document.querySelector('#doc-notes details').open === true")
+                assert page.evaluate("document.querySelector('#doc-notes .ann-text').textContent") == \
+                    old[docid][parts[0]]
+    finally:
+        stop_server(server)
