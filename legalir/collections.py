@@ -411,6 +411,22 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
     }
 
 
+def release_of(manifest: Mapping) -> str | None:
+    """The release a collection holds (``legalir convert statutes --option release=86``: ``"86"``), else None.
+
+    An index built from it, and each version ``legalir index update --to`` makes, records it: the index
+    keeps the newest version of every release for point-in-time search (``Searcher.search(as_of=)``)."""
+    value = (manifest.get("options") or {}).get("release")
+    return str(value) if value not in (None, "") else None
+
+
+def release_marker(manifest: Mapping) -> dict | None:
+    """The version marker of an index of a collection that is a release: ``{"release": "86"}``, which keeps
+    that version of the index for point-in-time search (:func:`legalir.atomic.newest_of_each_release`); else None."""
+    release = release_of(manifest)
+    return {"release": release} if release else None
+
+
 def read_manifest(collection_dir: str | os.PathLike) -> dict:
     path = Path(collection_dir) / "manifest.json"
     if not path.exists():

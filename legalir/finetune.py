@@ -88,6 +88,8 @@ class TrainConfig:
     max_relevance: int | None = None          # default: the highest grade in the training qrels
     valid_depth: int = 1000                   # rerank depth of the validation candidates
     measure: str = "ndcg_cut_10"
+    judged_only: bool = True                  # validation scored judged-only (graded qrels); False: every candidate
+    negatives_depth: int = 0                  # grade-0 pairs from each negatives run's top this many unjudged
     eval_batch_size: int = 64
     threads: int | None = None
     save_every: int = 100                     # resumable state every this many updates (and at checkpoints)
@@ -106,6 +108,8 @@ class TrainConfig:
             raise TrainingError(f"warmup ratio must be in [0, 1) (got {self.warmup_ratio})")
         if self.save_every < 1 or self.jobs < 1:
             raise TrainingError("--save-every and --jobs must be >= 1")
+        if self.negatives_depth < 0:
+            raise TrainingError(f"--negatives-depth must be >= 0 (got {self.negatives_depth})")
 
     @property
     def updates(self) -> int:
@@ -130,7 +134,8 @@ class GradedPairs:
 
 
 def graded_pairs(topics: Mapping[str, Topic] | Sequence[Mapping[str, Topic]], qrels: Qrels,
-                 texts: Mapping[str, str], max_relevance: int | None = None) -> GradedPairs:
+                 texts: Mapping[str, str], max_relevance: int | None = None, *,
+                 negatives: Sequence[Run] = (), negatives_depth: int = 0) -> GradedPairs:
     """Every judged pair of ``qrels`` as (query text, document text), by grade.
 
     ``topics`` may be a list of topic sets with the same ids (query wordings):
@@ -138,6 +143,11 @@ def graded_pairs(topics: Mapping[str, Topic] | Sequence[Mapping[str, Topic]], qr
     missing from a topic set are an error; documents missing from ``texts``
     are reported (``missing_documents``) and left out. Negative grades
     (trec_eval's "unjudged") are left out.
+
+    ``negatives``: first-stage runs of the training topics (hard negatives, for qrels that judge
+    relevant documents only, such as a cross-reference benchmark): each unjudged document in a
+    topic's top ``negatives_depth`` of a run is a pair of grade 0 (once per topic, whichever runs
+    hold it). A run's topic that the qrels do not judge is left out.
     """
     sets = [topics] if isinstance(topics, Mapping) else list(topics)
     levels: dict[int, list[tuple[str, str]]] = {}
@@ -155,8 +165,20 @@ def graded_pairs(topics: Mapping[str, Topic] | Sequence[Mapping[str, Topic]], qr
                     missing.add(docid)
                     continue
                 levels.setdefault(rel, []).append((tops[qid].text, texts[docid]))
+        for qid in sorted(qrels) if negatives_depth else ():
+            judged, added = qrels[qid], set()
+            for run in negatives:
+                for docid, _ in trec.ranking(run.get(qid, {}))[:negatives_depth]:
+                    if docid in judged or docid in added:
+                        continue
+                    added.add(docid)
+                    if docid not in texts:
+                        missing.add(docid)
+                        continue
+                    levels.setdefault(0, []).append((tops[qid].text, texts[docid]))
     if len(levels) < 2:
-        raise TrainingError(f"training needs at least two relevance levels (found {sorted(levels)})")
+        raise TrainingError(f"training needs at least two relevance levels (found {sorted(levels)}); qrels that "
+                            f"judge relevant documents only need hard negatives (--negatives-run)")
     top = max(levels) if max_relevance is None else max_relevance
     if top <= 0 or max(levels) > top:
         raise TrainingError(f"max relevance {top} does not cover the grades {sorted(levels)}")
@@ -230,9 +252,12 @@ class Validation:
     runs: Mapping[str, Run]
     texts: Mapping[str, str]
     depth: int = 1000
+    #: judged-only scoring (graded qrels); False: every candidate scored, an unjudged one non-relevant
+    judged_only: bool = True
 
     def pairs(self) -> list[tuple[str, str]]:
-        """(qid, docid) of the judged documents in any run's top ``depth`` for its topic.
+        """(qid, docid) of the candidates scored: the judged documents in any run's top ``depth`` for its
+        topic (judged-only), or every one of them.
 
         Judged-only scoring drops unjudged documents, so scoring only the
         judged ones gives exactly the judged-only score of the full rerank.
@@ -242,7 +267,7 @@ class Validation:
             for qid in run:
                 judged = self.qrels.get(qid, {})
                 for d, _ in trec.ranking(run[qid])[:self.depth]:
-                    if is_judged(d, judged):
+                    if not self.judged_only or is_judged(d, judged):
                         seen.add((qid, d))
         if not seen:
             raise TrainingError("no judged document among the validation candidates")
@@ -251,7 +276,7 @@ class Validation:
 
 def evaluate_scores(valid: Validation, keys: Sequence[tuple[str, str]], scores: Sequence[float],
                     measure: str = "ndcg_cut_10", depths: Sequence[int] = ()) -> dict[str, float]:
-    """Judged-only ``measure`` of each validation run's reranked candidates, at the full depth and at
+    """``measure`` (judged-only where ``valid.judged_only``) of each validation run's reranked candidates, at the full depth and at
     each of ``depths``; ``<measure>@rerank<depth>`` is the mean over the runs."""
 
     spec = _measure_spec(measure)
@@ -265,7 +290,7 @@ def evaluate_scores(valid: Validation, keys: Sequence[tuple[str, str]], scores: 
                 for d, _ in trec.ranking(docs)[:depth]:
                     if (q, d) in score_of:
                         run.setdefault(q, {})[d] = score_of[(q, d)]
-            res = evaluate(valid.qrels, run, [spec], judged_only=True)
+            res = evaluate(valid.qrels, run, [spec], judged_only=valid.judged_only)
             v = float(res["all"][measure])
             values.append(v)
             if len(valid.runs) > 1:
@@ -531,7 +556,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
           texts: Mapping[str, str], valid: Validation, out_dir: str | os.PathLike,
           work_dir: str | os.PathLike | None = None, *, progress: bool = True, command: str | None = None,
           extra: Mapping | None = None, log: Callable[[str], None] | None = None,
-          stop_after: int | None = None) -> dict:
+          stop_after: int | None = None, negatives: Sequence[Run] = ()) -> dict:
     """Run the grid, keep the selected (learning rate, updates, seed); returns the summary.
 
     ``work_dir`` (default ``<out_dir>.work``) holds resumable state; it is
@@ -551,7 +576,10 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
 
-    pairs = graded_pairs(train_topics, train_qrels, texts, cfg.max_relevance)
+    if cfg.negatives_depth and not negatives:
+        raise TrainingError("--negatives-depth needs a run of the training topics (--negatives-run)")
+    pairs = graded_pairs(train_topics, train_qrels, texts, cfg.max_relevance, negatives=negatives,
+                         negatives_depth=cfg.negatives_depth)
     if pairs.missing_documents:
         warn(f"train-ce: {len(pairs.missing_documents)} judged document(s) have no text and are left out: "
              + ", ".join(pairs.missing_documents[:10]))
@@ -606,7 +634,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
                   "max_relevance": pairs.max_relevance, "missing_documents": pairs.missing_documents,
                   "qrels_digest": _digest({q: train_qrels[q] for q in sorted(train_qrels)})},
         "valid": {"topics": len({q for q, _ in vkeys}), "judged_candidates": len(vkeys), "depth": valid.depth,
-                  "runs": sorted(valid.runs), "measure": f"{cfg.measure} (judged-only)",
+                  "runs": sorted(valid.runs),
+                  "measure": f"{cfg.measure} ({'judged-only' if valid.judged_only else 'every candidate'})",
                   "qrels_digest": _digest({q: valid.qrels[q] for q in sorted(valid.qrels)})},
         "grid": sorted(records, key=lambda r: (r["learning_rate"], r["seed"], r["updates"])),
         "selected_config": chosen,
@@ -626,7 +655,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
         _write_json(tmp / TRAIN_CONFIG, summary)
     shutil.rmtree(work, ignore_errors=True)
     log(f"train-ce: selected learning rate {best['learning_rate']:g}, {best['updates']} updates, seed "
-        f"{best['seed']} ({cfg.measure} judged-only on validation = {best['score']:.4f}; mean over seeds "
+        f"{best['seed']} ({cfg.measure}{' judged-only' if cfg.judged_only else ''} on validation = {best['score']:.4f}; mean over seeds "
         f"{chosen['mean_score_over_seeds']:.4f}); model -> {out}")
     return summary
 
@@ -634,9 +663,11 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
 def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: str | os.PathLike,
                      valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
                      valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
-                     stop_after: int | None = None, command: str | None = None) -> dict:
+                     stop_after: int | None = None, command: str | None = None,
+                     negative_runs: Sequence[str | os.PathLike] = ()) -> dict:
     """:func:`train` on a collection's topic sets: ``train_sets`` (query wordings of the training topics,
-    e.g. ``train train.medium train.long``) and ``valid_set``; validation reranks ``valid_runs``."""
+    e.g. ``train train.medium train.long``) and ``valid_set``; validation reranks ``valid_runs``;
+    ``negative_runs``: runs of the training topics, hard negatives (``cfg.negatives_depth``)."""
     import dataclasses
 
     from legalir import collections, models
@@ -656,23 +687,31 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     train_qrels = trec.read_qrels(collections.qrels_path(collection, train_sets[0]))
     valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
     valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
-    runs: dict[str, Run] = {}
-    for path in valid_runs:
-        run = trec.read_run(path)
-        stray = sorted(set(run) - set(valid_topics))
-        if stray:
-            raise TrainingError(f"{path}: {len(stray)} topic(s) of the run are not {valid_set} topics: "
-                                f"{', '.join(stray[:5])}")
-        name = Path(path).name.removesuffix(".trec")
-        if name in runs:
-            raise TrainingError(f"{path}: two validation runs named {name!r}")
-        runs[name] = run
+
+    def read_runs(paths, topics, name: str) -> dict[str, Run]:
+        """Each run by its file name; a topic the set lacks is an error."""
+        out: dict[str, Run] = {}
+        for path in paths:
+            run = trec.read_run(path)
+            stray = sorted(set(run) - set(topics))
+            if stray:
+                raise TrainingError(f"{path}: {len(stray)} topic(s) of the run are not {name} topics: "
+                                    f"{', '.join(stray[:5])}")
+            key = Path(path).name.removesuffix(".trec")
+            if key in out:
+                raise TrainingError(f"{path}: two runs named {key!r}")
+            out[key] = run
+        return out
+
+    runs = read_runs(valid_runs, valid_topics, valid_set)
+    negatives = list(read_runs(negative_runs, train_qrels, train_sets[0]).values())
     texts = collection_texts(collection)
-    valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth)
+    valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth, judged_only=cfg.judged_only)
     return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
-                 out_dir, work_dir, stop_after=stop_after, command=command,
+                 out_dir, work_dir, stop_after=stop_after, command=command, negatives=negatives,
                  extra={"collection": str(collection), "train_topics": list(train_sets), "valid_topics": valid_set,
-                        "valid_runs": [str(p) for p in valid_runs]})
+                        "valid_runs": [str(p) for p in valid_runs],
+                        "negative_runs": [str(p) for p in negative_runs]})
 
 
 def _resolved(model: str) -> str:

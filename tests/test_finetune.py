@@ -51,6 +51,30 @@ def test_graded_pairs_checks_its_inputs():
         finetune.graded_pairs(topics, {"a": {"d1": 1}}, {"d1": "t"})
 
 
+def test_hard_negatives_and_every_candidate_validation():
+    """Qrels of relevant documents only (a cross-reference benchmark): a run's unjudged top documents are the
+    grade-0 pairs, once per topic whichever runs hold them; validation over every candidate scores the
+    unjudged ones as non-relevant, where judged-only would see the relevant documents alone."""
+    topics = {"a": Topic("a", "query a"), "b": Topic("b", "query b")}
+    qrels = {"a": {"d1": 1}, "b": {"d2": 1}}
+    texts = {f"d{i}": f"t{i}" for i in range(1, 6)}
+    runs = [{"a": {"d3": 9.0, "d1": 8.0, "d4": 7.0, "d5": 1.0}, "b": {"d2": 3.0, "d3": 2.0}},
+            {"a": {"d4": 5.0, "gone": 4.0}, "c": {"d5": 1.0}}]
+    pairs = finetune.graded_pairs(topics, qrels, texts, negatives=runs, negatives_depth=3)
+    assert pairs.levels[0] == [("query a", "t3"), ("query a", "t4"), ("query b", "t3")]
+    assert pairs.levels[1] == [("query a", "t1"), ("query b", "t2")] and pairs.missing_documents == ["gone"]
+    with pytest.raises(finetune.TrainingError, match="hard negatives"):
+        finetune.graded_pairs(topics, qrels, texts)
+    first = {"a": {"d3": 2.0, "d1": 1.0}}
+    every = finetune.Validation(topics, qrels, {"r": first}, texts, depth=10, judged_only=False)
+    judged = finetune.Validation(topics, qrels, {"r": first}, texts, depth=10)
+    assert every.pairs() == [("a", "d1"), ("a", "d3")] and judged.pairs() == [("a", "d1")]
+    # the reranker put the relevant document second: every-candidate MRR 0.5, judged-only 1.0
+    keys = every.pairs()
+    assert finetune.evaluate_scores(every, keys, [1.0, 2.0], "recip_rank")["recip_rank@rerank10"] == 0.5
+    assert finetune.evaluate_scores(judged, [("a", "d1")], [1.0], "recip_rank")["recip_rank@rerank10"] == 1.0
+
+
 @pytest.fixture(scope="module")
 def sample_data(sample_collection, sample_index):
     from legalir import collections

@@ -338,3 +338,124 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86)],
                        capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0 and "nothing to apply" in p.stderr, p.stderr
+
+    # point in time: the index keeps release 85's version; as_of=85 searches as a fresh index of 85 alone
+    fresh85 = tmp_path / "fresh85"
+    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", str(ga85), str(fresh85), "--threads", "1"],
+                       capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 0, p.stderr
+    for release, reference in (("85", fresh85),):  # 86: the current version, compared with a fresh index above
+        runs = []
+        for index, extra in ((idx, ["--as-of", release]), (reference, [])):
+            run = tmp_path / f"{index.name}.asof{release}.trec"
+            p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(index), str(own), str(run),
+                                "-k", "20", *extra], capture_output=True, text=True, timeout=WAIT_S)
+            assert p.returncode == 0, p.stderr
+            runs.append(run.read_bytes())
+        assert runs[0] == runs[1], release
+    import legalir
+
+    with legalir.Searcher(idx) as s, legalir.Searcher(fresh85) as f85:
+        assert s.release == "86" and s.releases == ["85", "86"]
+        q = heads[0]
+        assert [(h.docid, h.score, h.fields) for h in s.search(q, k=5, as_of="85")] == \
+            [(h.docid, h.score, h.fields) for h in f85.search(q, k=5)]
+        assert s.search(q, k=5, as_of=86) == s.search(q, k=5)
+        # a section amended in 86 reads as 85 printed it as of 85 (the fixture adds and removes none)
+        old, new = docs(ga85), docs(ga86)
+        amended = sorted(d for d in old if d in new and old[d]["contents"] != new[d]["contents"])
+        assert amended
+        for docid in amended:
+            assert s.doc(docid)["contents"] == new[docid]["contents"]
+            assert s.doc(docid, as_of="85")["contents"] == old[docid]["contents"]
+            assert s.doc(docid, as_of="85")["release"] == "85" and s.doc(docid)["release"] == "86"
+        with pytest.raises(legalir.ApiError, match=r"releases: 85, 86"):
+            s.search(q, as_of="70")
+    # a later change within release 86 keeps 85's version (the newest of each release is kept)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "ga_extra_1", "contents": "a further section", "state": "ga",
+                                 "release": 86, "status": "in force"}) + "\n", encoding="utf-8")
+    for _ in range(2):
+        legalir.update(idx, add=[json.loads(extra.read_text())] if _ == 0 else None,
+                       delete=["ga_extra_1"] if _ == 1 else None)
+    with legalir.Searcher(idx) as s, legalir.Searcher(fresh85) as f85:
+        assert s.releases == ["85", "86"] and s.release == "86"
+        assert s.batch_search({"q": heads[0]}, k=5, as_of="85") == f85.batch_search({"q": heads[0]}, k=5)
+        want = [h.docid for h in f85.search(heads[0], k=5)]
+    # serve over HTTP: GET /search as_of=, /doc as_of=, /indexes lists the releases
+    import http.client
+    import urllib.parse
+
+    from serve_helpers import start_server, stop_server
+
+    server = start_server(tmp_path, ["--index", f"ga={idx}"], keys=False, workers=1)
+    try:
+        def get(path):
+            c = http.client.HTTPConnection("127.0.0.1", server["port"], timeout=WAIT_S)
+            c.request("GET", path)
+            r = c.getresponse()
+            body = json.loads(r.read() or b"null")
+            c.close()
+            return r.status, body
+
+        st, res = get("/search?" + urllib.parse.urlencode({"q": heads[0], "k": 5, "as_of": "85"}))
+        assert st == 200 and [h["id"] for h in res["hits"]] == want and res["release"] == "85", res
+        st, listing = get("/indexes")
+        ga = next(i for i in (listing if isinstance(listing, list) else listing["indexes"]) if i["name"] == "ga")
+        assert ga["releases"] == ["85", "86"] and ga["release"] == "86", ga
+        coll = urllib.parse.quote(ga["collection"])
+        for docid in amended:
+            assert get(f"/doc/{coll}/{docid}")[1]["contents"] == new[docid]["contents"]
+            assert get(f"/doc/{coll}/{docid}?as_of=85")[1]["contents"] == old[docid]["contents"]
+        assert get(f"/doc/{coll}/ga_code_99_99_99?as_of=85")[0] == 404
+        st, err = get("/search?" + urllib.parse.urlencode({"q": heads[0], "as_of": "70"}))
+        assert st == 404 and "releases: 85, 86" in json.dumps(err), err
+    finally:
+        stop_server(server)
+
+
+def test_page_searches_as_of_a_release_and_opens_annotations(ga86, tmp_path_factory, tmp_path):
+    """The search page over an index of two releases: an "As of release" selector (current first), a search as of
+    85 and its document as 85 printed it, the annotations (history, notes, case notes) one click away."""
+    import legalir
+    from serve_helpers import start_server, stop_server
+    from test_serve import _click, _select, _type, _wait
+
+    ga85 = convert(tmp_path_factory, "ga", "85")
+    idx = tmp_path / "ga"
+    legalir.index(ga85, idx).close()
+    legalir.update(idx, to=ga86)
+    old, new = docs(ga85), docs(ga86)
+    docid = next(d for d in sorted(old) if d in new and old[d]["contents"] != new[d]["contents"])
+    server = start_server(tmp_path, ["--index", f"ga={idx}"], keys=False, workers=1)
+    try:
+        pytest.importorskip("websockets")
+        from browser import Chromium
+
+        with Chromium() as b:
+            page = b.load(server["base"] + "/")
+            _wait(page, "document.body.dataset.ready === '1'")
+            assert not page.evaluate("document.querySelector('#release-label').classList.contains('hidden')")
+            assert page.evaluate("[...document.querySelectorAll('#release option')].map(o => o.value)") == ["86", "85"]
+            _select(page, "#release", "85")
+            _type(page, "#q", old[docid]["title"] or old[docid]["contents"][:60])
+            _click(page, "#search-btn")
+            _wait(page, "document.querySelector('#search-info').textContent.includes('as of release 85')")
+            ids = page.evaluate("[...document.querySelectorAll('#results .card')].map(c => c.dataset.id)")
+            assert docid in ids, ids
+            # no annotation text among a hit's chips: it opens with the document
+            chips = page.evaluate("[...document.querySelectorAll('#results .card .chip')].map(c => c.textContent)")
+            assert not [c for c in chips if c.startswith(("history:", "notes:", "case_notes:"))], chips
+            page.evaluate(f"document.querySelector('#results .card[data-id=\"{docid}\"]').click()")
+            _wait(page, "document.querySelector('#doc-text').textContent.length > 0")
+            assert page.evaluate("document.querySelector('#doc-text').textContent") == old[docid]["contents"]
+            parts = page.evaluate("[...document.querySelectorAll('#doc-notes details')].map(d => d.dataset.part)")
+            assert parts == [p for p in ("history", "notes", "case_notes") if (old[docid].get(p) or "").strip()]
+            if parts:
+                assert page.evaluate("document.querySelector('#doc-notes details').open") is False
+                _click(page, "#doc-notes summary")
+                _wait(page, "document.querySelector('#doc-notes details').open === true")
+                assert page.evaluate("document.querySelector('#doc-notes .ann-text').textContent") == \
+                    old[docid][parts[0]]
+    finally:
+        stop_server(server)

@@ -90,4 +90,4 @@ from legalir.atomic.locks import (_held, _held_lock, lock)  # noqa: F401
 from legalir.atomic.versioning import (_version_of, versions, current, Pin, refuse_version_folder,
                                      _is_version_folder, pin, pinned, _remove_unpinned)  # noqa: F401
 from legalir.atomic.outputs import (check_target, _renameat2_exchange, _swap_in, _publish_versioned,
-                                    atomic_dir, _atomic_dir, copy_linked)  # noqa: F401
+                                    atomic_dir, _atomic_dir, copy_linked, newest_of_each_release)  # noqa: F401

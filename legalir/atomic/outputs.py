@@ -109,11 +109,25 @@ def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
             link = link.with_name(link.name + "-old")
         _remove(link)
     _fsync_dir(target.parent)
-    # keep the version just replaced (a search may have opened it) and pinned ones (a reader holds them),
-    # remove the other older ones we wrote
+    # keep the version just replaced (a search may have opened it), pinned ones (a reader holds them) and the
+    # newest version of each release (a marker's "release": point-in-time search), remove the other older ones
+    newest = newest_of_each_release([*existing, version])
     for p in existing:
-        if p != previous and (read_marker(p) or {}).get("kind") == kind:
+        if p != previous and (read_marker(p) or {}).get("kind") == kind and p not in newest.values():
             _remove_unpinned(p)
+
+
+def newest_of_each_release(folders: Iterable[Path]) -> dict[str, Path]:
+    """``{release: folder}``: the newest of ``folders`` (given oldest first) whose marker names each release.
+
+    A version published with ``marker={"release": R}`` (:func:`atomic_dir`) is kept by later publishes
+    while it is the newest version of ``R``: an index holding several releases of a code."""
+    out: dict[str, Path] = {}
+    for p in folders:
+        release = (read_marker(p) or {}).get("release")
+        if isinstance(release, str) and release:
+            out[release] = p
+    return out
 
 
 @contextlib.contextmanager

@@ -39,10 +39,14 @@ STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.option("--citations", "citations", type=click.Choice(["on", "off", "auto"]), default="auto", show_default=True,
               help="Rank the document that IS an authority a query cites first and documents citing it next "
                    "(auto: on where the index has the citations field).")
+@click.option("--as-of", "as_of", default=None, metavar="RELEASE",
+              help="Search the code as it stood in RELEASE (e.g. 85): the version of INDEX_DIR that holds it, with "
+                   "that release's documents and BM25 statistics (an index built from a release, updated with "
+                   "`legalir index update --to`, keeps the newest version of each release) [default: the current].")
 @tag("bm25")
 @force_option("run")
 def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
-           threads, filter_specs, filter_by, citations, tag):
+           threads, filter_specs, filter_by, citations, as_of, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
     from legalir import filters
     from legalir.api import Searcher
@@ -53,7 +57,8 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
     flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
                                    filter_by=filter_by_option(filter_by)).retriever(
-                      filter=flt or None, citations=citations_option(citations)), topics, run, k=k, tag=tag)
+                      filter=flt or None, citations=citations_option(citations), as_of=as_of), topics, run, k=k,
+                  tag=tag)
 
 
 def filter_by_option(values) -> list[str] | None:

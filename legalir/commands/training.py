@@ -37,6 +37,14 @@ from legalir.commands.options import (DEPTH, float_list, force_option, generator
 @click.option("--head-lr-multiplier", default=1.0, show_default=True,
               help="Learning rate of the new scoring head = lr x this.")
 @click.option("--valid-depth", default=1000, show_default=True, help="Validation rerank depth.")
+@click.option("--judged-only/--every-candidate", default=True, show_default=True,
+              help="Validation scored judged-only (graded qrels, ACORD), or over every candidate, an unjudged "
+                   "one non-relevant (qrels of relevant documents only, e.g. the statutes' cross-references).")
+@click.option("--negatives-run", "negative_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A first-stage run of the training topics: its unjudged top --negatives-depth documents are "
+                   "grade-0 training pairs (hard negatives; repeatable).")
+@click.option("--negatives-depth", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Hard negatives per training topic and run (0: none).")
 @click.option("--measure", default="ndcg_cut_10", show_default=True,
               help="Validation measure, judged-only: one value, ndcg_cut_10 or ndcg_cut.10.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -50,7 +58,8 @@ from legalir.commands.options import (DEPTH, float_list, force_option, generator
               help="Stop at the first save after this many updates (state kept); run again to resume.")
 def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
-             valid_depth, measure, threads, jobs, save_every, work_dir, stop_after):
+             valid_depth, judged_only, negative_runs, negatives_depth, measure, threads, jobs, save_every, work_dir,
+             stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
@@ -67,9 +76,11 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
                                max_length=max_length, weight_decay=weight_decay, warmup_ratio=warmup_ratio,
                                attention_dropout=attention_dropout, precision=precision,
                                head_lr_multiplier=head_lr_multiplier, valid_depth=valid_depth, measure=measure,
+                               judged_only=judged_only, negatives_depth=negatives_depth,
                                threads=threads, jobs=jobs, save_every=save_every)
     finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
-                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
+                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]),
+                              negative_runs=negative_runs)
 
 
 @click.command()

@@ -212,11 +212,21 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
-    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+    marker: dict = {}  # filled in the block: written with the version when it completes
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True,
+                           marker=marker) as tmp:
         index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads,
                                                                           shard_size)
         _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source, shard_size)
+        marker.update(_release_marker(coll))
     return n
+
+
+def _release_marker(coll) -> dict:
+    """``{"release": R}`` when the collection is a release (kept for point-in-time search), else ``{}``."""
+    if coll is None or not (Path(coll) / "manifest.json").exists():
+        return {}
+    return collections.release_marker(collections.read_manifest(coll)) or {}
 
 
 def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | None = None):
@@ -287,7 +297,9 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
             raise DenseIndexError(f"{emb_dir}: no embeddings for partition(s) {unknown}; known: {', '.join(parts)}")
     index_dir = Path(index_dir)
     out: dict[str, int] = {}
-    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+    marker: dict = {}  # filled in the block: written with the version when it completes
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True,
+                           marker=marker) as tmp:
         if parts and partitions is not None:  # keep the partitions not rebuilt now
             keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):
@@ -296,6 +308,7 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
             index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads, shard_size)
             _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source,
                          shard_size)
+            marker.update(_release_marker(coll))
             del index
             out[key] = n
             if not quiet:

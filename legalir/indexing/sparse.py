@@ -96,7 +96,8 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
 
     out: dict[str, int] = {}
     segments: dict[str, list[str]] = {}
-    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True,
+                           marker=collections.release_marker(collections.read_manifest(collection_dir))) as tmp:
         parts = tmp / ".partitions"
         seen: set[str] = set()
         with lucene.LuceneWriter(tmp, merge=False) as writer:
@@ -177,7 +178,8 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
         raise IndexError_(f"{collection_dir}: not partitioned, cannot build partitions {partitions}")
     index_dir = Path(index_dir)
     out: dict[str, int] = {}
-    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True) as tmp:
+    with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True,
+                           marker=collections.release_marker(manifest)) as tmp:
         if partitions is not None:  # keep the partitions not rebuilt now
             keep_partitions(index_dir, tmp, META, keys)
         for i, key in enumerate(keys, 1):

@@ -672,7 +672,7 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
 def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike] = (),
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
            to: str | os.PathLike | None = None, threads: int | None = None, device: str | None = None,
-           batch_size: int | None = None, quiet: bool = False) -> dict[str, dict]:
+           batch_size: int | None = None, quiet: bool = False, _release: str | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -718,13 +718,16 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             raise UpdateError("--to applies a whole release: leave out --add, --replace and --delete")
         import tempfile
 
+        from legalir import collections
+
         with tempfile.TemporaryDirectory(prefix="legalir-release-") as tmp:
             counts = release_changes(indexes, to, tmp)
             if not (counts["add"] or counts["replace"] or counts["delete"]):
                 return {}
             files = {op: [str(Path(tmp) / name)] if counts[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
-            done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet)
+            done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
+                          _release=collections.release_of(collections.read_manifest(to)))
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
@@ -766,9 +769,14 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         work = []
         for kind, path in kinds:
             mod = sparse if kind == "bm25" else dense
+            marker = dict(together or {})  # completed below, written with the version when it is published
             tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True,
-                                                        marker=together))
+                                                        marker=marker))
             cur = atomic.current(path)  # under the lock: no other writer changes it now
+            # the release the new version holds: the one --to applies, else the current version's (changes to it)
+            release = _release or (atomic.read_marker(cur) or {}).get("release")
+            if release:
+                marker["release"] = release
             if kind == "bm25":
                 meta = sparse.index_meta(cur)
                 parts = sparse.partitions(cur)

@@ -58,6 +58,17 @@ class UnknownPartition(SearcherError, LookupError):
     status = 404
 
 
+class UnknownRelease(SearcherError, LookupError):
+    """A release (``as_of=``) the index does not hold (404 over HTTP)."""
+
+    status = 404
+
+
+def _release_key(release: str) -> tuple:
+    """Releases in their natural order (``"9" < "70" < "86"``, then any others by text)."""
+    return (0, int(release), "") if release.isdigit() else (1, 0, release)
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result.
@@ -274,6 +285,10 @@ class Searcher:
         self._rm3 = rm3
         self._threads = threads
         self._encoder, self._device = encoder, device
+        #: what a searcher of an older release (as_of=) is opened with: this one's own options
+        self._options = dict(k1=k1, b=b, device=device, threads=threads, rm3=rm3, filter_by=filter_by,
+                             partition_field=partition_field)
+        self._past: dict[str, Searcher] = {}
         self._bm25: dict[str, lucene.BM25] = {}
         self._getters: dict[str, Any] = {}
         self._dense: dict[str, Any] = {}
@@ -290,6 +305,81 @@ class Searcher:
     def pins(self) -> dict[str, atomic.Pin]:
         """The pins that hold :attr:`versions` (released by :meth:`close`)."""
         return dict(self._pins)
+
+    # ---- releases: point-in-time search
+    @property
+    def release(self) -> str | None:
+        """The release the versions held hold (an index of a code's release, ``legalir index update --to``), or
+        None."""
+        return self._release_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
+
+    @staticmethod
+    def _release_of(folder: Path | None) -> str | None:
+        if folder is None:
+            return None
+        release = (atomic.read_marker(folder) or {}).get("release")
+        return release if isinstance(release, str) and release else None
+
+    def _release_versions(self) -> dict[str, dict[str, Path]]:
+        """``{release: {"sparse"|"dense": version folder}}`` of every release the indexes keep a version of."""
+        out: dict[str, dict[str, Path]] = {}
+        for kind, link in (("sparse", self.sparse), ("dense", self.dense)):
+            if link is None:
+                continue
+            for release, folder in atomic.newest_of_each_release(atomic.versions(link)).items():
+                out.setdefault(release, {})[kind] = folder
+        kinds = [k for k, p in (("sparse", self.sparse), ("dense", self.dense)) if p is not None]
+        return {r: v for r, v in out.items() if all(k in v for k in kinds)}
+
+    @property
+    def releases(self) -> list[str]:
+        """The releases this index can be searched as of (``as_of=``), oldest first: the newest version of each
+        release ``legalir index`` and ``legalir index update --to`` made is kept; [] for an index of no release."""
+        held = set(self._release_versions())
+        if self.release:
+            held.add(self.release)
+        return sorted(held, key=_release_key)
+
+    def at(self, as_of: Any) -> "Searcher":
+        """This index as it stood in release ``as_of``: a searcher of that release's own version (its documents,
+        its BM25 statistics: an index of that release alone), opened once and closed with this one; this
+        searcher itself when it holds that release, or when ``as_of`` is None.
+
+        Raises
+        ------
+        UnknownRelease
+            A release the index keeps no version of (the known ones named).
+        """
+        self._check_open()
+        if as_of is None:
+            return self
+        if isinstance(as_of, int) and not isinstance(as_of, bool):
+            as_of = str(as_of)
+        release = checks.text("as_of", as_of).strip()
+        if release == self.release:
+            return self
+        with self._lock:
+            found = self._past.get(release)
+        if found is not None:
+            return found
+        folders = self._release_versions().get(release)
+        if folders is None:
+            known = ", ".join(self.releases) or "none: it was not built from a release (legalir convert statutes)"
+            raise UnknownRelease(f"as_of={release!r}: this index keeps no version of release {release!r}; "
+                                 f"releases: {known}")
+        paths = [folders[k] for k in ("sparse", "dense") if k in folders]
+        try:
+            past = Searcher(paths, encoder=self._encoder, **self._options)
+        except atomic.OutputError:  # removed between listing and opening: a publish dropped it
+            raise UnknownRelease(f"as_of={release!r}: its version was removed while being opened; try again") from None
+        with self._lock:
+            if self._closed:
+                past.close()
+                self._check_open()
+            found = self._past.setdefault(release, past)
+        if found is not past:
+            past.close()
+        return found
 
     def _check_open(self) -> None:
         if self._closed:
@@ -458,7 +548,8 @@ class Searcher:
         return run, keys
 
     def search(self, query: str, k: int = 10, *, method: str | None = None,
-               partition: str | None = None, filter: Any = None, citations: bool | None = None) -> list[Hit]:
+               partition: str | None = None, filter: Any = None, citations: bool | None = None,
+               as_of: Any = None) -> list[Hit]:
         """The ``k`` best documents for one query.
 
         Parameters
@@ -479,6 +570,9 @@ class Searcher:
         citations : bool, optional
             Rank the document that is an authority the query cites first, documents citing it
             next (:mod:`legalir.citations`); default: on where the index has the field.
+        as_of : str, optional
+            A release (``"85"``): search the code as it stood then, with that release's documents
+            and BM25 statistics (:meth:`at`); default: the release held now.
 
         Returns
         -------
@@ -487,12 +581,15 @@ class Searcher:
             collection (or the index's stored document) is at hand.
         """
         check_query(query)
-        return self.search_many([(query, partition)], k, method=method, filter=filter, citations=citations)[0]
+        return self.search_many([(query, partition)], k, method=method, filter=filter, citations=citations,
+                                as_of=as_of)[0]
 
     def search_many(self, queries: Sequence[Any], k: int = 10, *, method: str | None = None,
-                    filter: Any = None, citations: bool | None = None) -> list[list[Hit]]:
+                    filter: Any = None, citations: bool | None = None, as_of: Any = None) -> list[list[Hit]]:
         """:meth:`search` for several queries at once (one Java batch per partition): ``queries`` are
         strings or ``(query, partition)`` pairs; one list of hits per query, in order."""
+        if as_of is not None:
+            return self.at(as_of).search_many(queries, k, method=method, filter=filter, citations=citations)
         if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence):
             raise SearcherError(f"queries must be a list of strings or (query, partition) pairs, not "
                                 f"{type(queries).__name__}")
@@ -529,7 +626,7 @@ class Searcher:
 
     def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
                      partition: str | None = None, filter: Any = None,
-                     citations: bool | None = None) -> dict[str, dict[str, float]]:
+                     citations: bool | None = None, as_of: Any = None) -> dict[str, dict[str, float]]:
         """A run: ``{qid: {docid: score}}`` of the ``k`` best documents of every topic.
 
         Parameters
@@ -539,7 +636,7 @@ class Searcher:
             the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
         k : int
             Depth.
-        method, partition, filter, citations
+        method, partition, filter, citations, as_of
             As for :meth:`search`. On a pooled index each topic carrying the partition field
             (a Housing question's ``state``) is searched only among that partition's documents.
 
@@ -549,6 +646,9 @@ class Searcher:
             ``{qid: {docid: score}}``, each topic's documents in trec_eval's order; the form
             pytrec_eval, ir_measures and :func:`legalir.evaluate` read.
         """
+        if as_of is not None:
+            return self.at(as_of).batch_search(topics, k, method=method, partition=partition, filter=filter,
+                                               citations=citations)
         found = as_topics(topics)
         groups, k, method = self._prepare(found, k, method, partition, filter, citations)
         run, _ = self._run(groups, k, method)
@@ -556,9 +656,14 @@ class Searcher:
 
     def search_hits(self, topics: Mapping[str, Topic], k: int, *, method: str | None = None,
                     partition: str | None = None, filter: Any = None,
-                    citations: bool | None = None, chunk: int = 256) -> Iterator[tuple[str, dict[str, float]]]:
+                    citations: bool | None = None, chunk: int = 256,
+                    as_of: Any = None) -> Iterator[tuple[str, dict[str, float]]]:
         """:meth:`batch_search` as ``(qid, {docid: score})`` in sorted qid order, searched ``chunk`` topics
         at a time (what ``legalir search`` writes as it goes; memory stays one chunk's hits)."""
+        if as_of is not None:
+            yield from self.at(as_of).search_hits(topics, k, method=method, partition=partition, filter=filter,
+                                                  citations=citations, chunk=chunk)
+            return
         found = as_topics(topics)
         groups, k, method = self._prepare(found, k, method, partition, filter, citations)
         if len(groups) == 1:
@@ -591,13 +696,16 @@ class Searcher:
         raw = LUCENE.call(lambda: self._open_bm25(key).index.raw(docid))
         return None if raw is None else json.loads(raw)
 
-    def doc(self, docid: str, partition: str | None = None) -> dict | None:
+    def doc(self, docid: str, partition: str | None = None, *, as_of: Any = None) -> dict | None:
         """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
         ``legalir index update``: an updated index's changed documents come from its version).
 
         ``docid`` may also be a citation as a lawyer writes it (``O.C.G.A. § 8-2-1``, ``GA Code 8-2-1``,
         ``§ 8-2-1`` in a code of one state): the document whose own citation it is
-        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which."""
+        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which. ``as_of``: the
+        record as release ``as_of`` held it (:meth:`at`)."""
+        if as_of is not None:
+            return self.at(as_of).doc(docid, partition)
         self._check_open()
         if not isinstance(docid, str) or not docid:
             raise SearcherError(f"docid must be a non-empty string, not {docid!r}")
@@ -632,6 +740,9 @@ class Searcher:
                 return
             self._closed = True
             searchers, self._bm25, self._dense = list(self._bm25.values()), {}, {}
+            past, self._past = list(self._past.values()), {}
+        for p in past:
+            p.close()
         for s in searchers:
             try:
                 LUCENE.call(s.close)

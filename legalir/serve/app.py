@@ -81,6 +81,8 @@ class BatchRequest(BaseModel):
     filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
                                                     "FIELD=VALUE[,VALUE][;FIELD=...].")
     citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
+    as_of: Optional[str] = Field(None, description="A release the index keeps (e.g. 85): the code as it stood then "
+                                                   "[default: the current].")
 
 
 def _jsonable(o: Any) -> Any:
@@ -268,9 +270,11 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                      filter: Optional[str] = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
                                                                       "joined by ';', e.g. state=california,nevada."),
                      citations: Optional[str] = Query(None, description="on / off: rank the authority a query "
-                                                                         "cites first [default: on where indexed].")):
+                                                                         "cites first [default: on where indexed]."),
+                     as_of: Optional[str] = Query(None, description="A release the index keeps (e.g. 85): search "
+                                                                     "the code as it stood then [default: current].")):
         res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
-                              filter=filter, citations=citations)
+                              filter=filter, citations=citations, as_of=as_of)
         request.state.hits = len(res["hits"])
         return json_response(res)
 
@@ -285,14 +289,16 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
             charge(len(req.queries) - 1)
         items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
         results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
-                                  method=req.method, filter=req.filter, citations=req.citations)
+                                  method=req.method, filter=req.filter, citations=req.citations, as_of=req.as_of)
         request.state.hits = sum(len(r["hits"]) for r in results)
         return json_response({"results": results})
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
     async def document(collection: str, docid: str,
-                       q: Optional[str] = Query(None, description="Query whose terms to list for highlighting.")):
-        return json_response(await pool.call(engine.document, collection, docid, q))
+                       q: Optional[str] = Query(None, description="Query whose terms to list for highlighting."),
+                       as_of: Optional[str] = Query(None, description="A release an index of the collection keeps: "
+                                                                       "the document as it stood then.")):
+        return json_response(await pool.call(engine.document, collection, docid, q, as_of))
 
     @app.get("/runs", summary="Runs with their overall scores")
     async def runs():

@@ -299,10 +299,12 @@ class Engine:
         return hits
 
     def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
-                    method: str | None = None, filter: str | None = None, citations: str | None = None) -> list[dict]:
+                    method: str | None = None, filter: str | None = None, citations: str | None = None,
+                    as_of: str | None = None) -> list[dict]:
         """``queries``: (id, text, partition) triples; one result per query, in order, searched by the
         searcher core (:meth:`legalir.Searcher.search_many`) on one version of the index. ``filter``
-        (``state=california,nevada;type=statute``) and ``citations`` (``on``/``off``) apply to every query."""
+        (``state=california,nevada;type=statute``), ``citations`` (``on``/``off``) and ``as_of`` (a release the
+        index keeps: the code as it stood then) apply to every query."""
         entry = self.index(index)
         k = self._check_k(k)
         if citations not in (None, "", "on", "off"):
@@ -312,7 +314,7 @@ class Engine:
         cites = {"on": True, "off": False}.get(citations or "")
         # one version for the whole request: routing, every partition, both legs of hybrid, the hits' display
         with entry.acquire() as snap:
-            searcher = snap.searcher
+            searcher = snap.searcher.at(as_of or None)
             method = searcher.pair.method(method or None, f"index {entry.name!r}")
             found = searcher.search_many([(text, partition or None) for _, text, partition in queries], k,
                                          method=method, filter=filter or None, citations=cites)
@@ -320,31 +322,46 @@ class Engine:
             for (qid, text, partition), hits in zip(queries, found):
                 terms = query_terms(text)
                 out.append({"id": qid, "query": text, "index": index, "method": method,
+                            **({"release": searcher.release} if searcher.release else {}),
                             "partition": collections.partition_key(partition) if partition else None,
                             "k": k, "terms": terms,
                             "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
         return out
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
-               partition: str | None = None, filter: str | None = None, citations: str | None = None) -> dict:
-        out = self.search_many(index, [("q", q, partition)], k=k, method=method, filter=filter, citations=citations)[0]
+               partition: str | None = None, filter: str | None = None, citations: str | None = None,
+               as_of: str | None = None) -> dict:
+        out = self.search_many(index, [("q", q, partition)], k=k, method=method, filter=filter, citations=citations,
+                               as_of=as_of)[0]
         if filter:
             out["filter"] = filter
         return out
 
     # ---- documents
-    def document(self, collection: str, docid: str, q: str | None = None) -> dict:
+    def document(self, collection: str, docid: str, q: str | None = None, as_of: str | None = None) -> dict:
         """Document ``docid`` of a served collection, as the indexes serving it hold it now.
 
         A document changed since an index was built (``legalir index update``: added, replaced or
         deleted) is read from that index's current version (:attr:`Snapshot.changed`), so an added
         document is found, a replaced one shows its new text and a deleted one is not found (404);
         any other comes from the collection. When two served indexes of the collection say different
-        things about one document, the first of them by name that changed it decides.
+        things about one document, the first of them by name that changed it decides. ``as_of``: the
+        document as release ``as_of`` held it (the first index by name of the collection, searched
+        as of that release: :meth:`legalir.Searcher.doc`).
         """
         store = self.collection(collection)
         rec, changed = None, False
-        for entry in sorted((e for e in self.indexes.values() if e.collection is store), key=lambda e: e.name):
+        entries = sorted((e for e in self.indexes.values() if e.collection is store), key=lambda e: e.name)
+        if as_of:
+            if not entries:
+                raise BadRequest(f"collection {collection!r} is served by no index: as_of needs one")
+            with entries[0].acquire() as snap:
+                rec = snap.searcher.doc(docid, as_of=as_of)
+            if rec is None:
+                raise NotFound(f"collection {collection!r} had no document {docid!r} (by id or citation) in release "
+                               f"{as_of!r}")
+            changed = True
+        for entry in entries if not changed else ():
             with entry.acquire() as snap:
                 if docid in snap.changed:
                     rec, changed = snap.record(docid), True
@@ -357,13 +374,14 @@ class Engine:
                 return self.document(collection, found[0], q)
         if rec is None:
             raise NotFound(f"collection {collection!r} has no document {docid!r} (by id or citation)")
+        rec = dict(rec)
         d = describe(rec)
         partition = rec.pop("_partition", None) or None
         return {"collection": collection, "id": str(rec.get("id", docid)), "partition": partition,
                 "contents": rec.get("contents", ""),
                 "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
                 "category": d["category"], "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_")},
-                "terms": query_terms(q) if q else []}
+                "terms": query_terms(q) if q else [], **({"as_of": str(as_of)} if as_of else {})}
 
     # ---- runs
     def list_runs(self) -> list[dict]:

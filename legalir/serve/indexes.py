@@ -226,7 +226,17 @@ class IndexEntry(_Partitions):
                 "partitions": self.partitions,
                 "collection": self.collection.name if self.collection else None,
                 "bm25": {"k1": self.k1, "b": self.b} if self.sparse else None,
-                "versions": self.versions(), "reloads": self.reloads if self.watched else None}
+                "versions": self.versions(), "reloads": self.reloads if self.watched else None,
+                **self._releases()}
+
+    def _releases(self) -> dict:
+        """``release`` (the one served now) and ``releases`` (those ``as_of=`` reaches), for an index of a code's
+        releases; nothing for any other."""
+        snap = self._current
+        if snap is None:
+            return {}
+        releases = snap.searcher.releases
+        return {"release": snap.searcher.release, "releases": releases} if releases else {}
 
     # ---- snapshots
     def open_snapshot(self, dense_keys: Iterable[str] = ()) -> Snapshot:

@@ -138,14 +138,18 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                           Field(description="Retrieval method; must be one the index offers.")] = None,
         partition: Annotated[Optional[str], Field(description="Partition (e.g. jurisdiction) of a partitioned "
                                                               "index; leave out otherwise.")] = None,
+        as_of: Annotated[Optional[str], Field(description="A release of the code the index keeps (list_indexes: "
+                                                          "releases), e.g. '85': search the law as it stood then; "
+                                                          "leave out for the current one.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
             name = index or (next(iter(engine.indexes)) if len(engine.indexes) == 1 else None)
             if name is None:
                 raise BadRequest(f"give index, one of: {', '.join(engine.indexes) or 'none'}")
-            res = engine.search(name, query, k=k, method=method, partition=partition)
+            res = engine.search(name, query, k=k, method=method, partition=partition, as_of=as_of)
             entry = engine.index(name)
             return {"index": name, "method": res["method"], "partition": res["partition"],
+                    **({"release": res["release"]} if res.get("release") else {}),
                     "collection": entry.collection.name if entry.collection else None,
                     "hits": [{f: h[f] for f in _HIT_FIELDS if h.get(f) is not None} for h in res["hits"]]}
         return await call(ctx, "search", run)
@@ -160,6 +164,8 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         id: Annotated[str, Field(description="Document id, as a search hit gives it, or a citation "
                                              "(O.C.G.A. § 8-2-1).")],
         collection: Annotated[Optional[str], Field(description="Collection (or index) name.")] = None,
+        as_of: Annotated[Optional[str], Field(description="A release the collection's index keeps, e.g. '85': the "
+                                                          "document as it stood then.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
             name = collection
@@ -169,7 +175,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                 name = next(iter(engine.collections))
             if name is None:
                 raise BadRequest(f"give collection, one of: {', '.join(engine.collections) or 'none'}")
-            return engine.document(name, id)
+            return engine.document(name, id, as_of=as_of)
         return await call(ctx, "get_document", run)
 
     @server.tool(description=(

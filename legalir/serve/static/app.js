@@ -92,6 +92,15 @@ function fillIndexControls() {
   $("#partition-label").classList.toggle("hidden", !(idx && idx.partitioned));
   const field = idx && idx.partition_field ? idx.partition_field : "partition";
   $("#partition-label").firstChild.textContent = (field === "state" ? "Jurisdiction" : field[0].toUpperCase() + field.slice(1)) + " ";
+  // an index of a code's releases: search it as of an earlier one (the current release first)
+  const releases = idx && idx.releases ? [...idx.releases].reverse() : [];
+  $("#release").innerHTML = releases.map((r) => `<option value="${esc(r)}">${esc(r)}${r === idx.release ? " (current)" : ""}</option>`).join("");
+  $("#release-label").classList.toggle("hidden", releases.length < 2);
+}
+function asOf() {
+  const idx = currentIndex();
+  const r = $("#release").value;
+  return idx && idx.releases && idx.releases.length > 1 && r && r !== idx.release ? r : null;
 }
 
 function card(hit, terms, collection) {
@@ -99,7 +108,10 @@ function card(hit, terms, collection) {
   div.className = "card";
   div.dataset.id = hit.id;
   const cite = hit.citation || hit.id;
-  const meta = Object.entries(hit.metadata || {}).filter(([k, v]) => v !== null && typeof v !== "object" && k !== "citation")
+  // short fields as chips; the heading path has its line, annotations open with the document
+  const skip = new Set(["citation", "heading_path", ...ANNOTATIONS.map(([, k]) => k)]);
+  const meta = Object.entries(hit.metadata || {})
+    .filter(([k, v]) => v !== null && typeof v !== "object" && !skip.has(k) && String(v).length <= 80)
     .map(([k, v]) => `${k}: ${v}`);
   const chips = [...meta, hit.citation ? `id ${hit.id}` : null].filter(Boolean)
     .map((c) => `<span class="chip">${esc(c)}</span>`).join("");
@@ -110,7 +122,7 @@ function card(hit, terms, collection) {
     + (hit.snippet !== undefined ? `<div class="snippet">${highlight(hit.snippet, terms)}</div>` : `<div class="snippet muted">(no collection: ids only)</div>`)
     + (chips ? `<div class="chips">${chips}</div>` : "")
     + (hit.duplicate_of ? `<div class="small muted">same text as result ${hit.duplicate_of}</div>` : "");
-  if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery));
+  if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery, asOf()));
   return div;
 }
 
@@ -132,6 +144,7 @@ async function restore() {
       if (params.get("index")) { $("#index").value = params.get("index"); fillIndexControls(); }
       if (params.get("method")) $("#method").value = params.get("method");
       if (params.get("partition")) $("#partition").value = params.get("partition");
+      if (params.get("as_of")) $("#release").value = params.get("as_of");
       if (params.get("k")) $("#k").value = params.get("k");
       $("#q").value = params.get("q");
       await doSearch();
@@ -155,6 +168,7 @@ async function doSearch(ev) {
   if (!q) { showError(results, "Type a query."); return; }
   const params = new URLSearchParams({ q, index: $("#index").value, method: $("#method").value, k: $("#k").value || "10" });
   if (idx && idx.partitioned) params.set("partition", $("#partition").value);
+  if (asOf()) params.set("as_of", asOf());
   pushState(`#search?${params}`);
   $("#search-info").textContent = "Searching…";
   const t0 = performance.now();
@@ -162,7 +176,7 @@ async function doSearch(ev) {
     const res = await api(`/search?${params}`);
     state.lastQuery = q;
     results.innerHTML = "";
-    const where = res.partition ? ` in ${res.partition.replace(/_/g, " ")}` : "";
+    const where = (res.partition ? ` in ${res.partition.replace(/_/g, " ")}` : "") + (asOf() ? `, as of release ${res.release}` : "");
     $("#search-info").textContent = `${res.hits.length} hits, ${res.method}${where} (${Math.round(performance.now() - t0)} ms)`;
     if (!res.hits.length) results.innerHTML = `<p class="muted">No document matches.</p>`;
     for (const h of res.hits) results.appendChild(card(h, res.terms, idx && idx.collection));
@@ -178,20 +192,34 @@ async function doSearch(ev) {
 }
 
 // ---------------------------------------------------------------- document view
-async function openDoc(collection, id, q) {
+// a statute's annotations, each one click away below its text
+const ANNOTATIONS = [["History", "history"], ["Notes", "notes"], ["Case notes", "case_notes"]];
+
+async function openDoc(collection, id, q, asOfRelease) {
   const view = $("#doc-view");
   view.classList.remove("hidden");
   $("#doc-head").innerHTML = `<p class="muted">Loading ${esc(id)}…</p>`;
   $("#doc-text").textContent = "";
+  $("#doc-notes").innerHTML = "";
   try {
-    const params = q ? `?${new URLSearchParams({ q })}` : "";
+    const query = new URLSearchParams();
+    if (q) query.set("q", q);
+    if (asOfRelease) query.set("as_of", asOfRelease);
+    const params = query.toString() ? `?${query}` : "";
     const doc = await api(`/doc/${encodeURIComponent(collection)}/${encodeURIComponent(id)}${params}`);
-    const chips = [doc.state, doc.category, doc.partition ? `partition ${doc.partition}` : null, doc.citation ? `id ${doc.id}` : null]
+    const m = doc.metadata || {};
+    const chips = [doc.state, doc.category, doc.partition ? `partition ${doc.partition}` : null,
+                   m.release !== undefined ? `release ${m.release}` : null, m.status && m.status !== "in force" ? m.status : null,
+                   doc.citation ? `id ${doc.id}` : null]
       .filter(Boolean).map((c) => `<span class="chip">${esc(c)}</span>`).join("");
     $("#doc-head").innerHTML = `<h2>${esc(doc.citation || doc.id)}</h2>`
       + (doc.heading_path ? `<div class="path" style="color:var(--accent)">${esc(doc.heading_path)}</div>` : "")
       + `<div>${chips}</div>`;
     $("#doc-text").innerHTML = highlight(doc.contents, doc.terms);
+    const meta = doc.metadata || {};
+    $("#doc-notes").innerHTML = ANNOTATIONS.filter(([, k]) => typeof meta[k] === "string" && meta[k].trim())
+      .map(([label, k]) => `<details data-part="${k}"><summary>${label}</summary><div class="ann-text">${esc(meta[k])}</div></details>`)
+      .join("");
   } catch (err) {
     showError($("#doc-head"), err);
   }
