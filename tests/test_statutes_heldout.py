@@ -201,3 +201,41 @@ def test_a_document_citing_many_of_the_querys_sections_does_not_outrank_a_cited_
     ids = [h.docid for h in hits]
     assert set(ids[:5]) == {f"tn_code_12_6_10{n}" for n in range(1, 6)}, ids
     assert ids.index("tn_code_12_6_106") == 5, ids
+
+
+def test_georgia_before_release_83_history_in_parentheses_and_reserved_in_the_text(tmp_path):
+    """Georgia r70-r82 print the history as a parenthesised paragraph and the notes as a bold lead in their
+    paragraph; r70-r84 print a repealed section's status as its first paragraph. None of it is statutory text."""
+    ga = page(
+        '<div><h3 id="t08c02s8-2-1"><b>8-2-1. Legislative findings and intent.</b></h3>'
+        '<p>The General Assembly finds that clean drinking water is a precious resource.</p>'
+        '<p>(Code 1981, § <cite class="ocga"><a href="#t08c02s8-2-1">8-2-1</a></cite>, enacted by Ga. L. 1990, '
+        'p. 1212, § 1.)</p>'
+        '<p><b>Editor\'s notes.</b> - Ga. L. 1990, p. 1212, § 1, designated the former provisions.</p></div>'
+        '<div><h3 id="t08c02s8-2-2"><b>8-2-2. Purpose of part.</b></h3>'
+        '<p>The purposes of this part are as follows.</p>'
+        '<p>(Orig. Code 1863, § 2; Code 1868, § 3; Ga. L. 1990, p. 1212, § 1.)</p></div>'
+        '<div><h3 id="t08c02s8-2-3"><b>8-2-3. Definitions.</b></h3><p>As used in this part:</p>'
+        '<ol><li>"Faucet" means a valve (not a bath valve).</li><li>"Fixture" means a toilet. (Code 1981, § '
+        '<cite class="ocga"><a href="#t08c02s8-2-3">8-2-3</a></cite>, enacted by Ga. L. 1990, p. 1212, § 1; '
+        'Ga. L. 2008, p. 1148, § 2 (as amended).)</li></ol></div>'
+        '<div><h3 id="t08c02s8-2-4"><b>8-2-4. Certification.</b></h3><ol><li>A level II certification. (Code 1981, '
+        '§ 8-2-4, enacted by Ga. L. 2000, p. 452, § 3.)</li></ol>'
+        '<p><b>The 2020 amendment,</b> effective July 29, 2020, substituted "one" for "two".</p>'
+        '<p><b>Code Commission notes.</b> - Pursuant to Code Section 28-9-5.</p></div>'
+        '<div><h3 id="t08c02s8-2-7"><b>8-2-7. Notes and catchlines.</b></h3>'
+        '<p>Reserved. Repealed by Ga. L. 2021, p. 916, § 2/SB 238, effective July 1, 2021.</p></div>', "t08")
+    got, _ = convert(write(tmp_path, "ga", "ocga", {"gov.ga.ocga.title.08.html": ga}), "ga", tmp_path / "c")
+    one, two, seven = got["ga_code_8_2_1"], got["ga_code_8_2_2"], got["ga_code_8_2_7"]
+    assert one["contents"] == "The General Assembly finds that clean drinking water is a precious resource."
+    assert one["history"].startswith("(Code 1981, § 8-2-1, enacted by Ga. L. 1990")
+    assert one["notes"].startswith("Editor's notes.") and one["status"] == "in force"
+    assert two["contents"] == "The purposes of this part are as follows." and two["history"].startswith("(Orig. Code")
+    assert seven["status"] == "reserved"
+    three = got["ga_code_8_2_3"]  # the history run into the last list item's text
+    assert three["contents"].endswith('"Fixture" means a toilet.') and "(not a bath valve)" in three["contents"]
+    four = got["ga_code_8_2_4"]  # history then a note, both run into the last item
+    assert four["contents"] == "(1) A level II certification." and four["history"].startswith("(Code 1981, § 8-2-4")
+    assert four["notes"].startswith("The 2020 amendment, effective July 29, 2020") and "Code Commission" in four["notes"]
+    assert three["history"] == "(Code 1981, § 8-2-3, enacted by Ga. L. 1990, p. 1212, § 1; Ga. L. 2008, p. 1148, " \
+                               "§ 2 (as amended).)"

@@ -134,8 +134,10 @@ INLINE_CASE_STARTS = ("attorney general opinions", "opinions of the attorney gen
                       "cited", "notes to decisions", "case notes")
 _INLINE_HEAD = re.compile(r"([A-Z][A-Za-z'’-]*(?: [A-Za-z'’-]+){0,3})\s*[.:](?=\s|$)")
 #: a history line that is not marked ``History.`` (Tennessee: ``Acts 1988, ch. 1016, § 1; ...``,
-#: ``Code 1858, § 1; Shan., § 3``)
-_HISTORY_LINE = re.compile(r"(?:(?:Priv\.|Pub\.) )?(?:Acts|Code),? \d{4}\b[^;]{0,40}?(?:, ch\. \d|, §)")
+#: ``Code 1858, § 1; Shan., § 3``; Georgia before release 83, in parentheses: ``(Code 1981, § 8-2-1, enacted by
+#: Ga. L. 1990, p. 1212, § 1.)``, ``(Orig. Code 1863, § 1; ...)``, ``(Ga. L. 1990, p. 1212, § 1.)``)
+_HISTORY_LINE = re.compile(r"\(?(?:(?:Priv\.|Pub\.) )?(?:Acts|Code|Orig\. Code|Civil Code|Penal Code|Ga\. L\.),? \d{4}\b"
+                           r"[^;]{0,40}?(?:, ch\. \d|, §)")
 #: a paragraph that is the section's history by its bold lead (``History.``; Colorado's ``Source:``)
 _HISTORY_LEAD = ("history", "source")
 _TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
@@ -167,7 +169,7 @@ _TITLE_FILE = re.compile(r"gov\.[a-z]{2}\.[\w]+\.title\.[\w.]+\.html")
 
 def _norm_heading(text: str) -> str:
     t = text.replace("’", "'").replace("‘", "'").strip().lower()
-    t = re.sub(r"[\s.:—–-]+$", "", t)
+    t = re.sub(r"[\s.,:—–-]+$", "", t)
     return _WS.sub(" ", t)
 
 
@@ -444,13 +446,39 @@ class Section:
 def _status(heading: str, text: list[Block], history: list[Block]) -> str:
     trailing = _TRAILING_STATUS.search(heading)  # Kentucky: "Special courts-martial. [Repealed.]"
     trailing = trailing.group("what").lower() if trailing else None
-    if _RESERVED.match(heading) or trailing == "reserved" or (not text and re.search(r"\breserved\b", heading, re.I)):
-        return "reserved"
+    if _RESERVED.match(heading) or trailing == "reserved" or (not text and re.search(r"\breserved\b", heading, re.I)) \
+            or (text and re.match(r"\[?\s*reserved\s*[.\]]", text[0].text, re.I)):
+        return "reserved"  # (Georgia before release 85 prints "Reserved. Repealed by Ga. L. 2021 ..." as the text)
     if _REPEALED.match(heading) or trailing is not None or re.match(r"\[?\s*repealed\b(?!\s+effective)", text[0].text if text else "", re.I):
         return "repealed"
     if not text and any(re.search(r"\brepealed\b", b.text, re.I) for b in history):
         return "repealed"  # "2-10-130 through 2-10-140." whose history says "repealed by Ga. L. 2013 ..."
     return "in force"
+
+
+#: a history the publisher ran into the text's last list item (Georgia before release 83: ``... products.
+#: (Code 1981, § 8-2-2, enacted by Ga. L. 1990, p. 1212, § 1.)``): parentheses balanced one deep, to the end
+_TRAILING_HISTORY = re.compile(r"(?<=\s)\((?:Orig\. |Civil |Penal )?Code \d{4}, [^()]*(?:\([^()]*\)[^()]*)*\)\s*$")
+
+
+def _split_trailing_history(text: list["Block"], history: list["Block"]) -> None:
+    """Move a history run into the end of the last text block (:data:`_TRAILING_HISTORY`) to ``history``."""
+    last = text[-1]
+    start = last.text.find("(")
+    m = None
+    while start >= 0 and m is None:  # each "(" tried once; only "(Code 1981, " goes past its first words
+        m = _TRAILING_HISTORY.match(last.text, start)
+        start = last.text.find("(", start + 1)
+    if m is None:
+        return
+    cut = m.start()
+    history.append(Block(last.text[cut:].strip(), [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
+                                                   for k in last.links if k.start >= cut], last.line))
+    head = last.text[:cut].rstrip()
+    if head:
+        text[-1] = Block(head, [k for k in last.links if k.end <= cut], last.line)
+    else:
+        text.pop()
 
 
 def _lead(el) -> tuple[str, bool] | None:
@@ -585,8 +613,9 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                     if part == "text" and text:
                         part = "notes"  # (a History line before any text, as in Kentucky's compacts: text follows)
                     continue
-                if bold is not None and part == "text" and _is_note_heading(bold):
-                    part = "notes"
+                if part == "text" and ((bold is not None and _is_note_heading(bold))
+                                       or (lead_bold and _is_note_heading(lead_name))):
+                    part = "notes"  # (a bold lead with the note after it: "<b>The 2020 amendment,</b> substituted")
                 elif lead_name in INLINE_CASE_STARTS and (lead_bold or part != "text" or lead_name != "cited"):
                     part = "case"  # "Attorney General Opinions. ...": case notes in a paragraph
                 elif lead_name in INLINE_NOTE_STARTS:
@@ -616,6 +645,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                     part = "notes"
             blocks = list(_blocks(el))
             (text if part == "text" else notes if part == "notes" else case).extend(blocks)
+        if text and not history:
+            _split_trailing_history(text, history)
         status = _status(rest, text, history)
         out.append(Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
                            bool(_FUTURE.match(rest) or _FUTURE.search(rest[-200:])), text, history, notes, case, unknown))
