@@ -382,6 +382,35 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert s.releases == ["85", "86"] and s.release == "86"
         assert s.batch_search({"q": heads[0]}, k=5, as_of="85") == f85.batch_search({"q": heads[0]}, k=5)
         want = [h.docid for h in f85.search(heads[0], k=5)]
+    # MCP (in process, the SDK's own client): search and get_document as_of
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from mcp import Client
+
+    from legalir.serve import app, config, engine as engine_mod, mcpserver
+
+    eng = engine_mod.build(config.gather(indexes=[f"ga={idx}"]), quiet=True)
+    pool = app.Workers(1)
+    try:
+        async def mcp_calls():
+            async with Client(mcpserver.create(eng, pool)) as client:
+                got = await client.call_tool("search", {"query": heads[0], "k": 5, "as_of": "85"})
+                body = got.structured_content if isinstance(got.structured_content, dict) and \
+                    "result" not in got.structured_content else json.loads(got.content[0].text)
+                assert [h["id"] for h in body["hits"]] == want and body["release"] == "85", body
+                doc = await client.call_tool("get_document", {"id": amended[0], "as_of": "85"})
+                got_doc = json.loads(doc.content[0].text)
+                assert not doc.is_error and got_doc["contents"] == old[amended[0]]["contents"]
+                assert "filters" not in got_doc["metadata"]  # the index's own tokens are not the document's
+                bad = await client.call_tool("search", {"query": heads[0], "as_of": "70"})
+                assert bad.is_error and "releases: 85, 86" in bad.content[0].text
+
+        asyncio.run(mcp_calls())
+    finally:
+        pool.shutdown()
+        eng.close()
+
     # serve over HTTP: GET /search as_of=, /doc as_of=, /indexes lists the releases
     import http.client
     import urllib.parse

@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from legalir import collections, log, trec, api, datasets
+from legalir import collections, filters, log, trec, api, datasets
 from legalir.errors import LegalirError
 from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
@@ -380,7 +380,8 @@ class Engine:
         return {"collection": collection, "id": str(rec.get("id", docid)), "partition": partition,
                 "contents": rec.get("contents", ""),
                 "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
-                "category": d["category"], "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_")},
+                "category": d["category"],
+                "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_") and k != filters.FIELD},
                 "terms": query_terms(q) if q else [], **({"as_of": str(as_of)} if as_of else {})}
 
     # ---- runs
