@@ -378,7 +378,7 @@ def _check_lucene_jvm() -> None:
 
 def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, partition: str | None = None,
              filter: Any = None, citations: bool | None = None, text: bool | str | os.PathLike = False,
-             **options: Any) -> Retrieve:
+             as_of: Any = None, **options: Any) -> Retrieve:
     """legalir's searcher core (:class:`legalir.Searcher`) as a PyTerrier retriever: BM25, dense or hybrid,
     partition routing, filters and citations exactly as the API, the CLI and ``legalir serve`` search.
 
@@ -388,9 +388,9 @@ def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, parti
         An index folder, one Lucene and one FAISS folder (hybrid), or an open searcher.
     k : int
         Documents per topic.
-    method, partition, filter, citations
+    method, partition, filter, citations, as_of
         As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
-        topic by its own partition column).
+        topic by its own partition column; ``as_of``: a release the index keeps, its documents too).
     text : bool or path
         ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
         reads); a path: from that collection folder or index.
@@ -410,10 +410,12 @@ def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, parti
     s = index if isinstance(index, Searcher) else Searcher(index, **options)
     if s.sparse is not None:
         _check_lucene_jvm()
-    source = (s.sparse if text is True else (text or None))
+    source = (s.at(as_of).pair.sparse if text is True and as_of is not None else
+              s.sparse if text is True else (text or None))
     name = "/".join(p.name for p in (s.sparse, s.dense) if p is not None)
     owned = not isinstance(index, Searcher)  # a searcher the caller opened stays open
-    return Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations),
+    return Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations,
+                                as_of=as_of),
                     k=k, texts=source,
                     name=f"{(method or s.methods[0]).upper() if method != 'dense' else 'dense'}({name})")
 

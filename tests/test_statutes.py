@@ -6,6 +6,7 @@ North Carolina 80 and 81 (chapters 41, 42). The full archives are read where the
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import time
@@ -382,6 +383,15 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert s.releases == ["85", "86"] and s.release == "86"
         assert s.batch_search({"q": heads[0]}, k=5, as_of="85") == f85.batch_search({"q": heads[0]}, k=5)
         want = [h.docid for h in f85.search(heads[0], k=5)]
+    # PyTerrier: lpt.searcher(as_of=) is the same core
+    if importlib.util.find_spec("pyterrier") is not None:
+        import pandas as pd
+
+        from legalir import pt as lpt
+
+        got = lpt.searcher(idx, k=5, as_of="85").transform(pd.DataFrame({"qid": ["q"], "query": [heads[0]]}))
+        assert list(got.sort_values("rank")["docno"]) == want
+
     # MCP (in process, the SDK's own client): search and get_document as_of
     pytest.importorskip("mcp")
     import asyncio
