@@ -314,10 +314,13 @@ def test_sigterm_and_sigint_stop_an_encode_stuck_connecting_to_ray(minilm_path, 
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
             port, calls = silent_cluster()
+            # SIGINT as a terminal delivers it: a suite started in the background (`make test &` in a script)
+            # hands its children SIGINT ignored, and a program keeps an ignored SIGINT ignored (legalir does)
             proc = subprocess.Popen(
                 [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / f"e-{sig.name}"),
                  "--encoder", minilm_path, "--ray", f"127.0.0.1:{port}"],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **RAY_ENV})
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **RAY_ENV},
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             procs.append((sig, proc, calls))
         for sig, proc, calls in procs:
             assert calls.wait(WAIT_S), proc.poll()  # Ray is connecting now
