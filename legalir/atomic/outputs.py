@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (OutputError, _VERSION, _describe, _fsync_dir, _fsync_tree, _located, _ours,
+from legalir.atomic.common import (OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located, _ours,
                                    _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
 from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
 from legalir.atomic.locks import lock
@@ -155,6 +155,7 @@ def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: boo
     with lock(target), _sigterm_raises():
         check_target(target, kind, overwrite=overwrite, legacy=legacy)
         clean_stale(target)
+        clean_stale(target.parent / REGISTRY)  # the folder's file registry, its update killed before its rename
         tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
         _remove(tmp)
         with _tracked(tmp):
