@@ -2,7 +2,9 @@
 # What ran on the lent GPU machine for docs/statutes.md (the cross-encoder rows): the carried folder .gpu/ held
 # data.tar.xz (the ga86 and nc81 collections, contents only, and their BM25 runs), minilm16/ (the bundled MiniLM
 # as float16: 45 MB, under the 64 MiB a call carries), whl/ (pytrec_eval-terrier for Python 3.12) and this script.
-#   run(command="LIMIT_S=240 bash .gpu/run.sh", carry=[".gpu"])
+#   run(command="LIMIT_S=240 bash scripts/device/statutes_ce_run.sh", carry=[".gpu"])   (2026-11-26, as .gpu/run.sh)
+# Georgia's reranking and encoding, cut off by LIMIT_S, were finished by a second call on the warm machine that ran
+# scripts/bench_statutes_ce.sh ga86 runs-ga86 out-ga86 /tmp/minilm32 again in /tmp/w/data (it resumes: the model kept).
 set -uo pipefail
 REPO=$PWD
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .gpu/whl/*.whl || exit 3
