@@ -420,11 +420,11 @@ def release_of(manifest: Mapping) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def release_marker(manifest: Mapping) -> dict | None:
+def release_marker(manifest: Mapping) -> dict:
     """The version marker of an index of a collection that is a release: ``{"release": "86"}``, which keeps
-    that version of the index for point-in-time search (:func:`legalir.atomic.newest_of_each_release`); else None."""
+    that version of the index for point-in-time search (:func:`legalir.atomic.newest_of_each_release`); else ``{}``."""
     release = release_of(manifest)
-    return {"release": release} if release else None
+    return {"release": release} if release else {}
 
 
 def read_manifest(collection_dir: str | os.PathLike) -> dict:

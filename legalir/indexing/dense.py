@@ -226,7 +226,7 @@ def _release_marker(coll) -> dict:
     """``{"release": R}`` when the collection is a release (kept for point-in-time search), else ``{}``."""
     if coll is None or not (Path(coll) / "manifest.json").exists():
         return {}
-    return collections.release_marker(collections.read_manifest(coll)) or {}
+    return collections.release_marker(collections.read_manifest(coll))
 
 
 def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | None = None):
