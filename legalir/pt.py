@@ -488,7 +488,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     text : path, optional
         Collection folder or Lucene index to read a ``text`` column from.
     **kwargs
-        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``, ``batch_size``,
+        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``,
         ``ef_search``, ``nprobe``).
 
     Returns

@@ -99,6 +99,8 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
               help="Model folder, 'minilm' (the bundled all-MiniLM-L6-v2) or a Hugging Face model name.")
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) of a named model.")
 @encoder_options
+@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Documents per forward pass (queries are encoded one at a time, whatever the face).")
 @click.option("--shard-size", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Documents per shard (unit of resuming).")
 @click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
@@ -187,7 +189,7 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 @tag("dense")
 @force_option("run")
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
-                 normalize, dtype, backend, device, trust_remote_code, batch_size, gpu, ef_search, nprobe,
+                 normalize, dtype, backend, device, trust_remote_code, gpu, ef_search, nprobe,
                  partition_field, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
     TREC format."""
@@ -199,7 +201,7 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
 
     def make():
         enc = dense.load_encoder(index_dir, model=model, device=device, **overrides)
-        return dense.retriever(index_dir, enc, partition_field, instruction=instruction, batch_size=batch_size,
+        return dense.retriever(index_dir, enc, partition_field, instruction=instruction,
                                gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads)
 
     search_to_run(make, topics, run, k=k, tag=tag)
