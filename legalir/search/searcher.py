@@ -598,9 +598,10 @@ class Searcher:
         citations : bool, optional
             Rank the document that is an authority the query cites first, documents citing it
             next (:mod:`legalir.citations`); default: on where the index has the field.
-        as_of : str, optional
-            A release (``"85"``): search the code as it stood then, with that release's documents
-            and BM25 statistics (:meth:`at`); default: the release held now.
+        as_of : str or datetime.date, optional
+            A release (``"85"``), or a date (``"2022-09-01"``: the newest release dated on or before it):
+            search the code as it stood then, with that release's documents and BM25 statistics
+            (:meth:`at`); default: the release held now.
 
         Returns
         -------
