@@ -153,6 +153,7 @@ def test_each_version_s_marker_carries_its_release_date(two):
     assert (atomic.read_marker(atomic.current(idx)) or {}).get("date") == "2022-11"
     with legalir.Searcher(idx) as s:
         assert s.release_dates == {"85": "2022-07", "86": "2022-11"} and s.release == "86"
+        assert s.release_date == "2022-11" and s.at("85").release_date == "2022-07"
     with legalir.Searcher(two["nc"][0]) as s:
         assert s.release_dates == {"80": "2022-04", "81": "2022-06"}
 

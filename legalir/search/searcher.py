@@ -341,6 +341,11 @@ class Searcher:
         return sorted(held, key=_release_key)
 
     @property
+    def release_date(self) -> str | None:
+        """The date of :attr:`release` as recorded (``"2022-11"``), or None."""
+        return _releases.date_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
+
+    @property
     def release_dates(self) -> dict[str, str | None]:
         """``{release: date}`` of :attr:`releases`, oldest first: each release's date as the publisher printed it
         (``"2022-11"``, ``"2020-04-20"``), recorded by ``legalir convert statutes``; None where none was."""

@@ -333,7 +333,7 @@ class Engine:
         """``release`` (and its ``release_date`` where recorded) a searcher of a code's release searches."""
         if not searcher.release:
             return {}
-        date = searcher.release_dates.get(searcher.release)
+        date = searcher.release_date
         return {"release": searcher.release, **({"release_date": date} if date else {})}
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
