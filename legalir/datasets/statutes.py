@@ -189,7 +189,7 @@ def parse_text_option(value: str) -> tuple[str, ...]:
 
 
 def _check_date(value: str) -> str:
-    """``--option date``: ``YYYY-MM-DD`` or ``YYYY-MM`` (:func:`legalir.checks.calendar_date`), as ISO text."""
+    """``--option date``: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (:func:`legalir.checks.calendar_date`), as ISO text."""
     try:
         return checks.calendar_date("date", str(value).strip(), partial=True)
     except ApiError:
