@@ -420,11 +420,21 @@ def release_of(manifest: Mapping) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def release_date_of(manifest: Mapping) -> str | None:
+    """The date of the release a collection holds (ISO text at the publisher's precision: ``"2022-11"``), as
+    ``legalir convert statutes`` read it from the publisher's README or ``--option date``; else None (never
+    invented: ``as_of=`` a date then says which release has none)."""
+    value = (manifest.get("options") or {}).get("date")
+    return str(value) if value not in (None, "") else None
+
+
 def release_marker(manifest: Mapping) -> dict:
-    """The version marker of an index of a collection that is a release: ``{"release": "86"}``, which keeps
-    that version of the index for point-in-time search (:func:`legalir.atomic.newest_of_each_release`); else ``{}``."""
+    """The version marker of an index of a collection that is a release: ``{"release": "86", "date": "2022-11"}``
+    (the date where the collection records one), which keeps that version of the index for point-in-time search
+    (:func:`legalir.atomic.newest_of_each_release`) and dates it (``as_of=`` a date); else ``{}``."""
     release = release_of(manifest)
-    return {"release": release} if release else {}
+    date = release_date_of(manifest)
+    return {"release": release, **({"date": date} if date else {})} if release else {}
 
 
 def read_manifest(collection_dir: str | os.PathLike) -> dict:

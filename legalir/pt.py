@@ -390,7 +390,7 @@ def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, parti
         Documents per topic.
     method, partition, filter, citations, as_of
         As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
-        topic by its own partition column; ``as_of``: a release the index keeps, its documents too).
+        topic by its own partition column; ``as_of``: a release the index keeps, or a date, its documents too).
     text : bool or path
         ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
         reads); a path: from that collection folder or index.

@@ -36,7 +36,7 @@ from legalir.errors import ApiError
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
-from legalir.search import fusion, bm25 as lucene
+from legalir.search import fusion, bm25 as lucene, releases as _releases
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -340,22 +340,55 @@ class Searcher:
             held.add(self.release)
         return sorted(held, key=_release_key)
 
+    @property
+    def release_date(self) -> str | None:
+        """The date of :attr:`release` as recorded (``"2022-11"``), or None."""
+        return _releases.date_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
+
+    @property
+    def release_dates(self) -> dict[str, str | None]:
+        """``{release: date}`` of :attr:`releases`, oldest first: each release's date as the publisher printed it
+        (``"2022-11"``, ``"2020-04-20"``), recorded by ``legalir convert statutes``; None where none was."""
+        folders = self._release_versions()
+        held = self.pair.sparse if self.pair.sparse is not None else self.pair.dense
+        return {r: _releases.date_of(held if r == self.release else
+                                     next(iter(folders[r].values()))) for r in self.releases}
+
+    def history(self, ref: str, partition: str | None = None) -> list[dict]:
+        """The section ``ref`` (an id, or a citation: ``O.C.G.A. § 8-2-1``) in each release the index keeps,
+        oldest first: ``release``, ``date``, ``status`` (``absent`` where that release lacks it), ``sha256`` of
+        its text and whether it ``changed`` (:func:`legalir.search.releases.history`).
+
+        An index of no release gives one entry (``release`` None): the version it keeps.
+
+        Raises
+        ------
+        legalir.search.releases.NotInAnyRelease
+            A section no release holds (404 over HTTP).
+        """
+        self._check_open()
+        return _releases.history(self, ref, partition)
+
     def at(self, as_of: Any) -> "Searcher":
         """This index as it stood in release ``as_of``: a searcher of that release's own version (its documents,
         its BM25 statistics: an index of that release alone), opened once and closed with this one; this
         searcher itself when it holds that release, or when ``as_of`` is None.
 
+        ``as_of`` may be a date (``"2021-09-01"``, a :class:`datetime.date`): the newest release dated on or
+        before it (:func:`legalir.search.releases.release_for_date`).
+
         Raises
         ------
         UnknownRelease
             A release the index keeps no version of (the known ones named).
+        legalir.search.releases.ReleaseError
+            A date before the oldest release kept (naming it), or a release without a recorded date.
         """
         self._check_open()
         if as_of is None:
             return self
-        if isinstance(as_of, int) and not isinstance(as_of, bool):
-            as_of = str(as_of)
-        release = checks.text("as_of", as_of).strip()
+        # a release, or a date: the newest release dated on or before it (legalir.search.releases)
+        release = _releases.release_of(as_of, lambda: self.release_dates)
         if release == self.release:
             return self
         with self._lock:
@@ -570,9 +603,10 @@ class Searcher:
         citations : bool, optional
             Rank the document that is an authority the query cites first, documents citing it
             next (:mod:`legalir.citations`); default: on where the index has the field.
-        as_of : str, optional
-            A release (``"85"``): search the code as it stood then, with that release's documents
-            and BM25 statistics (:meth:`at`); default: the release held now.
+        as_of : str or datetime.date, optional
+            A release (``"85"``), or a date (``"2022-09-01"``: the newest release dated on or before it):
+            search the code as it stood then, with that release's documents and BM25 statistics
+            (:meth:`at`); default: the release held now.
 
         Returns
         -------
