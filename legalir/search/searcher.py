@@ -701,8 +701,9 @@ class Searcher:
         ``legalir index update``: an updated index's changed documents come from its version).
 
         ``docid`` may also be a citation as a lawyer writes it (``O.C.G.A. § 8-2-1``, ``GA Code 8-2-1``,
-        ``§ 8-2-1`` in a code of one state): the document whose own citation it is
-        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which. ``as_of``: the
+        ``§ 8-2-1`` in a code of one state): the document whose own citation it is, in the version held
+        (:meth:`legalir.indexing.changes.Documents.resolve`: one ``legalir index update`` added included); the
+        record's ``id`` says which. ``as_of``: the
         record as release ``as_of`` held it (:meth:`at`)."""
         if as_of is not None:
             return self.at(as_of).doc(docid, partition)
@@ -719,8 +720,9 @@ class Searcher:
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?
         rec = self._record(docid, key or "")
-        if rec is None and self.corpus is not None:
-            for found in self.corpus.resolve(docid):
+        if rec is None and (self.corpus is not None or self._docs.changed):
+            # by citation, in the version held: a section `legalir index update` added is found as the others
+            for found in self._docs.resolve(docid):
                 rec = self._record(found, key or "")
                 if rec is not None:
                     break
