@@ -124,20 +124,36 @@ def _paths(path: Any) -> list[Path]:
                         f"{type(path).__name__} {path!r}"[:300])
 
 
+def _empty_cell(v: Any) -> bool:
+    """A frame's missing value: None, pandas' NA, NaN."""
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
+
+
+def frame_topics(frame: Any) -> dict[str, Topic]:
+    """``Topic`` objects of a PyTerrier-style queries DataFrame: ``qid``, ``query``, and every other column a
+    topic field, as a topics file's other keys are (``state``: the partition a topic is routed to and the code
+    its bare ``§ N`` is read in); a missing cell is no field. The one reader of a frame's topics
+    (:meth:`Searcher.batch_search`, :mod:`legalir.pt`)."""
+    cols = [str(c) for c in frame.columns]
+    if not {"qid", "query"} <= set(cols):
+        raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
+    out: dict[str, Topic] = {}
+    for rec in frame.to_dict("records"):
+        qid = str(rec["qid"])
+        out[qid] = Topic(qid, check_query(rec["query"], f"the query of topic {qid!r}"),
+                         {str(k): v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)})
+    return out
+
+
 def as_topics(topics: Any) -> dict[str, Topic]:
     """``Topic`` objects from ``{qid: text}``, ``{qid: Topic}``, a Benchmark (its split's topics, with
-    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``)."""
+    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``, other columns its fields:
+    :func:`frame_topics`)."""
     records = getattr(topics, "topic_records", None)
     if records is not None and not isinstance(topics, Mapping):
         return dict(records)
-    if type(topics).__name__ == "DataFrame" and hasattr(topics, "itertuples"):
-        cols = [str(c) for c in topics.columns]
-        if not {"qid", "query"} <= set(cols):
-            raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
-        out = {}
-        for r in topics.itertuples():
-            out[str(r.qid)] = Topic(str(r.qid), check_query(r.query, f"the query of topic {r.qid!r}"))
-        return out
+    if type(topics).__name__ == "DataFrame" and hasattr(topics, "to_dict"):
+        return frame_topics(topics)
     if not isinstance(topics, Mapping):
         raise SearcherError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
                             f"{type(topics).__name__}")
@@ -633,7 +649,9 @@ class Searcher:
         ----------
         topics : Benchmark, mapping or DataFrame
             ``{qid: text}``, ``{qid: Topic}``, a :class:`legalir.Benchmark` (its split's topics, with
-            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
+            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query`` (its
+            other columns the topics' fields, as a topics file's other keys: a ``state`` column routes
+            and reads citations as ``legalir search`` does).
         k : int
             Depth.
         method, partition, filter, citations, as_of
