@@ -42,13 +42,29 @@ BARE = ("§ {}", "§{}", "Section {}", "section {}", "sec. {}")
 NAMED = ("G.S. 42-25.6", "Tex. Prop. Code § 92.052", "O.C.G.A. § 8-2-3", "NV Rev Stat § 118A.290")
 
 
+def cli(*args) -> str:
+    """``legalir ARGS`` in this process (the JVM started once); its output."""
+    from click.testing import CliRunner
+
+    from legalir.cli import main
+
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
 def _convert(root: Path, state: str, release: str) -> Path:
     out = root / f"{state}{release}"
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "convert", "statutes", "--data-dir", str(FIXTURES),
-                        "--option", f"state={state}", "--option", f"release={release}", "--out", str(out), "--quiet"],
-                       capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 0, p.stderr
+    cli("convert", "statutes", "--data-dir", FIXTURES, "--option", f"state={state}", "--option", f"release={release}",
+        "--out", out, "--quiet")
     return out
+
+
+def _index_updated(coll: Path, newer: Path, idx: Path) -> Path:
+    """``legalir index COLL IDX`` then ``legalir index update IDX --to NEWER``."""
+    cli("index", coll, idx, "--threads", "1")
+    cli("index", "update", idx, "--to", newer, "--threads", "1")
+    return idx
 
 
 @pytest.fixture(scope="module")
@@ -300,3 +316,115 @@ def test_an_index_knows_its_code_until_another_states_document_is_added(world, t
     assert own(copy) == "ga"
     with legalir.Searcher(copy) as s, legalir.Searcher(world["root"] / "ga") as fresh:
         assert s.search(q, 5) == fresh.search(q, 5) and s.search(q, 1)[0].docid == "ga_code_8_2_22"
+
+
+# ------------------------------------------------------------------ found on every face (issue 35)
+def test_a_section_added_by_update_to_is_found_by_its_citation_on_every_face(world, tmp_path):
+    """North Carolina 80 -> 81 (the fixture: 81 prints G.S. 41-1 as an <h3>, 80 does not): after
+    ``legalir index update --to``, ``Searcher.doc("G.S. 41-1")``, ``GET /doc/COLLECTION/G.S. 41-1`` and MCP
+    ``get_document`` find the section 81 added, as they find one the build had; by id too."""
+    import http.client
+
+    from mcp import Client
+
+    import legalir
+    from legalir.serve import app, config, engine as engine_mod, mcpserver
+
+    nc80, nc81 = _convert(tmp_path, "nc", "80"), _convert(tmp_path, "nc", "81")
+    assert "nc_code_41_1" not in {d["id"] for d in legalir.load(nc80).corpus.values()}
+    idx = _index_updated(nc80, nc81, tmp_path / "nc")
+    written = ("G.S. 41-1", "N.C. Gen. Stat. § 41-1", "§ 41-1", "nc_code_41_1")
+    with legalir.Searcher(idx) as s:
+        for w in written + ("G.S. 41-2",):
+            rec = s.doc(w)
+            assert rec is not None and rec["id"] == ("nc_code_41_2" if w.endswith("41-2") else "nc_code_41_1"), w
+        assert s.doc("G.S. 41-1")["release"] == "81"
+        assert s.doc("G.S. 41-1", as_of="80") is None  # not in the code as 80 stood
+        assert s.doc("G.S. 99-1") is None
+
+    eng = engine_mod.build(config.gather(indexes=[f"nc={idx}"]), quiet=True)
+    pool = app.Workers(1)
+    try:
+        name = eng.indexes["nc"].collection.name
+        assert eng.document(name, "G.S. 41-1")["id"] == "nc_code_41_1"
+
+        async def mcp_calls():
+            async with Client(mcpserver.create(eng, pool)) as client:
+                for w in written:
+                    res = await client.call_tool("get_document", {"id": w})
+                    assert not res.is_error, (w, res.content)
+                    assert json.loads(res.content[0].text)["id"] == "nc_code_41_1", w
+
+        asyncio.run(mcp_calls())
+    finally:
+        pool.shutdown()
+        eng.close()
+
+    server = start_server(tmp_path, ["--index", f"nc={idx}"], keys=False, workers=1)
+    try:
+        for w, status in [*((w, 200) for w in written), ("G.S. 99-1", 404)]:
+            c = http.client.HTTPConnection("127.0.0.1", server["port"], timeout=WAIT_S)
+            c.request("GET", f"/doc/{urllib.parse.quote(name)}/{urllib.parse.quote(w)}")
+            r = c.getresponse()
+            body = json.loads(r.read())
+            c.close()
+            assert r.status == status, (w, body)
+            if status == 200:
+                assert body["id"] == "nc_code_41_1", w
+    finally:
+        stop_server(server)
+
+
+def _cli_run(index: Path, topics: Path, out: Path, *extra: str) -> dict[str, list[tuple[str, float]]]:
+    cli("search", index, topics, out, "-k", "20", "--threads", "1", *extra)
+    run: dict[str, list] = {}
+    for ln in out.read_text().splitlines():
+        q, _, d, _, score, _ = ln.split()
+        run.setdefault(q, []).append((d, float(score)))
+    return run
+
+
+def _rounded(run: dict) -> dict[str, list[tuple[str, float]]]:
+    return {q: [(d, round(s, 6)) for d, s in docs.items()] for q, docs in run.items()}
+
+
+def test_batch_search_of_a_dataframe_reads_the_topic_fields_the_cli_reads(world, tmp_path):
+    """``Searcher.batch_search`` (and ``legalir.pt``) of a DataFrame with a ``state`` column equals
+    ``legalir search`` of the same topics as JSONL: on the pooled index the column filters each topic to its
+    state's partition and reads its citations there; on Georgia's index updated 85 -> 86, ``as_of='85'``."""
+    import legalir
+    import legalir.pt as lpt
+    from legalir import trec
+
+    cq = world["cq"]
+    topics = trec.read_topics(cq / "coll" / "topics" / "test.jsonl")
+    frame = lpt.topics_frame(topics)
+    assert "state" in frame.columns
+    cli = _cli_run(cq / "pooled", cq / "coll" / "topics" / "test.jsonl", tmp_path / "pooled.trec")
+    with legalir.Searcher(cq / "pooled") as s, legalir.Searcher(cq / "states") as per_state:
+        api = _rounded(s.batch_search(frame, 20))
+        assert api == cli
+        # a per-state index routes each row by its column, as the CLI routes each topic
+        assert _rounded(per_state.batch_search(frame, 20)) == \
+            _cli_run(cq / "states", cq / "coll" / "topics" / "test.jsonl", tmp_path / "states.trec")
+        res = lpt.searcher(s, 20).transform(frame)
+        assert {q: [(r.docno, round(float(r.score), 6)) for r in g.sort_values("rank").itertuples()]
+                for q, g in res.groupby("qid")} == cli
+        # a missing cell is no field: that row is searched over every state (as a topic without `state`)
+        blank = frame.copy()
+        blank.loc[0, "state"] = None
+        first = str(blank.loc[0, "qid"])
+        assert s.batch_search(blank, 20)[first] == s.batch_search({first: str(blank.loc[0, "query"])}, 20)[first]
+
+    ga85, ga86 = _convert(tmp_path, "ga", "85"), _convert(tmp_path, "ga", "86")
+    idx = _index_updated(ga85, ga86, tmp_path / "ga")
+    path = ga85 / "topics" / "valid.jsonl"
+    ga_topics = trec.read_topics(path)
+    assert ga_topics and all(t.fields.get("state") == "ga" for t in ga_topics.values())
+    cli = _cli_run(idx, path, tmp_path / "ga85.trec", "--as-of", "85")
+    with legalir.Searcher(idx) as s:
+        assert _rounded(s.batch_search(lpt.topics_frame(ga_topics), 20, as_of="85")) == cli
+        # and as a user's TSV (no state): the same run, read in the index's code
+        tsv = tmp_path / "ga85.tsv"
+        tsv.write_text("".join(f"{q}\t{' '.join(t.text.split())}\n" for q, t in ga_topics.items()), encoding="utf-8")
+        assert _cli_run(idx, tsv, tmp_path / "ga85.tsv.trec", "--as-of", "85") == cli
