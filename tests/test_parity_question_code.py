@@ -385,7 +385,8 @@ def _cli_run(index: Path, topics: Path, out: Path, *extra: str) -> dict[str, lis
 
 
 def _rounded(run: dict) -> dict[str, list[tuple[str, float]]]:
-    return {q: [(d, round(s, 6)) for d, s in docs.items()] for q, docs in run.items()}
+    """A run as ``legalir search`` writes it: scores to 6 decimals, in trec_eval's order of those."""
+    return {q: _trec_order({d: round(s, 6) for d, s in docs.items()}) for q, docs in run.items()}
 
 
 def test_batch_search_of_a_dataframe_reads_the_topic_fields_the_cli_reads(world, tmp_path):
@@ -408,8 +409,7 @@ def test_batch_search_of_a_dataframe_reads_the_topic_fields_the_cli_reads(world,
         assert _rounded(per_state.batch_search(frame, 20)) == \
             _cli_run(cq / "states", cq / "coll" / "topics" / "test.jsonl", tmp_path / "states.trec")
         res = lpt.searcher(s, 20).transform(frame)
-        assert {q: [(r.docno, round(float(r.score), 6)) for r in g.sort_values("rank").itertuples()]
-                for q, g in res.groupby("qid")} == cli
+        assert _rounded({q: {r.docno: float(r.score) for r in g.itertuples()} for q, g in res.groupby("qid")}) == cli
         # a missing cell is no field: that row is searched over every state (as a topic without `state`)
         blank = frame.copy()
         blank.loc[0, "state"] = None

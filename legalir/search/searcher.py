@@ -6,7 +6,8 @@ It owns each search rule once:
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
 * partition routing: one index per partition (a topic goes to its own), or a pooled index
   (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
-  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction;
+  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction (else the index's own:
+  a bare ``§ N`` asked of a code of one state is read in that code, :attr:`legalir.search.bm25.BM25.jurisdiction`);
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
 * dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
