@@ -498,6 +498,15 @@ def qrels_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
     return p
 
 
+def cited_keys(text: str, jurisdiction: str | None = None) -> list[str]:
+    """The citation keys ``text`` names as a lawyer writes it (:func:`legalir.citations.keys`), a bare ``§ N`` read in
+    ``jurisdiction``'s general code: the one rule by which a citation finds the documents whose own citation it is
+    (:meth:`Corpus.resolve`, :meth:`legalir.indexing.changes.Documents.resolve`)."""
+    from legalir import citations as cite
+
+    return cite.keys(str(text), jurisdiction_hint=jurisdiction, context=cite.general_code(jurisdiction))
+
+
 class Corpus(Mapping):
     """A converted collection's documents as a read-only mapping ``docid -> record``.
 
@@ -618,14 +627,23 @@ class Corpus(Mapping):
         ``GA Code 8-2-1``, ``§ 8-2-1`` (read in the collection's own jurisdiction when all its documents
         share one, else in ``jurisdiction``), or an id as it is.
 
-        The one rule: ``text``'s citation keys (:func:`legalir.citations.keys`) against each document's own
+        The one rule: ``text``'s citation keys (:meth:`citation_keys`) against each document's own
         citation (its ``is_<key>`` tokens, written by ``legalir convert``); a table built on first use
         (one pass over the collection). Returns the matching ids in order (``[]`` when none).
         """
-        from legalir import citations as cite
-
         if isinstance(text, str) and text in self:
             return [text]
+        table = self.citation_table()[0]
+        found: list[str] = []
+        for key in self.citation_keys(text, jurisdiction=jurisdiction):
+            found += [d for d in table.get(key, []) if d not in found]
+        return found
+
+    def citation_table(self) -> tuple[dict[str, list[str]], str | None]:
+        """``({citation key: ids of the documents whose own citation it is}, the jurisdiction every document
+        shares or None)``: one pass over the collection, on first use."""
+        from legalir import citations as cite
+
         if self._cited is None:
             with self._lock:
                 if self._cited is None:
@@ -638,12 +656,12 @@ class Corpus(Mapping):
                         if jur and rec.get(jur) not in (None, ""):
                             seen.add(str(rec[jur]))
                     self._cited = (table, next(iter(seen)) if len(seen) == 1 else None)
-        table, own = self._cited
-        hint = own or jurisdiction
-        found: list[str] = []
-        for key in cite.keys(str(text), jurisdiction_hint=hint, context=cite.general_code(hint)):
-            found += [d for d in table.get(key, []) if d not in found]
-        return found
+        return self._cited
+
+    def citation_keys(self, text: str, *, jurisdiction: str | None = None) -> list[str]:
+        """The citation keys ``text`` names (:func:`cited_keys`), a bare ``§ N`` read in the jurisdiction all the
+        collection's documents share (:meth:`citation_table`), else in ``jurisdiction``."""
+        return cited_keys(text, self.citation_table()[1] or jurisdiction)
 
     def warm(self) -> None:
         """Build every partition's offset table now (what the first lookup would wait for)."""

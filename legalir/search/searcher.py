@@ -6,7 +6,8 @@ It owns each search rule once:
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
 * partition routing: one index per partition (a topic goes to its own), or a pooled index
   (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
-  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction;
+  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction (else the index's own:
+  a bare ``§ N`` asked of a code of one state is read in that code, :attr:`legalir.search.bm25.BM25.jurisdiction`);
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
 * dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
@@ -124,20 +125,36 @@ def _paths(path: Any) -> list[Path]:
                         f"{type(path).__name__} {path!r}"[:300])
 
 
+def _empty_cell(v: Any) -> bool:
+    """A frame's missing value: None, pandas' NA, NaN."""
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
+
+
+def frame_topics(frame: Any) -> dict[str, Topic]:
+    """``Topic`` objects of a PyTerrier-style queries DataFrame: ``qid``, ``query``, and every other column a
+    topic field, as a topics file's other keys are (``state``: the partition a topic is routed to and the code
+    its bare ``§ N`` is read in); a missing cell is no field. The one reader of a frame's topics
+    (:meth:`Searcher.batch_search`, :mod:`legalir.pt`)."""
+    cols = [str(c) for c in frame.columns]
+    if not {"qid", "query"} <= set(cols):
+        raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
+    out: dict[str, Topic] = {}
+    for rec in frame.to_dict("records"):
+        qid = str(rec["qid"])
+        out[qid] = Topic(qid, check_query(rec["query"], f"the query of topic {qid!r}"),
+                         {str(k): v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)})
+    return out
+
+
 def as_topics(topics: Any) -> dict[str, Topic]:
     """``Topic`` objects from ``{qid: text}``, ``{qid: Topic}``, a Benchmark (its split's topics, with
-    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``)."""
+    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``, other columns its fields:
+    :func:`frame_topics`)."""
     records = getattr(topics, "topic_records", None)
     if records is not None and not isinstance(topics, Mapping):
         return dict(records)
-    if type(topics).__name__ == "DataFrame" and hasattr(topics, "itertuples"):
-        cols = [str(c) for c in topics.columns]
-        if not {"qid", "query"} <= set(cols):
-            raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
-        out = {}
-        for r in topics.itertuples():
-            out[str(r.qid)] = Topic(str(r.qid), check_query(r.query, f"the query of topic {r.qid!r}"))
-        return out
+    if type(topics).__name__ == "DataFrame" and hasattr(topics, "to_dict"):
+        return frame_topics(topics)
     if not isinstance(topics, Mapping):
         raise SearcherError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
                             f"{type(topics).__name__}")
@@ -667,7 +684,9 @@ class Searcher:
         ----------
         topics : Benchmark, mapping or DataFrame
             ``{qid: text}``, ``{qid: Topic}``, a :class:`legalir.Benchmark` (its split's topics, with
-            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
+            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query`` (its
+            other columns the topics' fields, as a topics file's other keys: a ``state`` column routes
+            and reads citations as ``legalir search`` does).
         k : int
             Depth.
         method, partition, filter, citations, as_of
@@ -735,8 +754,9 @@ class Searcher:
         ``legalir index update``: an updated index's changed documents come from its version).
 
         ``docid`` may also be a citation as a lawyer writes it (``O.C.G.A. § 8-2-1``, ``GA Code 8-2-1``,
-        ``§ 8-2-1`` in a code of one state): the document whose own citation it is
-        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which. ``as_of``: the
+        ``§ 8-2-1`` in a code of one state): the document whose own citation it is, in the version held
+        (:meth:`legalir.indexing.changes.Documents.resolve`: one ``legalir index update`` added included); the
+        record's ``id`` says which. ``as_of``: the
         record as release ``as_of`` held it (:meth:`at`)."""
         if as_of is not None:
             return self.at(as_of).doc(docid, partition)
@@ -753,8 +773,9 @@ class Searcher:
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?
         rec = self._record(docid, key or "")
-        if rec is None and self.corpus is not None:
-            for found in self.corpus.resolve(docid):
+        if rec is None and (self.corpus is not None or self._docs.changed):
+            # by citation, in the version held: a section `legalir index update` added is found as the others
+            for found in self._docs.resolve(docid):
                 rec = self._record(found, key or "")
                 if rec is not None:
                     break

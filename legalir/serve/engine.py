@@ -378,8 +378,13 @@ class Engine:
                     break
         if not changed:
             rec = store.get(docid)
-        if rec is None:  # a citation as a lawyer writes it (O.C.G.A. § 8-2-1): the document it designates
-            found = [d for d in store.resolve(docid) if d != docid]
+        if rec is None:  # a citation as a lawyer writes it (O.C.G.A. § 8-2-1): the document it designates, in the
+            # version served (a section `legalir index update` added included), else in the collection
+            if entries:
+                with entries[0].acquire() as snap:
+                    found = [d for d in snap.docs.resolve(docid) if d != docid]
+            else:
+                found = [d for d in store.resolve(docid) if d != docid]
             if found:
                 return self.document(collection, found[0], q)
         if rec is None:
