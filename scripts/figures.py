@@ -113,7 +113,7 @@ def _statutes_table(datas: list[dict]) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for data in datas:
         first, named = True, set()
-        fusion = data.get("fusion") or {}
+        fusion = data.get("fusion", {})
         for set_, variant in VARIANTS.items():
             res = data["results"][set_]
             best = _best(res, list(res))
@@ -121,8 +121,9 @@ def _statutes_table(datas: list[dict]) -> str:
                 if s not in res:
                     continue
                 long, short = SYSTEMS[s]
-                name = (short if s in named else long).format(fusion=fusion.get("text", "?"),
-                                                              weights=fusion.get("weights", "?"))
+                name = short if s in named else long
+                if s == "hybrid":  # its tuned settings, read (never made up) from the results file
+                    name = name.format(fusion=fusion["text"], weights=fusion["weights"])
                 named.add(s)
                 v = [_f3(res[s][m]) for m in MEASURES]
                 if s in best:
@@ -175,7 +176,11 @@ def render(spec: str) -> str:
     if view not in VIEWS[kind]:
         raise FigureError(f"{spec!r}: no view {view!r} of {kind} results; known: {sorted(VIEWS[kind])}")
     fn, block = VIEWS[kind][view]
-    text = fn(datas)
+    try:
+        text = fn(datas)
+    except KeyError as e:  # a results file without a value the view shows: never a default
+        raise FigureError(f"{spec!r}: no {e} in {', '.join(str(FIGURES / f'{n}.json') for n in names)} "
+                          f"(rerun the benchmark of its 'command')") from None
     return "\n" + text if block else text
 
 

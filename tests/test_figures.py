@@ -60,6 +60,16 @@ def test_a_figure_edited_by_hand_is_named_with_its_line(tmp_path):
             figures.regenerate(doc)
 
 
+def test_a_value_missing_from_its_results_file_is_an_error_not_a_default(tmp_path, monkeypatch):
+    data = figures.load("statutes-nc81")
+    del data["fusion"]  # the hybrid row names its tuned weights
+    (tmp_path / "statutes-nc81.json").write_text(json.dumps(data))
+    monkeypatch.setattr(figures, "FIGURES", tmp_path)
+    with pytest.raises(figures.FigureError, match=re.escape(f"no 'text' in {tmp_path / 'statutes-nc81.json'}")):
+        figures.render("statutes-nc81 table")
+    assert " -> " in figures.render("statutes-nc81 boost") and "\n" not in figures.render("statutes-nc81 boost")
+
+
 @pytest.mark.skipif(STATUTES is None, reason="the shared statute archives (../shared/data/statutes) are absent")
 def test_nc81_bm25_figures_are_what_the_benchmark_gives(tmp_path):
     """scripts/bench_statutes.sh as `make docs-figures` runs it, BM25 only (DENSE=0: the test topics, citations on
