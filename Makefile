@@ -13,7 +13,7 @@ BIN      := $(VENV)/bin
 LEGALIR  := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/legalir
 STAMP    := $(VENV)/.legalir-setup
 
-.PHONY: help setup demo test test-deep clean-outputs FORCE
+.PHONY: help setup demo docs-figures test test-deep clean-outputs FORCE
 FORCE:
 
 help: ## list targets
@@ -259,6 +259,24 @@ demo: $(STAMP) ## set up, then BM25 on the real ACORD test split (release shippe
 	  -k $(RUN_DEPTH) $(acord_BM25) --threads $(THREADS))
 	$(call demo_step,$(LEGALIR) report acord runs/acord/bm25.test.trec --qrels collections/acord/qrels/test.txt \
 	  --label "$(acord_BM25_WORDS)" --title "ACORD test split (57 queries)$(comma) judged-only$(comma) in %")
+
+# ---- documented figures: the blocks of README.md and docs/*.md between `<!-- figures: NAME VIEW -->` and
+# `<!-- /figures -->` are rendered from docs/figures/NAME.json, which the benchmark that measured them writes
+# (scripts/figures.py). This reruns those benchmarks afresh (the demo; the statute codes' cross-reference
+# benchmark, MiniLM included, on the CPU without a GPU: minutes) and rewrites the blocks; tests/test_figures.py
+# fails when a block differs from its file or a benchmark it can rerun from what the file holds.
+STATUTES_DATA ?= $(DATA_DIR)/statutes
+FIGURES_CODES ?= nc:81
+FIGURES_WORK  ?= results/figures
+.PHONY: docs-figures
+docs-figures: $(STAMP) ## rerun the benchmarks behind the docs' generated figures, rewrite those blocks (STATUTES_DATA=../shared/data/statutes)
+	@rm -rf $(FIGURES_WORK) && mkdir -p $(FIGURES_WORK)
+	$(MAKE) -s --no-print-directory demo > $(FIGURES_WORK)/demo.out
+	$(BIN)/python scripts/figures.py text demo --from $(FIGURES_WORK)/demo.out --command "make demo"
+	set -e; for code in $(FIGURES_CODES); do st=$${code%:*} rel=$${code#*:}; \
+	  PATH="$(abspath $(BIN)):$$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 FIGURES=docs/figures/statutes-$$st$$rel.json \
+	    scripts/bench_statutes.sh $(STATUTES_DATA) $$st $$rel $(FIGURES_WORK)/statutes; done
+	$(BIN)/python scripts/figures.py write
 
 clean-outputs: ## remove collections/, indexes/*/, runs/, results/ (keeps .venv)
 	rm -rf collections runs results $(filter-out indexes/README.md,$(wildcard indexes/*))

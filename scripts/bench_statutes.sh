@@ -4,10 +4,14 @@
 # (xref) and with the citations masked (xref.masked).
 #
 #   scripts/bench_statutes.sh DATA_DIR STATE RELEASE WORK      e.g. ../shared/data/statutes ga 86 /tmp/st
-#   DENSE=0 scripts/bench_statutes.sh ...                       BM25 only (MiniLM on CPU is slow)
+#   DENSE=0 scripts/bench_statutes.sh ...                       BM25 only (MiniLM on CPU is slow), test topics only
+#   FIGURES=docs/figures/statutes-nc81.json scripts/bench_statutes.sh ...   also save the results there: the
+#                                                               docs' generated tables (scripts/figures.py)
 #
-# Writes WORK/<state><release>/ (collection), WORK/idx-*/ (indexes), WORK/runs-*/ and prints one table row
-# per system and variant (runs already there are kept: remove WORK/runs-* to search again) (hit@1 = success_1, MRR = recip_rank, R@10, R@100, nDCG@10; every test topic).
+# Writes WORK/<state><release>/ (collection), WORK/idx-*/ (indexes), WORK/runs-*/ (runs, and each one's
+# scores as eval.<system>.<set>.json) and prints one table row per system and variant (runs already there are
+# kept: remove WORK/runs-* to search again) (hit@1 = success_1, MRR = recip_rank, R@10, R@100, nDCG@10; every
+# test topic).
 set -euo pipefail
 DATA=$1 ST=$2 REL=$3 WORK=$4
 L="python -m legalir.cli"
@@ -17,7 +21,9 @@ t() { local s=$SECONDS; "$@"; echo "  ($(( SECONDS - s )) s: ${*:1:4})" >&2; }
 
 [ -f "$C/manifest.json" ] || t $L convert statutes --data-dir "$DATA" --option state="$ST" --option release="$REL" --out "$C" --quiet
 [ -e "$I/bm25" ] || t $L index "$C" "$I/bm25" --threads 1
-for set in train valid test test.masked; do
+SETS="test test.masked"
+[ "${DENSE:-1}" = 0 ] || SETS="train valid $SETS"   # train+valid tune the fusion
+for set in $SETS; do
   for cit in on off; do
     [ -f "$R/bm25-cit$cit.$set.trec" ] || \
       t $L search "$I/bm25" "$C/topics/$set.jsonl" "$R/bm25-cit$cit.$set.trec" -k 100 --citations $cit --threads 1
@@ -38,14 +44,11 @@ for set in test test.masked; do
 done
 fi
 NQ=$(cut -d' ' -f1 "$C/qrels/test.txt" | sort -u | wc -l)
-echo "| $ST r$REL | system | topics | hit@1 | MRR | R@10 | R@100 | nDCG@10 |"
 for set in test test.masked; do
   for sys in $SYSTEMS; do
     $L eval -c --json --quiet -m success.1 -m recip_rank -m recall.10,100 -m ndcg_cut.10 "$C/qrels/test.txt" \
-      "$R/$sys.$set.trec" | python -c "
-import json, sys
-a = json.load(sys.stdin)['all']
-print(f\"| $set | $sys | $NQ | {a['success_1']:.3f} | {a['recip_rank']:.3f} | {a['recall_10']:.3f} | \"
-      f\"{a['recall_100']:.3f} | {a['ndcg_cut_10']:.3f} |\")"
+      "$R/$sys.$set.trec" > "$R/eval.$sys.$set.json"
   done
 done
+python "$(dirname "$0")/figures.py" statutes "$R" --state "$ST" --release "$REL" --topics "$NQ" --systems "$SYSTEMS" \
+  ${FIGURES:+--out "$FIGURES" --command "${DENSE:+DENSE=$DENSE }scripts/bench_statutes.sh $*"}

@@ -1,8 +1,10 @@
 """The demo: `make demo` runs BM25 on the real ACORD test split shipped inside legalir, and prints
-exactly the block README.md shows. The embedded release is the published one, byte for byte."""
+exactly the block README.md shows (docs/figures/demo.json, rendered there by scripts/figures.py). The
+embedded release is the published one, byte for byte."""
 from __future__ import annotations
 
 import hashlib
+import json
 import lzma
 import os
 import re
@@ -17,10 +19,13 @@ from legalir.datasets.acord import EMBEDDED
 
 
 def _readme_demo_block() -> str:
+    """The demo's output as README.md shows it: its results file, docs/figures/demo.json, which `make
+    docs-figures` writes from `make demo` and tests/test_figures.py holds README.md's block to."""
+    data = json.loads((REPO / "docs" / "figures" / "demo.json").read_text(encoding="utf-8"))
+    assert data["kind"] == "text" and data["command"] == "make demo"
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- demo-output:[^\n]*-->\n```\n(.*?)```\n", text, re.S)
-    assert m, "README.md has no demo-output block"
-    return m.group(1)
+    assert "<!-- figures: demo block -->\n```\n" + data["text"] + "```\n<!-- /figures -->" in text
+    return data["text"]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -59,7 +61,7 @@ class Statutes(Dataset):
         return {"test": []}
 
 
-def _ours(prefix: str = "") -> list[int]:
+def _ours(prefix: str = "", token: str = TOKEN) -> list[int]:
     """Live processes of this session's Ray cluster whose title starts with ``prefix``: those carrying
     the token, and those of the same Ray node (its agents get an environment without the token)."""
     procs = {}
@@ -77,22 +79,22 @@ def _ours(prefix: str = "") -> list[int]:
         except OSError:
             continue
         node = next((e for e in env if e.startswith(b"RAY_NODE_ID=")), None)
-        procs[int(d)] = (f"LEGALIR_TEST_RAY={TOKEN}".encode() in env, node, title)
+        procs[int(d)] = (f"LEGALIR_TEST_RAY={token}".encode() in env, node, title)
     nodes = {node for mine, node, _ in procs.values() if mine and node}
     return [pid for pid, (mine, node, title) in procs.items()
             if (mine or (node is not None and node in nodes)) and title.startswith(prefix)]
 
 
-def _stop_ours() -> None:
+def _stop_ours(token: str = TOKEN) -> None:
     """End this session's cluster processes only; never `ray stop` (that ends every Ray on the machine)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in _ours():
+        for pid in _ours(token=token):
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
         deadline = time.time() + 3
-        while _ours() and time.time() < deadline:
+        while _ours(token=token) and time.time() < deadline:
             time.sleep(0.2)
 
 
@@ -257,6 +259,62 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     # the shards missing, and only those, were written; the killed actor came back as a third process
     assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
     _same_folder(out, single)
+
+
+def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(minilm_path, statutes, tmp_path):
+    """A new user's path: `legalir encode --ray auto` on a machine with no cluster (no RAY_ADDRESS, a private
+    empty RAY_TMPDIR so no cluster file; a GCS of another Ray on the machine is not looked for) starts a local
+    Ray instance and encodes on it. Stopped by SIGTERM once a shard is written, it exits 143 (legalir's
+    handler, not the one Ray sets) and leaves no Ray process behind; run again, it resumes, stops its local
+    instance when it ends, and the folder is byte for byte the folder `legalir encode` writes without Ray.
+    (Started from a helper thread, the local instance died with that thread, and the command a minute later:
+    "Failed to connect to GCS within 60 seconds".)"""
+    token = f"legalir-test-{uuid.uuid4().hex}"  # this test's local instance only (the module's cluster has its own)
+    ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_ENV, RAY_TMPDIR=ray_tmp, LEGALIR_TEST_RAY=token)
+
+    def encode(out, *ray):
+        return subprocess.Popen([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder",
+                                 minilm_path, "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8",
+                                 "--quiet", *ray], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+    def none_left(what):
+        deadline = time.time() + WAIT_S
+        while _ours(token=token):
+            assert time.time() < deadline, f"Ray processes left {what}: {_ours(token=token)}"
+            time.sleep(0.1)
+
+    ref, out = tmp_path / "single", tmp_path / "ray"
+    try:
+        _finish(encode(ref))
+        proc = encode(out, "--ray", "auto")
+        deadline = time.time() + WAIT_S
+        while time.time() < deadline and proc.poll() is None:
+            if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
+                proc.send_signal(signal.SIGTERM)
+                break
+            time.sleep(0.02)
+        output, _ = proc.communicate(timeout=WAIT_S)
+        assert proc.returncode == 128 + signal.SIGTERM and "error: stopped by SIGTERM" in output, output
+        assert "started a local Ray instance" in output, output
+        done_before = len(json.loads((out / encoders.MANIFEST).read_text())["shards"])
+        assert 1 <= done_before < 16
+        none_left("after SIGTERM")
+
+        output = _finish(encode(out, "--ray", "auto"))
+        assert "started a local Ray instance" in output and "Failed to connect to GCS" not in output, output
+        assert f"Ray: {16 - done_before} shard(s) encoded by " in output, output
+        none_left("after the command ended")
+        assert not (Path(ray_tmp) / "ray" / "ray_current_cluster").exists()  # a local instance, not `ray start`
+        names = sorted(p.name for p in ref.iterdir())
+        assert sorted(p.name for p in out.iterdir()) == names
+        assert {encoders.DOCIDS, encoders.MANIFEST, *(f"shard-{i:05d}.npy" for i in range(16))} <= set(names)
+        for name in names:
+            assert (out / name).read_bytes() == (ref / name).read_bytes(), name
+    finally:
+        _stop_ours(token)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statutes, tmp_path):

@@ -25,6 +25,7 @@ output folder needs to be on the driver's machine only).
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -33,6 +34,8 @@ import numpy as np
 from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings, Encoder
 
 DEFAULT_RETRIES = 3
+
+logger = logging.getLogger(__name__)
 
 
 class DistributedError(EncoderError):
@@ -48,34 +51,63 @@ def _ray():
 
 
 def connect(address: str | None = "auto"):
-    """The ``ray`` module, connected: to ``address``; for ``auto`` to a running cluster (``RAY_ADDRESS``
-    or one started by ``ray start`` on this machine), else to a new local one. Kept as is when this
-    process is already connected."""
+    """The ``ray`` module, connected: to ``address``; for ``auto`` to a running cluster (``RAY_ADDRESS``, or
+    the one ``ray start`` on this machine left in its cluster file), else to a new local one started here.
+    Kept as is when this process is already connected.
+
+    A running cluster is connected to from a helper thread (see :func:`_init`: Ctrl-C stops a connection that
+    hangs). A new local instance is started from the calling thread (:func:`_start_local`): Ray binds the
+    processes it starts (GCS, raylet) to the thread that starts them, so one started from a helper thread dies
+    as soon as that thread ends. Call this from the thread that lives as long as the work (the main thread in
+    the command line)."""
     ray = _ray()
     if ray.is_initialized():
         return ray
-    auto = address in (None, "", "auto")
-    if auto:
+    if address in (None, "", "auto"):
         # the address "auto" would connect to, checked first as an explicit one is: Ray itself retries a dead
         # one for ever (a cluster file left by a cluster that stopped)
         found, where = _auto_address()
-        if found is not None:
-            _reachable(found, timeout=AUTO_TIMEOUT_S, where=where)
-            auto, address = False, found
+        if found is None:
+            _start_local(ray)
+            return ray
+        _reachable(found, timeout=AUTO_TIMEOUT_S, where=where)
+        address = found
     else:
         _reachable(address)
     try:
-        if auto:
-            try:
-                _init(ray, address="auto")
-            except ConnectionError:
-                _init(ray)
-        else:
-            _init(ray, address=address)
+        _init(ray, address=address)
     except Exception as e:  # Ray raises several kinds (ConnectionError, RuntimeError, ValueError)
         raise DistributedError(f"could not connect to the Ray cluster {address!r} ({type(e).__name__}: {e}); "
                                f"start one with `ray start --head`, or give --ray auto for a local one") from None
     return ray
+
+
+def _start_local(ray) -> None:
+    """A new local Ray instance (``ray.init(address="local")``), started from the calling thread.
+
+    Not from a helper thread as :func:`_init` connects: Ray starts the GCS and the raylet with
+    ``PR_SET_PDEATHSIG``, which Linux fires when the *thread* that started them ends, so a local instance
+    started from a short-lived thread is killed at once and the driver dies a minute later ("Failed to connect
+    to GCS within 60 seconds"). Nothing here can hang on a remote cluster: a signal stops it as any local
+    work (:func:`legalir.cli.stop_on_signals` ends it in any case, and the instance dies with the process).
+
+    Ray installs its own SIGTERM handler in the main thread (shut the node down, exit status 1); a handler the
+    program had set before (legalir's: unwind, exit status 143) is put back, and Ray's exit hook still stops
+    the instance when the process ends."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        ray.init(address="local", log_to_driver=False)
+    except Exception as e:  # Ray raises several kinds (RuntimeError, ValueError, OSError)
+        raise DistributedError(f"could not start a local Ray instance ({type(e).__name__}: {e}); start a "
+                               f"cluster with `ray start --head` and give its address to --ray") from None
+    finally:
+        if callable(before) and signal.getsignal(signal.SIGTERM) is not before:
+            signal.signal(signal.SIGTERM, before)
+    logger.info("started a local Ray instance (it stops when this process ends)")
 
 
 class _Hush:
@@ -89,10 +121,11 @@ class _Hush:
 
 
 def _init(ray, **kwargs) -> None:
-    """``ray.init`` in a helper thread, the main thread waiting for it in Python: Ray's connection loop runs in
+    """``ray.init`` connecting to a running cluster, in a helper thread, the main thread waiting for it in Python: Ray's connection loop runs in
     C++ and never returns on a cluster that does not answer, and while the main thread is inside it, SIGINT
     is not delivered to Python at all; waiting here, Ctrl-C and SIGTERM stop the command at once
-    (:func:`legalir.cli.stop_on_signals` ends it in any case)."""
+    (:func:`legalir.cli.stop_on_signals` ends it in any case). Never to start a local instance: see
+    :func:`_start_local`."""
     import logging
     import threading
 
@@ -124,12 +157,14 @@ AUTO_TIMEOUT_S = 5.0
 
 
 def _auto_address() -> tuple[str | None, str]:
-    """The address ``ray.init(address="auto")`` would connect to, and where it was read: ``RAY_ADDRESS``, else
-    the cluster file ``ray start`` leaves (``$RAY_TMPDIR/ray/ray_current_cluster``, ``/tmp/ray/...``); ``None``
-    when neither names one."""
+    """The address of the running cluster ``--ray auto`` connects to, and where it was read: ``RAY_ADDRESS`` (unless
+    it is ``auto``), else the cluster file ``ray start`` leaves (``$RAY_TMPDIR/ray/ray_current_cluster``,
+    ``/tmp/ray/...``); ``None`` when neither names one (a new local instance is then started). Ray's own
+    ``address="auto"`` would also take any GCS process it finds on the machine (another user's, or another
+    program's private instance): ``--ray auto`` does not."""
     env = os.environ.get("RAY_ADDRESS", "").strip()
-    if env:
-        return (None if env == "auto" else env), "RAY_ADDRESS"
+    if env and env != "auto":
+        return env, "RAY_ADDRESS"
     try:
         from ray._common.utils import get_ray_address_file
     except ImportError:  # pragma: no cover - another Ray layout: its own lookup
