@@ -741,6 +741,9 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         raise UpdateError(str(e)) from None
     changes = read_changes(add, replace, delete)
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
+    for kind, path in kinds:  # first, before its metadata is read: the next version is a copy of this one
+        mod = sparse if kind == "bm25" else dense
+        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index)
     roots = {}
     for kind, path in kinds:
         root = collection_of(path)
