@@ -211,7 +211,17 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
             doc = json.load(f)
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and "kind" in doc else None
+    return doc if _marker_shape(doc) else None
+
+
+def _marker_shape(doc) -> bool:
+    """Whether ``doc`` has the shape of a marker legalir writes (a damaged one proves nothing)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not doc["kind"]:
+        return False
+    lists = all(isinstance(doc.get(k, []), list) and all(isinstance(x, str) for x in doc.get(k, []))
+                for k in ("entries", "dirs", "patterns"))
+    tables = all(isinstance(doc.get(k, {}), dict) for k in ("files", "links"))
+    return lists and tables and all(isinstance(e, dict) for e in (doc.get("files") or {}).values())
 
 
 def _ours(name: str, marker: dict) -> bool:

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located,
+from legalir.atomic.common import (MARKER, OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located,
                                    _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
 from legalir.atomic.ownership import audit
 from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
@@ -49,6 +49,10 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     if not entries:
         return
     marker = read_marker(real)
+    if marker is None and os.path.lexists(real / MARKER):  # damaged: nothing in the folder can be proven legalir's
+        raise OutputError(f"{target}: its marker {real / MARKER} is not one legalir wrote (damaged, or not "
+                          f"legalir's), so nothing there can be proven legalir's; legalir never deletes what it "
+                          f"did not write: move the folder away, or remove it yourself")
     if marker is None:
         if legacy is not None and legacy(real):
             return  # written by an earlier legalir, before markers

@@ -59,8 +59,8 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
     flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
                                    filter_by=filter_by_option(filter_by)).retriever(
-                      filter=flt or None, citations=citations_option(citations), as_of=as_of), topics, run, k=k,
-                  tag=tag)
+                      method="bm25", filter=flt or None, citations=citations_option(citations), as_of=as_of), topics,
+                  run, k=k, tag=tag)
 
 
 @click.command("history")

@@ -236,6 +236,7 @@ class Searcher:
         self._closed = True  # until opened whole
         self._pins: dict[str, atomic.Pin] = {}
         given = IndexPair(paths)
+        self._given = given  # the folders as the caller named them (errors name these, not version folders)
         #: the folders as given (a versioned index: its link)
         self.sparse: Path | None = given.sparse
         self.dense: Path | None = given.dense
@@ -716,7 +717,16 @@ class Searcher:
     def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
         """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
         the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
-        ``close``); ``owned``: its ``close`` closes this searcher."""
+        ``close``); ``owned``: its ``close`` closes this searcher. A ``method`` the indexes cannot serve is
+        refused here, before any search (:class:`SearcherError`)."""
+        if options.get("method") is not None:
+            method = _check_optional_str(options["method"], "method", f"one of {', '.join(METHODS)} or None")
+            try:
+                self._given.method(method)
+            except MethodError as e:
+                if owned:
+                    self.close()
+                raise SearcherError(str(e)) from None
         return BoundSearch(self, options, owned)
 
     # ---- documents
