@@ -64,9 +64,7 @@ class UnknownRelease(SearcherError, LookupError):
     status = 404
 
 
-def _release_key(release: str) -> tuple:
-    """Releases in their natural order (``"9" < "70" < "86"``, then any others by text)."""
-    return (0, int(release), "") if release.isdigit() else (1, 0, release)
+from legalir.indexing.update import release_key as _release_key  # noqa: E402 (the one order of releases)
 
 
 @dataclass(frozen=True)
