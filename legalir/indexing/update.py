@@ -388,7 +388,9 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     src = _write_jsonl(work / "docs", records)
     out = out or work / "index"
     out.mkdir(parents=True)
-    sparse._index_collection(src, out, threads, fields)
+    log = sparse._index_collection(src, out, threads, fields)
+    if log:
+        _log.warning(f"{src}: Java reported problems while indexing the changed documents; its report: {log}")
     return out
 
 
