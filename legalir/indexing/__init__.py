@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from legalir import atomic
 from legalir.errors import LegalirError
 
 
@@ -21,8 +22,6 @@ class DamagedIndex(LegalirError, ValueError):
 
 
 def _damaged(path: Path, what: str, index: Path, kind: str) -> DamagedIndex:
-    from legalir import atomic
-
     build = ("legalir index COLLECTION" if kind == "sparse" else "legalir index-dense EMBEDDINGS")
     again = (f"move {index} away and build the index again ({build} {index})" if path.name == atomic.MARKER
              else f"build the index again ({build} {index} --overwrite)")
@@ -82,7 +81,6 @@ def check_metadata(path: str | os.PathLike) -> None:
     NotAnIndex
         When the folder holds no index at all.
     """
-    from legalir import atomic
     from legalir.indexing import changes, dense, sparse
 
     p = Path(path)
@@ -284,7 +282,8 @@ class IndexPair:
                               f"search it with dense search (legalir search-dense {self.dense} TOPICS RUN, or "
                               f"method='dense'), or build a Lucene index of its collection (legalir index)")
         if method == "dense" and self.dense is None:
-            raise MethodError(f"{self.sparse}: is a Lucene (BM25) index, not a dense (FAISS) one: search it with BM25 "
+            raise MethodError(f"{self.sparse}: is a Lucene (BM25) index, not a dense (FAISS) one (dense search needs "
+                              f"a FAISS index): search it with BM25 "
                               f"(legalir search {self.sparse} TOPICS RUN, or method='bm25'), or build a dense index "
                               f"of its collection (legalir encode, legalir index-dense)")
         if method not in self.methods:

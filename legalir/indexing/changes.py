@@ -63,6 +63,11 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
     return out
 
 
+def release_key(release: str) -> tuple:
+    """Releases in their natural order: ``"9" < "70" < "86"`` (numbers), then any others by their text."""
+    return (0, int(release), "") if release.isdigit() else (1, 0, release)
+
+
 #: the key, in the output markers of a Lucene and a FAISS version published by one update, of that update
 TOGETHER = "updated_together"
 

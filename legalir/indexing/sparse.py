@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, jvm, log, filters
+from legalir import atomic, collections, jvm, log, filters, trec
 from legalir.indexing import lucene
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
@@ -56,8 +56,6 @@ def check_corpus(input_dir: str | os.PathLike) -> int:
         ``file:line: what is wrong``, and what to do.
     """
     import json
-
-    from legalir import trec
 
     folder = Path(input_dir)
     n = 0

@@ -57,7 +57,7 @@ _log = log.get(__name__)
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
 from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
-                                      changed_documents, half_published, refuse_rebuild)  # noqa: F401
+                                      changed_documents, half_published, refuse_rebuild, release_key)  # noqa: F401
 from legalir.indexing.folders import recorded_path
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
@@ -669,11 +669,6 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
     (out / "delete.txt").write_text("".join(f"{d}\n" for d in gone), encoding="utf-8")
     counts["delete"] = len(gone)
     return counts
-
-
-def release_key(release: str) -> tuple:
-    """Releases in their natural order: ``"9" < "70" < "86"`` (numbers), then any others by their text."""
-    return (0, int(release), "") if release.isdigit() else (1, 0, release)
 
 
 def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,

@@ -37,6 +37,7 @@ from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collec
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
 from legalir.search import fusion, bm25 as lucene, releases as _releases
+from legalir.search.releases import release_key as _release_key
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -64,7 +65,6 @@ class UnknownRelease(SearcherError, LookupError):
     status = 404
 
 
-from legalir.indexing.update import release_key as _release_key  # noqa: E402 (the one order of releases)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 from typing import Any, Mapping
 
 from legalir import log
-from legalir.indexing import dense, encoders
+from legalir.indexing import IndexPair, MethodError, dense, encoders
 from legalir.search.runner import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic
 
@@ -84,8 +84,6 @@ class DenseRetriever:
 def _check_dense(index_dir: str | os.PathLike) -> None:
     """A FAISS index whose metadata is whole (:func:`legalir.indexing.check_metadata`), or a located error (a
     Lucene index: what to search it with)."""
-    from legalir.indexing import IndexPair, MethodError
-
     try:
         IndexPair([index_dir]).method("dense")
     except MethodError as e:
