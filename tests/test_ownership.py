@@ -325,7 +325,10 @@ def test_a_user_file_in_a_legalir_folder_is_not_written_over_by_a_later_write(tm
     # the state recorded before a rename, the rename never made: the old file is still legalir's
     old = atomic._state(out / "manifest.json")
     atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=True)
-    assert atomic.read_marker(out)["files"]["manifest.json"]["was"] == old
+    assert atomic.read_marker(out)["files"]["manifest.json"]["was"] == [old]
+    assert not atomic.audit(out)
+    # a second replacement cut short the same way: the file is still the first state, still legalir's
+    atomic._record(out, "manifest.json", {"size": 2, "mtime_ns": 2, "sha256": "1" * 64}, pending=True)
     assert not atomic.audit(out)
     atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=False)
     assert atomic.audit(out).changed == ("manifest.json",)

@@ -115,7 +115,7 @@ def _matches(p: Path, entry: dict) -> bool:
     An entry of a marked folder recorded while its file was being replaced (``was``: the state before) also
     matches that state: a writer killed between recording and renaming leaves the old file, still legalir's."""
     was = entry.get("was")
-    if isinstance(was, dict) and _matches(p, was):
+    if any(isinstance(w, dict) and _matches(p, w) for w in (was if isinstance(was, list) else [was])):
         return True
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
@@ -435,13 +435,14 @@ def _record(root: Path, rel: str, state: dict | None, pending: bool) -> None:
             return
         files = marker["files"]
         entry = dict(state or {})
-        if pending:
+        if pending:  # the states the file may still be in: the one recorded, and those of a replacement cut short
             before = files.get(rel)
+            states = []
             if isinstance(before, dict):
-                before = {k: v for k, v in before.items() if k != "was"}
-                entry["was"] = before
-            else:
-                entry["was"] = None
+                earlier = before.get("was")
+                states = [{k: v for k, v in before.items() if k != "was"},
+                          *[w for w in (earlier if isinstance(earlier, list) else [earlier]) if isinstance(w, dict)]]
+            entry["was"] = states[:4]
         elif state is None:
             files.pop(rel, None)
         if state is not None:
