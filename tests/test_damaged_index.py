@@ -29,7 +29,7 @@ DELETE = object()
 #: per kind of metadata file: (key, a value legalir never writes there, or DELETE a key it always writes)
 KEYS = {
     "marker": [("kind", DELETE), ("kind", 3), ("kind", ""), ("kind", "collection"), ("release", 3), ("release", ""),
-               ("files", "x"), ("entries", {"a": 1}), ("links", [1]), ("dirs", "corpus")],
+               ("date", 2022), ("date", ""), ("files", "x"), ("entries", {"a": 1}), ("links", [1]), ("dirs", "corpus")],
     "lucene": [("input", DELETE), ("input", None), ("input", ""), ("input", 3), ("documents", DELETE),
                ("documents", -1), ("documents", "30"), ("documents", True), ("fields", "citations"), ("fields", [1]),
                ("filter_types", [1]), ("pooled", "yes")],

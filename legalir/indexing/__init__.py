@@ -98,9 +98,10 @@ def check_metadata(path: str | os.PathLike) -> None:
         if marker.get("kind") != want:
             raise _damaged(marker_path, f"names the kind {marker.get('kind')!r:.40}, not {want!r} (the "
                                         f"folder holds a {'Lucene' if kind == 'sparse' else 'FAISS'} index)", p, kind)
-        release = marker.get("release")
-        if release is not None and (not isinstance(release, str) or not release.strip()):
-            raise _damaged(marker_path, f"'release' is {release!r:.40}, not a release name", p, kind)
+        for key, what in (("release", "a release name"), ("date", "the release's date")):
+            value = marker.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise _damaged(marker_path, f"{key!r} is {value!r:.40}, not {what}", p, kind)
     for key in parts or [""]:
         folder = real / key if key else real
         if kind == "sparse":
