@@ -37,7 +37,6 @@ from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collec
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
 from legalir.search import fusion, bm25 as lucene, releases as _releases
-from legalir.search.releases import release_key as _release_key
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -63,8 +62,6 @@ class UnknownRelease(SearcherError, LookupError):
     """A release (``as_of=``) the index does not hold (404 over HTTP)."""
 
     status = 404
-
-
 
 
 @dataclass(frozen=True)
@@ -337,7 +334,7 @@ class Searcher:
         held = set(self._release_versions())
         if self.release:
             held.add(self.release)
-        return sorted(held, key=_release_key)
+        return sorted(held, key=_releases.release_key)
 
     @property
     def release_date(self) -> str | None:
