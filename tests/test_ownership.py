@@ -162,7 +162,7 @@ def built(tmp_path_factory):
     change.write_text(json.dumps({"id": "added-1", "contents": "a new clause on rent"}) + "\n")
 
     def model(target, overwrite):  # what `legalir train-ce` publishes (its trained weights aside)
-        atomic.check_target(target, finetune.KIND, overwrite=overwrite, legacy=finetune._is_model)
+        atomic.check_target(target, finetune.KIND, overwrite=overwrite, legacy=finetune._is_model, yes=None)
         with atomic.atomic_dir(target, finetune.KIND, overwrite=overwrite, legacy=finetune._is_model) as tmp:
             (tmp / "config.json").write_text('{"model_type": "bert"}\n')
             (tmp / "weights").mkdir()
@@ -283,6 +283,8 @@ def test_every_folder_writer_refuses_a_users_or_an_edited_file_naming_each(built
         write(out, False)
     msg = str(e.value)
     assert "\n" not in msg and f"{out}: holds what legalir did not write there, or changed since" in msg
+    # the way out it names is one the command has (`index update` and `train-ce` take no --overwrite)
+    assert ("pass --overwrite" in msg) == (writer not in ("index-update", "cross-encoder"))
     if len(expected) <= 20:
         for name in expected:
             assert name in msg

@@ -21,13 +21,14 @@ _log = logging.getLogger(__name__)
 
 
 def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = False,
-                 legacy: Callable[[Path], bool] | None = None) -> None:
+                 legacy: Callable[[Path], bool] | None = None, yes: str | None = "--overwrite") -> None:
     """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc).
 
     A legalir folder is replaced only when its marker proves every entry in it legalir's and unchanged
     (:func:`legalir.atomic.ownership.audit`); otherwise the refusal names each entry that is not, and
     ``overwrite`` (``--overwrite``, the user's explicit yes) lets it go ahead, logging what it replaces.
-    A folder that is no legalir output at all is never replaced.
+    A folder that is no legalir output at all is never replaced. ``yes``: the option the refusal offers
+    (None for a command that has none, such as ``legalir index update``, which copies the folder).
     """
     target = Path(target)
     refuse_version_folder(target)
@@ -63,7 +64,7 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     if found and not overwrite:
         raise OutputError(f"{target}: holds what legalir did not write there, or changed since: "
                           f"{_named(found.names())}; legalir replaces only a folder it can prove it wrote: move "
-                          f"them away, choose a new folder, or pass --overwrite to replace them")
+                          f"them away, or choose a new folder" + (f", or pass {yes} to replace them" if yes else ""))
     if marker["kind"] != kind and not overwrite:
         raise OutputError(f"{target}: holds a legalir {marker['kind']}, not a {kind}; pass --overwrite to "
                           f"replace it, or choose another folder")

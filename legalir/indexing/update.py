@@ -702,6 +702,15 @@ def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathL
     """
     from legalir import collections
 
+    from legalir.indexing import dense, kind_of, sparse
+
+    for path in indexes:  # a copy of each is the next version: legalir's, unchanged, before its release is read
+        try:
+            kind, _ = kind_of(path)
+        except NotAnIndex as e:
+            raise UpdateError(str(e)) from None
+        mod = sparse if kind == "sparse" else dense
+        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index, yes=None)
     try:
         IndexPair(indexes)  # their metadata whole (legalir.indexing.check_metadata) before their releases are read
     except LegalirError as e:
@@ -802,17 +811,21 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         return done
 
     from legalir import collections, datasets as datasets_base, filters
-    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, kind_of, sparse
 
+    for path in indexes:  # first, before its metadata is read: the next version is a copy of this one
+        try:
+            kind, _ = kind_of(path)
+        except NotAnIndex as e:
+            raise UpdateError(str(e)) from None
+        mod = sparse if kind == "sparse" else dense
+        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index, yes=None)
     try:
         pair = IndexPair(indexes)
-    except NotAnIndex as e:
+    except LegalirError as e:
         raise UpdateError(str(e)) from None
     changes = read_changes(add, replace, delete)
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
-    for kind, path in kinds:  # first, before its metadata is read: the next version is a copy of this one
-        mod = sparse if kind == "bm25" else dense
-        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index)
     roots = {}
     for kind, path in kinds:
         root = collection_of(path)
