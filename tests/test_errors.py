@@ -170,3 +170,78 @@ def test_library_warnings_go_through_logging(tmp_path, topics):
     p = subprocess.run(cmd, capture_output=True, text=True, env={**env, "LEGALIR_LOG_LEVEL": "ERROR"}, timeout=WAIT_S)
     assert p.returncode == 0 and "empty generation" not in p.stderr and "1 expanded topics" in p.stderr, p.stderr
     assert (tmp_path / "x.tsv").read_text() == "q1\tgoverning law\n"  # the original query kept
+
+
+# ------------------------------------------------------------------ a collection's bad lines (issue 36, item 4)
+def _damaged_collection(sample_collection, tmp_path, how):
+    """A copy of the sample collection whose corpus has one bad record; returns (folder, file, line)."""
+    coll = tmp_path / f"coll-{how}"
+    shutil.copytree(sample_collection, coll)
+    (coll / ".legalir-output.json").unlink()  # edited by hand below: the user's now
+    docs = coll / "corpus" / "docs.jsonl"
+    lines = docs.read_text(encoding="utf-8").splitlines(keepends=True)
+    n = {"cut": len(lines), "not-json": 3, "no-id": 5, "empty": 7, "null-contents": 2, "spaced-id": 4}[how]
+    rec = json.loads(lines[n - 1])
+    if how == "cut":  # the file cut mid-line, as a copy stopped half-way leaves it
+        lines[n - 1] = lines[n - 1][: len(lines[n - 1]) // 2]
+    elif how == "not-json":
+        lines[n - 1] = "this line is not JSON\n"
+    elif how == "no-id":
+        lines[n - 1] = json.dumps({k: v for k, v in rec.items() if k != "id"}) + "\n"
+    elif how == "empty":
+        lines[n - 1] = json.dumps({**rec, "contents": "  "}) + "\n"
+    elif how == "null-contents":
+        lines[n - 1] = json.dumps({**rec, "contents": None}) + "\n"
+    else:
+        lines[n - 1] = json.dumps({**rec, "id": "two words"}) + "\n"
+    docs.write_text("".join(lines), encoding="utf-8")
+    return coll, docs, n
+
+
+_WHAT = {"cut": "invalid JSON", "not-json": "invalid JSON", "no-id": "the document has no 'id'",
+         "empty": "has an empty 'contents'", "null-contents": "'contents' is null", "spaced-id": "holds whitespace"}
+
+
+@pytest.mark.parametrize("how", sorted(_WHAT))
+def test_each_bad_collection_line_is_named_by_file_and_line(sample_collection, tmp_path, how):
+    import legalir
+    from legalir.indexing.sparse import IndexError_
+
+    coll, docs, n = _damaged_collection(sample_collection, tmp_path, how)
+    idx = tmp_path / "idx"
+    r = _cli("index", coll, idx, "--threads", "1")
+    _error(r, f"error: {docs}:{n}: ", _WHAT[how])
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    if how == "cut":
+        assert "the file ends there: cut short?" in r.stderr
+    with pytest.raises(IndexError_) as e:
+        legalir.index(coll, tmp_path / "api-idx")
+    assert str(e.value) == r.stderr.strip()[len("error: "):]
+    assert not idx.exists() and not (tmp_path / "api-idx").exists()  # nothing published
+
+
+def test_a_cut_collection_shows_no_java_and_javas_report_goes_to_a_log(sample_collection, tmp_path):
+    coll, docs, n = _damaged_collection(sample_collection, tmp_path, "cut")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", str(coll), str(tmp_path / "idx")],
+                       capture_output=True, text=True, timeout=WAIT_S, env=env)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [f"error: {docs}:{n}: invalid JSON: Unterminated string starting at "
+                                             f"(column {p.stderr.split('(column ')[1].split(')')[0]}), and the file "
+                                             f"ends there: cut short?; fix that line, or convert the collection again "
+                                             f"(legalir convert)"], p.stderr
+    # Lucene reading that corpus itself (what it did before the check): its stack trace goes to a log file of
+    # the cache, as JVM crash reports do; stderr and stdout stay clean
+    code = ("from pathlib import Path\n"
+            "from legalir.indexing import sparse\n"
+            f"log = sparse._index_collection(Path({str(coll / 'corpus')!r}), Path({str(tmp_path / 'raw')!r}), 1)\n"
+            "print(log)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_S, env=env)
+    assert p.returncode == 0, p.stderr
+    for stream in (p.stdout, p.stderr):
+        assert "\tat " not in stream and "Exception in thread" not in stream and "at org." not in stream, stream
+        assert "ERROR" not in stream, stream
+    log = p.stdout.strip().splitlines()[-1]
+    assert log.startswith(str(tmp_path / "cache" / "legalir" / "jvm")), log
+    report = open(log, encoding="utf-8").read()
+    assert "Unexpected end-of-input" in report and "\tat " in report

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from legalir import collections, trec
 from legalir.cli import main
+from legalir.errors import LegalirError
 from legalir.datasets.housing import HousingQA
 from legalir.indexing import update as upd
 
@@ -478,3 +479,54 @@ def test_an_index_built_from_a_relative_path_is_updated_from_anywhere(tmp_path, 
     assert collection_of(tmp_path / "idx") == (tmp_path / "idx.collection").resolve()
     assert legalir.update(tmp_path / "idx", delete=["b"])["bm25"]["documents"] == 1
     assert legalir.Searcher(tmp_path / "idx").doc("a")["contents"] == "rent is due monthly"
+
+
+# ------------------------------------------------------------------ releases go forward (issue 36, item 3)
+def _statutes(tmp_path_factory, release: str) -> Path:
+    """North Carolina ``release`` of the statutes fixture (cut from ../shared/data/statutes), converted."""
+    out = tmp_path_factory.mktemp(f"nc{release}") / "collection"
+    code, msg = cli("convert", "statutes", "--data-dir", FIXTURES, "--option", "state=nc", "--option",
+                    f"release={release}", "--out", out, "--quiet")
+    assert code == 0, msg
+    return out
+
+
+def test_an_older_or_the_same_release_is_refused_naming_both_unless_allowed(tmp_path_factory, tmp_path, caplog):
+    import legalir
+    from legalir import atomic
+
+    nc80, nc81 = _statutes(tmp_path_factory, "80"), _statutes(tmp_path_factory, "81")
+    idx = tmp_path / "nc"
+    assert cli("index", nc81, idx, "--threads", "1")[0] == 0
+    version = atomic.current(idx)
+    for to, why in ((nc80, f"{nc80} holds release 80, older than release 81 that {idx} is at"),
+                    (nc81, f"{nc81} holds release 81, the release {idx} is at already")):
+        code, msg = cli("index", "update", idx, "--to", to, "--threads", "1")
+        assert code == 2, msg
+        assert msg.strip() == (f"error: --to {to}: {why}; a release goes forward (legalir index update --to applies "
+                               f"a newer release): give a newer release's collection, or pass --allow-older to apply "
+                               f"this one all the same (the new version records that it went from release 81)")
+        assert atomic.current(idx) == version  # nothing written
+        with pytest.raises(LegalirError, match="a release goes forward"):
+            legalir.update(idx, to=to)
+    # the explicit yes: applied, said, and recorded in the new version
+    with caplog.at_level("WARNING", logger="legalir.indexing"):
+        code, msg = cli("index", "update", idx, "--to", nc80, "--allow-older", "--threads", "1")
+    assert code == 0, msg
+    assert "--allow-older: " in caplog.text + msg and "older than release 81" in caplog.text + msg
+    marker = atomic.read_marker(atomic.current(idx))
+    assert marker["release"] == "80" and marker["release_from"] == "81"
+    with legalir.Searcher(idx) as s:
+        assert s.release == "80"
+    # forward again: 80 -> 81 needs no option, and records no going back
+    assert cli("index", "update", idx, "--to", nc81, "--threads", "1")[0] == 0
+    marker = atomic.read_marker(atomic.current(idx))
+    assert marker["release"] == "81" and "release_from" not in marker
+    # the same release allowed: nothing to apply, nothing written
+    version = atomic.current(idx)
+    code, msg = cli("index", "update", idx, "--to", nc81, "--allow-older")
+    assert code == 0 and "nothing to apply" in msg and atomic.current(idx) == version
+
+
+def test_release_order_is_numeric_then_textual():
+    assert sorted(["86", "9", "70", "2024b", "2024a"], key=upd.release_key) == ["9", "70", "86", "2024a", "2024b"]

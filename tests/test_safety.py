@@ -97,17 +97,24 @@ def test_a_folder_legalir_did_not_write_is_never_replaced(colls, tmp_path):
     assert _leftovers(tmp_path) == []
 
 
-def test_a_users_file_inside_a_legalir_output_blocks_its_replacement(tmp_path):
+def test_a_users_file_inside_a_legalir_output_blocks_its_replacement(tmp_path, caplog):
     out = tmp_path / "c"
     assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0
-    (out / "topics" / "mine.tsv").write_text("q\tmine\n")  # inside a folder legalir wrote: checked at top level
+    (out / "topics" / "mine.tsv").write_text("q\tmine\n")  # inside a sub-folder legalir wrote: found too
     (out / "notes.txt").write_text("keep me")
-    for extra in ([], ["--overwrite"]):
-        code, msg = cli("convert", "sample", "--out", out, "--quiet", *extra)
-        assert code == 2 and "holds file(s) that legalir did not write there: notes.txt" in msg, msg
-    assert (out / "notes.txt").read_text() == "keep me"
+    code, msg = cli("convert", "sample", "--out", out, "--quiet")
+    assert code == 2 and ("holds what legalir did not write there, or changed since: notes.txt (not legalir's), "
+                          "topics/mine.tsv (not legalir's)") in msg, msg
+    assert (out / "notes.txt").read_text() == "keep me" and (out / "topics" / "mine.tsv").exists()
     (out / "notes.txt").unlink()
+    (out / "topics" / "mine.tsv").unlink()
     assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0  # only its own output: replaced
+    (out / "notes.txt").write_text("keep me")
+    with caplog.at_level("WARNING", logger="legalir.atomic"):
+        code, msg = cli("convert", "sample", "--out", out, "--quiet", "--overwrite")  # the user's explicit yes
+    assert code == 0, msg
+    assert "--overwrite: replacing 1 entry that legalir did not write there" in caplog.text + msg
+    assert "notes.txt (not legalir's)" in caplog.text + msg and not (out / "notes.txt").exists()
 
 
 def test_another_kind_of_legalir_output_needs_overwrite(colls, tmp_path):

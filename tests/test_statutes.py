@@ -307,7 +307,8 @@ def test_a_section_is_found_by_its_citation_as_a_lawyer_writes_it(ga86, nc81, tm
 def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, tmp_path_factory, tmp_path):
     """`legalir index update INDEX --to NEWER` (Georgia 85 -> 86 on the fixture): the sections added, changed and
     removed between the releases applied as a new version, whose runs equal a fresh index of 86's, byte for
-    byte; applying the same release again changes nothing."""
+    byte; applying the same release again is refused (a release goes forward), and with --allow-older changes
+    nothing."""
     import subprocess
     import sys
 
@@ -338,6 +339,9 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert runs[0] == runs[1], t
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86)],
                        capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 2 and "holds release 86, the release" in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
+                        "--allow-older"], capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0 and "nothing to apply" in p.stderr, p.stderr
 
     # point in time: the index keeps release 85's version; as_of=85 searches as a fresh index of 85 alone

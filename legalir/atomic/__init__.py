@@ -11,15 +11,29 @@ Folders (:func:`atomic_dir`): built under ``NAME.tmp-PID`` beside the target,
 every file fsynced, then published in one rename. Rules:
 
 * **Never delete what legalir did not write.** Every folder legalir publishes
-  holds a marker, ``.legalir-output.json`` (its kind and its entries). An
-  existing target is replaced only when it is empty, or a legalir output of
-  the same kind holding nothing but what legalir wrote there. A legalir output
-  of another kind needs ``overwrite=True`` (``--overwrite``); a folder with
-  anything else in it (a user's files, or a folder legalir did not write) is
-  refused with an :class:`OutputError` (exit status 2) and left untouched, even
-  with ``--overwrite``. Outputs written before markers existed are recognised
-  by their own files (``legacy=``). A symbolic link that legalir did not make
-  is refused as a target too.
+  holds a marker, ``.legalir-output.json``: its kind, and the registry of
+  everything in it at any depth, as the file registry records files (each
+  file's size, modification time in nanoseconds and SHA-256, taken before
+  the folder is published; each sub-folder; each link and where it points).
+  A file legalir writes later into a folder it published (embedding shards,
+  their manifest: :func:`open_file`) is recorded there too, before and after
+  its rename (a writer killed between them leaves a file still recorded).
+  An existing target is replaced only when it is empty, or a legalir output
+  of the same kind whose marker proves every entry legalir's and unchanged
+  (:func:`audit`; the hash is read only when size and time match). Anything
+  else in it (a user's file, at any depth, or a file edited since legalir
+  wrote it) makes the write refuse with an :class:`OutputError` (exit status
+  2) naming each entry, and leaves it untouched; ``overwrite=True``
+  (``--overwrite``) is the user's explicit yes, and the warning it logs
+  names what it replaces. A legalir output of another kind needs
+  ``overwrite=True`` too. A folder that is no legalir output at all (no
+  marker) is refused even with ``--overwrite``; outputs written before
+  markers existed are recognised by their own files (``legacy=``), and a
+  marker written before markers recorded files (no ``files`` table) by its
+  top-level names, as that legalir did. A symbolic link that legalir did not
+  make is refused as a target too. An older version removed by a publish is
+  checked the same way: one holding what legalir cannot prove its own is
+  left in place, with a warning (removed, and logged, under ``--overwrite``).
 * **One writer at a time.** An exclusive ``flock`` on ``.NAME.lock`` beside the
   target is held while building: a second process writing the same output
   stops at once with an :class:`OutputError` naming the first one's PID (it
@@ -81,10 +95,11 @@ from legalir.atomic.common import (MARKER, REGISTRY, _REGISTRY_LOCK, _ABOUT, _TM
                                    pid_alive, _remove, clean_stale, _fsync_dir, _fsync_tree, _tmp_name,
                                    _Terminated, _in_progress, _in_progress_lock, _tracked, abandon,
                                    _sigterm_raises, _ENVIRONMENT, _located, read_marker, _ours, _describe,
-                                   _write_marker, _version)  # noqa: F401
+                                   _write_marker, _version, _digest, _state, _inventory)  # noqa: F401
 from legalir.atomic.ownership import (_command, Command, command, _same_file, _in_build, _Unreadable,
                                       _read_registry, _digest, _matches, written_by_legalir, check_file,
-                                      _registry_lock, _remember)  # noqa: F401
+                                      _registry_lock, _remember, marked_folder, FolderAudit, audit,
+                                      _record)  # noqa: F401
 from legalir.atomic.files import (open_file, _open_file, write_text, write_bytes, write_json)  # noqa: F401
 from legalir.atomic.locks import (_held, _held_lock, lock)  # noqa: F401
 from legalir.atomic.versioning import (_version_of, versions, current, Pin, refuse_version_folder,

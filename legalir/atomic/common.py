@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -23,6 +24,8 @@ MARKER = ".legalir-output.json"
 REGISTRY = ".legalir-files.json"
 _REGISTRY_LOCK = ".legalir-files.lock"
 _ABOUT = "files legalir wrote here (a file changed since is the user's again)"
+_FOLDER_ABOUT = ("a folder legalir wrote: 'files' records each file as legalir wrote it (a file changed since, or "
+                 "one not listed, is the user's, and legalir does not replace the folder without --overwrite)")
 _TMP = re.compile(r"\.tmp-(\d+)(?:-[0-9a-z]+)?$")
 _VERSION = re.compile(r"\.v(\d+)$")
 
@@ -208,7 +211,17 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
             doc = json.load(f)
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and "kind" in doc else None
+    return doc if _marker_shape(doc) else None
+
+
+def _marker_shape(doc) -> bool:
+    """Whether ``doc`` has the shape of a marker legalir writes (a damaged one proves nothing)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not doc["kind"]:
+        return False
+    lists = all(isinstance(doc.get(k, []), list) and all(isinstance(x, str) for x in doc.get(k, []))
+                for k in ("entries", "dirs", "patterns"))
+    tables = all(isinstance(doc.get(k, {}), dict) for k in ("files", "links"))
+    return lists and tables and all(isinstance(e, dict) for e in (doc.get("files") or {}).values())
 
 
 def _ours(name: str, marker: dict) -> bool:
@@ -226,9 +239,49 @@ def _describe(entries: list[str]) -> str:
     return ", ".join(entries[:5]) + (" ..." if len(entries) > 5 else "")
 
 
+def _digest(f) -> str:
+    """SHA-256 of an open binary file, read from where it stands (the start, for a file just opened)."""
+    return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _state(path: str | os.PathLike) -> dict:
+    """What the folder registry records of a regular file: ``{"size", "mtime_ns", "sha256"}`` (not following a link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": _digest(f)}
+
+
+def _inventory(folder: Path) -> dict:
+    """Everything under ``folder`` (its marker aside), as a marker records it: ``files`` (relative path, with
+    ``/`` -> :func:`_state`), ``dirs`` (relative paths) and ``links`` (relative path -> where it points)."""
+    files: dict[str, dict] = {}
+    dirs: list[str] = []
+    links: dict[str, str] = {}
+    stack = [""]
+    while stack:
+        sub = stack.pop()
+        with os.scandir(folder / sub if sub else folder) as it:
+            for e in it:
+                rel = f"{sub}/{e.name}" if sub else e.name
+                if rel == MARKER:
+                    continue
+                if e.is_symlink():
+                    links[rel] = os.readlink(e.path)
+                elif e.is_dir():
+                    dirs.append(rel)
+                    stack.append(rel)
+                elif e.is_file():
+                    files[rel] = _state(e.path)
+    return {"files": dict(sorted(files.items())), "dirs": sorted(dirs), "links": dict(sorted(links.items()))}
+
+
 def _write_marker(folder: Path, kind: str, extra: dict | None) -> None:
+    """The marker of a folder about to be published: its kind, its top-level entries and the registry of every
+    file, folder and link in it (:func:`_inventory`: what proves later that legalir wrote them, unchanged)."""
     entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER)
-    doc = {"kind": kind, "entries": entries, "writer": f"legalir {_version()}", **(extra or {})}
+    doc = {"kind": kind, "entries": entries, "writer": f"legalir {_version()}", **(extra or {}),
+           "about": _FOLDER_ABOUT, **_inventory(folder)}
     with open(folder / MARKER, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")

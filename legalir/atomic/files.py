@@ -10,7 +10,8 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from legalir.atomic.common import (OutputError, _fsync_dir, _located, _sigterm_raises, _tmp_name, _tracked,
                                    clean_stale)
-from legalir.atomic.ownership import _digest, _remember, check_file
+from legalir.atomic.common import _digest
+from legalir.atomic.ownership import _record, _remember, check_file, marked_folder
 
 
 # ------------------------------------------------------------------ files
@@ -57,6 +58,9 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
         p = Path(os.path.realpath(p))  # write through a user's link to a file, as editors do
     if p.is_dir():
         raise OutputError(f"{p}: is a folder; name a file to write")
+    # a file legalir writes into a folder it published (embedding shards, their manifest): recorded in the
+    # folder's marker, so that the folder stays provably legalir's (legalir.atomic.ownership.audit)
+    marked = None if output else marked_folder(p)
     p.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(p)
     tmp = _tmp_name(p)
@@ -70,10 +74,14 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
                 yield f
                 f.flush()
                 os.fsync(f.fileno())
-                if output:
+                if output or marked:
                     st = os.fstat(f.fileno())
                     with open(tmp, "rb") as again:
                         seen = (st.st_size, st.st_mtime_ns, _digest(again))
+            if marked:  # the new state recorded before the rename, the old one still accepted until after it
+                rel = Path(os.path.abspath(p)).relative_to(marked[0]).as_posix()
+                state = dict(zip(("size", "mtime_ns", "sha256"), seen))
+                _record(marked[0], rel, state, pending=True)
             os.replace(tmp, p)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -82,6 +90,8 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
     _fsync_dir(p.parent)
     if output:
         _remember(p, *seen)
+    if marked:
+        _record(marked[0], rel, state, pending=False)
 
 
 def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8", **rule: Any) -> None:

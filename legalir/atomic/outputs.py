@@ -5,20 +5,31 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import logging
 import os
 import shutil
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located, _ours,
+from legalir.atomic.common import (MARKER, OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located,
                                    _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
+from legalir.atomic.ownership import audit
 from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
 from legalir.atomic.locks import lock
 
+_log = logging.getLogger(__name__)
+
 
 def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = False,
-                 legacy: Callable[[Path], bool] | None = None) -> None:
-    """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc)."""
+                 legacy: Callable[[Path], bool] | None = None, yes: str | None = "--overwrite") -> None:
+    """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc).
+
+    A legalir folder is replaced only when its marker proves every entry in it legalir's and unchanged
+    (:func:`legalir.atomic.ownership.audit`); otherwise the refusal names each entry that is not, and
+    ``overwrite`` (``--overwrite``, the user's explicit yes) lets it go ahead, logging what it replaces.
+    A folder that is no legalir output at all is never replaced. ``yes``: the option the refusal offers
+    (None for a command that has none, such as ``legalir index update``, which copies the folder).
+    """
     target = Path(target)
     refuse_version_folder(target)
     real = target
@@ -39,19 +50,50 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     if not entries:
         return
     marker = read_marker(real)
+    if marker is None and os.path.lexists(real / MARKER):  # damaged: nothing in the folder can be proven legalir's
+        raise OutputError(f"{target}: its marker {real / MARKER} is not one legalir wrote (damaged, or not "
+                          f"legalir's), so nothing there can be proven legalir's; legalir never deletes what it "
+                          f"did not write: move the folder away, or remove it yourself")
     if marker is None:
         if legacy is not None and legacy(real):
             return  # written by an earlier legalir, before markers
         raise OutputError(f"{target}: exists and is not a legalir {kind} (it holds {_describe(entries)}); "
                           f"legalir never deletes what it did not write: choose a new folder, or move "
                           f"these files away yourself")
-    foreign = [e for e in entries if not _ours(e, marker)]
-    if foreign:
-        raise OutputError(f"{target}: holds file(s) that legalir did not write there: {_describe(foreign)}; "
-                          f"move them away (legalir never deletes what it did not write), or choose a new folder")
+    found = audit(real, marker)
+    if found and not overwrite:
+        raise OutputError(f"{target}: holds what legalir did not write there, or changed since: "
+                          f"{_named(found.names())}; legalir replaces only a folder it can prove it wrote: move "
+                          f"them away, or choose a new folder" + (f", or pass {yes} to replace them" if yes else ""))
     if marker["kind"] != kind and not overwrite:
         raise OutputError(f"{target}: holds a legalir {marker['kind']}, not a {kind}; pass --overwrite to "
                           f"replace it, or choose another folder")
+    if found:
+        _log.warning(f"{target}: --overwrite: replacing {len(found.names())} entr"
+                     f"{'y' if len(found.names()) == 1 else 'ies'} that legalir did not write there or that "
+                     f"changed since: {', '.join(found.names())}")
+
+
+def _named(names: list[str], most: int = 20) -> str:
+    """Entries of a refusal, each named, up to ``most`` (then how many more)."""
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _release_old(old: Path, target: Path, overwrite: bool) -> bool:
+    """Whether legalir may remove ``old`` (what a publish of ``target`` replaces): its marker proves it legalir's
+    and unchanged, or ``overwrite`` (logged). Otherwise it is left in place, with a warning naming what is not."""
+    marker = read_marker(old)
+    if marker is None:
+        return overwrite  # (a folder of an earlier legalir, recognised by its files when the build began)
+    found = audit(old, marker)
+    if not found:
+        return True
+    if overwrite:
+        _log.warning(f"{target}: --overwrite: removed {old.name} with {_named(found.names())}")
+        return True
+    _log.warning(f"{target}: left {old} in place: it holds what legalir did not write there, or changed since: "
+                 f"{_named(found.names())}; move them away and remove {old} yourself")
+    return False
 
 
 def _renameat2_exchange(a: Path, b: Path) -> bool:
@@ -71,12 +113,22 @@ def _renameat2_exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
-def _swap_in(new: Path, target: Path) -> None:
-    """Put folder ``new`` at ``target`` in one step; what was at ``target`` is removed afterwards."""
+def _swap_in(new: Path, target: Path, overwrite: bool = False) -> None:
+    """Put folder ``new`` at ``target`` in one step; what was at ``target`` is removed afterwards.
+
+    The old folder is checked again first (a file put there during the build): anything its marker does not
+    prove legalir's stops the publish (:class:`OutputError`), unless ``overwrite``."""
     if not os.path.lexists(target):
         os.rename(new, target)
         return
     was_pointer = target.is_symlink()
+    if not was_pointer and target.is_dir():
+        marker = read_marker(target)
+        found = audit(target, marker) if marker is not None else None
+        if found and not overwrite:
+            raise OutputError(f"{target}: something was put there while legalir was building its replacement: "
+                              f"{_named(found.names())}; nothing was replaced: move them away and run again, "
+                              f"or pass --overwrite")
     if _renameat2_exchange(new, target):
         _remove(new)  # now the old content (or the old pointer)
     else:  # pragma: no cover - kernels without RENAME_EXCHANGE
@@ -86,11 +138,11 @@ def _swap_in(new: Path, target: Path) -> None:
         _remove(old)
     if was_pointer:  # replacing a versioned output of another kind (--overwrite): its versions go too
         for p in versions(target):
-            if read_marker(p) is not None:
+            if read_marker(p) is not None and _release_old(p, target, overwrite):
                 _remove_unpinned(p)
 
 
-def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
+def _publish_versioned(tmp: Path, target: Path, kind: str, overwrite: bool = False) -> None:
     previous = _version_of(target)
     existing = versions(target)
     n = max([int(_VERSION.search(p.name).group(1)) for p in existing] + [0]) + 1
@@ -113,7 +165,8 @@ def _publish_versioned(tmp: Path, target: Path, kind: str) -> None:
     # newest version of each release (a marker's "release": point-in-time search), remove the other older ones
     newest = newest_of_each_release([*existing, version])
     for p in existing:
-        if p != previous and (read_marker(p) or {}).get("kind") == kind and p not in newest.values():
+        if (p != previous and (read_marker(p) or {}).get("kind") == kind and p not in newest.values()
+                and _release_old(p, target, overwrite)):
             _remove_unpinned(p)
 
 
@@ -165,9 +218,9 @@ def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: boo
                 _write_marker(tmp, kind, marker)
                 _fsync_tree(tmp)
                 if versioned:
-                    _publish_versioned(tmp, target, kind)
+                    _publish_versioned(tmp, target, kind, overwrite)
                 else:
-                    _swap_in(tmp, target)
+                    _swap_in(tmp, target, overwrite)
                     _fsync_dir(target.parent)
             except BaseException:
                 _remove(tmp)

@@ -5,17 +5,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
+import fnmatch
 import logging
+import threading
 import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (OutputError, REGISTRY, _ABOUT, _REGISTRY_LOCK, _TMP, _ours, _tmp_name,
-                                   clean_stale, read_marker)
+from legalir.atomic.common import (MARKER, OutputError, REGISTRY, _ABOUT, _REGISTRY_LOCK, _TMP, _digest, _ours,
+                                   _tmp_name, clean_stale, read_marker)
 
 _log = logging.getLogger(__name__)
 
@@ -108,12 +109,14 @@ def _read_registry(folder: Path) -> dict[str, dict]:
     return files
 
 
-def _digest(f: IO[bytes]) -> str:
-    return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def _matches(p: Path, entry: dict) -> bool:
-    """Whether the file ``p`` is the one ``entry`` records: size and time first, then (only then) its hash."""
+    """Whether the file ``p`` is the one ``entry`` records: size and time first, then (only then) its hash.
+
+    An entry of a marked folder recorded while its file was being replaced (``was``: the state before) also
+    matches that state: a writer killed between recording and renaming leaves the old file, still legalir's."""
+    was = entry.get("was")
+    if any(isinstance(w, dict) and _matches(p, w) for w in (was if isinstance(was, list) else [was])):
+        return True
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -144,9 +147,17 @@ def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] |
         SHA-256 all match; False for anything else, a registry that legalir did not write included.
     """
     p = Path(path)
-    marker = read_marker(p.parent)
-    if marker is not None and _ours(p.name, marker):
-        return True
+    marked = marked_folder(p)
+    if marked is not None:
+        root, marker = marked
+        rel = Path(os.path.abspath(p)).relative_to(root).as_posix()
+        recorded = marker.get("files")
+        if isinstance(recorded, dict):  # the marker records each file as legalir wrote it
+            entry = recorded.get(rel)
+            if isinstance(entry, dict) and not p.is_symlink() and _matches(p, entry):
+                return True
+        elif root == p.parent and _ours(p.name, marker):  # a marker of an earlier legalir: its entries
+            return True
     try:
         entry = _read_registry(p.parent).get(p.name)
     except _Unreadable:
@@ -241,7 +252,7 @@ def _registry_lock(folder: Path) -> Iterator[bool]:
 def _remember(p: Path, size: int, mtime_ns: int, sha256: str) -> None:
     """Record ``p`` (just published, as ``size``, ``mtime_ns``, ``sha256``) in its folder's registry, written
     atomically; prune entries of files gone. A registry legalir did not write is left as it is."""
-    if _in_build(p) or read_marker(p.parent) is not None:
+    if _in_build(p):
         return
     folder = p.parent
     reg = folder / REGISTRY
@@ -271,3 +282,187 @@ def _remember(p: Path, size: int, mtime_ns: int, sha256: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             _log.warning(f"{reg}: could not record {p.name} ({e.strerror or e}); it counts as the user's")
+
+
+# ------------------------------------------------------------------ folders: the marker records every file
+def marked_folder(path: str | os.PathLike) -> tuple[Path, dict] | None:
+    """The published legalir folder holding ``path`` (the nearest of its parents with a marker; absolute) and
+    its marker, or None. A folder being built (``NAME.tmp-PID``) is governed by the marker written when it is
+    published, so a path inside one has none."""
+    p = Path(os.path.abspath(path))
+    if _in_build(p):
+        return None
+    for folder in p.parents:
+        m = folder / MARKER
+        if os.path.lexists(m):
+            if m.is_symlink():
+                return None
+            marker = read_marker(folder)
+            return (folder, marker) if marker is not None else None
+    return None
+
+
+@dataclass(frozen=True)
+class FolderAudit:
+    """What of a legalir folder its marker does not prove to be legalir's, unchanged (:func:`audit`).
+
+    Attributes
+    ----------
+    foreign : tuple of str
+        Entries no record names (a user's file, or a folder: ``name/``), relative to the folder, ``/``-separated.
+    changed : tuple of str
+        Files (or links) the marker records whose size, time, SHA-256 (or target) differ now: edited since.
+    """
+
+    foreign: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.foreign or self.changed)
+
+    def names(self) -> list[str]:
+        """Every entry named, with what it is: ``a.txt (not legalir's)``, ``topics/x.jsonl (changed since)``."""
+        return ([f"{n} (not legalir's)" for n in self.foreign] + [f"{n} (changed since legalir wrote it)"
+                                                                   for n in self.changed])
+
+
+def audit(folder: str | os.PathLike, marker: dict | None = None) -> FolderAudit:
+    """Compare a legalir folder with what its marker records: every file, folder and link, at any depth.
+
+    A file is legalir's while the marker records it and its size, modification time and SHA-256 match
+    (the hash is read only when size and time match); an entry the marker does not record is the
+    user's, except a temporary (``NAME.tmp-PID``) of a recorded name and, at the top, a name matching
+    one of the marker's ``patterns`` (a folder that grows: embedding shards not yet recorded). A file
+    recorded but gone is no loss and is not reported. A marker written by an earlier legalir (no
+    ``files`` table) is judged as that legalir did: by its top-level names.
+
+    Parameters
+    ----------
+    folder : path
+        A folder legalir published (its marker, ``.legalir-output.json``, inside).
+    marker : dict, optional
+        Its marker, already read [default: read here].
+
+    Returns
+    -------
+    FolderAudit
+        Empty (false) when everything in ``folder`` is legalir's and unchanged.
+    """
+    root = Path(folder)
+    if marker is None:
+        marker = read_marker(root) or {}
+    files = marker.get("files")
+    if not isinstance(files, dict):
+        return FolderAudit(tuple(sorted(e for e in os.listdir(root) if not _ours(e, marker))))
+    dirs = set(marker.get("dirs") or ())
+    links = marker.get("links") if isinstance(marker.get("links"), dict) else {}
+    patterns = [p for p in marker.get("patterns") or () if isinstance(p, str)]
+
+    def known(rel: str) -> bool:
+        return (rel == MARKER or rel in files or rel in dirs or rel in links
+                or ("/" not in rel and any(fnmatch.fnmatchcase(rel, pat) for pat in patterns)))
+
+    foreign: list[str] = []
+    changed: list[str] = []
+    stack = [""]
+    while stack:
+        sub = stack.pop()
+        with os.scandir(root / sub if sub else root) as it:
+            for e in it:
+                rel = f"{sub}/{e.name}" if sub else e.name
+                if rel == MARKER:
+                    continue
+                m = _TMP.search(e.name)
+                if m and known(rel[:len(rel) - len(e.name) + m.start()]) and not e.is_symlink():
+                    continue  # a temporary of a legalir writer (a killed one leaves it; the next write removes it)
+                if e.is_symlink():
+                    if rel not in links:
+                        foreign.append(rel)
+                    elif os.readlink(e.path) != links[rel]:
+                        changed.append(rel)
+                elif e.is_dir():
+                    if rel in dirs:
+                        stack.append(rel)
+                    else:
+                        foreign.append(rel + "/")
+                elif rel in files:
+                    entry = files[rel]
+                    if not (isinstance(entry, dict) and e.is_file() and _matches(Path(e.path), entry)):
+                        changed.append(rel)
+                elif not known(rel) or not e.is_file():
+                    foreign.append(rel)
+    return FolderAudit(tuple(sorted(foreign)), tuple(sorted(changed)))
+
+
+_marker_locks: dict[str, threading.Lock] = {}
+_marker_locks_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _marker_lock(root: Path) -> Iterator[None]:
+    """Hold ``root``'s marker for a read-modify-write: a thread lock, and a ``flock`` on the marker file itself
+    (other processes); the marker is replaced by rename, so a waiter that locked the old file locks again."""
+    key = os.path.realpath(root)
+    with _marker_locks_lock:
+        tlock = _marker_locks.setdefault(key, threading.Lock())
+    path = root / MARKER
+    with tlock:
+        while True:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                same = os.fstat(fd).st_ino == os.lstat(path).st_ino
+            except OSError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        try:
+            yield
+        finally:
+            os.close(fd)
+
+
+def _record(root: Path, rel: str, state: dict | None, pending: bool) -> None:
+    """Record file ``rel`` of the published legalir folder ``root`` in its marker, as ``state`` (``{"size",
+    "mtime_ns", "sha256"}``); ``pending``: the file is about to be renamed into place, so the state it has
+    now stays accepted too (``was``) until the call after the rename. Markers of an earlier legalir (no
+    ``files`` table) are left as they are. The marker is replaced atomically."""
+    path = root / MARKER
+    with _marker_lock(root):
+        marker = read_marker(root)
+        if marker is None or not isinstance(marker.get("files"), dict):
+            return
+        files = marker["files"]
+        entry = dict(state or {})
+        if pending:  # the states the file may still be in: the one recorded, and those of a replacement cut short
+            before = files.get(rel)
+            states = []
+            if isinstance(before, dict):
+                earlier = before.get("was")
+                states = [{k: v for k, v in before.items() if k != "was"},
+                          *[w for w in (earlier if isinstance(earlier, list) else [earlier]) if isinstance(w, dict)]]
+            entry["was"] = states[:4]
+        elif state is None:
+            files.pop(rel, None)
+        if state is not None:
+            files[rel] = entry
+        parts = rel.split("/")[:-1]
+        dirs = set(marker.get("dirs") or ())
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        marker["dirs"] = sorted(dirs)
+        marker["files"] = dict(sorted(files.items()))
+        out = json.dumps(marker, indent=1, sort_keys=True).encode("utf-8") + b"\n"
+        tmp = _tmp_name(path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            try:
+                os.write(fd, out)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

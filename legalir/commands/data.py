@@ -43,8 +43,9 @@ def datasets_(as_make):
                    "(`legalir datasets` lists each dataset's options).")
 @click.option("--strict", is_flag=True, help="Fail on duplicate ids, empty texts or dangling qrels documents.")
 @click.option("--overwrite", is_flag=True,
-              help="Also replace a legalir output of another kind there (a folder holding anything legalir did "
-                   "not write is never replaced).")
+              help="Replace OUT all the same when it holds files legalir did not write there or that changed "
+                   "since (named, and logged as replaced), or a legalir output of another kind (a folder that is "
+                   "no legalir output is never replaced).")
 @click.option("--quiet", is_flag=True, help="No progress bar or problem report on stderr.")
 @click.option("--citations", type=click.Choice(["on", "off"]), default="on", show_default=True,
               help="Extract each document's citations (eyecite and legalir's state-code rules) into its "
@@ -95,9 +96,10 @@ def index():
 @click.option("--partition", "partitions", multiple=True,
               help="Build only these partitions of a partitioned collection (repeatable).")
 @click.option("--overwrite", is_flag=True,
-              help="Also replace a legalir output of another kind there, or an index holding changes from "
-                   "`legalir index update` (dropped: they are not in the collection); a folder holding anything "
-                   "legalir did not write is never replaced.")
+              help="Replace INDEX_DIR all the same when it holds files legalir did not write there or that "
+                   "changed since (named, and logged as replaced), a legalir output of another kind, or changes "
+                   "from `legalir index update` (dropped: they are not in the collection); a folder that is no "
+                   "legalir output is never replaced.")
 @click.option("--pooled", is_flag=True,
               help="A partitioned collection (Housing) as one index over every partition, searched with a filter "
                    "on the partition field (legalir search --filter / --filter-by) instead of one index each; a "
@@ -125,13 +127,17 @@ def index_build(collection, index_dir, threads, partitions, overwrite, pooled):
 @click.option("--to", "to", type=click.Path(exists=True, file_okay=False), metavar="COLLECTION", default=None,
               help="A newer release's collection of the same dataset: apply the difference between what INDEXES "
                    "hold and it (sections added, changed, removed), so the new version searches as a fresh "
-                   "index of COLLECTION (not with --add/--replace/--delete).")
+                   "index of COLLECTION (not with --add/--replace/--delete). A release that is not newer than "
+                   "the index's (older, the same, or none recorded) is refused, naming both.")
+@click.option("--allow-older", is_flag=True,
+              help="With --to: apply COLLECTION even when its release is not newer than the index's (older, the "
+                   "same, or none recorded); the new version's marker records the release it went from.")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(min=1), help="Lucene indexing threads.")
 @click.option("--device", default=None, help="torch device of a FAISS index's encoder [default: cuda if present].")
 @click.option("--batch-size", default=None, type=click.IntRange(min=1),
               help="Encoding batch size of new documents (FAISS) [default: 32].")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def index_update(indexes, add, replace, delete, to, threads, device, batch_size, quiet):
+def index_update(indexes, add, replace, delete, to, allow_older, threads, device, batch_size, quiet):
     """Apply added, changed and deleted documents to built INDEXES, each as a new version.
 
     INDEXES: a Lucene index, a FAISS index, or one of each built from one
@@ -144,8 +150,8 @@ def index_update(indexes, add, replace, delete, to, threads, device, batch_size,
     """
     from legalir.indexing import update
 
-    done = update.update(indexes, add=add, replace=replace, delete=delete, to=to, threads=threads, device=device,
-                         batch_size=batch_size, quiet=quiet)
+    done = update.update(indexes, add=add, replace=replace, delete=delete, to=to, allow_older=allow_older,
+                         threads=threads, device=device, batch_size=batch_size, quiet=quiet)
     if not done:
         click.echo(f"{', '.join(indexes)}: already hold what {to} holds; nothing to apply", err=True)
     for kind, d in done.items():

@@ -59,8 +59,8 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
     flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
                                    filter_by=filter_by_option(filter_by)).retriever(
-                      filter=flt or None, citations=citations_option(citations), as_of=as_of), topics, run, k=k,
-                  tag=tag)
+                      method="bm25", filter=flt or None, citations=citations_option(citations), as_of=as_of), topics,
+                  run, k=k, tag=tag)
 
 
 @click.command("history")
@@ -132,7 +132,9 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
               help="Documents per shard (unit of resuming).")
 @click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
 @click.option("--overwrite", is_flag=True,
-              help="Encode afresh into OUT_DIR.new (resumable) and replace OUT_DIR only once complete.")
+              help="Encode afresh into OUT_DIR.new (resumable) and replace OUT_DIR only once complete, all the "
+                   "same when it holds files legalir did not write there or that changed since (named, and logged "
+                   "as replaced).")
 @click.option("--stop-after-shards", type=click.IntRange(min=1), default=None,
               help="Stop after writing this many new shards (split a long job; run again to resume).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -180,9 +182,10 @@ def encode(collection, out_dir, model, revision, pooling, max_length, query_form
 @click.option("--partition", "partitions", multiple=True, help="Build only these partitions (repeatable).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="FAISS threads [default: all cores].")
 @click.option("--overwrite", is_flag=True,
-              help="Also replace a legalir output of another kind there, or an index holding changes from "
-                   "`legalir index update` (dropped: they are not in the collection); a folder holding anything "
-                   "legalir did not write is never replaced.")
+              help="Replace INDEX_DIR all the same when it holds files legalir did not write there or that "
+                   "changed since (named, and logged as replaced), a legalir output of another kind, or changes "
+                   "from `legalir index update` (dropped: they are not in the collection); a folder that is no "
+                   "legalir output is never replaced.")
 @click.option("--shard-size", type=click.IntRange(min=1), default=None,
               help="Write the index as FAISS shards of at most this many vectors, built and searched one at a time "
                    "with an exact merge of the top k (an index larger than memory or GPU memory) [default: one index].")

@@ -40,18 +40,32 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
     """
     from legalir.trec import iter_jsonl
 
+    from legalir.trec import FormatError
+
     path = Path(os.path.realpath(index_dir)) / UPDATES
     out: dict[str, dict | None] = {}
     if not path.is_file():
         return out
-    for n, row in iter_jsonl(path):
-        docid, op, rec = row.get("id"), row.get("op"), row.get("record")
-        if not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None):
-            raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); rebuild the index "
-                              f"(legalir index)")
-        part = row.get("partition") or ""
-        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
+    again = f"restore it, or build the index again (legalir index COLLECTION {index_dir} --overwrite)"
+    try:
+        for n, row in iter_jsonl(path):
+            docid, op, rec = row.get("id"), row.get("op"), row.get("record")
+            if (not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None)
+                    or not (rec is None or isinstance(rec, dict))):
+                raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); {again}")
+            part = row.get("partition") or ""
+            out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
+    except FormatError as e:
+        raise UpdateError(f"{e}; not the change log legalir wrote: {again}") from None
+    if not out:
+        raise UpdateError(f"{path}: holds no change, yet `legalir index update` writes it only with changes: the "
+                          f"changes applied to this index are lost; {again}")
     return out
+
+
+def release_key(release: str) -> tuple:
+    """Releases in their natural order: ``"9" < "70" < "86"`` (numbers), then any others by their text."""
+    return (0, int(release), "") if release.isdigit() else (1, 0, release)
 
 
 #: the key, in the output markers of a Lucene and a FAISS version published by one update, of that update

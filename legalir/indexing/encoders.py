@@ -565,7 +565,7 @@ def encode_corpus(
                               restart=True)
         if result.complete:
             atomic.check_target(out, KIND, overwrite=True, legacy=_is_embeddings)
-            atomic._swap_in(work, out)
+            atomic._swap_in(work, out, overwrite=True)
             result.out_dir = out
         return result
 
@@ -600,7 +600,8 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
         manifest = read_manifest(out)
         problem = _resume_problem(manifest, encoder, digest, len(docids), batch_size)
         if problem and restart:
-            shutil.rmtree(out)  # our own unfinished --overwrite work of other settings
+            atomic.check_target(out, KIND)  # our own unfinished --overwrite work of other settings, if unchanged
+            shutil.rmtree(out)
             manifest = None
         elif problem:
             raise EncoderError(f"{out}: {problem}. Use a new output folder, or --overwrite to start again "

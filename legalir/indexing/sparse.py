@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, jvm, log, filters
+from legalir import atomic, collections, jvm, log, filters, trec
 from legalir.indexing import lucene
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
@@ -32,7 +32,74 @@ class IndexError_(LegalirError, RuntimeError):
     pass
 
 
-def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> None:
+def check_corpus(input_dir: str | os.PathLike) -> int:
+    """Check every record of a corpus folder as Lucene will read it, before it does; returns their number.
+
+    Each line of each file (JSONL, as ``legalir convert`` writes ``docs.jsonl``) must be a JSON object with
+    an ``id`` a run can hold and a non-empty ``contents`` string; blank lines are skipped (as Anserini
+    does). Anserini would stop at a bad line with a Java stack trace and no file or line (or skip it, and
+    the count would differ): here the error names both.
+
+    Parameters
+    ----------
+    input_dir : path
+        A corpus folder (``COLLECTION/corpus``, or one partition's ``corpus/KEY``).
+
+    Returns
+    -------
+    int
+        The records read.
+
+    Raises
+    ------
+    IndexError_
+        ``file:line: what is wrong``, and what to do.
+    """
+    import json
+
+    folder = Path(input_dir)
+    n = 0
+    again = "fix that line, or convert the collection again (legalir convert)"
+
+    def records(path: Path):  # streamed (a corpus may not fit in memory twice), each line decoded on its own
+        with open(path, "rb") as f:
+            for line, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as e:
+                    raise trec.FormatError(path, line, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+                except json.JSONDecodeError as e:
+                    cut = "" if raw.endswith(b"\n") else ", and the file ends there: cut short?"
+                    raise trec.FormatError(path, line, f"invalid JSON: {e.msg} (column {e.colno}){cut}") from None
+                if not isinstance(rec, dict):
+                    raise trec.FormatError(path, line, f"expected a JSON object, found {trec.json_type(rec)}")
+                yield line, rec
+
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        try:
+            for line, rec in records(path):
+                docid, text = rec.get("id"), rec.get("contents")
+                if not isinstance(docid, str) or trec.id_message(docid):
+                    problem = ("has no 'id'" if "id" not in rec else
+                               f"id {docid!r:.60} {trec.id_message(docid) if isinstance(docid, str) else 'is not a string'}")
+                    raise IndexError_(f"{path}:{line}: the document {problem}; {again}")
+                if not isinstance(text, str):
+                    what = "has no 'contents'" if "contents" not in rec else f"'contents' is {trec.json_type(text)}"
+                    raise IndexError_(f"{path}:{line}: the document {what}, not its text; {again}")
+                if not text.strip():
+                    raise IndexError_(f"{path}:{line}: the document {docid!r:.60} has an empty 'contents' (Lucene "
+                                      f"would skip it); {again}")
+                n += 1
+        except trec.FormatError as e:
+            raise IndexError_(f"{e}; {again}") from None
+    return n
+
+
+def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> Path | None:
+    """Anserini's IndexCollection over ``input_dir``; what Java prints goes to a log file (:func:`jvm.output_to_log`),
+    whose path is returned when Java wrote one (else None)."""
     # paths go to Java absolute: the JVM resolves relative ones against the directory it started in, not Python's cwd
     args = [
         "-collection", "JsonCollection",
@@ -45,7 +112,14 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
     ]
     if fields:
         args += ["-fields", *fields]
-    jvm.autoclass("io.anserini.index.IndexCollection").main(args)
+    main = jvm.autoclass("io.anserini.index.IndexCollection")
+    with jvm.output_to_log("index") as log:
+        try:
+            main.main(args)
+        except Exception as e:  # a Java exception, as jnius raises it: its report is in the log
+            raise IndexError_(f"{input_dir}: Lucene could not index it ({' '.join(str(e).split())[:200]}); Java's "
+                              f"report: {log}") from None
+    return log if log.exists() else None
 
 
 def num_docs(index_dir: str | os.PathLike) -> int:
@@ -77,10 +151,17 @@ def _types(types: dict | None) -> dict:
 def _build_into(input_dir: Path, index_dir: Path, threads: int, expected: int | None,
                 fields: list[str] | None = None, types: dict | None = None) -> int:
     index_dir.mkdir(parents=True, exist_ok=True)
-    _index_collection(Path(input_dir), index_dir, threads, fields)
+    records = check_corpus(input_dir)
+    if expected is not None and records != expected:
+        raise IndexError_(f"{input_dir}: {records} documents in its files but {expected} in the collection's "
+                          f"manifest; convert the collection again (legalir convert)")
+    log = _index_collection(Path(input_dir), index_dir, threads, fields)
     n = num_docs(index_dir)
-    if expected is not None and n != expected:
-        raise IndexError_(f"{input_dir}: {expected} documents in the collection but {n} indexed")
+    if n != records:
+        raise IndexError_(f"{input_dir}: {records} documents in the collection but {n} indexed"
+                          + (f"; Java's report: {log}" if log else ""))
+    if log:
+        _log.warning(f"{input_dir}: Java reported problems while indexing it; its report: {log}")
     # the collection's folder relative to the index when it sits beside it (found after both move), else absolute
     atomic.write_json(index_dir / META, {**recorded_path("input", input_dir, index_dir), "documents": n,
                                          "fields": list(fields or []), **_types(types)},

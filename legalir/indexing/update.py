@@ -57,7 +57,7 @@ _log = log.get(__name__)
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
 from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
-                                      changed_documents, half_published, refuse_rebuild)  # noqa: F401
+                                      changed_documents, half_published, refuse_rebuild, release_key)  # noqa: F401
 from legalir.indexing.folders import recorded_path
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
@@ -388,7 +388,9 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     src = _write_jsonl(work / "docs", records)
     out = out or work / "index"
     out.mkdir(parents=True)
-    sparse._index_collection(src, out, threads, fields)
+    log = sparse._index_collection(src, out, threads, fields)
+    if log:
+        _log.warning(f"{src}: Java reported problems while indexing the changed documents; its report: {log}")
     return out
 
 
@@ -669,10 +671,81 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
     return counts
 
 
+def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
+                        allow_older: bool = False) -> dict | None:
+    """Refuse to apply the release ``to`` holds onto ``indexes`` unless it is newer than the one each holds now.
+
+    A release goes forward: ``--to`` an older release (80 onto an index at 81), the same release, or a
+    collection that records no release while the index does, is refused with both releases named.
+    ``allow_older`` (``--allow-older``) applies it all the same; the new version's marker then records it
+    (``release_from``: the release it went from).
+
+    Parameters
+    ----------
+    indexes : sequence of path
+        The index folders to update.
+    to : path
+        The collection of the release to apply.
+    allow_older : bool
+        Apply a release that is not newer.
+
+    Returns
+    -------
+    dict or None
+        ``{"release_from": R}`` to record in the new version when it does not go forward (``allow_older``),
+        else None.
+
+    Raises
+    ------
+    UpdateError
+        Naming the index's release and ``to``'s, and the option that allows it.
+    """
+    from legalir import collections
+
+    from legalir.indexing import dense, kind_of, sparse
+
+    for path in indexes:  # a copy of each is the next version: legalir's, unchanged, before its release is read
+        try:
+            kind, _ = kind_of(path)
+        except NotAnIndex as e:
+            raise UpdateError(str(e)) from None
+        mod = sparse if kind == "sparse" else dense
+        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index, yes=None)
+    try:
+        IndexPair(indexes)  # their metadata whole (legalir.indexing.check_metadata) before their releases are read
+    except LegalirError as e:
+        raise UpdateError(str(e)) from None
+    try:
+        new = collections.release_of(collections.read_manifest(to))
+    except LegalirError as e:
+        raise UpdateError(f"--to {to}: {e}") from None
+    went_back = None
+    for path in indexes:
+        now = (atomic.read_marker(atomic.current(path)) or {}).get("release")
+        if not now:
+            continue  # an index of no release: any release is its first
+        if new is None:
+            why = f"{to} records no release (converted without --option release=N), and {path} is at release {now}"
+        elif release_key(new) < release_key(now):
+            why = f"{to} holds release {new}, older than release {now} that {path} is at"
+        elif new == now:
+            why = f"{to} holds release {new}, the release {path} is at already"
+        else:
+            continue
+        if not allow_older:
+            raise UpdateError(f"--to {to}: {why}; a release goes forward (legalir index update --to applies a newer "
+                              f"release): give a newer release's collection, or pass --allow-older to apply this one "
+                              f"all the same (the new version records that it went from release {now})")
+        _log.warning(f"--allow-older: {why}; applied all the same, recorded in the new version (release_from: {now})")
+        went_back = {"release_from": now}
+    return went_back
+
+
 def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike] = (),
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
-           to: str | os.PathLike | None = None, threads: int | None = None, device: str | None = None,
-           batch_size: int | None = None, quiet: bool = False, _release: dict | None = None) -> dict[str, dict]:
+           to: str | os.PathLike | None = None, allow_older: bool = False, threads: int | None = None,
+           device: str | None = None, batch_size: int | None = None, quiet: bool = False,
+           _release: dict | None = None, _marker: dict | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -690,6 +763,10 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         --option release=86``): the difference between what the indexes hold and it is the change set
         (:func:`release_changes`), so the new version searches exactly as a fresh index of ``to``. Not
         with ``add``/``replace``/``delete``. The result's ``same`` counts the documents left as they were.
+        A release that is not newer than the index's is refused (:func:`check_release_order`).
+    allow_older : bool
+        Apply ``to`` even when its release is older than the index's, the same, or not recorded; the new
+        version's marker records the release it went from (``release_from``).
     threads : int, optional
         Lucene indexing threads [default: as ``legalir index``].
     device : str, optional
@@ -720,6 +797,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
 
         from legalir import collections
 
+        went_back = check_release_order(indexes, to, allow_older)
         with tempfile.TemporaryDirectory(prefix="legalir-release-") as tmp:
             counts = release_changes(indexes, to, tmp)
             if not (counts["add"] or counts["replace"] or counts["delete"]):
@@ -727,17 +805,24 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             files = {op: [str(Path(tmp) / name)] if counts[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
-                          _release=collections.release_marker(collections.read_manifest(to)))
+                          _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back)
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
 
     from legalir import collections, datasets as datasets_base, filters
-    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, kind_of, sparse
 
+    for path in indexes:  # first, before its metadata is read: the next version is a copy of this one
+        try:
+            kind, _ = kind_of(path)
+        except NotAnIndex as e:
+            raise UpdateError(str(e)) from None
+        mod = sparse if kind == "sparse" else dense
+        atomic.check_target(path, mod.KIND, legacy=mod._is_legacy_index, yes=None)
     try:
         pair = IndexPair(indexes)
-    except NotAnIndex as e:
+    except LegalirError as e:
         raise UpdateError(str(e)) from None
     changes = read_changes(add, replace, delete)
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
@@ -769,7 +854,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         work = []
         for kind, path in kinds:
             mod = sparse if kind == "bm25" else dense
-            marker = dict(together or {})  # completed below, written with the version when it is published
+            marker = {**(together or {}), **(_marker or {})}  # completed below, written with the version
             tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True,
                                                         marker=marker))
             cur = atomic.current(path)  # under the lock: no other writer changes it now

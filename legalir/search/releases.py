@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 from legalir import atomic, checks
 from legalir.errors import ApiError
+from legalir.indexing.changes import release_key  # noqa: F401 (the one order of releases; `legalir index update --to` too)
 
 
 class ReleaseError(ApiError):
@@ -45,9 +46,6 @@ class NotInAnyRelease(ReleaseError, LookupError):
     status = 404
 
 
-def release_key(release: str) -> tuple:
-    """Releases in their natural order (``"9" < "70" < "86"``, then any others by text)."""
-    return (0, int(release), "") if release.isdigit() else (1, 0, release)
 
 
 def date_of(folder: Path | None) -> str | None:

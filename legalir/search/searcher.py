@@ -65,11 +65,6 @@ class UnknownRelease(SearcherError, LookupError):
     status = 404
 
 
-def _release_key(release: str) -> tuple:
-    """Releases in their natural order (``"9" < "70" < "86"``, then any others by text)."""
-    return (0, int(release), "") if release.isdigit() else (1, 0, release)
-
-
 @dataclass(frozen=True)
 class Hit:
     """One search result.
@@ -253,6 +248,7 @@ class Searcher:
         self._closed = True  # until opened whole
         self._pins: dict[str, atomic.Pin] = {}
         given = IndexPair(paths)
+        self._given = given  # the folders as the caller named them (errors name these, not version folders)
         #: the folders as given (a versioned index: its link)
         self.sparse: Path | None = given.sparse
         self.dense: Path | None = given.dense
@@ -355,7 +351,7 @@ class Searcher:
         held = set(self._release_versions())
         if self.release:
             held.add(self.release)
-        return sorted(held, key=_release_key)
+        return sorted(held, key=_releases.release_key)
 
     @property
     def release_date(self) -> str | None:
@@ -735,7 +731,16 @@ class Searcher:
     def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
         """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
         the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
-        ``close``); ``owned``: its ``close`` closes this searcher."""
+        ``close``); ``owned``: its ``close`` closes this searcher. A ``method`` the indexes cannot serve is
+        refused here, before any search (:class:`SearcherError`)."""
+        if options.get("method") is not None:
+            method = _check_optional_str(options["method"], "method", f"one of {', '.join(METHODS)} or None")
+            try:
+                self._given.method(method)
+            except MethodError as e:
+                if owned:
+                    self.close()
+                raise SearcherError(str(e)) from None
         return BoundSearch(self, options, owned)
 
     # ---- documents

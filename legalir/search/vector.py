@@ -11,7 +11,7 @@ import os
 from typing import Any, Mapping
 
 from legalir import log
-from legalir.indexing import dense, encoders
+from legalir.indexing import IndexPair, MethodError, dense, encoders
 from legalir.search.runner import Partitioned, Retriever, SearchError, check_topics
 from legalir.trec import Run, Topic
 
@@ -31,6 +31,7 @@ def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device:
     """
     import dataclasses
 
+    _check_dense(index_dir)
     meta = dense.read_meta(index_dir)
     recorded = encoders.EncoderSettings.from_dict(meta["encoder"])
     settings = recorded
@@ -80,9 +81,19 @@ class DenseRetriever:
         """The FAISS index stays loaded (partitions share one encoder and may be searched again)."""
 
 
+def _check_dense(index_dir: str | os.PathLike) -> None:
+    """A FAISS index whose metadata is whole (:func:`legalir.indexing.check_metadata`), or a located error (a
+    Lucene index: what to search it with)."""
+    try:
+        IndexPair([index_dir]).method("dense")
+    except MethodError as e:
+        raise SearchError(str(e)) from None
+
+
 def retriever(index_dir: str | os.PathLike, encoder: encoders.Encoder, partition_field: str | None = None,
               **kwargs: Any) -> Retriever:
     """A retriever over ``index_dir``: one index, or one per partition routed by ``partition_field``."""
+    _check_dense(index_dir)
     parts = dense.partitions(index_dir)
     if not parts:
         return DenseRetriever(index_dir, encoder, **kwargs)

@@ -266,7 +266,7 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
-            raise FormatError(p, n, f"invalid JSON: {e.msg}") from None
+            raise FormatError(p, n, f"invalid JSON: {e.msg} (column {e.colno})") from None
         if not isinstance(rec, dict):
             raise FormatError(p, n, f"expected a JSON object, found {type(rec).__name__}")
         yield n, rec
