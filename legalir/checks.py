@@ -225,5 +225,5 @@ def arguments(operation: str, given: Any, params: "dict[str, Param]", *, prefix:
     missing = [n for n, p in params.items() if p.required and n not in out]
     if missing:
         raise ApiError(f"{operation} needs the argument{'s' if len(missing) > 1 else ''} "
-                       f"{', '.join(repr(prefix + m) for m in missing)}")
+                       f"{', '.join(map(repr, missing))}")
     return out

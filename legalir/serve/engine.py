@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from legalir import collections, filters, log, trec, api, datasets
-from legalir.errors import LegalirError
+from legalir.errors import ApiError, LegalirError
 from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.api import Hit
@@ -597,13 +597,21 @@ def _table() -> dict[str, dict[str, checks.Param]]:
                  "measures": P(opt(measures)),
                  "topics": P(opt(lambda n, v: checks.listed(n, v, checks.identifier))), "k": P(k)},
         # HTTP only
-        "search_batch": {"queries": P(lambda n, v: checks.listed(n, v, _batch_query), required=True),
+        "search_batch": {"queries": P(_batch, required=True),
                          **{name: p for name, p in search.items() if name not in ("query", "partition")}},
         "list_collections": {}, "list_runs": {}, "run_topics": {"run": P(checks.text, required=True)},
         "run_topic": {"run": P(checks.text, required=True), "qid": P(checks.identifier, required=True),
                       "compare": P(blank_text), "k": P(k)},
         "health": {}, "metrics": {},
     }
+
+
+def _batch(name: str, value: Any) -> list[dict]:
+    if isinstance(value, (list, tuple)) and not value:
+        raise ApiError(f"no {name}: give at least one ({{\"q\": ...}})")
+    if isinstance(value, (list, tuple)) and len(value) > MAX_BATCH:
+        raise ApiError(f"{len(value)} {name} in one batch; at most {MAX_BATCH}")
+    return checks.listed(name, value, _batch_query)
 
 
 def _batch_query(name: str, value: Any) -> dict:
@@ -620,7 +628,7 @@ ARGUMENTS: dict[str, dict[str, checks.Param]] = _table()
 
 
 def arguments(operation: str, given: Any) -> dict[str, Any]:
-    """``given`` checked against :data:`ARGUMENTS`\ ``[operation]`` (:func:`legalir.checks.arguments`): the
+    """``given`` checked against ``ARGUMENTS[operation]`` (:func:`legalir.checks.arguments`): the
     arguments under their own names, checked, or an :class:`~legalir.errors.ApiError` (400 over HTTP, a tool
     error over MCP) naming what is wrong."""
     return checks.arguments(operation, given, ARGUMENTS[operation])
