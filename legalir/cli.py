@@ -8,6 +8,7 @@ status 2; ``--debug`` (or ``LEGALIR_DEBUG=1``) shows the traceback instead.
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -178,7 +179,9 @@ def main(debug, verbose, quiet):
     """
     from legalir import log
 
-    log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
+    root = log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
+    if quiet or not root.isEnabledFor(logging.INFO):  # -q, LEGALIR_LOG_LEVEL=WARNING: no library's warnings either
+        log.quiet_libraries()
 
 
 if __name__ == "__main__":  # pragma: no cover

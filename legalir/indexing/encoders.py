@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -401,12 +400,10 @@ class Encoder:
                 callback(len(texts))
             return np.ascontiguousarray(vecs, dtype=np.float32)
         import torch
-        from tqdm import tqdm
 
         order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        bar = tqdm(total=len(texts), desc=desc, unit=" texts", disable=not progress, file=sys.stderr,
-                   mininterval=1.0)
+        bar = log.progress(total=len(texts), desc=desc, unit=" texts", quiet=not progress)
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
@@ -544,7 +541,6 @@ def encode_corpus(
 def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size: int,
                  stop_after_shards: int | None, source, progress: bool, restart: bool) -> EncodeResult:
     """Encode into ``out``, resuming it; ``restart``: a folder of other settings there is ours to replace."""
-    from tqdm import tqdm
 
 
     docids: list[str] = []
@@ -600,8 +596,9 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
     done = {int(k) for k in manifest["shards"]}
     todo = [i for i in range(n_shards) if i not in done or not (out / shard_name(i)).exists()]
     written = 0
-    bar = tqdm(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size) for i in todo),
-               desc=f"encoding {out.name}", unit=" docs", disable=not progress, file=sys.stderr, mininterval=1.0)
+    bar = log.progress(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size)
+                                                                    for i in todo),
+                       desc=f"encoding {out.name}", unit=" docs", quiet=not progress)
     todo_set = set(todo)
 
     def pending() -> Iterator[tuple[int, list[str]]]:
