@@ -117,6 +117,34 @@ def identifier(name: str, value: Any) -> str:
     return s
 
 
+def calendar_date(name: str, value: Any, *, partial: bool = False) -> str:
+    """A calendar date as ISO text, ``YYYY-MM-DD`` (a :class:`datetime.date` too: its day); with ``partial``,
+    also a date known only to its month (``YYYY-MM``) or year (``YYYY``), kept at that precision.
+
+    Read without a regular expression: the parts split on ``-``, each of its exact width, the whole a real
+    day of the calendar (``2021-02-30`` is refused)."""
+    import datetime
+
+    if isinstance(value, datetime.datetime):
+        raise ApiError(f"{name} must be a date (YYYY-MM-DD or a datetime.date), not a datetime {shown(value)}")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    accepted = "a date YYYY-MM-DD" + (", YYYY-MM or YYYY" if partial else "")
+    if not isinstance(value, str):
+        raise ApiError(f"{name} must be {accepted}, not {shown(value)}")
+    parts = value.strip().split("-")
+    widths = [4, 2, 2][:len(parts)]
+    if (len(parts) > 3 or (len(parts) < 3 and not partial)
+            or any(len(p) != w or not (p.isascii() and p.isdigit()) for p, w in zip(parts, widths))):
+        raise ApiError(f"{name} must be {accepted}, not {shown(value)}")
+    numbers_ = [int(p) for p in parts] + [1] * (3 - len(parts))
+    try:
+        datetime.date(*numbers_)
+    except ValueError as e:
+        raise ApiError(f"{name} must be {accepted} of the calendar, not {shown(value)} ({e})") from None
+    return "-".join(parts)
+
+
 # ------------------------------------------------------------------ the arguments of an operation
 def integer_or_text(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """:func:`integer`, also given as its decimal text (``"10"``: what a URL's query string holds, and what a

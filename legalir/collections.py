@@ -428,11 +428,21 @@ def release_of(manifest: Mapping) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def release_date_of(manifest: Mapping) -> str | None:
+    """The date of the release a collection holds (ISO text at the publisher's precision: ``"2022-11"``), as
+    ``legalir convert statutes`` read it from the publisher's README or ``--option date``; else None (never
+    invented: ``as_of=`` a date then says which release has none)."""
+    value = (manifest.get("options") or {}).get("date")
+    return str(value) if value not in (None, "") else None
+
+
 def release_marker(manifest: Mapping) -> dict:
-    """The version marker of an index of a collection that is a release: ``{"release": "86"}``, which keeps
-    that version of the index for point-in-time search (:func:`legalir.atomic.newest_of_each_release`); else ``{}``."""
+    """The version marker of an index of a collection that is a release: ``{"release": "86", "date": "2022-11"}``
+    (the date where the collection records one), which keeps that version of the index for point-in-time search
+    (:func:`legalir.atomic.newest_of_each_release`) and dates it (``as_of=`` a date); else ``{}``."""
     release = release_of(manifest)
-    return {"release": release} if release else {}
+    date = release_date_of(manifest)
+    return {"release": release, **({"date": date} if date else {})} if release else {}
 
 
 def read_manifest(collection_dir: str | os.PathLike) -> dict:
@@ -494,6 +504,15 @@ def qrels_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
     if not p.exists():
         raise CollectionError(f"{p}: no qrels for topic set {topic_set!r}")
     return p
+
+
+def cited_keys(text: str, jurisdiction: str | None = None) -> list[str]:
+    """The citation keys ``text`` names as a lawyer writes it (:func:`legalir.citations.keys`), a bare ``§ N`` read in
+    ``jurisdiction``'s general code: the one rule by which a citation finds the documents whose own citation it is
+    (:meth:`Corpus.resolve`, :meth:`legalir.indexing.changes.Documents.resolve`)."""
+    from legalir import citations as cite
+
+    return cite.keys(str(text), jurisdiction_hint=jurisdiction, context=cite.general_code(jurisdiction))
 
 
 class Corpus(Mapping):
@@ -616,14 +635,23 @@ class Corpus(Mapping):
         ``GA Code 8-2-1``, ``§ 8-2-1`` (read in the collection's own jurisdiction when all its documents
         share one, else in ``jurisdiction``), or an id as it is.
 
-        The one rule: ``text``'s citation keys (:func:`legalir.citations.keys`) against each document's own
+        The one rule: ``text``'s citation keys (:meth:`citation_keys`) against each document's own
         citation (its ``is_<key>`` tokens, written by ``legalir convert``); a table built on first use
         (one pass over the collection). Returns the matching ids in order (``[]`` when none).
         """
-        from legalir import citations as cite
-
         if isinstance(text, str) and text in self:
             return [text]
+        table = self.citation_table()[0]
+        found: list[str] = []
+        for key in self.citation_keys(text, jurisdiction=jurisdiction):
+            found += [d for d in table.get(key, []) if d not in found]
+        return found
+
+    def citation_table(self) -> tuple[dict[str, list[str]], str | None]:
+        """``({citation key: ids of the documents whose own citation it is}, the jurisdiction every document
+        shares or None)``: one pass over the collection, on first use."""
+        from legalir import citations as cite
+
         if self._cited is None:
             with self._lock:
                 if self._cited is None:
@@ -636,12 +664,12 @@ class Corpus(Mapping):
                         if jur and rec.get(jur) not in (None, ""):
                             seen.add(str(rec[jur]))
                     self._cited = (table, next(iter(seen)) if len(seen) == 1 else None)
-        table, own = self._cited
-        hint = own or jurisdiction
-        found: list[str] = []
-        for key in cite.keys(str(text), jurisdiction_hint=hint, context=cite.general_code(hint)):
-            found += [d for d in table.get(key, []) if d not in found]
-        return found
+        return self._cited
+
+    def citation_keys(self, text: str, *, jurisdiction: str | None = None) -> list[str]:
+        """The citation keys ``text`` names (:func:`cited_keys`), a bare ``§ N`` read in the jurisdiction all the
+        collection's documents share (:meth:`citation_table`), else in ``jurisdiction``."""
+        return cited_keys(text, self.citation_table()[1] or jurisdiction)
 
     def warm(self) -> None:
         """Build every partition's offset table now (what the first lookup would wait for)."""

@@ -52,7 +52,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from legalir import atomic, trec
+from legalir import atomic, numeric, trec
 from legalir.scoring.judged import is_judged
 from legalir import log as _logging
 from legalir.errors import LegalirError
@@ -306,13 +306,6 @@ def _measure_spec(name: str) -> str:
 
 # ---------------------------------------------------------------- training
 
-def _set_threads(n: int | None) -> None:
-    if n:
-        import torch
-
-        torch.set_num_threads(int(n))
-
-
 def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
@@ -421,7 +414,8 @@ def _run_cell(c: _Cell) -> dict:
     """
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    with logging_redirect_tqdm(loggers=[logging.getLogger(_logging.ROOT)]):
+    with logging_redirect_tqdm(loggers=[logging.getLogger(_logging.ROOT)]), \
+            numeric.threads(c.cfg.threads, faiss=False):  # torch's count for this cell only
         return _train_cell(c)
 
 
@@ -432,7 +426,6 @@ def _train_cell(c: _Cell) -> dict:
     from legalir.search.rerank import score_pairs
 
     cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
-    _set_threads(cfg.threads)
     work = Path(c.work)
     work.mkdir(parents=True, exist_ok=True)
     done_path, state_path = work / "done.json", work / "state.pt"

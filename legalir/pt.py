@@ -251,17 +251,12 @@ def _queries(inp: pd.DataFrame) -> pd.DataFrame:
     return inp[cols].drop_duplicates("qid")
 
 
-def _empty_cell(v: Any) -> bool:
-    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
-
-
 def _frame_topics(q: pd.DataFrame) -> dict[str, Topic]:
-    """Topics of a queries frame: every column but ``qid`` and ``query`` is a metadata field (empty cells skipped)."""
-    out: dict[str, Topic] = {}
-    for rec in q.to_dict("records"):
-        meta = {k: v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)}
-        out[str(rec["qid"])] = Topic(str(rec["qid"]), str(rec["query"]), meta)
-    return out
+    """Topics of a queries frame: every column but ``qid`` and ``query`` is a metadata field (empty cells skipped);
+    the searcher core's one reader of a frame's topics (:func:`legalir.search.searcher.frame_topics`)."""
+    from legalir.search.searcher import frame_topics
+
+    return frame_topics(q)
 
 
 def _empty_results(inp: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -390,7 +385,7 @@ def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, parti
         Documents per topic.
     method, partition, filter, citations, as_of
         As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
-        topic by its own partition column; ``as_of``: a release the index keeps, its documents too).
+        topic by its own partition column; ``as_of``: a release the index keeps, or a date, its documents too).
     text : bool or path
         ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
         reads); a path: from that collection folder or index.
@@ -488,7 +483,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     text : path, optional
         Collection folder or Lucene index to read a ``text`` column from.
     **kwargs
-        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``, ``batch_size``,
+        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``,
         ``ef_search``, ``nprobe``).
 
     Returns

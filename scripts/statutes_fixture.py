@@ -2,7 +2,8 @@
 
 The publisher's files (Public.Resource.Org / UniCourt ``cic-code-XX``) are public domain. The cut keeps
 each file's head, its title heading and the ``<div>`` of each kept section with the chapter, article
-and part headings above it; everything else (other sections, navigation lists) is removed.
+and part headings above it; everything else (other sections, navigation lists) is removed. The repository's
+README (its release lines date each release) is kept whole.
 
     python scripts/statutes_fixture.py ../shared/data/statutes tests/fixtures/statutes
 """
@@ -62,7 +63,12 @@ def main(src: str, out: str) -> None:
                   for m, keep in files.items() for r in RELEASES[archive]}
         with tarfile.open(Path(src) / archive) as tf:
             for member in tf:
-                if member.name in wanted:
+                if member.name == f"{archive.split('-r')[0]}/README.md":  # the releases' dates, kept whole
+                    path = Path(out) / member.name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(tf.extractfile(member).read())
+                    print(path, path.stat().st_size)
+                elif member.name in wanted:
                     path = Path(out) / member.name
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_bytes(cut(tf.extractfile(member).read(), wanted[member.name]))

@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parent.parent / "legalir"
 #: bottom to top: a module may import its own layer and the layers below it, never one above
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("legalir.errors", "legalir.checks", "legalir.log", "legalir.version", "legalir.atomic", "legalir.jvm",
-                    "legalir.models", "legalir._plain")),
+                    "legalir.numeric", "legalir.models", "legalir._plain")),
     ("formats", ("legalir.trec", "legalir.runformats")),
     ("legal structure", ("legalir.citations", "legalir.filters")),
     ("datasets and collections", ("legalir.datasets", "legalir.collections", "legalir.download",

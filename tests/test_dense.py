@@ -472,3 +472,77 @@ def test_scale_plan_script_measures_and_labels_every_figure(tmp_path):
             and line.startswith("| ") and "," in line.split(" | ")[1]]
     assert [p[0] for p in plan] == ["| Housing statutes", "| Bar Exam passages", "| CRUMB, largest task",
                                     "| CRUMB, 8 tasks (bound)"]
+
+
+# ------------------------------------------------------------------ process-wide numeric settings (issue 37)
+def _counts():
+    import faiss
+    import torch
+
+    return torch.get_num_threads(), faiss.omp_get_max_threads()
+
+
+@pytest.fixture
+def odd_counts():
+    """The caller's own thread counts, set to values no legalir default takes (5 OpenMP, 3 torch: the same
+    count where the two share one OpenMP runtime), restored after the test."""
+    import faiss
+    import torch
+
+    saved = _counts()
+    faiss.omp_set_num_threads(5)
+    torch.set_num_threads(3)
+    try:
+        yield _counts()
+    finally:
+        torch.set_num_threads(saved[0])
+        faiss.omp_set_num_threads(saved[1])
+
+
+def test_numeric_threads_sets_for_the_block_and_restores_whatever_ends_it(odd_counts):
+    from legalir import numeric
+
+    with numeric.threads(1):
+        assert _counts() == (1, 1)
+        with numeric.threads(2, faiss=False):
+            assert _counts()[0] == 2
+        assert _counts() == (1, 1)
+    assert _counts() == odd_counts
+    with pytest.raises(ZeroDivisionError), numeric.threads(2):
+        1 / 0
+    assert _counts() == odd_counts
+    with numeric.threads(None):
+        assert _counts() == odd_counts
+
+
+def test_library_calls_leave_the_callers_thread_counts_as_they_were(odd_counts, encoder, tiny_embeddings,
+                                                                   tiny_index, tmp_path):
+    """Query encoding (one thread inside), a dense build and a FAISS search with ``threads=``: each sets its
+    count for its own work only (issue 37: a library that changed the caller's counts changed the caller's
+    later results, and a server's bits against a notebook's)."""
+    vecs = encoder.encode_queries(["tenant deposit", "notice to quit the premises " * 9])
+    assert _counts() == odd_counts
+    dense.build(tiny_embeddings, tmp_path / "flat", quiet=True, threads=1)
+    assert _counts() == odd_counts
+    index = dense.open_index(tiny_index / "alaska", threads=2)
+    assert _counts() == odd_counts
+    index.search(vecs, 3)
+    assert _counts() == odd_counts
+    retriever = dense_search.retriever(tiny_index, encoder, threads=1)
+    retriever.search({"q": trec.Topic("q", "deposit", {"state": "ohio"})}, 2)
+    assert _counts() == odd_counts
+
+
+def test_a_query_searched_alone_or_in_any_batch_gets_the_same_bits(encoder, tiny_index):
+    """The dense retriever: a topic's hits and scores are the same bits alone, among a few others, and among
+    more than FAISS's BLAS threshold of others (longer and shorter ones: padding), whatever its position."""
+    retriever = dense_search.DenseRetriever(tiny_index / "ohio", encoder)
+    q = "security deposit returned"
+    alone = retriever.search({"q": trec.Topic("q", q)}, 5)["q"]
+    for n, at in ((3, 0), (3, 2), (25, 11)):
+        others = {f"o{i}": trec.Topic(f"o{i}", TEXTS[i % len(TEXTS)] * (1 + i % 3)) for i in range(n)}
+        topics = dict(list(others.items())[:at] + [("q", trec.Topic("q", q))] + list(others.items())[at:])
+        got = retriever.search(topics, 5)["q"]
+        assert list(got.items()) == list(alone.items())
+        assert np.asarray(list(got.values()), dtype=np.float64).tobytes() == \
+            np.asarray(list(alone.values()), dtype=np.float64).tobytes()

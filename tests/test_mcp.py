@@ -18,7 +18,7 @@ from legalir import collections, trec  # noqa: E402
 from serve_helpers import FULL_KEY, SEARCH_KEY, housing_index, start_server, stop_server  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = {"list_indexes", "search", "get_document", "evaluate", "fuse"}
+TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,11 @@
 reference computed here, independently of the searcher core, for generated queries, depths and methods:
 
 * bm25: the raw Lucene engine (:class:`legalir.indexing.lucene.LuceneIndex`) with the dataset's k1/b;
-* dense: the FAISS retriever;
+* dense: no legalir code: the query encoded alone by the model card's own recipe (transformers, mean
+  pooling, L2 norm) with one torch thread, then FAISS called directly on the index file, one query at a
+  time, the top k by score with ties at the cut to the lowest row; every in-process face's query vector
+  must equal the reference's byte for byte, and every face's scores its bits, alone and inside batches of
+  generated queries of other sizes and lengths (issue 37: a score over HTTP one float32 step off);
 * hybrid: both legs to max(k, 100), fused with a plain RRF written here, ranked in trec_eval's order
   (score descending, docid descending), then cut at k;
 * per-state: the partition's own index; pooled (``legalir index --pooled``) with ``partition=`` or a
@@ -24,6 +28,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -58,6 +63,11 @@ def world(sample_collection, sample_index, tmp_path_factory):
     engine = engine_mod.build(config.gather(indexes=indexes), device="cpu", quiet=True)
     searchers = {"acord": legalir.Searcher([sample_index, root / "dense"]), "states": legalir.Searcher(root / "states"),
                  "pooled": legalir.Searcher(root / "pooled")}
+    import faiss
+
+    dense_dir = root / "dense"  # the index's current version, read with FAISS alone
+    docids = (dense_dir / "docids.txt").read_text(encoding="utf-8").splitlines()
+    model_dir = os.path.join(os.path.dirname(gt.__file__), "model")
     words = pycollections.Counter()
     for corpus in (sample_collection / "corpus", root / "housing" / "corpus"):
         for part in sorted(corpus.rglob("*.jsonl")):
@@ -65,7 +75,9 @@ def world(sample_collection, sample_index, tmp_path_factory):
                 words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,}", rec["contents"]))
     try:
         yield {"root": root, "server": server, "base": server["base"], "engine": engine, "searchers": searchers,
-               "encoder": enc, "sample_index": sample_index, "vocab": sorted(w for w, n in words.items() if n >= 2)}
+               "encoder": enc, "sample_index": sample_index, "vocab": sorted(w for w, n in words.items() if n >= 2),
+               "faiss": (faiss.read_index(str(dense_dir / "index.faiss")), docids),
+               "reference_encoder": ReferenceEncoder(model_dir)}
     finally:
         stop_server(server)
         engine.close()
@@ -88,12 +100,42 @@ def _lucene(index_dir: Path, text: str, depth: int) -> dict:
     return {d: float(s) for d, s in zip(docids, scores)}
 
 
-def _dense(world, text: str, depth: int) -> dict:
-    from legalir.search.vector import DenseRetriever
-    from legalir.trec import Topic
+class ReferenceEncoder:
+    """all-MiniLM-L6-v2 as its model card encodes a sentence, one text at a time, with one torch thread (the
+    caller's count restored after); no legalir code."""
 
-    return {d: float(s) for d, s in DenseRetriever(world["root"] / "dense", world["encoder"]).search(
-        {"q": Topic("q", text)}, depth)["q"].items()}
+    def __init__(self, model_dir: str):
+        from transformers import AutoModel, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.model = AutoModel.from_pretrained(model_dir).eval()
+
+    def __call__(self, text: str):
+        import numpy as np
+        import torch
+
+        saved = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                enc = self.tokenizer([text], padding=True, truncation=True, max_length=256, return_tensors="pt")
+                tokens = self.model(**enc)[0]
+                mask = enc["attention_mask"].unsqueeze(-1).expand(tokens.size()).float()
+                pooled = torch.sum(tokens * mask, 1) / torch.clamp(mask.sum(1), min=1e-9)
+                return torch.nn.functional.normalize(pooled, p=2, dim=1)[0].numpy().astype(np.float32)
+        finally:
+            torch.set_num_threads(saved)
+
+
+def _dense(world, text: str, depth: int) -> dict:
+    """FAISS's own search of the index file with the reference vector: the top ``depth`` by score, ties at the
+    cut to the lowest row (legalir's documented rule), as {docid: score}."""
+    import numpy as np
+
+    index, docids = world["faiss"]
+    scores, rows = index.search(world["reference_encoder"](text)[None, :], index.ntotal)
+    order = np.lexsort((rows[0], -scores[0]))[:depth]
+    return {docids[rows[0][i]]: float(scores[0][i]) for i in order}
 
 
 def reference(world, case: dict) -> list[tuple[str, float]]:
@@ -142,25 +184,31 @@ def faces(world, case) -> dict[str, list[tuple[str, float]]]:
     searcher = world["searchers"][index]
     opts = _options(case)
     out = {"Searcher.search": [(h.docid, h.score) for h in searcher.search(q, k, **opts)]}
+    # the batch faces: the query among generated others (before and after it), in one request
+    company = case.get("company", [])
+    at = case.get("at", 0) % (len(company) + 1)
+    texts = company[:at] + [q] + company[at:]
+    qids = [f"c{i}" for i in range(at)] + ["t"] + [f"c{i}" for i in range(at, len(company))]
     # batch_search: a partitioned index routes each topic by its own state field
     if case["how"] == "states":
-        run = searcher.batch_search({"t": Topic("t", q, {"state": case["state"]})}, k)
+        run = searcher.batch_search({i: Topic(i, t, {"state": case["state"]}) for i, t in zip(qids, texts)}, k)
     else:
-        run = searcher.batch_search({"t": q}, k, **opts)
+        run = searcher.batch_search(dict(zip(qids, texts)), k, **opts)
     out["Searcher.batch_search"] = list(run["t"].items())
     params = {"q": q, "k": k, "index": index, **_http_params(case)}
     with urllib.request.urlopen(world["base"] + "/search?" + urllib.parse.urlencode(params), timeout=WAIT_S) as r:
         body = json.loads(r.read())
     out["GET /search"] = [(h["id"], h["score"]) for h in body["hits"]]
-    payload = {"index": index, "k": k, "queries": [{"id": "a", "q": q, **({"partition": opts["partition"]}
-                                                                          if "partition" in opts else {})}]}
+    where = {"partition": opts["partition"]} if "partition" in opts else {}
+    payload = {"index": index, "k": k, "queries": [{"id": i, "q": t, **where} for i, t in zip(qids, texts)]}
     if "method" in opts:
         payload["method"] = opts["method"]
     if "filter" in opts:
         payload["filter"] = opts["filter"]
     status, body = post_json(world["base"], "/search/batch", payload)
     assert status == 200, body
-    out["POST /search/batch"] = [(h["id"], h["score"]) for h in body["results"][0]["hits"]]
+    out["POST /search/batch"] = [(h["id"], h["score"]) for h in body["results"][at]["hits"]]
+    assert body["results"][at]["id"] == "t"
     import pandas as pd
 
     frame = pd.DataFrame([{"qid": "t", "query": q, **({"state": case["state"]} if case["how"] == "states" else {})}])
@@ -170,17 +218,27 @@ def faces(world, case) -> dict[str, list[tuple[str, float]]]:
     return out
 
 
+WORDS = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=4)
+#: other queries searched in the same batch as the case's: none, a few, or past FAISS's BLAS threshold (20);
+#: shorter and longer than it (a longer one pads a batched encoding)
+COMPANY = st.lists(st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=40), max_size=24)
 CASES = st.fixed_dictionaries({
-    "words": st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=4),
+    "words": WORDS,
     "k": st.integers(min_value=1, max_value=30),
     "how": st.sampled_from(["bm25", "dense", "hybrid", "states", "pooled", "pooled-filter"]),
     "state": st.sampled_from(STATES),
+    "company": COMPANY,
+    "at": st.integers(min_value=0, max_value=30),
 })
 
 
-def _case(world, drawn: dict) -> dict:
+def _text(world, words: list[int]) -> str:
     vocab = world["vocab"]
-    return {**drawn, "q": " ".join(vocab[i % len(vocab)] for i in drawn["words"])}
+    return " ".join(vocab[i % len(vocab)] for i in words)
+
+
+def _case(world, drawn: dict) -> dict:
+    return {**drawn, "q": _text(world, drawn["words"]), "company": [_text(world, w) for w in drawn["company"]]}
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
@@ -192,6 +250,46 @@ def test_every_in_process_and_http_face_gives_the_reference_hits(world, drawn):
     got = faces(world, case)
     for face, hits in got.items():
         assert hits == want, f"{face} differs from the reference for {case}"
+        # every face carries a score as a Python float; an engine's (Lucene's, FAISS's) is its float32 widened,
+        # so the same JSON digits everywhere (hybrid's are RRF sums, computed in float64)
+        assert all(type(score) is float for _, score in hits), face
+        if case["how"] != "hybrid":
+            assert all(float(np.float32(score)) == score for _, score in hits), face
+
+
+def _vectors(encoder, texts: list[str]):
+    return encoder.encode_queries(texts)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(words=WORDS, company=COMPANY, at=st.integers(min_value=0, max_value=30),
+       caller_threads=st.sampled_from([1, 2, 3]))
+def test_a_query_vector_is_the_reference_alone_and_in_any_batch(world, words, company, at, caller_threads):
+    """The one query encoder (``Encoder.encode_queries``, what every face calls) gives a query the
+    reference's bytes alone and inside any batch, whatever torch thread count the caller set (and leaves
+    that count as it found it)."""
+    import torch
+
+    q = _text(world, words)
+    others = [_text(world, w) for w in company]
+    at = at % (len(others) + 1)
+    want = world["reference_encoder"](q)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(caller_threads)
+    try:
+        alone = _vectors(world["encoder"], [q])[0]
+        batch = _vectors(world["encoder"], others[:at] + [q] + others[at:])
+        assert torch.get_num_threads() == caller_threads
+    finally:
+        torch.set_num_threads(saved)
+    assert alone.tobytes() == want.tobytes(), q
+    assert batch[at].tobytes() == want.tobytes(), (q, len(others), at)
+    for i, other in enumerate(others[:3]):  # the company's own vectors are theirs alone too
+        assert batch[i + (i >= at)].tobytes() == world["reference_encoder"](other).tobytes()
+    # the searcher's own encoder (loaded from the index's settings) is the same function
+    searcher = world["searchers"]["acord"]
+    assert _vectors(searcher._encoder_object(), [q])[0].tobytes() == want.tobytes()
 
 
 def test_hybrid_is_ranked_before_it_is_cut(world, sample_collection):

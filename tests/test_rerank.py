@@ -72,10 +72,15 @@ def bm25_run(sample_index, sample_collection, tmp_path_factory):
 
 
 def test_cross_encoder_rerank_cli(ce_dir, bm25_run, sample_collection, sample_index, tmp_path):
+    import torch
+
     out = tmp_path / "ce.trec"
+    caller = torch.get_num_threads()
     r = _cli("rerank", out, "--run", bm25_run, "--topics", sample_collection / "topics" / "test.jsonl",
-             "--collection", sample_collection, "-k", 3, "--model", ce_dir, "--precision", "fp32")
+             "--collection", sample_collection, "-k", 3, "--model", ce_dir, "--precision", "fp32",
+             "--threads", caller + 1)
     assert r.exit_code == 0, r.output
+    assert torch.get_num_threads() == caller  # --threads held for the rerank only (issue 37)
     first, new = trec.read_run(bm25_run), trec.read_run(out)
     topics = trec.read_topics(sample_collection / "topics" / "test.jsonl")
     texts = rr.collection_texts(sample_collection)

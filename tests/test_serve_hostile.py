@@ -272,6 +272,7 @@ def test_every_route_and_tool_against_every_scope(server):
         "/search": ("GET", "/search?q=law&k=1", None), "/search/batch": ("POST", "/search/batch", batch),
         "/doc/{collection}/{docid:path}": ("GET", f"/doc/acord/{urllib.parse.quote(docid, safe='')}", None),
         "/indexes": ("GET", "/indexes", None), "/collections": ("GET", "/collections", None),
+        "/history": ("GET", f"/history?id={urllib.parse.quote(docid, safe='')}", None),
         "/runs": ("GET", "/runs", None), "/runs/{run}/topics": ("GET", "/runs/bm25/topics", None),
         "/runs/evaluate": ("POST", "/runs/evaluate", json.dumps({"run": "bm25"}).encode()),
         "/runs/{run}/topics/{qid:path}": ("GET", "/runs/odd/topics/sec%2F1.2", None),
@@ -297,7 +298,8 @@ def test_every_route_and_tool_against_every_scope(server):
             assert request(server, method, path, None, {"Content-Type": "application/json"}, body)[0] == 401, template
 
     tool_args = {"list_indexes": {}, "search": {"index": "acord", "query": "governing law", "k": 1},
-                 "get_document": {"id": docid, "collection": "acord"}, "evaluate": {"run": "bm25"},
+                 "get_document": {"id": docid, "collection": "acord"}, "history": {"id": docid, "index": "acord"},
+                 "evaluate": {"run": "bm25"},
                  "fuse": {"runs": ["bm25"], "run_texts": [(server["root"] / "bm25.trec").read_text()]}}
     assert set(tool_args) == set(keys.TOOL_SCOPES)
 

@@ -13,7 +13,7 @@ import importlib
 #: command name -> the module of legalir.commands that defines it (in that module's COMMANDS)
 REGISTRY: dict[str, str] = {
     "download": "data", "datasets": "data", "convert": "data", "index": "data", "chunk": "data",
-    "search": "retrieve", "rank-pool": "retrieve", "encode": "retrieve", "index-dense": "retrieve",
+    "search": "retrieve", "history": "retrieve", "rank-pool": "retrieve", "encode": "retrieve", "index-dense": "retrieve",
     "search-dense": "retrieve", "fuse": "retrieve", "tune-bm25": "retrieve", "tune-fusion": "retrieve",
     "maxp": "retrieve", "convert-run": "retrieve",
     "eval": "evaluate", "compare": "evaluate", "report": "evaluate",

@@ -78,8 +78,6 @@ def encoder_options(fn):
         click.option("--device", default=None, help="torch device, e.g. cpu, cuda, cuda:1 [default: cuda if present]."),
         click.option("--trust-remote-code", is_flag=True,
                      help="Allow the model repository's own Python code (needed by some encoders)."),
-        click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
-                     help="Texts per forward pass."),
     ])
 
 

@@ -39,10 +39,12 @@ STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
 @click.option("--citations", "citations", type=click.Choice(["on", "off", "auto"]), default="auto", show_default=True,
               help="Rank the document that IS an authority a query cites first and documents citing it next "
                    "(auto: on where the index has the citations field).")
-@click.option("--as-of", "as_of", default=None, metavar="RELEASE",
-              help="Search the code as it stood in RELEASE (e.g. 85): the version of INDEX_DIR that holds it, with "
-                   "that release's documents and BM25 statistics (an index built from a release, updated with "
-                   "`legalir index update --to`, keeps the newest version of each release) [default: the current].")
+@click.option("--as-of", "as_of", default=None, metavar="RELEASE|DATE",
+              help="Search the code as it stood in RELEASE (e.g. 85), or on DATE (YYYY-MM-DD: the newest release "
+                   "dated on or before it, as the publisher dates its releases): the version of INDEX_DIR that holds "
+                   "it, with that release's documents and BM25 statistics (an index built from a release, updated "
+                   "with `legalir index update --to`, keeps the newest version of each release) [default: the "
+                   "current].")
 @tag("bm25")
 @force_option("run")
 def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
@@ -59,6 +61,31 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
                                    filter_by=filter_by_option(filter_by)).retriever(
                       filter=flt or None, citations=citations_option(citations), as_of=as_of), topics, run, k=k,
                   tag=tag)
+
+
+@click.command("history")
+@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("section")
+@click.option("--partition", default=None, help="Partition of a partitioned index.")
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (what legalir.Searcher.history, "
+                                                      "GET /history and the MCP history tool give).")
+def history(index_dir, section, partition, as_json):
+    """A section's history across the releases INDEX_DIR keeps: SECTION (an id, or a citation such as
+    'O.C.G.A. § 8-2-1') in each release, oldest first, with the release's date, the section's status ('absent'
+    where that release lacks it), the SHA-256 of its text and whether the text changed from the release before."""
+    import json
+
+    from legalir.api import Searcher
+
+    with Searcher(index_dir) as s:
+        entries = s.history(section, partition)
+    if as_json:
+        click.echo(json.dumps(entries, ensure_ascii=False, indent=1))
+        return
+    for e in entries:
+        changed = {None: "", True: "changed", False: "same"}[e["changed"]]
+        click.echo("\t".join([e["release"] or "-", e["date"] or "-", e["status"] or "-", e["id"] or "-",
+                              (e["sha256"] or "-")[:12], changed]))
 
 
 def filter_by_option(values) -> list[str] | None:
@@ -99,6 +126,8 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
               help="Model folder, 'minilm' (the bundled all-MiniLM-L6-v2) or a Hugging Face model name.")
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) of a named model.")
 @encoder_options
+@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Documents per forward pass (queries are encoded one at a time, whatever the face).")
 @click.option("--shard-size", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Documents per shard (unit of resuming).")
 @click.option("--partition", "partitions", multiple=True, help="Encode only these partitions (repeatable).")
@@ -187,7 +216,7 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 @tag("dense")
 @force_option("run")
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
-                 normalize, dtype, backend, device, trust_remote_code, batch_size, gpu, ef_search, nprobe,
+                 normalize, dtype, backend, device, trust_remote_code, gpu, ef_search, nprobe,
                  partition_field, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
     TREC format."""
@@ -199,7 +228,7 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
 
     def make():
         enc = dense.load_encoder(index_dir, model=model, device=device, **overrides)
-        return dense.retriever(index_dir, enc, partition_field, instruction=instruction, batch_size=batch_size,
+        return dense.retriever(index_dir, enc, partition_field, instruction=instruction,
                                gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads)
 
     search_to_run(make, topics, run, k=k, tag=tag)
@@ -327,4 +356,4 @@ def convert_run(src, dst, to, tag, depth):
     click.echo(f"{dst}: {n} entries ({to})", err=True)
 
 
-COMMANDS = [search, rank_pool, encode, index_dense, search_dense, fuse, tune_bm25, tune_fusion, maxp, convert_run]
+COMMANDS = [search, history, rank_pool, encode, index_dense, search_dense, fuse, tune_bm25, tune_fusion, maxp, convert_run]

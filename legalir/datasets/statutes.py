@@ -55,7 +55,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from legalir import log as _logging
+from legalir import checks, log as _logging
+from legalir.errors import ApiError
 from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Topic, register
 
 _log = _logging.get(__name__)
@@ -185,6 +186,37 @@ def parse_text_option(value: str) -> tuple[str, ...]:
         raise DatasetError(f"statutes: option text={value!r}: expected '+'-joined parts, each once, from "
                            f"{', '.join(TEXT_PARTS)}, 'text' among them (default {TEXT_DEFAULT})")
     return parts
+
+
+def _check_date(value: str) -> str:
+    """``--option date``: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (:func:`legalir.checks.calendar_date`), as ISO text."""
+    try:
+        return checks.calendar_date("date", str(value).strip(), partial=True)
+    except ApiError:
+        raise DatasetError(f"statutes: option date={value!r}: expected the release's date as the publisher dates "
+                           f"it, YYYY-MM-DD, YYYY-MM or YYYY (e.g. 2022-11 for 'Release 86 dated 2022.11.')") from None
+
+
+def readme_release_dates(text: str) -> dict[str, tuple[str | None, int, str]]:
+    """``{release: (date, line, as written)}`` of the release lines of a publisher's repository README
+    (``* Release 81 dated 2021.07.`` -> ``("2021-07", 8, "2021.07.")``): the date as ISO text at the precision
+    printed (``2020.04.20.`` day, ``2021.07`` month, ``2020`` year), or None where it is not a date of the
+    calendar (``2020.11.019``: the line is still reported). Read by splitting words, no regular expression."""
+    out: dict[str, tuple[str | None, int, str]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        words = line.replace("*", " ").split()
+        if len(words) < 4 or words[0].lower() != "release" or words[2].lower() != "dated" or not words[1].isdigit():
+            continue
+        raw = words[3]
+        parts = raw.rstrip(".").split(".")
+        try:
+            date = checks.calendar_date("date", "-".join(parts), partial=True) if raw.rstrip(".") else None
+        except ApiError:
+            date = None
+        release = str(int(words[1]))
+        if release not in out or (out[release][0] is None and date is not None):  # the first date read counts
+            out[release] = (date, n, raw)
+    return out
 
 
 def _check_release(value: str) -> None:
@@ -762,6 +794,8 @@ class Statutes(Dataset):
                         choices=tuple(STATES)),
         "release": Option("the publisher's release number (r86 -> 86) [default: the newest present]",
                           check=_check_release),
+        "date": Option("the release's date as the publisher dates it, YYYY-MM-DD, YYYY-MM or YYYY [default: the one the "
+                       "repository's README gives: 'Release 86 dated 2022.11.']", check=lambda v: _check_date(v)),
         "text": Option(f"what `contents` holds: '+'-joined parts of {', '.join(TEXT_PARTS)} (text: the "
                        f"statutory text)", TEXT_DEFAULT, check=lambda v: parse_text_option(v)),
         "cite_timeout": Option("seconds legalir.citations may take on one section before it is given up and "
@@ -777,6 +811,9 @@ class Statutes(Dataset):
         self.options["text"] = "+".join(self.text_parts)
         self.cite_timeout = _check_timeout(options.get("cite_timeout", str(int(CITE_TIMEOUT_S))))
         self.release = str(options["release"]).strip() if options.get("release") else None
+        #: the release's date (ISO, at the precision the publisher gives) and where it was read (_record_date)
+        self.date: str | None = _check_date(options["date"]) if options.get("date") else None
+        self.date_from: str | None = "--option date" if self.date else None
         self.report = Report()
         self._converted: list[Converted] | None = None
 
@@ -804,15 +841,18 @@ class Statutes(Dataset):
         sources = self._sources()
         found: dict[str, tuple[str, Any]] = {}
         releases: set[str] = set()
+        readmes: list[tuple[str, str]] = []  # (where, text) of the repository's README: the releases' dates
         for src in sources:
             if src.is_dir():
+                if (src / "README.md").is_file():
+                    readmes.append((str(src / "README.md"), (src / "README.md").read_text("utf-8", "replace")))
                 for p in sorted(src.glob(f"transforms/{self.state}/*/r*/*.html")):
                     rel = self._member_release(f"{src.name}/{p.relative_to(src).as_posix()}")
                     if rel is not None:
                         releases.add(rel)
                         found.setdefault(f"{src.name}/{p.relative_to(src).as_posix()}", ("file", p))
             else:
-                found.update(self._scan_archive(src, releases))
+                found.update(self._scan_archive(src, releases, readmes))
         if not releases:
             raise DatasetError(f"statutes: no release folder transforms/{self.state}/<code>/r<N>/*.html in "
                                f"{', '.join(map(str, sources))}")
@@ -823,6 +863,7 @@ class Statutes(Dataset):
             raise DatasetError(f"statutes: no release {self.release} of {self.state} in "
                                f"{', '.join(map(str, sources))}; present: {', '.join(sorted(releases, key=int))} "
                                f"(--option release=N)")
+        self._record_date(readmes)
         wanted = sorted(n for n in found if self._member_release(n) == self.release)
         archives: dict[Path, list[str]] = {}
         for n in wanted:
@@ -841,11 +882,15 @@ class Statutes(Dataset):
             for n in names:
                 yield f"{arc}!{n}", got[n]
 
-    def _scan_archive(self, path: Path, releases: set[str]) -> dict[str, tuple[str, Any]]:
+    def _scan_archive(self, path: Path, releases: set[str],
+                      readmes: list[tuple[str, str]] | None = None) -> dict[str, tuple[str, Any]]:
         out = {}
         try:
             with tarfile.open(path) as tf:
                 for member in tf:
+                    if readmes is not None and member.isfile() and \
+                            member.name.split("/")[-2:] == [f"cic-code-{self.state}", "README.md"]:
+                        readmes.append((f"{path}!{member.name}", tf.extractfile(member).read().decode("utf-8", "replace")))
                     rel = self._member_release(member.name) if member.isfile() else None
                     if rel is not None:
                         releases.add(rel)
@@ -1054,7 +1099,33 @@ class Statutes(Dataset):
 
     def convert_report(self) -> dict:
         """The reader's report, for the collection's manifest (``reader``)."""
-        return {"state": self.state, "release": self.release, **self.report.as_dict()}
+        return {"state": self.state, "release": self.release,
+                **({"date": self.date, "date_from": self.date_from} if self.date else {}), **self.report.as_dict()}
+
+    def _record_date(self, readmes: list[tuple[str, str]]) -> None:
+        """The release's date, from the repository README's release lines (:func:`readme_release_dates`) or
+        ``--option date``, recorded in the options (the collection's manifest, then each index version's
+        marker: ``as_of=`` a date). Both given and different: an error naming both. Neither: no date (logged);
+        a date is required only where one is asked for (``as_of=2021-09-01``), and never invented."""
+        dated = [(where, *readme_release_dates(text).get(self.release, (None, None, None))) for where, text in readmes]
+        read = [(where, date, line, raw) for where, date, line, raw in dated if date]
+        for where, date, line, raw in dated:
+            if date is None and line is not None:
+                _log.warning(f"{where}:{line}: release {self.release} dated {raw!r}, not a date legalir reads "
+                             f"(YYYY.MM.DD, YYYY.MM or YYYY); give --option date=YYYY-MM[-DD]")
+        if read:
+            where, date, line, raw = read[0]
+            if self.date is not None and self.date != date:
+                raise DatasetError(f"statutes: --option date={self.date} for release {self.release}, but {where}:"
+                                   f"{line} dates it {raw!r} ({date}); leave the option out, or give the date the "
+                                   f"publisher gives")
+            if self.date is None:
+                self.date, self.date_from = date, f"{where}:{line}"
+        if self.date is None:
+            _log.info(f"statutes {self.state} r{self.release}: no date (no README release line, no --option "
+                      f"date=YYYY-MM): searching as of a date will need it")
+        else:
+            self.options["date"] = self.date
 
     # ------------------------------------------------------------ the cross-reference benchmark
     def xref_examples(self) -> list[dict]:

@@ -134,6 +134,7 @@ class Documents:
     def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
         self.corpus = corpus
         self.changed: dict[str, dict | None] = {}
+        self._cited: tuple[dict[str, list[str]], set[str]] | None = None
         for d in index_dirs:  # `legalir index update` changes a Lucene and a FAISS index together: they agree
             for docid, rec in changed_documents(d).items():
                 self.changed.setdefault(docid, rec)
@@ -146,3 +147,42 @@ class Documents:
                 return None
             return dict(rec)
         return self.corpus.record(docid, partition) if self.corpus is not None else None
+
+    def resolve(self, text: str) -> list[str]:
+        """The documents of this version that a citation written as a lawyer writes it designates
+        (``O.C.G.A. § 37-1-116.1``; the rule of :meth:`legalir.collections.Corpus.resolve`): an added or replaced
+        document by its own citation as indexed, a deleted one never, any other from the collection. A bare
+        ``§ N`` is read in the jurisdiction every document of the version shares. Returns the ids in order
+        (``[]`` when none); an id is returned as it is."""
+        from legalir.collections import cited_keys
+
+        if isinstance(text, str) and self.record(text) is not None:
+            return [text]
+        table, own = self.corpus.citation_table() if self.corpus is not None else ({}, None)
+        mine, theirs = self._changed_citations()
+        if theirs:  # the changes' jurisdictions: the version's own only when they and the collection's agree
+            own = next(iter(theirs)) if len(theirs) == 1 and (self.corpus is None or own in theirs) else None
+        found: list[str] = []
+        for key in cited_keys(text, own):
+            for d in [*mine.get(key, []), *(d for d in table.get(key, []) if d not in self.changed)]:
+                if d not in found:
+                    found.append(d)
+        return found
+
+    def _changed_citations(self) -> tuple[dict[str, list[str]], set[str]]:
+        """``({citation key: changed documents whose own citation it is}, the changed documents' jurisdictions)``."""
+        from legalir import citations as cite
+
+        if self._cited is None:
+            field = (self.corpus.partition_field if self.corpus is not None else None) or "state"
+            table: dict[str, list[str]] = {}
+            jurs: set[str] = set()
+            for docid, rec in self.changed.items():
+                if rec is None:
+                    continue
+                for key in cite.parse_field(rec.get(cite.FIELD))["is"]:
+                    table.setdefault(key, []).append(docid)
+                if rec.get(field) not in (None, ""):
+                    jurs.add(str(rec[field]))
+            self._cited = (table, jurs)
+        return self._cited

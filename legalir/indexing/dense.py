@@ -39,7 +39,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from legalir import atomic, collections, log
+from legalir import atomic, collections, log, numeric
 from legalir.indexing import encoders
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 
@@ -215,11 +215,19 @@ def build_one(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: In
     marker: dict = {}  # filled in the block: written with the version when it completes
     with atomic.atomic_dir(index_dir, KIND, overwrite=overwrite, legacy=_is_legacy_index, versioned=True,
                            marker=marker) as tmp:
-        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, threads,
-                                                                          shard_size)
-        _write_index(tmp, index, emb_dir, manifest, spec, dim, n, coll, partition, source, shard_size)
+        n, coll = _build_into(tmp, emb_dir, spec, collection_dir, threads, shard_size)
         marker.update(_release_marker(coll))
     return n
+
+
+def _build_into(out: Path, emb_dir, spec: IndexSpec, collection_dir, threads: int | None,
+                shard_size: int | None) -> tuple[int, Any]:
+    """Build the index of one embeddings folder into ``out`` with ``threads`` FAISS threads (for this build
+    only); returns ``(vectors, collection)``."""
+    with numeric.threads(threads, torch=False):
+        index, emb_dir, manifest, dim, n, coll, partition, source = _make(emb_dir, spec, collection_dir, shard_size)
+        _write_index(out, index, emb_dir, manifest, spec, dim, n, coll, partition, source, shard_size)
+    return n, coll
 
 
 def _release_marker(coll) -> dict:
@@ -229,9 +237,9 @@ def _release_marker(coll) -> dict:
     return collections.release_marker(collections.read_manifest(coll))
 
 
-def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | None = None):
+def _make(emb_dir, spec: IndexSpec, collection_dir, shard_size: int | None = None):
     """The FAISS index of a complete embeddings folder, checked against its collection, in memory."""
-    f = faiss()
+    faiss()
     emb_dir = Path(emb_dir)
     manifest = encoders.read_manifest(emb_dir)
     dim, n = int(manifest["dim"]), int(manifest["documents"])
@@ -258,8 +266,6 @@ def _make(emb_dir, spec: IndexSpec, collection_dir, threads, shard_size: int | N
             where = f"{coll}" + (f" partition {partition!r}" if partition else "")
             raise DenseIndexError(f"{emb_dir / encoders.DOCIDS}: the document ids do not match the collection "
                                   f"{where} ({detail}); encode it again (legalir encode --overwrite)")
-    if threads:
-        f.omp_set_num_threads(int(threads))
     _sharded(n, shard_size)  # checked before the work
     index = _make_index(spec, dim, n)
     if not index.is_trained:
@@ -305,11 +311,8 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
         for i, key in enumerate(keys, 1):
             t0 = time.time()
             src = emb_dir / key if key else emb_dir
-            index, _, manifest, dim, n, coll, partition, source = _make(src, spec, collection_dir, threads, shard_size)
-            _write_index(tmp / key if key else tmp, index, src, manifest, spec, dim, n, coll, partition, source,
-                         shard_size)
+            n, coll = _build_into(tmp / key if key else tmp, src, spec, collection_dir, threads, shard_size)
             marker.update(_release_marker(coll))
-            del index
             out[key] = n
             if not quiet:
                 where = index_dir / key if key else index_dir
@@ -345,15 +348,14 @@ def _search_exact(index, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
     tie runs past that), so that every document tied at the cut is seen, and
     the lowest rows are kept. The result is then a function of the vectors
     alone: the same for one index and for any split of it into shards
-    (:func:`merge_topk`). The batch is searched whole each time: FAISS's
-    scores may differ in the last bit with the number of queries searched
-    together, never with the number of vectors.
+    (:func:`merge_topk`), and, through :func:`_per_query`, for any batch of
+    queries the query is searched with.
     """
     n = int(index.ntotal)
     k = min(int(k), n)
     depth = min(n, k + max(16, k // 8))
     while True:
-        scores, rows = index.search(q, depth)
+        scores, rows = _per_query(index, q, depth)
         if depth == n or not (scores[:, k - 1] == scores[:, depth - 1]).any():
             break
         depth = min(n, 4 * depth)
@@ -363,6 +365,28 @@ def _search_exact(index, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
         order = np.lexsort((r, -s), axis=1)[:, :k]
         scores[tied, :k], rows[tied, :k] = np.take_along_axis(s, order, 1), np.take_along_axis(r, order, 1)
     return np.ascontiguousarray(scores[:, :k]), np.ascontiguousarray(rows[:, :k])
+
+
+def _per_query(index, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """``index.search(q, depth)``, each query's scores computed by FAISS's one-query kernel.
+
+    From ``faiss.cvar.distance_compute_blas_threshold`` queries at once (20),
+    FAISS scores a batch with one BLAS matrix product, whose sums run in
+    another order: a query's scores would then differ in the last bit with the
+    number of queries searched beside it (a topics file against one query over
+    HTTP). Searched in slices below that threshold, every query's scores are
+    the same bits alone and in any batch. On the GPU the batch goes whole.
+    """
+    f = faiss()
+    step = max(1, int(getattr(f.cvar, "distance_compute_blas_threshold", 20)) - 1)
+    if len(q) <= step or _on_gpu(index):
+        return index.search(q, depth)
+    parts = [index.search(q[i:i + step], depth) for i in range(0, len(q), step)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _on_gpu(index) -> bool:
+    return type(index).__name__.startswith("Gpu")
 
 
 def merge_topk(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -401,15 +425,14 @@ class LoadedIndex:
 
     def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
                  nprobe: int | None = None, threads: int | None = None):
-        f = faiss()
+        faiss()
         # resolved once: every file below comes from the same version of a versioned index
         self.dir = Path(os.path.realpath(index_dir))
         if not (self.dir / META).exists() or not (self.dir / INDEX_FILE).exists():
             raise DenseIndexError(f"{self.dir}: no dense index here; build it first (legalir index-dense)")
         self.meta = read_meta(self.dir)
         self._read_docids()
-        if threads:
-            f.omp_set_num_threads(int(threads))
+        self.threads = threads  # FAISS's OpenMP count, set for each search only (legalir.numeric)
         self.kind = self.meta["index"]["type"]
         use_gpu = _use_gpu(gpu)
         index, self._res = _open_faiss(self.dir / INDEX_FILE, self.kind, use_gpu, ef_search, nprobe)
@@ -437,9 +460,10 @@ class LoadedIndex:
         Exact (flat) indexes resolve ties at the cut by row (:func:`_search_exact`)."""
         q = self._check(queries)
         k = min(int(k), self.size)
-        if self.kind == "flat":
-            return _search_exact(self.index, q, k)
-        return self.index.search(q, k)
+        with numeric.threads(self.threads, torch=False):
+            if self.kind == "flat":
+                return _search_exact(self.index, q, k)
+            return _per_query(self.index, q, k)
 
     def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Per query, its hits as ``{docid: score}`` (best first)."""
@@ -479,7 +503,7 @@ class ShardedIndex(LoadedIndex):
 
     def __init__(self, index_dir: str | os.PathLike, gpu: bool | None = None, ef_search: int | None = None,
                  nprobe: int | None = None, threads: int | None = None, resident: bool = False):
-        f = faiss()
+        faiss()
         self.dir = Path(os.path.realpath(index_dir))  # one version of a versioned index, shard after shard
         self.meta = read_meta(self.dir)
         self.shards = list(self.meta.get("shards") or [])
@@ -490,8 +514,7 @@ class ShardedIndex(LoadedIndex):
         if sum(int(sh["count"]) for sh in self.shards) != self.size:
             raise DenseIndexError(f"{self.dir}: its shards hold {sum(int(sh['count']) for sh in self.shards)} "
                                   f"vectors but there are {self.size} document ids")
-        if threads:
-            f.omp_set_num_threads(int(threads))
+        self.threads = threads
         self.kind = self.meta["index"]["type"]
         self.dim = int(self.meta["dim"])
         self._settings = (_use_gpu(gpu), ef_search, nprobe)
@@ -519,8 +542,9 @@ class ShardedIndex(LoadedIndex):
         for i, sh in enumerate(self.shards):
             loaded = self._shard(i)
             index = loaded[0]
-            scores, rows = (_search_exact(index, q, k) if self.kind == "flat"
-                            else index.search(q, min(k, int(sh["count"]))))
+            with numeric.threads(self.threads, torch=False):
+                scores, rows = (_search_exact(index, q, k) if self.kind == "flat"
+                                else _per_query(index, q, min(k, int(sh["count"]))))
             del index, loaded  # not resident: this shard leaves memory (or the GPU) before the next comes
             part = (scores, np.where(rows < 0, -1, rows + int(sh["start"])))
             best = part if best is None else merge_topk([best, part], k)  # the running top k only

@@ -37,7 +37,7 @@ importing this module (e.g. for its error class) is cheap.
 """
 from __future__ import annotations
 from legalir.errors import LegalirError
-from legalir import trec, log, atomic, models
+from legalir import trec, log, atomic, models, numeric
 
 import dataclasses
 import hashlib
@@ -362,9 +362,38 @@ class Encoder:
         return [self.settings.doc_format.format(text=t) for t in texts]
 
     def encode_queries(self, texts: Sequence[str], instructions: Sequence[str | None] | None = None,
-                       batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False) -> np.ndarray:
-        return self.encode(self.format_queries(texts, instructions), batch_size=batch_size, progress=progress,
-                           desc="queries")
+                       progress: bool = False) -> np.ndarray:
+        """Vectors of queries (float32, shape ``(len(texts), dim)``), each a function of its own text alone.
+
+        This is the one place a query becomes a vector, for every face (the API, the
+        CLI, HTTP, MCP, PyTerrier). Each query is encoded by itself, never padded to a
+        longer neighbour (padding changes the shapes of the matrix products and with
+        them the last bits), and on the CPU with :data:`legalir.numeric.QUERY_THREADS`
+        torch threads, whatever count the calling process set (restored after). So a
+        query's vector, and its scores, are the same alone or in any batch, in any
+        process. Measured cost against batches of 32: ``scripts/bench_query_encoding.py``.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            The queries.
+        instructions : sequence of str or None, optional
+            Per query, the instruction for a ``{instruction}`` query format.
+        progress : bool
+            A progress bar on stderr.
+        """
+        from tqdm import tqdm
+
+        formatted = self.format_queries(texts, instructions)
+        out = np.empty((len(formatted), self.dim), dtype=np.float32)
+        cpu = not str(self.device).startswith("cuda")
+        with numeric.threads(numeric.QUERY_THREADS if cpu else None, faiss=False), \
+                tqdm(total=len(formatted), desc="queries", unit=" queries", disable=not progress, file=sys.stderr,
+                     mininterval=1.0) as bar:
+            for i, text in enumerate(formatted):
+                out[i] = self.encode([text], batch_size=1)[0]
+                bar.update(1)
+        return out
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE,
                          progress: bool = False, callback: Callable[[int], Any] | None = None) -> np.ndarray:

@@ -192,6 +192,38 @@ class LuceneIndex:
                     out.append(json.loads(str(stored.document(i).get("raw"))))
         return out
 
+    def shared_term(self, field: str, prefix: str, exclude: Sequence[str] = ()) -> str | None:
+        """The one term of ``field`` beginning with ``prefix`` that every live document holds, when no live
+        document holds another such term (``exclude``: prefixes of terms that are not such terms); else
+        ``None``. What :class:`legalir.search.bm25.BM25` reads an index's own jurisdiction from (every document
+        of a code of one state holds ``state_ga`` in its ``filters`` field)."""
+        terms = jvm.autoclass("org.apache.lucene.index.MultiTerms").getTerms(self.reader, field)
+        total = self.num_docs()
+        if terms is None or total == 0:
+            return None
+        new_term = jvm.autoclass("org.apache.lucene.index.Term")
+        query = jvm.autoclass("org.apache.lucene.search.TermQuery")
+        searcher = jvm.autoclass("org.apache.lucene.search.IndexSearcher")(
+            jvm.cast("org.apache.lucene.index.IndexReader", self.reader))
+        it = terms.iterator()
+        if str(it.seekCeil(new_term(field, prefix).bytes()).name()) == "END":
+            return None
+        found = None
+        term = it.term()
+        while term is not None:
+            text = str(term.utf8ToString())
+            if not text.startswith(prefix):
+                break
+            # a deleted document keeps its terms until its segment is merged: count the live ones
+            if not text.startswith(tuple(exclude)) and int(searcher.count(query(new_term(field, text)))) > 0:
+                if found is not None:
+                    return None
+                found = text
+            term = it.next()
+        if found is None or int(searcher.count(query(new_term(field, found)))) != total:
+            return None
+        return found
+
     # ---- scoring
     def score(self, docid: str, query: str, k1: float, b: float) -> float:
         """BM25 score of one document for ``query`` (term statistics of the whole index)."""

@@ -673,7 +673,7 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
 def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike] = (),
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
            to: str | os.PathLike | None = None, threads: int | None = None, device: str | None = None,
-           batch_size: int | None = None, quiet: bool = False, _release: str | None = None) -> dict[str, dict]:
+           batch_size: int | None = None, quiet: bool = False, _release: dict | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -728,7 +728,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             files = {op: [str(Path(tmp) / name)] if counts[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
-                          _release=collections.release_of(collections.read_manifest(to)))
+                          _release=collections.release_marker(collections.read_manifest(to)))
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
@@ -774,10 +774,11 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True,
                                                         marker=marker))
             cur = atomic.current(path)  # under the lock: no other writer changes it now
-            # the release the new version holds: the one --to applies, else the current version's (changes to it)
-            release = _release or (atomic.read_marker(cur) or {}).get("release")
-            if release:
-                marker["release"] = release
+            # the release the new version holds, with its date: the one --to applies, else the current version's
+            # (changes to it)
+            held = _release or atomic.read_marker(cur) or {}
+            if held.get("release"):
+                marker.update({k: held[k] for k in ("release", "date") if held.get(k)})
             if kind == "bm25":
                 meta = sparse.index_meta(cur)
                 parts = sparse.partitions(cur)

@@ -78,6 +78,25 @@ class BM25:
         self.citations = self.has_citations if citations is None else bool(citations)
         self.filter_by, self.filter_by_optional = list(filter_by), filter_by_optional
         self.jurisdiction_field = jurisdiction_field
+        self._jurisdiction: str | None | bool = False  # not read yet (jurisdiction)
+
+    @property
+    def jurisdiction(self) -> str | None:
+        """The jurisdiction every document of the index shares (``ga`` for an index of Georgia's code; on a
+        pooled index of several states, ``None``), read once from the index's ``filters`` field: the value of
+        the ``jurisdiction_field`` (else ``state``) that every live document holds. ``None`` when the field is
+        not filterable or its values differ."""
+        if self._jurisdiction is False:
+            self._jurisdiction = None
+            field = self.jurisdiction_field or "state"
+            if self.has_filters:
+                prefix = f"{filters.partition_key(field)}_"
+                # typed tokens (state__...), and other fields whose tokens begin the same (state_code_...)
+                others = [f"{prefix}_"] + [f"{filters.partition_key(n)}_" for n in (self.schema or {})
+                                            if n != field and filters.partition_key(n).startswith(prefix)]
+                term = self.index.shared_term(filters.FIELD, prefix, others)
+                self._jurisdiction = term[len(prefix):] if term else None
+        return self._jurisdiction
 
     def set_bm25(self, k1: float, b: float) -> None:
         check_bm25(k1, b)
@@ -140,7 +159,8 @@ class BM25:
         filter in its ``_filter`` field, as the API and ``legalir serve`` pass one per request) and its
         citation clauses (:func:`legalir.citations.query_clauses`, unless its ``_citations`` field says
         otherwise; the jurisdiction of a citation without one is the topic's ``jurisdiction_field``,
-        else the filter's only value of it)."""
+        else the filter's only value of it, else the index's own, :attr:`jurisdiction`: a bare ``§ N`` asked
+        of a code of one state is read in that code, whichever face asks)."""
         from legalir import citations as cite
 
         flt: dict[str, list] = {}
@@ -156,6 +176,8 @@ class BM25:
                 hint = t.fields.get(self.jurisdiction_field) if self.jurisdiction_field else None
                 if not hint and self.jurisdiction_field:
                     hint = filters.single_value(f, self.jurisdiction_field)
+                if not hint:  # a question asked of a code of one state is read in that code
+                    hint = self.jurisdiction
                 c = cite.query_clauses(clean_text(t.text), jurisdiction_hint=str(hint) if hint else None)
                 if c:
                     cites[q] = c

@@ -39,7 +39,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from legalir import log, models, trec, atomic, collections
+from legalir import log, models, trec, atomic, collections, numeric
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
@@ -722,39 +722,36 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
         raise RerankError("give exactly one of --collection or --index for the document texts")
     if method != "cross-encoder" and make_generator is None:
         raise RerankError(f"--method {method} needs a generator")
-    if threads:
-        import torch
+    with numeric.threads(threads, faiss=False):  # torch's count for this call only
+        run = trec.read_run(run_path)
+        topics = trec.read_topics(topics_path)
+        texts = collection_texts(collection, run, k=k) if collection else index_texts(index_dir, run, k=k)
+        gen = make_generator() if method != "cross-encoder" else None
+        llm = None
+        if method == "cross-encoder":
+            scorer = CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
+                                        precision=precision)
+            result = rerank(run, topics, texts, scorer, k=k)
+        elif method == "pointwise":
+            llm = LLMJudge(gen, scale=judge or "graded", prompt=prompt)
+            result = rerank(run, topics, texts, llm, k=k)
+        elif method == "listwise":
+            llm = ListwiseReranker(gen, window=window, step=step, passes=passes or 1, prompt=prompt, max_words=max_words)
+            result = llm.rerank(run, topics, texts, k=k)
+        else:
+            llm = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
+            result = llm.rerank(run, topics, texts, k=k)
+        n = trec.write_run(out, result, tag=tag or "rerank", inputs=[run_path, topics_path], force=force)
+        msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
+        if gen is not None:
+            msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"
+        if save_generations and llm is not None:
+            from legalir import generate
 
-        torch.set_num_threads(threads)
-    run = trec.read_run(run_path)
-    topics = trec.read_topics(topics_path)
-    texts = collection_texts(collection, run, k=k) if collection else index_texts(index_dir, run, k=k)
-    gen = make_generator() if method != "cross-encoder" else None
-    llm = None
-    if method == "cross-encoder":
-        scorer = CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
-                                    precision=precision)
-        result = rerank(run, topics, texts, scorer, k=k)
-    elif method == "pointwise":
-        llm = LLMJudge(gen, scale=judge or "graded", prompt=prompt)
-        result = rerank(run, topics, texts, llm, k=k)
-    elif method == "listwise":
-        llm = ListwiseReranker(gen, window=window, step=step, passes=passes or 1, prompt=prompt, max_words=max_words)
-        result = llm.rerank(run, topics, texts, k=k)
-    else:
-        llm = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
-        result = llm.rerank(run, topics, texts, k=k)
-    n = trec.write_run(out, result, tag=tag or "rerank", inputs=[run_path, topics_path], force=force)
-    msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
-    if gen is not None:
-        msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"
-    if save_generations and llm is not None:
-        from legalir import generate
-
-        reqs, answers = _requests_of(llm)
-        generate.write_generations(save_generations, reqs, answers)
-        msg += f"; generations -> {save_generations}"
-    return msg
+            reqs, answers = _requests_of(llm)
+            generate.write_generations(save_generations, reqs, answers)
+            msg += f"; generations -> {save_generations}"
+        return msg
 
 
 def _requests_of(llm) -> tuple[list, list[str]]:

@@ -6,7 +6,8 @@ It owns each search rule once:
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
 * partition routing: one index per partition (a topic goes to its own), or a pooled index
   (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
-  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction;
+  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction (else the index's own:
+  a bare ``§ N`` asked of a code of one state is read in that code, :attr:`legalir.search.bm25.BM25.jurisdiction`);
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
 * dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
@@ -36,7 +37,7 @@ from legalir.errors import ApiError
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
-from legalir.search import fusion, bm25 as lucene
+from legalir.search import fusion, bm25 as lucene, releases as _releases
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -124,20 +125,36 @@ def _paths(path: Any) -> list[Path]:
                         f"{type(path).__name__} {path!r}"[:300])
 
 
+def _empty_cell(v: Any) -> bool:
+    """A frame's missing value: None, pandas' NA, NaN."""
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
+
+
+def frame_topics(frame: Any) -> dict[str, Topic]:
+    """``Topic`` objects of a PyTerrier-style queries DataFrame: ``qid``, ``query``, and every other column a
+    topic field, as a topics file's other keys are (``state``: the partition a topic is routed to and the code
+    its bare ``§ N`` is read in); a missing cell is no field. The one reader of a frame's topics
+    (:meth:`Searcher.batch_search`, :mod:`legalir.pt`)."""
+    cols = [str(c) for c in frame.columns]
+    if not {"qid", "query"} <= set(cols):
+        raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
+    out: dict[str, Topic] = {}
+    for rec in frame.to_dict("records"):
+        qid = str(rec["qid"])
+        out[qid] = Topic(qid, check_query(rec["query"], f"the query of topic {qid!r}"),
+                         {str(k): v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)})
+    return out
+
+
 def as_topics(topics: Any) -> dict[str, Topic]:
     """``Topic`` objects from ``{qid: text}``, ``{qid: Topic}``, a Benchmark (its split's topics, with
-    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``)."""
+    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``, other columns its fields:
+    :func:`frame_topics`)."""
     records = getattr(topics, "topic_records", None)
     if records is not None and not isinstance(topics, Mapping):
         return dict(records)
-    if type(topics).__name__ == "DataFrame" and hasattr(topics, "itertuples"):
-        cols = [str(c) for c in topics.columns]
-        if not {"qid", "query"} <= set(cols):
-            raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
-        out = {}
-        for r in topics.itertuples():
-            out[str(r.qid)] = Topic(str(r.qid), check_query(r.query, f"the query of topic {r.qid!r}"))
-        return out
+    if type(topics).__name__ == "DataFrame" and hasattr(topics, "to_dict"):
+        return frame_topics(topics)
     if not isinstance(topics, Mapping):
         raise SearcherError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
                             f"{type(topics).__name__}")
@@ -340,22 +357,55 @@ class Searcher:
             held.add(self.release)
         return sorted(held, key=_release_key)
 
+    @property
+    def release_date(self) -> str | None:
+        """The date of :attr:`release` as recorded (``"2022-11"``), or None."""
+        return _releases.date_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
+
+    @property
+    def release_dates(self) -> dict[str, str | None]:
+        """``{release: date}`` of :attr:`releases`, oldest first: each release's date as the publisher printed it
+        (``"2022-11"``, ``"2020-04-20"``), recorded by ``legalir convert statutes``; None where none was."""
+        folders = self._release_versions()
+        held = self.pair.sparse if self.pair.sparse is not None else self.pair.dense
+        return {r: _releases.date_of(held if r == self.release else
+                                     next(iter(folders[r].values()))) for r in self.releases}
+
+    def history(self, ref: str, partition: str | None = None) -> list[dict]:
+        """The section ``ref`` (an id, or a citation: ``O.C.G.A. § 8-2-1``) in each release the index keeps,
+        oldest first: ``release``, ``date``, ``status`` (``absent`` where that release lacks it), ``sha256`` of
+        its text and whether it ``changed`` (:func:`legalir.search.releases.history`).
+
+        An index of no release gives one entry (``release`` None): the version it keeps.
+
+        Raises
+        ------
+        legalir.search.releases.NotInAnyRelease
+            A section no release holds (404 over HTTP).
+        """
+        self._check_open()
+        return _releases.history(self, ref, partition)
+
     def at(self, as_of: Any) -> "Searcher":
         """This index as it stood in release ``as_of``: a searcher of that release's own version (its documents,
         its BM25 statistics: an index of that release alone), opened once and closed with this one; this
         searcher itself when it holds that release, or when ``as_of`` is None.
 
+        ``as_of`` may be a date (``"2021-09-01"``, a :class:`datetime.date`): the newest release dated on or
+        before it (:func:`legalir.search.releases.release_for_date`).
+
         Raises
         ------
         UnknownRelease
             A release the index keeps no version of (the known ones named).
+        legalir.search.releases.ReleaseError
+            A date before the oldest release kept (naming it), or a release without a recorded date.
         """
         self._check_open()
         if as_of is None:
             return self
-        if isinstance(as_of, int) and not isinstance(as_of, bool):
-            as_of = str(as_of)
-        release = checks.text("as_of", as_of).strip()
+        # a release, or a date: the newest release dated on or before it (legalir.search.releases)
+        release = _releases.release_of(as_of, lambda: self.release_dates)
         if release == self.release:
             return self
         with self._lock:
@@ -570,9 +620,10 @@ class Searcher:
         citations : bool, optional
             Rank the document that is an authority the query cites first, documents citing it
             next (:mod:`legalir.citations`); default: on where the index has the field.
-        as_of : str, optional
-            A release (``"85"``): search the code as it stood then, with that release's documents
-            and BM25 statistics (:meth:`at`); default: the release held now.
+        as_of : str or datetime.date, optional
+            A release (``"85"``), or a date (``"2022-09-01"``: the newest release dated on or before it):
+            search the code as it stood then, with that release's documents and BM25 statistics
+            (:meth:`at`); default: the release held now.
 
         Returns
         -------
@@ -633,7 +684,9 @@ class Searcher:
         ----------
         topics : Benchmark, mapping or DataFrame
             ``{qid: text}``, ``{qid: Topic}``, a :class:`legalir.Benchmark` (its split's topics, with
-            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query``.
+            the fields a partitioned index routes by) or a DataFrame with ``qid`` and ``query`` (its
+            other columns the topics' fields, as a topics file's other keys: a ``state`` column routes
+            and reads citations as ``legalir search`` does).
         k : int
             Depth.
         method, partition, filter, citations, as_of
@@ -701,8 +754,9 @@ class Searcher:
         ``legalir index update``: an updated index's changed documents come from its version).
 
         ``docid`` may also be a citation as a lawyer writes it (``O.C.G.A. § 8-2-1``, ``GA Code 8-2-1``,
-        ``§ 8-2-1`` in a code of one state): the document whose own citation it is
-        (:meth:`legalir.collections.Corpus.resolve`); the record's ``id`` says which. ``as_of``: the
+        ``§ 8-2-1`` in a code of one state): the document whose own citation it is, in the version held
+        (:meth:`legalir.indexing.changes.Documents.resolve`: one ``legalir index update`` added included); the
+        record's ``id`` says which. ``as_of``: the
         record as release ``as_of`` held it (:meth:`at`)."""
         if as_of is not None:
             return self.at(as_of).doc(docid, partition)
@@ -719,8 +773,9 @@ class Searcher:
         if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
             return None  # one index per partition and no collection: which one holds it?
         rec = self._record(docid, key or "")
-        if rec is None and self.corpus is not None:
-            for found in self.corpus.resolve(docid):
+        if rec is None and (self.corpus is not None or self._docs.changed):
+            # by citation, in the version held: a section `legalir index update` added is found as the others
+            for found in self._docs.resolve(docid):
                 rec = self._record(found, key or "")
                 if rec is not None:
                     break

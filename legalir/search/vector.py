@@ -56,7 +56,7 @@ class DenseRetriever:
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: encoders.Encoder, *, instruction: str | None = None,
-                 batch_size: int = encoders.DEFAULT_BATCH_SIZE, gpu: bool | None = None,
+                 gpu: bool | None = None,
                  ef_search: int | None = None, nprobe: int | None = None, threads: int | None = None,
                  resident: bool = False):
         self.index = dense.open_index(index_dir, gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads,
@@ -68,13 +68,12 @@ class DenseRetriever:
                 f"built with ({self.index.meta['encoder'].get('model')})")
         self.encoder = encoder
         self.instruction = instruction
-        self.batch_size = batch_size
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:
         check_topics(topics)
         qids = list(topics)
         instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
-        vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions, batch_size=self.batch_size)
+        vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions)
         return dict(zip(qids, self.index.search(vecs, k)))
 
     def close(self) -> None:

@@ -82,7 +82,8 @@ class BatchRequest(BaseModel):
     filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
                                                     "FIELD=VALUE[,VALUE][;FIELD=...].")
     citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
-    as_of: Optional[str] = Field(None, description="A release the index keeps (e.g. 85): the code as it stood then "
+    as_of: Optional[str] = Field(None, description="A release the index keeps (e.g. 85), or a date YYYY-MM-DD (the "
+                                                   "newest release dated on or before it): the code as it stood then "
                                                    "[default: the current].")
 
 
@@ -307,8 +308,10 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                                                                       "joined by ';', e.g. state=california,nevada."),
                      citations: Optional[str] = Query(None, description="on / off: rank the authority a query "
                                                                          "cites first [default: on where indexed]."),
-                     as_of: Optional[str] = Query(None, description="A release the index keeps (e.g. 85): search "
-                                                                     "the code as it stood then [default: current].")):
+                     as_of: Optional[str] = Query(None, description="A release the index keeps (e.g. 85), or a date "
+                                                                     "YYYY-MM-DD (the newest release dated on or "
+                                                                     "before it): search the code as it stood then "
+                                                                     "[default: current].")):
         # the checked arguments (the Query declarations above describe them in /docs; FastAPI parsed them again)
         a = {"k": 10, **args}
         res = await pool.call(engine.search, _index_name(engine, a.get("index")), a["query"], k=a["k"],
@@ -335,10 +338,21 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
     async def document(collection: str, docid: str, args: dict = _arguments("get_document", {"docid": "id"}),
                        q: Optional[str] = Query(None, description="Query whose terms to list for highlighting."),
-                       as_of: Optional[str] = Query(None, description="A release an index of the collection keeps: "
-                                                                       "the document as it stood then.")):
+                       as_of: Optional[str] = Query(None, description="A release an index of the collection keeps, "
+                                                                       "or a date YYYY-MM-DD: the document as it "
+                                                                       "stood then.")):
         return json_response(await pool.call(engine.document, args["collection"], args["id"], args.get("q"),
                                              args.get("as_of")))
+
+    @app.get("/history", summary="One section in each release the index keeps: release, date, status, text hash, "
+                                 "whether it changed (legalir.Searcher.history)")
+    async def history(args: dict = _arguments("history"),
+                      id: str = Query(..., description="The section: a document id, or a citation as a lawyer "
+                                                       "writes it (O.C.G.A. § 8-2-1)."),
+                      index: Optional[str] = Query(None, description="Index name [default: the only one]."),
+                      partition: Optional[str] = Query(None, description="Partition of a partitioned index.")):
+        return json_response(await pool.call(engine.history, _index_name(engine, args.get("index")), args["id"],
+                                             args.get("partition")))
 
     @app.get("/runs", summary="Runs with their overall scores")
     async def runs(_: dict = _arguments("list_runs")):

@@ -320,11 +320,19 @@ class Engine:
             for (qid, text, partition), hits in zip(queries, found):
                 terms = query_terms(text)
                 out.append({"id": qid, "query": text, "index": index, "method": method,
-                            **({"release": searcher.release} if searcher.release else {}),
+                            **self._release_of(searcher),
                             "partition": collections.partition_key(partition) if partition else None,
                             "k": k, "terms": terms,
                             "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
         return out
+
+    @staticmethod
+    def _release_of(searcher: Any) -> dict:
+        """``release`` (and its ``release_date`` where recorded) a searcher of a code's release searches."""
+        if not searcher.release:
+            return {}
+        date = searcher.release_date
+        return {"release": searcher.release, **({"release_date": date} if date else {})}
 
     def search(self, index: str, q: str, k: int = 10, method: str | None = None,
                partition: str | None = None, filter: str | None = None, citations: str | None = None,
@@ -354,10 +362,12 @@ class Engine:
             if not entries:
                 raise BadRequest(f"collection {collection!r} is served by no index: as_of needs one")
             with entries[0].acquire() as snap:
-                rec = snap.searcher.doc(docid, as_of=as_of)
+                past = snap.searcher.at(as_of)  # a release, or a date: the release dated on or before it
+                rec, held = past.doc(docid), self._release_of(past)
             if rec is None:
-                raise NotFound(f"collection {collection!r} had no document {docid!r} (by id or citation) in release "
-                               f"{as_of!r}")
+                when = f"release {as_of!r}" if held.get("release") == str(as_of) else \
+                    f"release {held.get('release')!r} (as of {as_of})"
+                raise NotFound(f"collection {collection!r} had no document {docid!r} (by id or citation) in {when}")
             changed = True
         for entry in entries if not changed else ():
             with entry.acquire() as snap:
@@ -366,8 +376,13 @@ class Engine:
                     break
         if not changed:
             rec = store.get(docid)
-        if rec is None:  # a citation as a lawyer writes it (O.C.G.A. § 8-2-1): the document it designates
-            found = [d for d in store.resolve(docid) if d != docid]
+        if rec is None:  # a citation as a lawyer writes it (O.C.G.A. § 8-2-1): the document it designates, in the
+            # version served (a section `legalir index update` added included), else in the collection
+            if entries:
+                with entries[0].acquire() as snap:
+                    found = [d for d in snap.docs.resolve(docid) if d != docid]
+            else:
+                found = [d for d in store.resolve(docid) if d != docid]
             if found:
                 return self.document(collection, found[0], q)
         if rec is None:
@@ -380,7 +395,17 @@ class Engine:
                 "citation": d["citation"], "heading_path": d["heading_path"], "state": d["state"],
                 "category": d["category"],
                 "metadata": {k: v for k, v in d["fields"].items() if not k.startswith("_") and k != filters.FIELD},
-                "terms": query_terms(q) if q else [], **({"as_of": str(as_of)} if as_of else {})}
+                "terms": query_terms(q) if q else [], **({"as_of": str(as_of), **held} if as_of else {})}
+
+    # ---- a section across releases
+    def history(self, index: str, ref: str, partition: str | None = None) -> dict:
+        """Section ``ref`` (an id or a citation) in each release index ``index`` keeps, oldest first
+        (:meth:`legalir.Searcher.history`, on one version of the index): ``{"index", "id", "releases": [...]}``."""
+        entry = self.index(index)
+        with entry.acquire() as snap:
+            entries = snap.searcher.history(ref, partition or None)
+        return {"index": index, "id": ref, "collection": entry.collection.name if entry.collection else None,
+                "releases": entries}
 
     # ---- runs
     def list_runs(self) -> list[dict]:
@@ -582,11 +607,12 @@ def _table() -> dict[str, dict[str, checks.Param]]:
               "filter": P(blank_text), "citations": P(opt(on_off, blank=True)), "as_of": P(release)}
     return {
         # the MCP tools and the HTTP endpoints that do the same (list_indexes: GET /indexes, search: GET /search,
-        # get_document: GET /doc/{collection}/{id}, evaluate: POST /runs/evaluate)
+        # get_document: GET /doc/{collection}/{id}, history: GET /history, evaluate: POST /runs/evaluate)
         "list_indexes": {},
         "search": search,
         "get_document": {"id": P(checks.identifier, required=True), "collection": P(blank_text),
                          "as_of": P(release), "q": P(blank_text)},
+        "history": {"id": P(checks.identifier, required=True), "index": P(blank_text), "partition": P(blank_text)},
         "evaluate": {"run": P(text), "run_text": P(text), "qrels": P(text), "measures": P(opt(measures)),
                      "judged_only": P(opt(checks.boolean)), "per_topic": P(checks.boolean)},
         "fuse": {"runs": P(opt(texts)), "run_texts": P(opt(texts)),

@@ -230,13 +230,15 @@ class IndexEntry(_Partitions):
                 **self._releases()}
 
     def _releases(self) -> dict:
-        """``release`` (the one served now) and ``releases`` (those ``as_of=`` reaches), for an index of a code's
-        releases; nothing for any other."""
+        """``release`` (the one served now), ``releases`` (those ``as_of=`` reaches) and ``release_dates``
+        (``{release: date}``, None where none is recorded), for an index of a code's releases; nothing for any
+        other."""
         snap = self._current
         if snap is None:
             return {}
         releases = snap.searcher.releases
-        return {"release": snap.searcher.release, "releases": releases} if releases else {}
+        return {"release": snap.searcher.release, "releases": releases,
+                "release_dates": snap.searcher.release_dates} if releases else {}
 
     # ---- snapshots
     def open_snapshot(self, dense_keys: Iterable[str] = ()) -> Snapshot:

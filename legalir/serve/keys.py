@@ -50,8 +50,8 @@ _log = logging.getLogger(__name__)
 
 #: environment variable holding key lines (as in a --api-keys file)
 ENV = "LEGALIR_API_KEYS"
-#: what a key may be allowed: ``search`` (search, documents, the index and collection lists, MCP's search,
-#: get_document and list_indexes), ``runs`` (the run explorer; MCP's evaluate and fuse), ``metrics`` (/metrics)
+#: what a key may be allowed: ``search`` (search, documents, a section's history, the index and collection
+#: lists, MCP's search, get_document, history and list_indexes), ``runs`` (the run explorer; MCP's evaluate and fuse), ``metrics`` (/metrics)
 SCOPES = ("search", "runs", "metrics")
 #: THE scope table, read by both faces (:class:`legalir.serve.guard.Guard` over HTTP, :mod:`legalir.serve.mcpserver`
 #: over MCP): what each scope opens. HTTP routes by their template; ``OPEN`` needs no key (no data in it);
@@ -59,7 +59,7 @@ SCOPES = ("search", "runs", "metrics")
 #: start-up (:func:`check_table`), so none can be added without saying who may use it.
 ROUTE_SCOPES: dict[str, str] = {
     "/search": "search", "/search/batch": "search", "/doc/{collection}/{docid:path}": "search",
-    "/indexes": "search", "/collections": "search",
+    "/indexes": "search", "/collections": "search", "/history": "search",
     "/runs": "runs", "/runs/evaluate": "runs", "/runs/{run}/topics": "runs", "/runs/{run}/topics/{qid:path}": "runs",
     "/metrics": "metrics",
 }
@@ -69,7 +69,7 @@ ROUTE_ACCESS: dict[str, str] = {"/health": OPEN, "/": OPEN, "/static/{name}": OP
                                 "/docs": OPEN, "/openapi.json": OPEN, "/mcp": ANY_KEY}
 #: MCP tool -> the scope it needs
 TOOL_SCOPES: dict[str, str] = {"list_indexes": "search", "search": "search", "get_document": "search",
-                               "evaluate": "runs", "fuse": "runs"}
+                               "history": "search", "evaluate": "runs", "fuse": "runs"}
 #: parts of a tool's answer shown only to a key with a further scope (what HTTP puts behind that scope):
 #: ``list_indexes``' runs (names, files, qrels, scores) and qrels names are the run explorer's (``GET /runs``)
 TOOL_PART_SCOPES: dict[str, dict[str, str]] = {"list_indexes": {"runs": "runs", "qrels": "runs"}}

@@ -1,11 +1,11 @@
 """legalir's MCP server: the served indexes, documents and runs as tools for a model (the ``mcp`` SDK).
 
-Tools: ``list_indexes``, ``search``, ``get_document``, ``evaluate``, ``fuse``. Each calls the
+Tools: ``list_indexes``, ``search``, ``get_document``, ``history``, ``evaluate``, ``fuse``. Each calls the
 same :class:`legalir.serve.engine.Engine` method as the HTTP API, on the same worker pool.
 
 * ``legalir mcp --index NAME=DIR ...``: over stdio, for desktop agents (:func:`run_stdio`);
 * ``legalir serve``: the same tools over streamable HTTP at ``/mcp`` (:func:`http_endpoint`),
-  behind the server's host check, API keys (``search`` for the first three tools, ``runs`` for
+  behind the server's host check, API keys (``search`` for the first four tools, ``runs`` for
   ``evaluate`` and ``fuse``), rate limit and body limit.
 """
 from __future__ import annotations
@@ -33,7 +33,9 @@ INSTRUCTIONS = (
     "and FAISS dense embeddings, the documents behind them, and scored TREC runs. Call list_indexes first "
     "to learn the index names, their search methods and partitions (e.g. one index per US jurisdiction), "
     "and the runs and qrels available for scoring. search returns ranked passages with citations and "
-    "snippets; get_document returns a whole document by id. evaluate scores a run with trec_eval measures; "
+    "snippets; get_document returns a whole document by id. An index of a code's releases (list_indexes: "
+    "releases, release_dates) is searched as of a release or a date (as_of), and history gives a section's "
+    "releases, dates and whether its text changed. evaluate scores a run with trec_eval measures; "
     "fuse combines runs (reciprocal rank fusion or a weighted sum) and scores the result.")
 
 #: tool name -> the API key scope it needs over HTTP (the one table: legalir.serve.keys)
@@ -145,7 +147,9 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                              Field(description="'on': rank first the authority the query cites (e.g. a section "
                                                "number); default: on where the index has citations.")] = None,
         as_of: Annotated[Optional[str], Field(description="A release of the code the index keeps (list_indexes: "
-                                                          "releases), e.g. '85': search the law as it stood then; "
+                                                          "releases, release_dates), e.g. '85', or a date "
+                                                          "'2022-09-01' (the newest release dated on or before it): "
+                                                          "search the law as it stood then; "
                                                           "leave out for the current one.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
@@ -156,7 +160,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                                 citations=citations, as_of=as_of)
             entry = engine.index(name)
             return {"index": name, "method": res["method"], "partition": res["partition"],
-                    **({"release": res["release"]} if res.get("release") else {}),
+                    **{f: res[f] for f in ("release", "release_date") if res.get(f)},
                     "collection": entry.collection.name if entry.collection else None,
                     "hits": [{f: h[f] for f in _HIT_FIELDS if h.get(f) is not None} for h in res["hits"]]}
         return await call(ctx, "search", run)
@@ -171,7 +175,9 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         id: Annotated[str, Field(description="Document id, as a search hit gives it, or a citation "
                                              "(O.C.G.A. § 8-2-1).")],
         collection: Annotated[Optional[str], Field(description="Collection (or index) name.")] = None,
-        as_of: Annotated[Optional[str], Field(description="A release the collection's index keeps, e.g. '85': the "
+        as_of: Annotated[Optional[str], Field(description="A release the collection's index keeps, e.g. '85', or a "
+                                                          "date '2022-09-01' (the newest release dated on or "
+                                                          "before it): the "
                                                           "document as it stood then.")] = None,
         q: Annotated[Optional[str], Field(description="A query whose terms to list (terms) for highlighting.")] = None,
     ) -> dict[str, Any]:
@@ -185,6 +191,26 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                 raise BadRequest(f"give collection, one of: {', '.join(engine.collections) or 'none'}")
             return engine.document(name, id, q, as_of=as_of)
         return await call(ctx, "get_document", run)
+
+    @server.tool(description=(
+        "A statute section's history across the releases of the code an index keeps (list_indexes: releases, "
+        "release_dates), oldest first: for each release its date, whether it holds the section, its status (in "
+        "force, repealed, reserved; 'absent' where that release lacks it), a SHA-256 of its text and whether the "
+        "text changed from the release before. Read a version's text with get_document(id, as_of=release)."))
+    async def history(
+        ctx: Context,
+        id: Annotated[str, Field(description="The section: a document id, or a citation (O.C.G.A. § 8-2-1).")],
+        index: Annotated[Optional[str], Field(description="Index name from list_indexes; may be left out when "
+                                                          "only one index is served.")] = None,
+        partition: Annotated[Optional[str], Field(description="Partition of a partitioned index; leave out "
+                                                              "otherwise.")] = None,
+    ) -> dict[str, Any]:
+        def run() -> dict:
+            name = index or (next(iter(engine.indexes)) if len(engine.indexes) == 1 else None)
+            if name is None:
+                raise BadRequest(f"give index, one of: {', '.join(engine.indexes) or 'none'}")
+            return engine.history(name, id, partition)
+        return await call(ctx, "history", run)
 
     @server.tool(description=(
         "Score a ranking (a TREC run) against relevance judgments (qrels) with trec_eval's measures, exactly as "

@@ -94,7 +94,8 @@ function fillIndexControls() {
   $("#partition-label").firstChild.textContent = (field === "state" ? "Jurisdiction" : field[0].toUpperCase() + field.slice(1)) + " ";
   // an index of a code's releases: search it as of an earlier one (the current release first)
   const releases = idx && idx.releases ? [...idx.releases].reverse() : [];
-  $("#release").innerHTML = releases.map((r) => `<option value="${esc(r)}">${esc(r)}${r === idx.release ? " (current)" : ""}</option>`).join("");
+  const dates = (idx && idx.release_dates) || {};
+  $("#release").innerHTML = releases.map((r) => `<option value="${esc(r)}">${esc(r)}${dates[r] ? ` · ${esc(dates[r])}` : ""}${r === idx.release ? " (current)" : ""}</option>`).join("");
   $("#release-label").classList.toggle("hidden", releases.length < 2);
 }
 function asOf() {
@@ -122,7 +123,7 @@ function card(hit, terms, collection) {
     + (hit.snippet !== undefined ? `<div class="snippet">${highlight(hit.snippet, terms)}</div>` : `<div class="snippet muted">(no collection: ids only)</div>`)
     + (chips ? `<div class="chips">${chips}</div>` : "")
     + (hit.duplicate_of ? `<div class="small muted">same text as result ${hit.duplicate_of}</div>` : "");
-  if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery, asOf()));
+  if (collection) div.addEventListener("click", () => openDoc(collection, hit.id, state.lastQuery, asOf(), currentIndex()));
   return div;
 }
 
@@ -195,12 +196,14 @@ async function doSearch(ev) {
 // a statute's annotations, each one click away below its text
 const ANNOTATIONS = [["History", "history"], ["Notes", "notes"], ["Case notes", "case_notes"]];
 
-async function openDoc(collection, id, q, asOfRelease) {
+async function openDoc(collection, id, q, asOfRelease, idx) {
   const view = $("#doc-view");
   view.classList.remove("hidden");
   $("#doc-head").innerHTML = `<p class="muted">Loading ${esc(id)}…</p>`;
   $("#doc-text").textContent = "";
   $("#doc-notes").innerHTML = "";
+  $("#doc-history").innerHTML = "";
+  $("#doc-history").dataset.ready = "";
   try {
     const query = new URLSearchParams();
     if (q) query.set("q", q);
@@ -220,9 +223,127 @@ async function openDoc(collection, id, q, asOfRelease) {
     $("#doc-notes").innerHTML = ANNOTATIONS.filter(([, k]) => typeof meta[k] === "string" && meta[k].trim())
       .map(([label, k]) => `<details data-part="${k}"><summary>${label}</summary><div class="ann-text">${esc(meta[k])}</div></details>`)
       .join("");
+    // an index of a code's releases: the section in each release it keeps, and what changed between two
+    if (idx && idx.releases && idx.releases.length > 1) await showHistory(collection, idx.name, doc.id, asOfRelease || idx.release);
   } catch (err) {
     showError($("#doc-head"), err);
   }
+}
+
+// ---------------------------------------------------------------- a section's history (GET /history)
+// A timeline of the releases the index keeps (date, status, text hash, changed or not) and a word diff of
+// the section's text between two of them (GET /doc as_of each).
+async function showHistory(collection, index, id, shown) {
+  const box = $("#doc-history");
+  try {
+    const res = await api(`/history?${new URLSearchParams({ index, id })}`);
+    const entries = res.releases;
+    const label = (e) => `release ${e.release}${e.date ? ` · ${e.date}` : ""}`;
+    const items = entries.map((e) => {
+      const what = !e.present ? "absent" : [e.status, e.changed === true ? "text changed" : e.changed === false ? "text unchanged" : "first kept"]
+        .filter(Boolean).join(" · ");
+      return `<li data-release="${esc(e.release)}" class="${e.present ? "present" : "absent"}${e.changed ? " changed" : ""}${e.release === shown ? " shown" : ""}">`
+        + `<span class="when">${esc(label(e))}</span> <span class="what">${esc(what)}</span>`
+        + (e.sha256 ? ` <code class="hash" title="SHA-256 of the text">${esc(e.sha256.slice(0, 12))}</code>` : "") + `</li>`;
+    }).join("");
+    const options = entries.map((e) => `<option value="${esc(e.release)}">${esc(label(e))}${e.present ? "" : " (absent)"}</option>`).join("");
+    box.innerHTML = `<h3>History</h3><ol class="timeline">${items}</ol>`
+      + `<div class="diff-controls">Compare <select id="diff-a">${options}</select> with <select id="diff-b">${options}</select></div>`
+      + `<div id="doc-diff" class="diff"></div>`;
+    // the last change by default: the release before the newest changed one, and that one
+    let b = entries.length - 1;
+    for (let i = entries.length - 1; i > 0; i--) if (entries[i].changed) { b = i; break; }
+    $("#diff-a").value = entries[Math.max(0, b - 1)].release;
+    $("#diff-b").value = entries[b].release;
+    const redraw = () => showDiff(collection, entries, $("#diff-a").value, $("#diff-b").value);
+    $("#diff-a").addEventListener("change", redraw);
+    $("#diff-b").addEventListener("change", redraw);
+    await redraw();
+  } catch (err) {
+    showError(box, err);
+  }
+  box.dataset.ready = "1";
+}
+
+async function versionText(collection, entries, release) {
+  const e = entries.find((x) => x.release === release);
+  if (!e || !e.present) return "";
+  const doc = await api(`/doc/${encodeURIComponent(collection)}/${encodeURIComponent(e.id)}?${new URLSearchParams({ as_of: release })}`);
+  return doc.contents;
+}
+
+async function showDiff(collection, entries, a, b) {
+  const out = $("#doc-diff");
+  out.dataset.ready = "";
+  const [ta, tb] = await Promise.all([versionText(collection, entries, a), versionText(collection, entries, b)]);
+  if (a !== $("#diff-a").value || b !== $("#diff-b").value) return;  // another pair was chosen meanwhile
+  const parts = diffText(ta, tb);
+  const changed = parts.some(([op]) => op !== "=");
+  out.innerHTML = `<div class="small muted">${changed ? "removed in" : "the same text in"} release ${esc(a)}${changed ? `, added in release ${esc(b)}` : ` and release ${esc(b)}`}</div>`
+    + `<div class="diff-text">${parts.map(([op, t]) => op === "=" ? esc(t) : op === "-" ? `<del>${esc(t)}</del>` : `<ins>${esc(t)}</ins>`).join("")}</div>`;
+  out.dataset.a = a;
+  out.dataset.b = b;
+  out.dataset.ready = "1";
+}
+
+// Words and the spaces between them (a linear scan: no backtracking).
+function diffTokens(s) { return String(s ?? "").match(/\s+|\S+/g) || []; }
+
+// The shortest edit script from text `a` to text `b` over words (Myers' O(ND) algorithm, after the common
+// head and tail): [[op, text]] with op "=" (kept), "-" (only in a) or "+" (only in b), runs merged. Past
+// MAX_D edits it gives up on finding the shortest: all of a removed, all of b added.
+const MAX_D = 4000;
+function diffText(a, b) {
+  const A = diffTokens(a), B = diffTokens(b);
+  let head = 0;
+  while (head < A.length && head < B.length && A[head] === B[head]) head++;
+  let tail = 0;
+  while (tail < A.length - head && tail < B.length - head && A[A.length - 1 - tail] === B[B.length - 1 - tail]) tail++;
+  const x0 = A.slice(head, A.length - tail), y0 = B.slice(head, B.length - tail);
+  const ops = [];
+  const push = (op, t) => { const last = ops[ops.length - 1]; if (last && last[0] === op) last[1] += t; else ops.push([op, t]); };
+  A.slice(0, head).forEach((t) => push("=", t));
+  const n = x0.length, m = y0.length;
+  const middle = [];
+  if (n === 0 || m === 0) {
+    x0.forEach((t) => middle.push(["-", t]));
+    y0.forEach((t) => middle.push(["+", t]));
+  } else {
+    const max = Math.min(n + m, MAX_D), off = max + 1;
+    const v = new Int32Array(2 * max + 3);
+    const trace = [];
+    let found = false;
+    for (let d = 0; d <= max && !found; d++) {
+      trace.push(v.slice(Math.max(0, off - d - 1), off + d + 2));  // k from -d-1 to d+1
+      for (let k = -d; k <= d; k += 2) {
+        let x = (k === -d || (k !== d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1;
+        let y = x - k;
+        while (x < n && y < m && x0[x] === y0[y]) { x++; y++; }
+        v[off + k] = x;
+        if (x >= n && y >= m) { found = true; break; }
+      }
+    }
+    if (!found) {
+      x0.forEach((t) => middle.push(["-", t]));
+      y0.forEach((t) => middle.push(["+", t]));
+    } else {
+      let x = n, y = m;
+      for (let d = trace.length - 1; d >= 0; d--) {
+        const w = trace[d], lo = Math.max(0, off - d - 1);
+        const at = (k) => w[off + k - lo];
+        const k = x - y;
+        const pk = (k === -d || (k !== d && at(k - 1) < at(k + 1))) ? k + 1 : k - 1;
+        const px = at(pk), py = px - pk;
+        while (x > px && y > py) { middle.push(["=", x0[x - 1]]); x--; y--; }
+        if (d > 0) middle.push(x === px ? ["+", y0[py]] : ["-", x0[px]]);
+        x = px; y = py;
+      }
+      middle.reverse();
+    }
+  }
+  middle.forEach(([op, t]) => push(op, t));
+  A.slice(A.length - tail).forEach((t) => push("=", t));
+  return ops;
 }
 function closeDoc() { $("#doc-view").classList.add("hidden"); }
 $("#doc-close").addEventListener("click", closeDoc);
