@@ -30,7 +30,7 @@ from legalir.serve import engine as engine_mod  # noqa: E402
 from serve_helpers import start_server, stop_server  # noqa: E402
 
 EXAMPLES = int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "6"))
-MCP_TOOLS = {"list_indexes", "search", "get_document", "evaluate", "fuse"}
+MCP_TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +128,7 @@ def endpoints(s: dict) -> dict:
         "search": ("search", "search", get("/search"), {"query": "security deposit", "index": "acord"}),
         "get_document": ("get_document", "get_document", get(doc, ("id", "collection")),
                          {"id": s["docid"], "collection": "acord"}),
+        "history": ("history", "history", get("/history"), {"id": s["docid"], "index": "acord"}),
         "evaluate": ("evaluate", "evaluate", post("/runs/evaluate"), {"run": "bm25"}),
         "fuse": ("fuse", "fuse", None, {"runs": ["bm25"], "run_texts": [s["run_text"]]}),
         "search_batch": ("search_batch", None, post("/search/batch"), {"queries": [{"q": "lease"}], "index": "acord"}),
@@ -175,7 +176,7 @@ MISTYPED = [
     ("fuse", "method", st.text(max_size=8).filter(lambda m: m not in ("rrf", "linear"))),
     ("fuse", "norm", st.text(max_size=8).filter(lambda m: m not in ("minmax", "zscore"))),
 ]
-GET_ENDPOINTS = {"list_indexes", "search", "get_document", "list_collections", "list_runs", "run_topics",
+GET_ENDPOINTS = {"list_indexes", "search", "get_document", "history", "list_collections", "list_runs", "run_topics",
                  "run_topic", "metrics"}
 
 
@@ -242,7 +243,8 @@ def check_parity(s: dict, cases: list[tuple]) -> int:
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(cases=st.lists(bad_call(sorted(["list_indexes", "search", "get_document", "evaluate", "fuse", "search_batch",
+@given(cases=st.lists(bad_call(sorted(["list_indexes", "search", "get_document", "history", "evaluate", "fuse",
+                                       "search_batch",
                                        "list_collections", "list_runs", "run_topics", "run_topic", "metrics"])),
                       min_size=8, max_size=20))
 def test_every_face_refuses_alike(served, cases):
@@ -255,7 +257,7 @@ def test_every_tool_and_endpoint_refuses_an_unknown_argument(served):
     cases = [("unknown", e, {}, ["bogus_arg"], [1]) for e in table]
     faces = sum(request is not None for _, _, request, _ in table.values()) + \
         sum(tool is not None for _, tool, _, _ in table.values())
-    assert faces == 10 + len(MCP_TOOLS) and check_parity(served, cases) == faces
+    assert faces == 11 + len(MCP_TOOLS) and check_parity(served, cases) == faces
     assert set(endpoints(served)) - {"fuse"} == set(engine_mod.ARGUMENTS) - {"health", "fuse"}
 
 
