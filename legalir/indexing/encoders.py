@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -383,14 +382,11 @@ class Encoder:
         progress : bool
             A progress bar on stderr.
         """
-        from tqdm import tqdm
-
         formatted = self.format_queries(texts, instructions)
         out = np.empty((len(formatted), self.dim), dtype=np.float32)
         cpu = not str(self.device).startswith("cuda")
         with numeric.threads(numeric.QUERY_THREADS if cpu else None, faiss=False), \
-                tqdm(total=len(formatted), desc="queries", unit=" queries", disable=not progress, file=sys.stderr,
-                     mininterval=1.0) as bar:
+                log.progress(total=len(formatted), desc="queries", unit=" queries", quiet=not progress) as bar:
             for i, text in enumerate(formatted):
                 out[i] = self.encode([text], batch_size=1)[0]
                 bar.update(1)
