@@ -143,3 +143,115 @@ def calendar_date(name: str, value: Any, *, partial: bool = False) -> str:
     except ValueError as e:
         raise ApiError(f"{name} must be {accepted} of the calendar, not {shown(value)} ({e})") from None
     return "-".join(parts)
+
+
+# ------------------------------------------------------------------ the arguments of an operation
+def integer_or_text(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """:func:`integer`, also given as its decimal text (``"10"``: what a URL's query string holds, and what a
+    JSON client may send); anything else is refused in :func:`integer`'s words, showing the value as given."""
+    if isinstance(value, str):
+        s = value.strip()
+        digits = s[1:] if s[:1] in "+-" else s
+        if digits.isascii() and digits.isdigit() and len(digits) <= 18:
+            return integer(name, int(s), low, high)
+        accepted = ("an integer" + (f" from {low:,}" if low is not None else "")
+                    + (f" to {high:,}" if high is not None else (" or more" if low is not None else "")))
+        raise ApiError(f"{name} must be {accepted}, not {shown(value)}")
+    return integer(name, value, low, high)
+
+
+def number(name: str, value: Any, low: float | None = None) -> float:
+    """A finite real number (not a bool), or its decimal text, at least ``low``."""
+    v = value
+    if isinstance(value, str):
+        try:
+            v = float(value)  # "nan" and "inf" too: refused below, as not finite
+        except ValueError:
+            pass
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)) \
+            or (low is not None and float(v) < low):
+        raise ApiError(f"{name} must be a finite number{f' of at least {low:g}' if low is not None else ''}, "
+                       f"not {shown(value)}")
+    return float(v)
+
+
+def listed(name: str, value: Any, each) -> list:
+    """A list (or tuple) whose items pass ``each(f"{name}[i]", item)``; not a string, not a mapping."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ApiError(f"{name} must be a list, not {shown(value)}")
+    return [each(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+
+class Param:
+    """One argument of an operation (:func:`arguments`): its check, whether it must be given, its other names.
+
+    Parameters
+    ----------
+    check : callable
+        ``check(name, value)``: the value to use, or an :class:`~legalir.errors.ApiError` in this module's words.
+    required : bool
+        The operation cannot run without it.
+    aliases : tuple of str
+        Other names it may be given by (a face's short name, e.g. ``q`` for ``query``).
+    """
+
+    __slots__ = ("check", "required", "aliases")
+
+    def __init__(self, check, required: bool = False, aliases: tuple[str, ...] = ()):
+        self.check, self.required, self.aliases = check, required, tuple(aliases)
+
+
+def optional(check, *, blank: bool = False):
+    """``check`` for a value that may be left out: ``None`` (and, with ``blank``, ``""``: an empty form field or
+    query-string value) is ``None``."""
+    def run(name: str, value: Any) -> Any:
+        if value is None or (blank and isinstance(value, str) and value == ""):
+            return None
+        return check(name, value)
+    return run
+
+
+def arguments(operation: str, given: Any, params: "dict[str, Param]", *, prefix: str = "") -> dict[str, Any]:
+    """``given`` (name -> value, as a face received it) checked against ``operation``'s ``params``: the one
+    refusal of an unknown, doubled, missing or mistyped argument, so every face (the MCP tools, the HTTP
+    endpoints) refuses the same call with the same words.
+
+    ``prefix``: put before each argument's name in a message (``queries[1].``: an object within an argument).
+
+    Returns
+    -------
+    dict
+        The given arguments under their own names (not their aliases), each as its check returned it.
+
+    Raises
+    ------
+    ApiError
+        A name the operation does not take (with the names it does, and the nearest one), a name given
+        twice (by itself and by an alias), a required argument left out, or a value its check refuses.
+    """
+    import difflib
+
+    if not isinstance(given, dict):
+        raise ApiError(f"{operation} takes its arguments as an object of names and values, not {shown(given)}")
+    by_name = {n: n for n in params}
+    by_name.update({a: n for n, p in params.items() for a in p.aliases})
+    unknown = sorted(str(n) for n in given if n not in by_name)
+    if unknown:
+        listing = ", ".join(n + (f" (or {', '.join(p.aliases)})" if p.aliases else "") for n, p in params.items())
+        near = difflib.get_close_matches(unknown[0], list(by_name), n=1, cutoff=0.75) if len(unknown) == 1 else []
+        raise ApiError(f"{operation} has no argument{'s' if len(unknown) > 1 else ''} "
+                       f"{', '.join(shown(n) for n in unknown)}"
+                       + (f" (did you mean {near[0]!r}?)" if near else "")
+                       + (f"; its arguments are: {listing}" if params else "; it takes no arguments"))
+    out: dict[str, Any] = {}
+    for n, value in given.items():
+        name = by_name[n]
+        if name in out:
+            raise ApiError(f"{operation}: {name!r} is given twice (as {', '.join(repr(x) for x in given if by_name[x] == name)}); "
+                           f"give it once")
+        out[name] = params[name].check(prefix + name, value)
+    missing = [n for n, p in params.items() if p.required and n not in out]
+    if missing:
+        raise ApiError(f"{operation} needs the argument{'s' if len(missing) > 1 else ''} "
+                       f"{', '.join(map(repr, missing))}")
+    return out

@@ -38,13 +38,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from legalir.collections import CollectionError
-from legalir import atomic, collections, trec
+from legalir import atomic, collections, log, trec
 from legalir.datasets.dataset import Document
 from legalir.trec import FormatError, iter_jsonl
 
@@ -434,7 +433,6 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
     (they judge documents: score passage runs after :mod:`legalir.search.maxp`).
     Returns the counts.
     """
-    from tqdm import tqdm
 
     src, dst = Path(src), Path(dst)
     if not src.exists():
@@ -442,8 +440,7 @@ def chunk_corpus(src: str | os.PathLike, dst: str | os.PathLike, chunker: Chunke
     if src.is_dir():
         id_field, text_field = "id", "contents"
     stats: dict = {}
-    records = tqdm(_source_records(src, id_field, text_field), desc="chunking", unit=" docs", disable=quiet,
-                   mininterval=1.0, file=sys.stderr)
+    records = log.progress(_source_records(src, id_field, text_field), desc="chunking", unit=" docs", quiet=quiet)
     passages = chunk_records(records, chunker, id_field, text_field, stats=stats)
     if dst.suffix == ".jsonl":
         with atomic.open_file(dst, output=True, inputs=[src]) as f:

@@ -738,8 +738,12 @@ def _eyecite(text: str, jur: str | None, covered: bytearray, windows: list) -> l
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
+    from legalir import log
+
+    with log.muted("eyecite", _log):  # its own bookkeeping ("Unknown overlap case. Last cite: ..."): -v only
+        found = get_citations(rest)
     out = []
-    for c in get_citations(rest):
+    for c in found:
         span = c.span()
         if covered.find(1, span[0], span[1]) >= 0:
             continue  # the rule table read it whole

@@ -8,6 +8,7 @@ status 2; ``--debug`` (or ``LEGALIR_DEBUG=1``) shows the traceback instead.
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -160,7 +161,9 @@ def stop_on_signals(grace: float = GRACE_S) -> bool:
               help=f"Show the Python traceback of errors (for bug reports); also ${DEBUG_ENV}=1.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print debugging messages on stderr.")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Print only warnings and errors on stderr (no progress messages); also LEGALIR_LOG_LEVEL=WARNING.")
+              help="Print only legalir's warnings and errors on stderr: no progress messages or bars, no other "
+                   "library's warnings; also LEGALIR_LOG_LEVEL=WARNING. (A progress bar is drawn only when stderr "
+                   "is a terminal.)")
 def main(debug, verbose, quiet):
     """legalir: legal IR benchmarks from published files to scored TREC runs.
 
@@ -178,7 +181,9 @@ def main(debug, verbose, quiet):
     """
     from legalir import log
 
-    log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
+    root = log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
+    if quiet or not root.isEnabledFor(logging.INFO):  # -q, LEGALIR_LOG_LEVEL=WARNING: no library's warnings either
+        log.quiet_libraries()
 
 
 if __name__ == "__main__":  # pragma: no cover

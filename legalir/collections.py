@@ -28,7 +28,6 @@ from pathlib import Path
 from collections.abc import ItemsView, ValuesView
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping
 
-from tqdm import tqdm
 
 from legalir import atomic, log, trec
 from legalir.filters import partition_key  # noqa: F401  (the one rule; re-exported)
@@ -248,7 +247,10 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 RECORD_WORKERS, mp_context=multiprocessing.get_context("fork"))
         items = [(docid, contents, fields, given) for _, docid, contents, fields, given in pending]
         if workers is None:
-            results = _make_records(items, settings)
+            results = []
+            for i in range(0, len(items), 256):  # in steps, for the progress bar: the records are each their own
+                results += _make_records(items[i:i + 256], settings)
+                bar.update(len(results) - (bar.n - done[0]))
         else:
             step = -(-len(items) // RECORD_WORKERS)
             results = [r for part in workers.map(_make_records, [items[i:i + step] for i in
@@ -261,11 +263,16 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
             handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
             per_partition[key or ""] += 1
         pending.clear()
+        bar.update(docs_in - bar.n)  # every document read so far is written or skipped
+        done[0] = bar.n
         return n
 
+    # documents done (written, or skipped as duplicate or empty); a dataset's documents come as a stream, of a
+    # length not known beforehand: count and rate, no time left
+    bar = log.progress(desc=f"{dataset.name}: documents", unit=" docs", quiet=quiet)
+    done = [0]  # bar.n at the last flush
     try:
-        for doc in tqdm(dataset.documents(), desc=f"{dataset.name}: documents", unit=" docs",
-                        disable=quiet, mininterval=1.0, file=sys.stderr):
+        for doc in dataset.documents():
             docs_in += 1
             _check_id(dataset, doc.id, f"document #{docs_in}:", doc)
             if not isinstance(doc.contents, str):
@@ -297,6 +304,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 with_citations += flush()
         with_citations += flush()
     finally:
+        bar.close()
         for h in handles.values():
             h.close()
         if workers is not None:

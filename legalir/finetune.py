@@ -45,7 +45,6 @@ import os
 import platform
 import random
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,7 +421,6 @@ def _run_cell(c: _Cell) -> dict:
 
 def _train_cell(c: _Cell) -> dict:
     import torch
-    from tqdm import tqdm
 
     from legalir.models import autocast
     from legalir.search.rerank import score_pairs
@@ -470,8 +468,8 @@ def _train_cell(c: _Cell) -> dict:
     done = {r["updates"] for r in records}
     ran = 0
     model.train()
-    bar = tqdm(total=total, initial=step, desc=f"train-ce {tag}", unit=" updates", disable=not c.progress,
-               file=sys.stderr, mininterval=2.0)
+    bar = _logging.progress(total=total, initial=step, desc=f"train-ce {tag}", unit=" updates",
+                            quiet=not c.progress, mininterval=2.0, leave=True)
     t0 = time.time()
     try:
         while step < total:

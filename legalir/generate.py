@@ -42,7 +42,6 @@ import json
 import os
 import random
 import socket
-import sys
 import threading
 import time
 import urllib.error
@@ -216,14 +215,13 @@ class Cached(Generator):
         first: dict[str, int] = {}
         unique = [i for i in todo if first.setdefault(keys[i], i) == i]
         if unique:
-            from tqdm import tqdm
 
             if progress:
                 _log.info(f"generate: {len(requests) - len(todo)} of {len(requests)} from the cache, "
                           f"{len(unique)} to generate ({self.backend}: {self.model})")
             # in chunks, each written to the cache at once: an interrupted run loses at most one chunk
-            with tqdm(total=len(unique), desc=f"generate ({self.model})", unit=" texts", disable=not progress,
-                      file=sys.stderr, mininterval=1.0) as bar:
+            with log.progress(total=len(unique), desc=f"generate ({self.model})", unit=" texts",
+                              quiet=not progress) as bar:
                 for c in range(0, len(unique), self.chunk_size):
                     chunk = unique[c:c + self.chunk_size]
                     texts = self.inner.generate([requests[i] for i in chunk], progress=False)
@@ -381,11 +379,10 @@ class OpenAIChat(Generator):
         raise GenerationError(f"{self.url}: gave up after {self.max_retries + 1} attempts: {last}")
 
     def _generate(self, requests: list[Request], progress: bool) -> list[str]:
-        from tqdm import tqdm
 
         out: list[str | None] = [None] * len(requests)
-        with tqdm(total=len(requests), desc=f"generate ({self.model})", unit=" texts", disable=not progress,
-                  file=sys.stderr, mininterval=1.0) as bar:
+        with log.progress(total=len(requests), desc=f"generate ({self.model})", unit=" texts",
+                          quiet=not progress) as bar:
             if self.concurrency == 1:
                 for i, r in enumerate(requests):
                     out[i] = self._with_retries(r.messages)
@@ -485,13 +482,12 @@ class LocalCausalLM(Generator):
 
     def _generate(self, requests: list[Request], progress: bool) -> list[str]:
         import torch
-        from tqdm import tqdm
 
         model, tok = self._load()
         s = self.sampling
         out: list[str] = []
-        with tqdm(total=len(requests), desc=f"generate ({self.path.name})", unit=" texts", disable=not progress,
-                  file=sys.stderr, mininterval=1.0) as bar:
+        with log.progress(total=len(requests), desc=f"generate ({self.path.name})", unit=" texts",
+                          quiet=not progress) as bar:
             for b in range(0, len(requests), self.batch_size):
                 chunk = requests[b:b + self.batch_size]
                 enc = tok([self.prompt_text(r.messages) for r in chunk], return_tensors="pt", padding=True,

@@ -37,7 +37,6 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -367,13 +366,12 @@ class LikelihoodAnswerer:
 
     def answer(self, keyed_prompts: Sequence[tuple[str, list[dict], Sequence[str]]], prompt: QAPrompt,
                progress: bool = True) -> list[Answer]:
-        from tqdm import tqdm
 
         self.lm._load()
         ident = {**self.lm.identity(), "task": "option-loglik", "answer_prefix": prompt.answer_prefix}
         out: list[Answer] = []
-        for key, messages, labels in tqdm(keyed_prompts, desc=f"qa ({Path(self.model).name})", unit=" prompts",
-                                          disable=not progress, file=sys.stderr, mininterval=1.0):
+        for key, messages, labels in log.progress(keyed_prompts, desc=f"qa ({Path(self.model).name})",
+                                                  unit=" prompts", quiet=not progress):
             conts = self.continuations(labels, prompt.answer_prefix)
             text = self.prompt_text(messages, prompt.answer_prefix)
             cache_msgs = [{"role": "user", "content": text}, {"role": "assistant", "content": json.dumps(conts)}]

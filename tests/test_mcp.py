@@ -79,6 +79,9 @@ async def _exercise(session, data) -> None:
     assert bad.is_error and "alaska, new_york, texas" in bad.content[0].text
     bad = await session.call_tool("search", {"index": "nope", "query": "law"})
     assert bad.is_error and "known: acord, housing" in bad.content[0].text
+    # an argument the tool does not take is refused, named (issue 36: it used to be dropped without a word)
+    bad = await session.call_tool("search", {"index": "acord", "query": "law", "bogus_arg": 1})
+    assert bad.is_error and "search has no argument 'bogus_arg'" in bad.content[0].text
 
     # get_document: the whole record, by the collection (or index) name a search gave
     hit = _json(await session.call_tool("search", {"index": "acord", "query": "governing law", "k": 1}))["hits"][0]

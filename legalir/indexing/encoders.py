@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -383,14 +382,11 @@ class Encoder:
         progress : bool
             A progress bar on stderr.
         """
-        from tqdm import tqdm
-
         formatted = self.format_queries(texts, instructions)
         out = np.empty((len(formatted), self.dim), dtype=np.float32)
         cpu = not str(self.device).startswith("cuda")
         with numeric.threads(numeric.QUERY_THREADS if cpu else None, faiss=False), \
-                tqdm(total=len(formatted), desc="queries", unit=" queries", disable=not progress, file=sys.stderr,
-                     mininterval=1.0) as bar:
+                log.progress(total=len(formatted), desc="queries", unit=" queries", quiet=not progress) as bar:
             for i, text in enumerate(formatted):
                 out[i] = self.encode([text], batch_size=1)[0]
                 bar.update(1)
@@ -430,12 +426,10 @@ class Encoder:
                 callback(len(texts))
             return np.ascontiguousarray(vecs, dtype=np.float32)
         import torch
-        from tqdm import tqdm
 
         order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        bar = tqdm(total=len(texts), desc=desc, unit=" texts", disable=not progress, file=sys.stderr,
-                   mininterval=1.0)
+        bar = log.progress(total=len(texts), desc=desc, unit=" texts", quiet=not progress)
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
@@ -573,7 +567,6 @@ def encode_corpus(
 def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size: int,
                  stop_after_shards: int | None, source, progress: bool, restart: bool) -> EncodeResult:
     """Encode into ``out``, resuming it; ``restart``: a folder of other settings there is ours to replace."""
-    from tqdm import tqdm
 
 
     docids: list[str] = []
@@ -630,8 +623,9 @@ def _encode_into(encoder: Encoder, docs, out: Path, shard_size: int, batch_size:
     done = {int(k) for k in manifest["shards"]}
     todo = [i for i in range(n_shards) if i not in done or not (out / shard_name(i)).exists()]
     written = 0
-    bar = tqdm(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size) for i in todo),
-               desc=f"encoding {out.name}", unit=" docs", disable=not progress, file=sys.stderr, mininterval=1.0)
+    bar = log.progress(total=len(docids), initial=len(docids) - sum(min(shard_size, len(docids) - i * shard_size)
+                                                                    for i in todo),
+                       desc=f"encoding {out.name}", unit=" docs", quiet=not progress)
     todo_set = set(todo)
 
     def pending() -> Iterator[tuple[int, list[str]]]:

@@ -181,10 +181,13 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
                            marker=collections.release_marker(collections.read_manifest(collection_dir))) as tmp:
         parts = tmp / ".partitions"
         seen: set[str] = set()
-        with lucene.LuceneWriter(tmp, merge=False) as writer:
+        with lucene.LuceneWriter(tmp, merge=False) as writer, \
+                log.progress(total=sum(counts.values()), desc="index", unit=" docs", quiet=quiet) as bar:
             for i, key in enumerate(sorted(dirs), 1):
                 t0 = time.time()
-                out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields, types)
+                with log.ticking(bar):
+                    out[key] = _build_into(dirs[key], parts / key, threads, counts[key], fields, types)
+                bar.update(out[key])
                 writer.add_index(parts / key)
                 writer.commit()
                 now = set(writer.segments())
@@ -263,14 +266,18 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
                            marker=collections.release_marker(manifest)) as tmp:
         if partitions is not None:  # keep the partitions not rebuilt now
             keep_partitions(index_dir, tmp, META, keys)
+        bar = log.progress(total=sum(counts[k] for k in keys), desc="index", unit=" docs", quiet=quiet)
         for i, key in enumerate(keys, 1):
             t0 = time.time()
-            out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key], fields,
-                                   filter_types(manifest))
+            with log.ticking(bar):
+                out[key] = _build_into(dirs[key], tmp / key if key else tmp, threads, counts[key], fields,
+                                       filter_types(manifest))
+            bar.update(out[key])
             if not quiet:
                 label = f"[{i}/{len(keys)}] {key}" if key else str(index_dir)
                 where = index_dir / key if key else index_dir
                 _log.info(f"indexed {out[key]} documents -> {where} ({label}, {time.time() - t0:.1f}s)")
+        bar.close()
     return out
 
 

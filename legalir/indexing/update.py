@@ -432,7 +432,8 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
             # again from its kept and new documents
             writer.delete([r["id"] for key in plan.keys() for r in docs[key]])
             writer.commit()  # the old segments, now without a live document, are dropped
-            for i, key in enumerate(plan.keys(), 1):
+            for i, key in enumerate(log.progress(plan.keys(), desc="index update", unit=" partitions",
+                                                 quiet=quiet), 1):
                 t0 = time.time()
                 gone = plan.removed.get(key, set())
                 new = [r for r in docs[key] if r["id"] not in gone] + plan.added.get(key, [])
@@ -450,7 +451,7 @@ def _apply_lucene(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list
         atomic.write_json(tmp / lucene.META, _meta_update({**meta, "segments": segments}, changes, total),
                           sort_keys=False)
         return total
-    for i, key in enumerate(plan.keys(), 1):
+    for i, key in enumerate(log.progress(plan.keys(), desc="index update", unit=" partitions", quiet=quiet), 1):
         t0 = time.time()
         folder = tmp / key if key else tmp
         removed, records = plan.removed.get(key, set()), plan.added.get(key, [])

@@ -15,7 +15,7 @@ from legalir.errors import LegalirError
 import math
 from typing import Callable, Iterable, Mapping
 
-from legalir import trec
+from legalir import log, trec
 from legalir.scoring import custom, pytrec, trec10, irm
 from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
 from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, star_k,
@@ -159,18 +159,22 @@ def evaluate_batches(
     values: dict[str, dict[str, object]] = {}   # every computed value, per topic
     run_topics: list[str] = []                  # with at least one document
     run_keys = 0
-    for batch in batches:
-        run_keys += len(batch)
-        topics = []
-        for t, docs in batch.items():
-            if docs:
-                run_topics.append(t)
-                if qrels.get(t):
-                    # a topic whose grades are all negative is scored (all values 0), as trec_eval 10.0
-                    # and ir_measures score it (10.0 stops only when it is the first topic it meets)
-                    topics.append(t)
-        if topics:
-            score(batch, topics)
+    # topics scored of the qrels' (a run's topics without judgements are not scored); shown after half a second
+    # only: the many evaluations of a tuning grid or a server draw none
+    with log.progress(total=len(qrels_topics), desc="eval", unit=" topics", delay=0.5) as bar:
+        for batch in batches:
+            run_keys += len(batch)
+            topics = []
+            for t, docs in batch.items():
+                if docs:
+                    run_topics.append(t)
+                    if qrels.get(t):
+                        # a topic whose grades are all negative is scored (all values 0), as trec_eval 10.0
+                        # and ir_measures score it (10.0 stops only when it is the first topic it meets)
+                        topics.append(t)
+            if topics:
+                score(batch, topics)
+                bar.update(len(topics))
 
     in_run = set(run_topics)
     missing_from_run = sorted(set(qrels_topics) - in_run)

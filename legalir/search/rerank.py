@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -166,7 +165,6 @@ def score_pairs(model, tokenizer, queries: Sequence[str], docs: Sequence[str], *
                 precision: str = "fp32") -> list[float]:
     """Logits of a sequence-classification model for (query, doc) pairs; batches sorted by length."""
     import torch
-    from tqdm import tqdm
 
     if len(queries) != len(docs):
         raise ValueError("queries and docs differ in length")
@@ -178,8 +176,7 @@ def score_pairs(model, tokenizer, queries: Sequence[str], docs: Sequence[str], *
     model.eval()
     device = next(model.parameters()).device
     try:
-        with torch.inference_mode(), tqdm(total=n, desc=desc, unit=" pairs", disable=not progress,
-                                          file=sys.stderr, mininterval=1.0) as bar:
+        with torch.inference_mode(), log.progress(total=n, desc=desc, unit=" pairs", quiet=not progress) as bar:
             # windows of pairs sorted by length: little padding; lengths padded to a multiple of 16,
             # so few distinct shapes (bounded kernel caches, steady memory)
             for w in range(0, n, WINDOW):
@@ -477,7 +474,6 @@ class ListwiseReranker(_LLMReranker):
 
     def order(self, queries: Mapping[str, str], cands: Mapping[str, Sequence[str]], texts: Mapping[str, str],
               progress: bool = True) -> dict[str, list[str]]:
-        from tqdm import tqdm
 
         from legalir import generate
 
@@ -485,8 +481,7 @@ class ListwiseReranker(_LLMReranker):
         plan = {q: windows(len(c), self.window, self.step) * self.passes for q, c in cands.items()}
         total = sum(len(p) for p in plan.values())
         bad = 0
-        with tqdm(total=total, desc="rerank listwise", unit=" windows", disable=not progress, file=sys.stderr,
-                  mininterval=1.0) as bar:
+        with log.progress(total=total, desc="rerank listwise", unit=" windows", quiet=not progress) as bar:
             for j in range(max((len(p) for p in plan.values()), default=0)):
                 todo = [(q, *plan[q][j]) for q in sorted(plan) if j < len(plan[q])]
                 reqs = []
@@ -557,11 +552,10 @@ class PairwiseReranker(_LLMReranker):
 
     def order(self, queries: Mapping[str, str], cands: Mapping[str, Sequence[str]], texts: Mapping[str, str],
               progress: bool = True) -> dict[str, list[str]]:
-        from tqdm import tqdm
 
         total = sum(self.requests_per_topic(len(c)) for c in cands.values())
-        with tqdm(total=total, desc=f"rerank pairwise ({self.variant})", unit=" requests", disable=not progress,
-                  file=sys.stderr, mininterval=1.0) as bar:
+        with log.progress(total=total, desc=f"rerank pairwise ({self.variant})", unit=" requests",
+                          quiet=not progress) as bar:
             out = self._allpairs(queries, cands, texts, bar) if self.variant == "allpairs" else \
                 self._sliding(queries, cands, texts, bar)
         if self.problems and not self.quiet:

@@ -7,7 +7,6 @@ searched, topics that retrieved nothing are reported, and the run is written.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
@@ -71,7 +70,6 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     input); ``topics``: the topics when already read from it. Returns (lines
     written, topics).
     """
-    from tqdm import tqdm
 
 
     check_depth(k)
@@ -84,8 +82,7 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     seen = [0]  # topics in the run
 
     def written(hits):
-        for qid, docs in tqdm(hits, total=len(topics), desc="search", unit=" topics", file=sys.stderr,
-                              disable=None, leave=False):
+        for qid, docs in log.progress(hits, total=len(topics), desc="search", unit=" topics"):
             seen[0] += 1
             if docs:
                 found.add(qid)

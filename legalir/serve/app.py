@@ -35,7 +35,7 @@ from importlib import resources
 from contextlib import asynccontextmanager
 from typing import Any, Callable, Optional
 
-from fastapi import Body, FastAPI, Query, Request
+from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,7 +66,8 @@ DEFAULT_PORT = 8000
 class BatchQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a field the server does not know is refused, never ignored
 
-    q: str = Field(description="Query text.")
+    q: Optional[str] = Field(None, description="Query text.")
+    query: Optional[str] = Field(None, description="Query text (instead of q).")
     id: Optional[str] = Field(None, description="Echoed back [default: the position].")
     partition: Optional[str] = None
 
@@ -100,6 +101,40 @@ def json_response(obj: Any, status: int = 200) -> Response:
     (docs/serving.md, the profile)."""
     body = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable)
     return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
+
+
+def _arguments(operation: str, path: Optional[dict[str, str]] = None, body: bool = False) -> Any:
+    """A route's arguments, checked against the one table (:func:`legalir.serve.engine.arguments`, as the MCP
+    tools' are) before FastAPI parses any: the query string's names and values, the path's (``path``: a path
+    parameter's name in the table, where it differs) and, with ``body``, a JSON object body's fields. An unknown
+    name, a name given twice, a missing or mistyped value is a 400 in the words the MCP tool error has.
+
+    Returns
+    -------
+    fastapi.params.Depends
+        The dependency, whose value is the checked arguments under their own names.
+    """
+    async def check(request: Request) -> dict[str, Any]:
+        given: dict[str, Any] = {}
+        for name in request.query_params:
+            values = request.query_params.getlist(name)
+            if len(values) > 1:
+                raise ServeError(f"{operation}: {name!r} is given {len(values)} times; give it once")
+            given[name] = values[0]
+        if body:
+            data = await request.json()  # the body FastAPI read (valid JSON: it refused any other already)
+            if isinstance(data, dict):
+                for name, value in data.items():
+                    if name in given:
+                        raise ServeError(f"{operation}: {name!r} is given twice (in the query string and the body); "
+                                         f"give it once")
+                    given[name] = value
+        for name, value in request.path_params.items():
+            given[(path or {}).get(name, name)] = value
+        return engine_mod.arguments(operation, given)
+
+    check.operation = operation
+    return Depends(check)
 
 
 def static_file(name: str) -> bytes:
@@ -249,19 +284,20 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     @app.get("/metrics", summary="Prometheus metrics (text format): requests, latencies, errors, index versions "
                                  "served and reloads",
              response_class=PlainTextResponse)
-    async def metrics_():
+    async def metrics_(_: dict = _arguments("metrics")):
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/indexes", summary="Indexes: methods, partitions, collection, version served")
-    async def indexes():
+    async def indexes(_: dict = _arguments("list_indexes")):
         return json_response(engine.list_indexes())
 
     @app.get("/collections", summary="Collections: dataset, partitions, documents")
-    async def collections_():
+    async def collections_(_: dict = _arguments("list_collections")):
         return json_response(engine.list_collections())
 
     @app.get("/search", summary="Search one index")
-    async def search(request: Request, q: str = Query("", description="Query text."),
+    async def search(request: Request, args: dict = _arguments("search"),
+                     q: str = Query("", description="Query text (or query=)."),
                      index: Optional[str] = Query(None, description="Index name [default: the only one]."),
                      k: int = Query(10, description=f"Hits to return, 1 to {MAX_K}."),
                      method: Optional[str] = Query(None, description=f"One of {', '.join(METHODS)} "
@@ -276,73 +312,77 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
                                                                      "YYYY-MM-DD (the newest release dated on or "
                                                                      "before it): search the code as it stood then "
                                                                      "[default: current].")):
-        res = await pool.call(engine.search, _index_name(engine, index), q, k=k, method=method, partition=partition,
-                              filter=filter, citations=citations, as_of=as_of)
+        # the checked arguments (the Query declarations above describe them in /docs; FastAPI parsed them again)
+        a = {"k": 10, **args}
+        res = await pool.call(engine.search, _index_name(engine, a.get("index")), a["query"], k=a["k"],
+                              method=a.get("method"), partition=a.get("partition"), filter=a.get("filter"),
+                              citations=a.get("citations"), as_of=a.get("as_of"))
         request.state.hits = len(res["hits"])
         return json_response(res)
 
     @app.post("/search/batch", summary="Search many queries at once")
-    async def search_batch(request: Request, req: BatchRequest = Body(...)):
-        if not req.queries:
-            raise ServeError("no queries: give {\"queries\": [{\"q\": ...}, ...]}")
-        if len(req.queries) > MAX_BATCH:
-            raise ServeError(f"{len(req.queries)} queries in one batch; at most {MAX_BATCH}")
+    async def search_batch(request: Request, args: dict = _arguments("search_batch", body=True),
+                           req: BatchRequest = Body(...)):
         charge = getattr(request.state, "charge", None)
         if charge is not None:  # the rate limit counts queries: the request took one token, each other query one more
             charge(len(req.queries) - 1)
-        items = [(x.id if x.id is not None else str(i), x.q, x.partition) for i, x in enumerate(req.queries)]
-        results = await pool.call(engine.search_many, _index_name(engine, req.index), items, k=req.k,
-                                  method=req.method, filter=req.filter, citations=req.citations, as_of=req.as_of)
+        a = {"k": 10, **args}
+        items = [(x["id"] if x.get("id") is not None else str(i), x["query"], x.get("partition"))
+                 for i, x in enumerate(a["queries"])]
+        results = await pool.call(engine.search_many, _index_name(engine, a.get("index")), items, k=a["k"],
+                                  method=a.get("method"), filter=a.get("filter"), citations=a.get("citations"),
+                                  as_of=a.get("as_of"))
         request.state.hits = sum(len(r["hits"]) for r in results)
         return json_response({"results": results})
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
-    async def document(collection: str, docid: str,
+    async def document(collection: str, docid: str, args: dict = _arguments("get_document", {"docid": "id"}),
                        q: Optional[str] = Query(None, description="Query whose terms to list for highlighting."),
                        as_of: Optional[str] = Query(None, description="A release an index of the collection keeps, "
                                                                        "or a date YYYY-MM-DD: the document as it "
                                                                        "stood then.")):
-        return json_response(await pool.call(engine.document, collection, docid, q, as_of))
+        return json_response(await pool.call(engine.document, args["collection"], args["id"], args.get("q"),
+                                             args.get("as_of")))
 
     @app.get("/history", summary="One section in each release the index keeps: release, date, status, text hash, "
                                  "whether it changed (legalir.Searcher.history)")
-    async def history(id: str = Query(..., description="The section: a document id, or a citation as a lawyer "
+    async def history(args: dict = _arguments("history"),
+                      id: str = Query(..., description="The section: a document id, or a citation as a lawyer "
                                                        "writes it (O.C.G.A. § 8-2-1)."),
                       index: Optional[str] = Query(None, description="Index name [default: the only one]."),
                       partition: Optional[str] = Query(None, description="Partition of a partitioned index.")):
-        return json_response(await pool.call(engine.history, _index_name(engine, index), id, partition))
+        return json_response(await pool.call(engine.history, _index_name(engine, args.get("index")), args["id"],
+                                             args.get("partition")))
 
     @app.get("/runs", summary="Runs with their overall scores")
-    async def runs():
+    async def runs(_: dict = _arguments("list_runs")):
         return json_response(engine.list_runs())
 
     @app.get("/runs/{run}/topics", summary="A run's topics with their per-topic measures")
-    async def run_topics(run: str):
+    async def run_topics(run: str, _: dict = _arguments("run_topics")):
         return json_response(await pool.call(engine.run_topics, run))
 
     # {qid:path}: a topic id may hold "/" (sent percent-encoded, as the page does: encodeURIComponent)
     @app.get("/runs/{run}/topics/{qid:path}", summary="A run's ranking for one topic, with qrels labels and gold "
                                                       "documents (the topic id percent-encoded: / as %2F)")
-    async def run_topic(run: str, qid: str,
+    async def run_topic(run: str, qid: str, args: dict = _arguments("run_topic"),
                         compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
-        return json_response(await pool.call(engine.run_topic, run, qid, compare=compare, k=k))
+        return json_response(await pool.call(engine.run_topic, run, qid, compare=args.get("compare"),
+                                             k=args.get("k", 20)))
 
     @app.post("/runs/evaluate", summary="Score a served run, or a run sent as TREC or CRUMB JSONL text, against "
                                         "served qrels (legalir.evaluate; the MCP evaluate tool)")
-    async def evaluate(request: Request, body: Any = Body(..., examples=[{"run": "bm25", "measures": ["nDCG@10"]}])):
+    async def evaluate(request: Request, args: dict = _arguments("evaluate", body=True),
+                       body: Any = Body(..., examples=[{"run": "bm25", "measures": ["nDCG@10"]}])):
         # the body's fields are checked by the core (legalir.checks), so a bad value gets the words the Python
         # API, the CLI and the MCP tool give it
         if not isinstance(body, dict):
             raise ServeError(f"the body must be a JSON object {{\"run\" or \"run_text\", \"qrels\", \"measures\", "
                              f"\"judged_only\", \"per_topic\"}}, not {type(body).__name__}")
-        known = ("run", "run_text", "qrels", "measures", "judged_only", "per_topic")
-        unknown = sorted(set(body) - set(known))
-        if unknown:
-            raise ServeError(f"unknown field {unknown[0]!r}; the fields are: {', '.join(known)}")
-        return await pool.call(engine.evaluate, body.get("run"), body.get("run_text"), qrels=body.get("qrels"),
-                               measures=body.get("measures"), judged_only=body.get("judged_only"),
-                               per_topic=body.get("per_topic", False))
+        return await pool.call(engine.evaluate, args.get("run"), args.get("run_text"), qrels=args.get("qrels"),
+                               measures=args.get("measures"), judged_only=args.get("judged_only"),
+                               per_topic=args.get("per_topic", False))
 
     if mcp_manager is not None:
         from starlette.routing import Route
@@ -350,7 +390,33 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
         app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
 
     keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
+    _check_routes(app)
     return app
+
+
+#: API routes that take whatever they are sent: /health answers load balancers, which may add a name of their own
+UNCHECKED = {"/health"}
+
+
+def _check_routes(app: FastAPI) -> None:
+    """Every API route checks its arguments against the one table (:func:`_arguments`), and declares (for /docs)
+    no argument the table does not know: a route added without its table entry fails here, at start-up."""
+    from fastapi.routing import APIRoute
+
+    for route in app.router.routes:
+        if not isinstance(route, APIRoute) or not route.include_in_schema or route.path in UNCHECKED:
+            continue
+        ops = [d.call.operation for d in route.dependant.dependencies if hasattr(d.call, "operation")]
+        if len(ops) != 1:
+            raise RuntimeError(f"route {route.path} does not check its arguments against legalir.serve.engine.ARGUMENTS")
+        table = engine_mod.ARGUMENTS[ops[0]]
+        names = set(table) | {a for p in table.values() for a in p.aliases}
+        declared = {p.alias for p in route.dependant.query_params}
+        for f in route.dependant.body_params:  # a model's fields (a body of Any: the table alone says)
+            declared |= set(getattr(f.field_info.annotation, "model_fields", {}))
+        if declared - names:
+            raise RuntimeError(f"route {route.path} declares {sorted(declared - names)}, which "
+                               f"legalir.serve.engine.ARGUMENTS[{ops[0]!r}] does not take")
 
 
 @asynccontextmanager

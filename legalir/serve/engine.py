@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from legalir import collections, filters, log, trec, api, datasets
-from legalir.errors import LegalirError
+from legalir.errors import ApiError, LegalirError
 from legalir.scoring.judged import is_judged
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 from legalir.api import Hit
@@ -267,9 +267,7 @@ class Engine:
 
     @staticmethod
     def _check_k(k: Any) -> int:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise BadRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-        return k
+        return checks.integer("k", k, 1, MAX_K)
 
     @staticmethod
     def _hit(hit: Hit, terms: list[str]) -> dict:
@@ -434,8 +432,7 @@ class Engine:
     def run_topic(self, name: str, qid: str, compare: str | None = None, k: int = 20) -> dict:
         entry = self.run(name)
         other = self.run(compare) if compare else None
-        if not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise BadRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        k = self._check_k(k)
         if qid not in entry.run and qid not in (entry.qrels or {}):
             raise NotFound(f"run {name!r} has no topic {qid!r} (GET /runs/{name}/topics lists them)")
         labels = (entry.qrels or {}).get(qid, {})
@@ -583,6 +580,84 @@ class Engine:
 
 
 INLINE = "(inline run)"
+
+
+# ------------------------------------------------------------------ what each operation takes
+def _table() -> dict[str, dict[str, checks.Param]]:
+    P, opt = checks.Param, checks.optional
+    text, blank_text = opt(checks.text), opt(checks.text, blank=True)
+    release = opt(checks.identifier, blank=True)
+
+    def k(name: str, value: Any) -> int:
+        return checks.integer_or_text(name, value, 1, MAX_K)
+
+    def on_off(name: str, value: Any) -> str | None:
+        return checks.choice(name, value, ("on", "off"))
+
+    def measures(name: str, value: Any) -> list[str]:
+        from legalir.scoring import core
+
+        return core.measure_requests(value)
+
+    def texts(name: str, value: Any) -> list[str]:
+        return checks.listed(name, value, checks.text)
+
+    search = {"query": P(checks.text, required=True, aliases=("q",)), "index": P(blank_text), "k": P(k),
+              "method": P(opt(lambda n, v: checks.choice(n, v, METHODS), blank=True)), "partition": P(blank_text),
+              "filter": P(blank_text), "citations": P(opt(on_off, blank=True)), "as_of": P(release)}
+    return {
+        # the MCP tools and the HTTP endpoints that do the same (list_indexes: GET /indexes, search: GET /search,
+        # get_document: GET /doc/{collection}/{id}, history: GET /history, evaluate: POST /runs/evaluate)
+        "list_indexes": {},
+        "search": search,
+        "get_document": {"id": P(checks.identifier, required=True), "collection": P(blank_text),
+                         "as_of": P(release), "q": P(blank_text)},
+        "history": {"id": P(checks.identifier, required=True), "index": P(blank_text), "partition": P(blank_text)},
+        "evaluate": {"run": P(text), "run_text": P(text), "qrels": P(text), "measures": P(opt(measures)),
+                     "judged_only": P(opt(checks.boolean)), "per_topic": P(checks.boolean)},
+        "fuse": {"runs": P(opt(texts)), "run_texts": P(opt(texts)),
+                 "method": P(lambda n, v: checks.choice(n, v, fusion.METHODS)),
+                 "weights": P(opt(lambda n, v: checks.listed(n, v, checks.number))),
+                 "rrf_k": P(opt(checks.number)), "norm": P(lambda n, v: checks.choice(n, v, fusion.NORMS)),
+                 "depth": P(opt(lambda n, v: checks.integer_or_text(n, v, 1))), "qrels": P(text),
+                 "measures": P(opt(measures)),
+                 "topics": P(opt(lambda n, v: checks.listed(n, v, checks.identifier))), "k": P(k)},
+        # HTTP only
+        "search_batch": {"queries": P(_batch, required=True),
+                         **{name: p for name, p in search.items() if name not in ("query", "partition")}},
+        "list_collections": {}, "list_runs": {}, "run_topics": {"run": P(checks.text, required=True)},
+        "run_topic": {"run": P(checks.text, required=True), "qid": P(checks.identifier, required=True),
+                      "compare": P(blank_text), "k": P(k)},
+        "health": {}, "metrics": {},
+    }
+
+
+def _batch(name: str, value: Any) -> list[dict]:
+    if isinstance(value, (list, tuple)) and not value:
+        raise ApiError(f"no {name}: give at least one ({{\"q\": ...}})")
+    if isinstance(value, (list, tuple)) and len(value) > MAX_BATCH:
+        raise ApiError(f"{len(value)} {name} in one batch; at most {MAX_BATCH}")
+    return checks.listed(name, value, _batch_query)
+
+
+def _batch_query(name: str, value: Any) -> dict:
+    return checks.arguments(name, value, {"query": checks.Param(checks.text, required=True, aliases=("q",)),
+                                          "id": checks.Param(checks.optional(checks.identifier)),
+                                          "partition": checks.Param(checks.optional(checks.text, blank=True))},
+                            prefix=f"{name}.")
+
+
+#: operation -> its arguments, each with its check (:class:`legalir.checks.Param`): the one table the faces
+#: check a call against before anything runs (:func:`arguments`), so the MCP tools and the HTTP endpoints
+#: refuse an unknown, doubled, missing or mistyped argument alike, in the same words
+ARGUMENTS: dict[str, dict[str, checks.Param]] = _table()
+
+
+def arguments(operation: str, given: Any) -> dict[str, Any]:
+    """``given`` checked against ``ARGUMENTS[operation]`` (:func:`legalir.checks.arguments`): the
+    arguments under their own names, checked, or an :class:`~legalir.errors.ApiError` (400 over HTTP, a tool
+    error over MCP) naming what is wrong."""
+    return checks.arguments(operation, given, ARGUMENTS[operation])
 
 
 def build(cfg: Config, **kwargs: Any) -> Engine:

@@ -62,7 +62,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server = MCPServer("legalir", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = _Server("legalir", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     # MCPServer configures the root logger (logging.basicConfig with a rich handler): a library must not
     # (the application decides; the CLI logs through legalir.log), so undo it
     root.handlers[:] = handlers
@@ -140,6 +140,12 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                           Field(description="Retrieval method; must be one the index offers.")] = None,
         partition: Annotated[Optional[str], Field(description="Partition (e.g. jurisdiction) of a partitioned "
                                                               "index; leave out otherwise.")] = None,
+        filter: Annotated[Optional[str], Field(description="Metadata filter (BM25): FIELD=VALUE[,VALUE] joined "
+                                                           "by ';', e.g. 'state=california,nevada' or "
+                                                           "'status=current'; list_indexes names the fields.")] = None,
+        citations: Annotated[Optional[Literal["on", "off"]],
+                             Field(description="'on': rank first the authority the query cites (e.g. a section "
+                                               "number); default: on where the index has citations.")] = None,
         as_of: Annotated[Optional[str], Field(description="A release of the code the index keeps (list_indexes: "
                                                           "releases, release_dates), e.g. '85', or a date "
                                                           "'2022-09-01' (the newest release dated on or before it): "
@@ -150,7 +156,8 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
             name = index or (next(iter(engine.indexes)) if len(engine.indexes) == 1 else None)
             if name is None:
                 raise BadRequest(f"give index, one of: {', '.join(engine.indexes) or 'none'}")
-            res = engine.search(name, query, k=k, method=method, partition=partition, as_of=as_of)
+            res = engine.search(name, query, k=k, method=method, partition=partition, filter=filter,
+                                citations=citations, as_of=as_of)
             entry = engine.index(name)
             return {"index": name, "method": res["method"], "partition": res["partition"],
                     **{f: res[f] for f in ("release", "release_date") if res.get(f)},
@@ -172,6 +179,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                                                           "date '2022-09-01' (the newest release dated on or "
                                                           "before it): the "
                                                           "document as it stood then.")] = None,
+        q: Annotated[Optional[str], Field(description="A query whose terms to list (terms) for highlighting.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
             name = collection
@@ -181,7 +189,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                 name = next(iter(engine.collections))
             if name is None:
                 raise BadRequest(f"give collection, one of: {', '.join(engine.collections) or 'none'}")
-            return engine.document(name, id, as_of=as_of)
+            return engine.document(name, id, q, as_of=as_of)
         return await call(ctx, "get_document", run)
 
     @server.tool(description=(
@@ -251,7 +259,33 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
                           norm=norm, depth=depth, qrels=qrels, measures=measures, topics=topics, k=k)
 
     keys.check_table((), [t.name for t in server._tool_manager.list_tools()])  # every tool has its scope
+    for tool in server._tool_manager.list_tools():
+        # every tool takes what the one table of arguments says (legalir.serve.engine.ARGUMENTS), no more, no less;
+        # its schema says that nothing else is accepted
+        taken = set(tool.parameters.get("properties", {}))
+        if taken != set(engine_mod.ARGUMENTS[tool.name]):
+            raise RuntimeError(f"MCP tool {tool.name} takes {sorted(taken)}; legalir.serve.engine.ARGUMENTS says "
+                               f"{sorted(engine_mod.ARGUMENTS[tool.name])}")
+        tool.parameters["additionalProperties"] = False
     return server
+
+
+class _Server(MCPServer):
+    """The SDK's server, with every call's arguments checked against legalir's one table first
+    (:func:`legalir.serve.engine.arguments`): an unknown name, a name given twice, a missing or mistyped value
+    is a tool error in the words HTTP's 400 has for it (the SDK's own check would ignore an unknown name
+    and word a wrong type its own way)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name in engine_mod.ARGUMENTS:
+            try:
+                arguments = engine_mod.arguments(name, arguments)
+            except Exception as e:
+                message = user_message(e)
+                if message is None:
+                    raise
+                raise ToolError(f"Error executing tool {name}: {message}") from None
+        return await super().call_tool(name, arguments, context)
 
 
 def http_endpoint(server: Any, max_body: int) -> tuple[Any, Any]:
