@@ -23,6 +23,15 @@ WAIT_S = float(os.environ.get("LEGALIR_TEST_WAIT_S", "900"))
 REQUIRE_REFERENCES = os.environ.get("LEGALIR_REQUIRE_REFERENCES", "") not in ("", "0")
 
 
+def marker_without_mtimes(folder) -> dict:
+    """A legalir output's marker (``.legalir-output.json``) as JSON, each file's modification time left out:
+    what two writes of the same output must agree on (the marker records when each file was written)."""
+    from legalir import atomic
+
+    doc = atomic.read_marker(folder)
+    return {**doc, "files": {n: {k: v for k, v in e.items() if k != "mtime_ns"} for n, e in doc["files"].items()}}
+
+
 def missing_reference(what: str) -> None:
     """Skip the test (locally) or fail it (``LEGALIR_REQUIRE_REFERENCES`` set, as in CI): ``what`` says which
     reference is missing and how to get it. Usable at module level too."""
