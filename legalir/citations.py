@@ -132,18 +132,23 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     r"T\.\s?+C\.\s?+A\.": ("tn", "code"),
     r"C\.\s?+R\.\s?+S\.": ("co", "code"),
     r"I\.\s?+C\.(?:\s?+A\.)?+": ("id", "code"),
-    # Mississippi's "Code 1972, § 9-7-49" (its code is the Mississippi Code of 1972), in its own code only
+    # Mississippi's "Code 1972, § 9-7-49" (its code is the Mississippi Code of 1972) and Georgia's history lines'
+    # "Code 1981, § 1-1-10" (the Official Code of Georgia of 1981), each in its own code only
     r"Code\s++1972\s*+,": ("ms", "code"),
+    r"Code\s++1981\s*+,": ("ga", "code"),
 }
 
 #: short forms read only in their own code (a text of that jurisdiction, or a question asked of it)
-HOME_SHORT_FORMS = frozenset({r"I\.\s?+C\.(?:\s?+A\.)?+", r"Code\s++1972\s*+,"})
+HOME_SHORT_FORMS = frozenset({r"I\.\s?+C\.(?:\s?+A\.)?+", r"Code\s++1972\s*+,", r"Code\s++1981\s*+,"})
 
 _HYPHENATED = re.compile(r"[0-9][0-9A-Za-z.]{0,7}-[0-9A-Za-z]")
 #: the shape of a section number of a state's general code, where all have one (``8-2-1``, ``15.1-02-01``,
 #: ``8.1A-201``; Alaska ``09.10.070``; Kentucky ``421.010``): a bare ``§ N`` read in that code (a section's own
 #: text, a question asked of it) and its short forms read only sections of this shape, so that a session
 #: law's "Laws 1989, ch. 262, § 2" or an old compilation's "Code 1932, § 7597" is not read as the code's
+#: codes numbered with gaps (Kentucky's 381.290, 381.300; Alaska's 09.10.070, 09.10.080): a range of their
+#: sections gives its two ends, not every number between (most would be no section)
+RANGE_ENDS_ONLY = frozenset({"ak", "ky"})
 SECTION_SHAPES: dict[str, re.Pattern] = {
     **{j: _HYPHENATED for j in ("ar", "co", "ga", "id", "ms", "nc", "nd", "ri", "tn", "va", "wy")},
     "ak": re.compile(r"[0-9]{2}\.[0-9]{2}\.[0-9]{3}"), "ky": re.compile(r"[0-9]{1,3}[A-Z]?\.[0-9]"),
@@ -241,7 +246,7 @@ def _patterns():
     jur = _jur_pattern()
     subject = _SUBJECT_ALT
     forward = _forward_pattern(jur)
-    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
+    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+[AS]\.?+)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
     # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
     # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"
@@ -582,10 +587,11 @@ def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source:
     head = f"{prefix}_{chap}" if chap else prefix
     if shape is not None and items and not shape.match(items[0].first):
         return 0  # "W.S. 1957, § 1-139": not a section of the code (its first number is not of the code's shape)
+    ends_only = _jurisdiction_of(prefix) in RANGE_ENDS_ONLY and prefix.endswith("_code")
     for it in items:
         if covered.find(1, it.start, it.end) >= 0:
             continue
-        for sec in _item_sections(it):
+        for sec in (_item_sections(it) if not (ends_only and it.last) else [it.first, it.last]):
             if shape is not None and not shape.match(sec):
                 continue
             key = f"{head}_{section_key(sec)}"
@@ -642,8 +648,9 @@ _YEAR_GOES_ON = re.compile(r"\s*+(?:,|§|[Ss]ec)")
 #: "Code 1932, § 7597", "Laws 1989, ch. 262, § 2", "1951, No. 2, §§ 1, 22", "Shan., § 3672", "T.C.A. (orig. ed.),
 #: § 64-101", "Art. I, § 6", "P.L. § 80", "G.L. §§ 69, 70" ("Id. § 5" is the code just cited). Read on at most
 #: 40 characters before the mark, anchored at its end
-_OTHER_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?!Id\.)[A-Za-z][A-Za-z&.]{0,9}\.|(?<![0-9])(?<!of )[0-9]{1,5}[A-Za-z]?+|\)"
-                           r"|(?<![A-Za-z])[IVXLC]{1,6})\s*+,\s*+$|(?<![\w.])(?:[A-Z]\.\s?+){2,4}$")
+_OTHER_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?!Id\.)[A-Za-z][A-Za-z&.]{0,9}\.|\)|(?<![A-Za-z])[IVXLC]{1,6}"
+                           r"|(?<![A-Za-z])(?:No|no|ch|Ch|chs|c|p|P|pp|art|Art|sec|Sec)\.\s*+[0-9]{1,5}[A-Za-z]?+"
+                           r"|(?<![0-9])(?<!of )(?:1[6-9]|20)[0-9]{2})\s*+,\s*+$|(?<![\w.])(?:[A-Z]\.\s?+){2,4}$")
 
 
 def _head(text: str, at: int, word: str, jur: str | None):

@@ -289,7 +289,8 @@ def main(argv=None) -> int:
 # code as the context: how ``citations.query_clauses`` reads a question asked of one code), ``plain``
 # (nothing given: a question in a TSV with no state).
 #
-# Vermont's pages have no links: its ``<cite>`` elements are checked instead. One that is the title-first
+# Vermont's pages (and North Carolina's before r81) have no links: their ``<cite>`` elements are checked
+# instead. One that is the title-first
 # form the code prescribes (1 V.S.A. § 51: ``—— V.S.A. § ——``; ``17 V.S.A. § 2531``) labels that
 # title's section, as a link does; any other (a session law: ``1955, No. 282``) is not the code, and a
 # home-code citation over it is wrong (``over an act``).
@@ -384,8 +385,7 @@ def read_code(rel: Path, state: str) -> tuple[dict, list[dict], set]:
             text, spans = _paragraph(el)
             if not text:
                 continue
-            acts = [_WS_.sub(" ", c.text_content()).strip() for c in el.iter("cite")
-                    if c.find("a") is None and state == "vt"]  # Vermont's: session laws
+            acts = [_WS_.sub(" ", c.text_content()).strip() for c in el.iter("cite") if c.find("a") is None]
             if spans or acts:
                 paras.append({"text": text, "links": spans, "acts": acts, "section": section,
                               "file": f.name, "line": el.sourceline})
@@ -413,6 +413,11 @@ def _home_prefix(state: str, title: str) -> str:
 
 def measure_code(rel: Path, state: str, systems=CODE_SYSTEMS) -> dict:
     anchors, paras, existing = read_code(rel, state)
+    # a release without links (Vermont; North Carolina before r81): its other <cite>s are checked instead
+    linked = any(p["links"] for p in paras)
+    if linked:
+        for p in paras:
+            p["acts"] = []
     exists = {citations.code_key(state, s, t) for t, s in existing}
     home = citations.code_context(state, "0")
     home = home[: -len("_0")] if home.endswith("_0") else home
@@ -492,7 +497,7 @@ def measure_code(rel: Path, state: str, systems=CODE_SYSTEMS) -> dict:
                     wrong[system][f"{why}: {_form(p['text'], c.start)}"] += 1
                     example(system, f"{why}: {_form(p['text'], c.start)}", p["text"], c.start, c.end)
     out = {"state": state, "release": rel.name[1:], "links": links_n, "dangling links": dangling,
-           "paragraphs": len(paras), "systems": {}}
+           "paragraphs": len(paras), "linked": linked, "systems": {}}
     for system in systems:
         t = tally[system]
         out["systems"][system] = {
