@@ -302,6 +302,7 @@ _H3_NUM = re.compile(r"§*\s*(\d[0-9A-Za-z]*(?:[-.:][0-9A-Za-z]+)*)")
 _ANCHOR_SEC = re.compile(r"s(\d[0-9A-Za-z]*(?:[-.][0-9A-Za-z]+)*?)(?=ol\d|-[a-z]{3}|$)")
 _TITLE_OF_FILE = re.compile(r"title\.0*([0-9A-Za-z.]+?)\.html$")
 _VSA = re.compile(r"(\d{1,2}[A-Z]?) V\.S\.A\. §§? ?(\d+[a-z]*)(?:\s?\([0-9A-Za-z]{1,4}\))*")
+_VSA_RANGE = re.compile(r"(\d{1,2}[A-Z]?) V\.S\.A\. §§ ?(\d+[a-z]*) ?[-–—] ?(\d+[a-z]*)")
 CODES_STATES = ("ak", "ar", "co", "ga", "id", "ky", "ms", "nc", "nd", "ri", "tn", "va", "vt", "wy")
 CODE_SYSTEMS = ("document", "query", "plain")
 
@@ -461,13 +462,14 @@ def measure_code(rel: Path, state: str, systems=CODE_SYSTEMS) -> dict:
             if i < 0 or not act:
                 continue
             at = i + len(act)
-            m = _VSA.fullmatch(act)
-            if m:
-                key = citations.code_key(state, m.group(2), m.group(1))
-                if key in exists:
-                    golds.append((i, i + len(act), key))
-                else:
-                    dangling += 1
+            m = _VSA.fullmatch(act) or _VSA_RANGE.fullmatch(act)
+            if m:  # a section, or a range's two ends (as the other codes link a range's ends)
+                for sec in m.groups()[1:]:
+                    key = citations.code_key(state, sec, m.group(1))
+                    if key in exists:
+                        golds.append((i, i + len(act), key))
+                    else:
+                        dangling += 1
             else:
                 acts.append((i, i + len(act)))
         if not golds and not acts:
