@@ -372,7 +372,7 @@ def read_code(rel: Path, state: str) -> tuple[dict, list[dict], set]:
         if not m:
             continue
         title = m.group(1).lstrip("0") or "0"
-        root = lxml.html.parse(str(f)).getroot()
+        root = lxml.html.parse(str(f), parser=lxml.html.HTMLParser(encoding="utf-8")).getroot()
         section = None
         for el in root.iter():
             if not isinstance(el.tag, str):

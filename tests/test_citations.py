@@ -502,3 +502,45 @@ def test_code_key_carries_the_title_where_numbers_repeat_across_titles():
         assert citations.code_prefix(c.key) == c.prefix
     field = citations.parse_field(citations.document_field("Vt. Stat. Ann. tit. 17, § 2531", "as in § 2532"))
     assert field == {"is": ["vt_code_17_2531"], "in": [], "cites": ["vt_code_17_2532"]}
+
+
+# ------------------------------------------------------------------ the measure against the codes' own links
+def _groundtruth():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import citation_groundtruth
+
+    return citation_groundtruth
+
+
+FIXTURE_CODES = Path(__file__).resolve().parent / "fixtures" / "statutes"
+
+
+@pytest.mark.parametrize("state, release, links, recall", [("ga", "86", 35, 0.94), ("nc", "81", 31, 1.0)])
+def test_extraction_against_the_codes_own_links_on_the_fixture(state, release, links, recall):
+    """scripts/citation_groundtruth.py codes on the fixture pages: the links it reads (its own reader, not the
+    converter's), and floors of recall for a section's text and a question asked of its code."""
+    g = _groundtruth()
+    out = g.measure_code(FIXTURE_CODES / f"cic-code-{state}" / "transforms" / state / f"oc{state}" / f"r{release}", state)
+    assert out["links"] == links
+    for system in ("document", "query"):
+        assert out["systems"][system]["recall"] >= recall, (system, out["systems"][system])
+
+
+def test_vermonts_cites_label_its_sections_and_acts(tmp_path):
+    """A Vermont page has no links: a "17 V.S.A. § 2531" <cite> labels that section, a session law's <cite> is
+    not the code; both are counted as the measure says."""
+    g = _groundtruth()
+    rel = tmp_path / "cic-code-vt" / "transforms" / "vt" / "ocvt" / "r85"
+    rel.mkdir(parents=True)
+    (rel / "gov.vt.vsa.title.17.html").write_text(
+        '<html><body><h3 id="t17c01s2531"><b>§ 2531.</b> Qualify.</h3>'
+        '<p>A person qualifies under <cite class="vt_code">17 V.S.A. § 2532</cite> and § 2532 of this title.</p>'
+        '<p>HISTORY: Added <cite class="vt_code">1955, No. 282</cite>, § 1.</p>'
+        '<h3 id="t17c01s2532"><b>§ 2532.</b> Other.</h3><p>See <cite class="vt_code">17 V.S.A. § 2531</cite>.</p>'
+        '</body></html>', encoding="utf-8")
+    out = g.measure_code(rel, "vt")
+    assert out["links"] == 2 and out["linked"] is False
+    doc = out["systems"]["document"]
+    assert doc["recall"] == 1.0 and doc["over an act"] == 0 and doc["resolves"] == 1.0
