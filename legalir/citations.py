@@ -246,7 +246,7 @@ def _patterns():
     jur = _jur_pattern()
     subject = _SUBJECT_ALT
     forward = _forward_pattern(jur)
-    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+[AS]\.?+)?+\s*+(?P<mark>{_MARK})?+"
+    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+(?![A-Za-z])|\s?+S\.)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
     # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
     # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"

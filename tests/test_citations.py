@@ -466,6 +466,8 @@ def test_each_codes_own_forms(text, hint, keys):
     ("Alcoholic beverage limitations on persons under 21, § 1-3-113.", "tn_code", ["tn_code_1_3_113"]),
     ("Property rights of aliens, KRS 381.290 to 381.340.", "ky_code", ["ky_code_381_290", "ky_code_381_340"]),
     ("11 U.S.C.S. § 522(f)", "nc_code", ["us_usc_11_522_f"]),
+    ("42 U.S.C. Section 6297(d)", "ga_code", ["us_usc_42_6297_d"]),
+    ("42 U.S.C.A. § 1983", "ga_code", ["us_usc_42_1983"]),
 ])
 def test_bare_sections_in_the_code_a_text_is_in(text, context, keys):
     assert citations.keys(text, context=context, jurisdiction_hint=context.split("_")[0]) == keys
