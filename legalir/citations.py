@@ -27,6 +27,13 @@ Two extractors run and their keys are merged:
   Code``; bare ``section 1950.5`` inside a document, read as its own code's section, and a bare
   ``§ 1943`` after a citation, read as that citation's code.
 
+The official codes' own forms (docs/statutes.md, "Citation forms of each code"): ``W.S. 16-3-106``,
+``A.C.A. § 4-88-101``, ``AS 09.10.070``, ``N.D.C.C. § 1-01-01``, ``T.C.A. § 1-2-101``, ``section 24-4-103,
+C.R.S.``, ``G.L. 1956, § 34-1-1``, ``Code of Virginia § 1-200``, ``Section 3-3-7, Mississippi Code of 1972``,
+and, in their own code only, ``I.C. § 5-216`` and ``Code 1972, § 9-7-49``. Vermont's section numbers are
+unique only within a title (:data:`TITLE_SCOPED`): ``17 V.S.A. § 2531`` -> ``vt_code_17_2531``
+(:func:`code_key`); a bare ``§ N`` read in a code (:data:`SECTION_SHAPES`) is a number of that code's shape.
+
 Time is linear in the text's length: no pattern has a quantifier that can give back what it read
 (all are possessive or bounded), and lists and ranges are read by :func:`_scan`, token by token
 (docs/legal-structure.md, "Linear time"). No set or dict order decides a key.
