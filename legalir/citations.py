@@ -27,6 +27,13 @@ Two extractors run and their keys are merged:
   Code``; bare ``section 1950.5`` inside a document, read as its own code's section, and a bare
   ``§ 1943`` after a citation, read as that citation's code.
 
+The official codes' own forms (docs/statutes.md, "Citation forms of each code"): ``W.S. 16-3-106``,
+``A.C.A. § 4-88-101``, ``AS 09.10.070``, ``N.D.C.C. § 1-01-01``, ``T.C.A. § 1-2-101``, ``section 24-4-103,
+C.R.S.``, ``G.L. 1956, § 34-1-1``, ``Code of Virginia § 1-200``, ``Section 3-3-7, Mississippi Code of 1972``,
+and, in their own code only, ``I.C. § 5-216`` and ``Code 1972, § 9-7-49``. Vermont's section numbers are
+unique only within a title (:data:`TITLE_SCOPED`): ``17 V.S.A. § 2531`` -> ``vt_code_17_2531``
+(:func:`code_key`); a bare ``§ N`` read in a code (:data:`SECTION_SHAPES`) is a number of that code's shape.
+
 Time is linear in the text's length: no pattern has a quantifier that can give back what it read
 (all are possessive or bounded), and lists and ranges are read by :func:`_scan`, token by token
 (docs/legal-structure.md, "Linear time"). No set or dict order decides a key.
@@ -77,9 +84,15 @@ JURISDICTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wy": ("Wyoming", ("Wyo.",)),
 }
 
+#: codes whose section numbers are unique only within a title (``17 V.S.A. § 2531``; ``§ 1`` is in many
+#: titles): their keys carry the title (``vt_code_17_2531``), a citation without one gives no key
+TITLE_SCOPED = frozenset({"vt"})
+
 #: a state's general code, however it is called (one key: ``<jur>_code_<section>``)
-GENERAL_CODE = (r"(?:(?:Rev(?:ised)?+|Gen(?:eral)?+|Comp(?:iled)?+|Consol(?:idated)?+|Off(?:icial)?+)\.?+\s++)?+"
-                r"(?:Code|Stat(?:utes?+)?+|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
+#: (``N.D. Cent. Code``: North Dakota's Century Code; ``Mississippi Code of 1972``: a code named with its year)
+GENERAL_CODE = (r"(?:(?:Rev(?:ised)?+|Gen(?:eral)?+|Comp(?:iled)?+|Consol(?:idated)?+|Off(?:icial)?+|Cent(?:ury)?+)"
+                r"\.?+\s++)?+(?:Code|Stat(?:utes?+)?+|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+"
+                r"(?:\s++of\s++1[0-9]{3}(?![0-9]))?+")
 
 #: subject codes: id -> (regex of the name, jurisdictions that have it). A name is matched after
 #: an optional jurisdiction, case-insensitively, with optional dots and spelled-out words. Every
@@ -105,12 +118,47 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
     r"CCP": ("ca", "civ_proc"), r"CC": ("ca", "civ"), r"RPAPL": ("ny", "real_prop_acts"),
     r"RPL": ("ny", "real_prop"), r"GOL": ("ny", "gen_oblig"), r"MDL": ("ny", "mult_dwell"),
     r"NRS": ("nv", "code"), r"RCW": ("wa", "code"), r"ORS": ("or", "code"),
-    r"(?:M\.?+\s?+)?+G\.?+\s?+L\.?+": ("ma", "code"),
+    # Rhode Island's General Laws as its history lines cite them: "G.L. 1956, § 34-1-1" (the 1956 reenactment is
+    # the present code; "G.L. 1938, ch. 441, § 1" is not). Before Massachusetts' G.L., which needs a chapter
+    r"G\.\s?+L\.\s++1956\s*+,": ("ri", "code"),
+    r"M\.?+\s?+G\.?+\s?+L\.?+|G\.?+\s?+L\.?+(?=\s*+c)": ("ma", "code"),
     # the official codes' own short forms (docs/statutes.md): Georgia's O.C.G.A., North Carolina's G.S.
     r"O\.?+\s?+C\.?+\s?+G\.?+\s?+A\.?+": ("ga", "code"),
     r"(?:N\.?+\s?+C\.?+\s?+)?+G\.?+\s?+S\.?+": ("nc", "code"),
     # Kentucky's Revised Statutes as its code writes them: "KRS 421.010", "KRS 15A.020(2)"
     r"KRS": ("ky", "code"),
+    # each code's own forms (issue 35; docs/statutes.md, "Citation forms"): Wyoming "W.S. 16-3-106" and its
+    # 1977 compilation's "W.S. 1977, § 9-2-1708"; Arkansas "A.C.A. § 4-88-101" (A.C.A. § 1-2-113); Alaska
+    # "AS 09.10.070"; North Dakota "N.D.C.C. § 1-01-01"; Tennessee "T.C.A. § 1-2-101" (T.C.A. § 1-1-111);
+    # Colorado "C.R.S. 24-4-103"; Idaho "I.C. § 5-216", "I.C.A., § 16-924" (in Idaho's code only: Indiana's
+    # code is "IC" too). Each reads only sections of its code's shape (SECTION_SHAPES)
+    r"W\.?+\s?+S\.?+(?:\s++1977\s*+,)?+|Rev\.\s?+W\.\s?+S\.\s++1957\s*+,": ("wy", "code"),
+    r"A\.\s?+C\.\s?+A\.": ("ar", "code"),
+    r"AS": ("ak", "code"),
+    r"N\.\s?+D\.\s?+C\.\s?+C\.": ("nd", "code"),
+    r"T\.\s?+C\.\s?+A\.": ("tn", "code"),
+    r"C\.\s?+R\.\s?+S\.": ("co", "code"),
+    r"I\.\s?+C\.(?:\s?+A\.)?+": ("id", "code"),
+    # Mississippi's "Code 1972, § 9-7-49" (its code is the Mississippi Code of 1972) and Georgia's history lines'
+    # "Code 1981, § 1-1-10" (the Official Code of Georgia of 1981), each in its own code only
+    r"Code\s++1972\s*+,": ("ms", "code"),
+    r"Code\s++1981\s*+,": ("ga", "code"),
+}
+
+#: short forms read only in their own code (a text of that jurisdiction, or a question asked of it)
+HOME_SHORT_FORMS = frozenset({r"I\.\s?+C\.(?:\s?+A\.)?+", r"Code\s++1972\s*+,", r"Code\s++1981\s*+,"})
+
+_HYPHENATED = re.compile(r"[0-9][0-9A-Za-z.]{0,7}-[0-9A-Za-z]")
+#: the shape of a section number of a state's general code, where all have one (``8-2-1``, ``15.1-02-01``,
+#: ``8.1A-201``; Alaska ``09.10.070``; Kentucky ``421.010``): a bare ``§ N`` read in that code (a section's own
+#: text, a question asked of it) and its short forms read only sections of this shape, so that a session
+#: law's "Laws 1989, ch. 262, § 2" or an old compilation's "Code 1932, § 7597" is not read as the code's
+#: codes numbered with gaps (Kentucky's 381.290, 381.300; Alaska's 09.10.070, 09.10.080): a range of their
+#: sections gives its two ends, not every number between (most would be no section)
+RANGE_ENDS_ONLY = frozenset({"ak", "ky"})
+SECTION_SHAPES: dict[str, re.Pattern] = {
+    **{j: _HYPHENATED for j in ("ar", "co", "ga", "id", "ms", "nc", "nd", "ri", "tn", "va", "wy")},
+    "ak": re.compile(r"[0-9]{2}\.[0-9]{2}\.[0-9]{3}"), "ky": re.compile(r"[0-9]{1,3}[A-Z]?\.[0-9]"),
 }
 
 #: the words a citation's name can begin with besides a jurisdiction's (lower case; the short forms'
@@ -119,7 +167,8 @@ SHORT_FORMS: dict[str, tuple[str, str]] = {
 SUBJECT_FIRST_WORDS = frozenset(
     "code civ civil health gov govt government bus business prop property real rpapl gen general "
     "mult multiple".split())
-SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL O OCGA N NC NCGS GS KRS".split())
+SHORT_FIRST_WORDS = frozenset("CCP CC RPAPL RPL GOL MDL NRS RCW ORS M G GL MG MGL O OCGA N NC NCGS GS KRS "
+                              "W WS Rev A AS NDCC T TCA C CRS I IC ICA".split())
 
 # ------------------------------------------------------------------ the grammar
 # Linear time (docs/legal-structure.md, "Linear time"): no pattern below has a nested or overlapping
@@ -131,12 +180,15 @@ _PLURAL_MARK = re.compile(r"§§|ss\.|secs|sections", re.IGNORECASE)
 #: a run of the characters a section can hold, from its first digit (cut by :func:`_sec_len`)
 _RUN = re.compile(r"[0-9][0-9A-Za-z.\-:/()]*+")
 #: one list separator (``,``, ``&``, ``and``, ``or``) with the spaces around it
-_SEP1 = re.compile(r"\s*+(?:,|&|and\b|or\b)\s*+", re.IGNORECASE)
+#: (a word then a number without a space between, "and15-1-57": a page the publisher joined at a link)
+_SEP1 = re.compile(r"\s*+(?:,|&|and(?![A-Za-z_])|or(?![A-Za-z_]))\s*+", re.IGNORECASE)
 #: a range separator
-_RANGE1 = re.compile(r"\s*+(?:-|–|—|to\b|through\b|thru\b)\s*+", re.IGNORECASE)
-#: a section mark directly before a section number
+_RANGE1 = re.compile(r"\s*+(?:-|–|—|(?:to|through|thru)(?![A-Za-z_]))\s*+", re.IGNORECASE)
+#: what a list may hold after a section before it goes on: "3-4-215 [repealed], 3-4-217", "8-6-201 et seq. and"
+_ITEM_NOTE = re.compile(r"\s*+(?:\[[A-Za-z][A-Za-z .]{0,24}+\]|et\s++seq\.?+)")
+#: a section mark directly before a section number (a "§" may follow a word: Idaho's pages print "Former§ 1-802")
 #: (the lookbehind follows the first character, so that the engine skips to a "§" or an "s" at C speed)
-_MARK_AT = re.compile(r"(?P<mark>§(?<![\w.].)§?+|[Ss](?<![\w.].)(?:[Ss]?+\.|[Ee][Cc](?:[Tt][Ii][Oo][Nn])?+[Ss]?+\.?+))"
+_MARK_AT = re.compile(r"(?P<mark>§(?<![0-9_.].)§?+|[Ss](?<![\w.].)(?:[Ss]?+\.|[Ee][Cc](?:[Tt][Ii][Oo][Nn])?+[Ss]?+\.?+))"
                       r"\s*+(?=[0-9])")
 _WORD = re.compile(r"[A-Za-z]++")
 _USC_HINT = re.compile(r"[Uu]\.?+\s?+[Ss]\.?+\s?+[Cc]")
@@ -151,8 +203,9 @@ def _jur_alternatives() -> list[tuple[str, str]]:
     for name, bb in JURISDICTIONS.values():
         names.append((name.split()[0].lower(), r"\s++".join(re.escape(w) for w in name.split())))
         for a in bb:
-            abbrs.append((_WORD.match(a).group().lower(),
-                          r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else "")))
+            # an abbreviation begins with its capital ("or Miss. Code" is not Oregon's "Or. ... Code")
+            rx = r"\.?+\s?+".join(re.escape(p.rstrip(".")) for p in a.split()) + (r"\.?+" if a.endswith(".") else "")
+            abbrs.append((_WORD.match(a).group().lower(), f"(?-i:{rx[0]}){rx[1:]}"))
     def by_len(x):  # stable: ties keep the table's order
         return -len(x[1])
 
@@ -184,12 +237,23 @@ _NAMED = (rf"(?P<named>{_NAMED_WORD}(?:\s++{_NAMED_WORD})?(?:\s++{_NAMED_WORD})?
           r"(?:Code|Laws?+|L)\.?+(?:\s++Ann(?:otated)?+\.?+)?+")
 
 
+def _names_pattern() -> str:
+    """The jurisdictions' full names (``Virginia``, ``West Virginia``), longest first: ``Code of Virginia``."""
+    names = sorted((name for name, _ in JURISDICTIONS.values()), key=lambda n: (-len(n), n))
+    return "|".join(r"\s++".join(re.escape(w) for w in n.split()) for n in names)
+
+
+#: a code named "Code of <State>" (``Code of Virginia § 1-200``, ``§ 1-200 of the Code of Virginia``)
+def _code_of(n: str = "") -> str:
+    return rf"(?P<codeof{n}>Code\s++of\s++(?:the\s++State\s++of\s++)?+(?P<ofjur{n}>{_names_pattern()}))(?![A-Za-z])"
+
+
 @lru_cache(maxsize=1)
 def _patterns():
     jur = _jur_pattern()
     subject = _SUBJECT_ALT
     forward = _forward_pattern(jur)
-    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+)?+\s*+(?P<mark>{_MARK})?+"
+    usc = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]*+)\s++U\.?+\s?+S\.?+\s?+C\.?+(?:\s?+A\.?+(?![A-Za-z])|\s?+S\.)?+\s*+(?P<mark>{_MARK})?+"
                      r"\s*+(?=[0-9])", re.IGNORECASE)
     # a title or chapter before the code: Illinois "735 ILCS 5/9-201", "735 Ill. Comp. Stat. 5/9-201"
     # (chapter 735, act 5, section 9-201); Pennsylvania "68 P.S. § 250.206", "68 Pa. Stat. Ann. § 250.206"
@@ -198,11 +262,19 @@ def _patterns():
                       rf"|(?P<pacons>Pa\.?+\s*+C\.?+\s*+S\.?+|Pa\.?+\s*+Cons\.?+\s*+Stat\.?+)"
                       rf"|(?P<pa>(?-i:P\.\s?+S\.)|Pa\.?+\s*+Stat(?:utes)?+\.?+))"
                       rf"(?:\s*+Ann\.?+)?+\s*+(?P<mark>{_MARK})?+\s*+(?=[0-9])", re.IGNORECASE)
-    # backward: what follows a section list: "of the [jurisdiction] code"
+    # backward: what follows a section list: "of the [jurisdiction] code", "of the Code of Virginia", "of Title 2"
+    # (Vermont: a title of the code the text is in); after a comma, only a code that names its jurisdiction:
+    # "Section 3-3-7, Mississippi Code of 1972", "section 24-4-103, C.R.S." (not "C.R.S. 1963", an old edition)
     of_code = re.compile(
-        rf"\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|(?P<general>{GENERAL_CODE}))(?![A-Za-z])",
+        rf"(?:\s++of\s++(?:the\s++)?+(?:(?P<jur>{jur})\.?+\s++)?(?:{subject}|{_code_of()}|(?P<general>{GENERAL_CODE})"
+        rf"|(?P<oftitle>(?-i:T)itle\s++(?P<title>[0-9]{{1,3}}[A-Z]?+)(?![0-9A-Za-z])))"
+        rf"|\s*+,\s*+(?:the\s++)?+(?:(?P<cjur>{_names_pattern()})\s++Code\s++of\s++1[0-9]{{3}}(?![0-9])|{_code_of('2')}"
+        rf"|(?P<crs>(?-i:C\.\s?+R\.\s?+S\.))(?!\s*+[0-9])))(?![A-Za-z])",
         re.IGNORECASE)
-    return forward, usc, ilcs, of_code
+    # Vermont, title first: "17 V.S.A. § 2531", "1 V.S.A. §§ 1-9" (1 V.S.A. § 51: "—— V.S.A. § ——")
+    vsa = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]?+[A-Z]?+)\s++(?-i:V\.\s?+S\.\s?+A\.)\s*+(?P<mark>§§?+)?+"
+                     r"\s*+(?=[0-9])")
+    return forward, usc, ilcs, of_code, vsa
 
 
 _SUBJECT_ALT = "|".join(f"(?P<s_{k}>{v})" for k, (v, _) in SUBJECT_CODES.items())
@@ -215,7 +287,7 @@ _CHAPTER = (r"(?:(?P<chapword>ch(?:apter)?+|c|tit(?:le)?+)\.?+\s*+(?P<chap>[0-9]
 def _forward_pattern(jur: str) -> re.Pattern:
     """forward: [jurisdiction] code [chapter] [mark], up to the first section's digit. A general code
     and a code outside the table need a jurisdiction: without one, only subject codes and short forms."""
-    codes = rf"(?:{_SUBJECT_ALT})(?:\s++Ann(?:otated)?+\.?+)?+|{_SHORT_ALT}"
+    codes = rf"(?:{_SUBJECT_ALT})(?:\s++Ann(?:otated)?+\.?+)?+|{_SHORT_ALT}|{_code_of()}(?:\s++Ann(?:otated)?+\.?+)?+"
     head = rf"(?<![\w.])(?:(?P<jur>{jur})\.?+(?:\s*+,)?+\s++)?" if jur else r"(?<![\w.])"
     if jur:
         codes += rf"|(?P<general>{GENERAL_CODE})|{_NAMED}"
@@ -357,6 +429,13 @@ def _is_range(first: str, last: str) -> bool:
             or _mixed_range(a, b))
 
 
+def _same_stem(first: str, last: str) -> bool:
+    """Whether two sections differ only in their last number (``35-11-101`` and ``35-11-1904``): then
+    ``§ 35-11-101 through 35-11-1904`` is a range after one mark too."""
+    pa, pb = _parts(_split_sub(first)[0]), _parts(_split_sub(last)[0])
+    return len(pa) == len(pb) >= 3 and pa[:-1] == pb[:-1] and pa[-1].isdigit() and pb[-1].isdigit()
+
+
 def _hyphen_range(sec: str) -> tuple[str, str] | None:
     """``1941-1943`` -> (``1941``, ``1943``) when the hyphen joins a range's ends (last hyphen first)."""
     base = _split_sub(sec)[0]
@@ -409,10 +488,14 @@ def _scan(text: str, pos: int, plural: bool, memo: dict | None = None) -> tuple[
             dash = r.group().strip()
             m2 = _RUN.match(text, r.end())
             if m2 and (dash in ("–", "—") or (plural and dash != "-")
-                       or (plural and _is_range(first, m2.group()[:_sec_len(m2.group())]))):
+                       or (plural and _is_range(first, m2.group()[:_sec_len(m2.group())]))
+                       or _same_stem(first, m2.group()[:_sec_len(m2.group())])):
                 last = m2.group()[:_sec_len(m2.group())]
                 pos = r.end() + len(last)
         items.append(_Item(first, last, a, pos, plural))
+        note = _ITEM_NOTE.match(text, pos)
+        if note:
+            pos = note.end()
         end = pos
         k = pos
         while k < n and text[k] == " ":
@@ -473,6 +556,7 @@ class Citation:
 
 
 _SHORT = [(f"f{i}", j, code) for i, (j, code) in enumerate(SHORT_FORMS.values())]
+_HOME_SHORT = frozenset(f"f{i}" for i, form in enumerate(SHORT_FORMS) if form in HOME_SHORT_FORMS)
 _SUBJECT = [(f"s_{code}", code, jurs) for code, (_, jurs) in SUBJECT_CODES.items()]
 
 
@@ -481,9 +565,14 @@ def _groups(m: re.Match) -> dict[str, str]:
     return {k: v for k, v in m.groupdict().items() if v}
 
 
-def _code_of(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | None]:
+def _code_of_groups(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | None]:
     """(jurisdiction, code id) of a forward/backward match's filled groups."""
     given = jurisdiction(gd["jur"]) if "jur" in gd else None
+    for name in ("ofjur", "ofjur2", "cjur"):
+        if name in gd:
+            return jurisdiction(gd[name]), "code"
+    if "crs" in gd:
+        return "co", "code"
     for name, j, code in _SHORT:
         if name in gd:
             return j, code
@@ -498,15 +587,20 @@ def _code_of(gd: dict[str, str], jur: str | None) -> tuple[str | None, str | Non
 
 
 def _emit(prefix: str, chap: str | None, items: list[_Item], start: int, source: str, covered: bytearray,
-          found: list[Citation]) -> int:
-    """Keys of ``items`` not inside text already read (``covered``); marks their span read; returns
-    how many were added."""
+          found: list[Citation], shape: re.Pattern | None = None) -> int:
+    """Keys of ``items`` not inside text already read (``covered``), of the sections of ``shape`` (a
+    :data:`SECTION_SHAPES` pattern) if given; marks their span read; returns how many were added."""
     added = 0
     head = f"{prefix}_{chap}" if chap else prefix
+    if shape is not None and items and not shape.match(items[0].first):
+        return 0  # "W.S. 1957, § 1-139": not a section of the code (its first number is not of the code's shape)
+    ends_only = _jurisdiction_of(prefix) in RANGE_ENDS_ONLY and prefix.endswith("_code")
     for it in items:
         if covered.find(1, it.start, it.end) >= 0:
             continue
-        for sec in _item_sections(it):
+        for sec in (_item_sections(it) if not (ends_only and it.last) else [it.first, it.last]):
+            if shape is not None and not shape.match(sec):
+                continue
             key = f"{head}_{section_key(sec)}"
             base = key if "(" not in sec else f"{head}_{section_key(_split_sub(sec)[0])}"
             found.append(Citation(key, base, start if not added else it.start, it.end, source, prefix))
@@ -555,6 +649,15 @@ def _chapter_before(pre: str) -> bool:
     return pre[-1:] in ("c", "C") or pre.lower().endswith(("ch", "chapter", "tit", "title"))
 _HEADS: dict = {}
 _HEADS_MAX = 100_000
+#: after a 4-digit number: a comma, or a section mark (the number is a year a code's name holds)
+_YEAR_GOES_ON = re.compile(r"\s*+(?:,|§|[Ss]ec)")
+#: what precedes a bare mark that cites another compilation or an act, not the code the text is read in:
+#: "Code 1932, § 7597", "Laws 1989, ch. 262, § 2", "1951, No. 2, §§ 1, 22", "Shan., § 3672", "T.C.A. (orig. ed.),
+#: § 64-101", "Art. I, § 6", "P.L. § 80", "G.L. §§ 69, 70" ("Id. § 5" is the code just cited). Read on at most
+#: 40 characters before the mark, anchored at its end
+_OTHER_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?!Id\.)[A-Za-z][A-Za-z&.]{0,9}\.|\)|(?<![A-Za-z])[IVXLC]{1,6}"
+                           r"|(?<![A-Za-z])(?:No|no|ch|Ch|chs|c|p|P|pp|art|Art|sec|Sec)\.\s*+[0-9]{1,5}[A-Za-z]?+"
+                           r"|(?<![0-9])(?<!of )(?:1[6-9]|20)[0-9]{2})\s*+,\s*+$|(?<![\w.])(?:[A-Z]\.\s?+){2,4}$")
 
 
 def _head(text: str, at: int, word: str, jur: str | None):
@@ -570,7 +673,8 @@ def _head(text: str, at: int, word: str, jur: str | None):
     if d1 is None or _NOT_NAME.search(text, at, d1.start()):
         return None  # a name holds only letters, spaces, . , ' & and §  before its first number
     stop = d1.start() + 1
-    if _chapter_before(text[at:d1.start()]):
+    if _chapter_before(text[at:d1.start()]) or (d1.end() - d1.start() == 4 and _YEAR_GOES_ON.match(text, d1.end())):
+        # a chapter's number, or a year that a name holds ("W.S. 1977, § 9-2-1708", "Mississippi Code of 1972 §")
         d2 = _DIGITS.search(text, d1.end(), d1.end() + _BEFORE)
         stop = d2.start() + 1 if d2 else d1.end()
     key = (text[at - 1] if at else "", text[at:stop], jur)
@@ -582,15 +686,17 @@ def _head(text: str, at: int, word: str, jur: str | None):
     out = None
     if m:
         gd = _groups(m)
-        j, code = _code_of(gd, jur)
-        short = any(name in gd for name, _, _ in _SHORT)
-        if j is None or code is None or (code == "code" and not ("jur" in gd or short)):
+        j, code = _code_of_groups(gd, jur)
+        short = next((name for name, _, _ in _SHORT if name in gd), None)
+        if j is None or code is None or (code == "code" and not ("jur" in gd or short or "codeof" in gd)):
             out = None
         elif "named" in gd and ("jur" not in gd or "mark" not in gd):
             out = None  # a code outside the table needs its jurisdiction and a section mark
         else:
             loose = "mark" not in gd and code == "code" and "jur" in gd and "chap" not in gd
-            out = (m.end() - at, f"{j}_{code}", gd.get("chap"), gd.get("mark"), loose)
+            needs = j if short in _HOME_SHORT else None
+            shape = SECTION_SHAPES.get(j) if short and code == "code" else None
+            out = (m.end() - at, f"{j}_{code}", gd.get("chap"), gd.get("mark"), loose, needs, shape)
     if len(_HEADS) >= _HEADS_MAX:
         _HEADS.clear()
     _HEADS[key] = out
@@ -606,8 +712,9 @@ def _rules(text: str, jur: str | None, context: str | None,
     windows = _windows(text)
     marks: list = []
     memo: dict = {}  # (position, plural) -> the sections read there: a list is read once
+    home = jur or _jurisdiction_of(context)
     for a, b, last in windows:
-        marks += _rules_in(text, a, b, last, jur, covered, found, memo)
+        marks += _rules_in(text, a, b, last, jur, covered, found, memo, home)
     if own_len and not context:
         for c in found:
             if c.end <= own_len and c.prefix:
@@ -618,13 +725,19 @@ def _rules(text: str, jur: str | None, context: str | None,
     return found, covered, windows
 
 
+def _jurisdiction_of(prefix: str | None) -> str | None:
+    """The jurisdiction of a key prefix (``ga_code`` -> ``ga``)."""
+    head = prefix.partition("_")[0] if prefix else None
+    return head if head in JURISDICTIONS else None
+
+
 def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: bytearray,
-              found: list[Citation], memo: dict) -> list:
+              found: list[Citation], memo: dict, home: str | None = None) -> list:
     """Citations of ``text[lo:hi]``: U.S.C. and ILCS first, then ``section N of the X Code``, then
     ``[jurisdiction] code [§] N``; returns the window's section marks (read by :func:`_bare` once every
     window is read). Each pattern is tried at a bounded set of places (a number, a mark, a name's first
     word) and reads a bounded stretch, lists excepted, which :func:`_scan` reads once."""
-    _, usc, ilcs, of_code = _patterns()
+    _, usc, ilcs, of_code, vsa = _patterns()
     window = text[lo:hi]
     if _USC_HINT.search(window):
         for m in usc.finditer(text, lo, hi):
@@ -637,8 +750,13 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
                 items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
                 code = "il_code" if m.group("il") else "pa_cons" if m.group("pacons") else "pa_code"
                 _emit(f"{code}_{m.group('chap')}", None, items, m.start(), "rules", covered, found)
+    if "V.S.A" in window or "V. S. A" in window:
+        for m in vsa.finditer(text, lo, hi):
+            if covered.find(1, m.start(), m.end()) < 0:
+                items, _ = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
+                _emit(f"vt_code_{_slug(m.group('title'))}", None, items, m.start(), "rules", covered, found)
     marks = [m for m in _MARK_AT.finditer(text, lo, hi)]
-    if " of " in window or " OF " in window or " Of " in window:
+    if " of " in window or " OF " in window or " Of " in window or "," in window:
         scanned = -1
         for m in marks:
             if m.start() < scanned or covered.find(1, m.start(), m.end()) >= 0:
@@ -648,9 +766,14 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
             t = of_code.match(text, end) if items else None
             if t:
                 gd = _groups(t)
-                j, code = _code_of(gd, jur)
-                if j and code:
-                    _emit(f"{j}_{code}", None, items, m.start(), "rules", covered, found)
+                shape = None
+                if "oftitle" in gd:  # "section 406 of Title 2": a title of the code the text is read in
+                    prefix = f"{home}_code_{_slug(gd['title'])}" if home in TITLE_SCOPED else None
+                else:
+                    j, code = _code_of_groups(gd, jur)
+                    prefix = f"{j}_{code}" if j and code and not (j in TITLE_SCOPED and code == "code") else None
+                    shape = SECTION_SHAPES.get(j) if "crs" in gd else None
+                if prefix and _emit(prefix, None, items, m.start(), "rules", covered, found, shape):
                     covered[end:t.end()] = b"\x01" * (t.end() - end)
     starts = _STARTS
     for w in _WORD.finditer(text, lo, last):
@@ -662,13 +785,24 @@ def _rules_in(text: str, lo: int, hi: int, last: int, jur: str | None, covered: 
             head = _head(text, w.start(), word, jur)
             if head is None:
                 continue
-            length, prefix, chap, mark, loose = head
+            length, prefix, chap, mark, loose, needs, shape = head
+            if needs and needs != home:
+                continue  # a short form read only in its own code ("I.C. § 5-216": Idaho's, or Indiana's)
             if covered.find(1, w.start(), w.start() + length) >= 0:
                 continue
-            items, _ = _scan(text, w.start() + length, _is_plural(mark), memo)
+            j = prefix.partition("_")[0]
+            if j in TITLE_SCOPED and prefix == f"{j}_code":
+                if not chap:
+                    continue  # "Vt. Stat. Ann. § 1": no title, no section
+                prefix, chap = f"{prefix}_{_slug(chap)}", None
+            items, _ = _scan(text, w.start() + length, _is_plural(mark) or (shape is not None and not mark), memo)
+            if shape is not None and not mark:
+                # a short form without a mark takes a list and a range ("W.S. 2-3-903, 2-3-904 or 2-3-905",
+                # "W.S. 1-39-101 through 1-39-120"), never a hyphen as a range's ("G.S. 1-5" is one section)
+                items = [_Item(it.first, it.last, it.start, it.end, False) for it in items]
             if loose and items and not _DOTTED.search(items[0].first):
                 continue  # "Alaska Law 2019": a general code, no section mark, a plain number: too loose
-            _emit(prefix, chap, items, w.start(), "rules", covered, found)
+            _emit(prefix, chap, items, w.start(), "rules", covered, found, shape)
     return marks
 
 
@@ -689,7 +823,11 @@ def _bare(text: str, marks: list, context: str | None, covered: bytearray, found
             continue
         items, end = _scan(text, m.end(), _is_plural(m.group("mark")), memo)
         scanned = end
-        _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found)
+        if _OTHER_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+            continue  # "Code 1932, § 7597", "Laws 1989, ch. 262, § 2": another compilation's, an act's
+        j = _jurisdiction_of(prefix)
+        shape = SECTION_SHAPES.get(j) if prefix == f"{j}_code" else None
+        _emit(prefix, None, items, m.start(), "context" if context else "short", covered, found, shape)
 
 
 def _eyecite_worth(text: str, covered: bytearray, windows: list) -> bool:
@@ -769,7 +907,7 @@ def _eyecite(text: str, jur: str | None, covered: bytearray, windows: list) -> l
 
 
 def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | None = None,
-            use_eyecite: bool = True) -> list[Citation]:
+            use_eyecite: bool = True, unique: bool = True) -> list[Citation]:
     """The citations in ``text``, in order of appearance, each once.
 
     Time is linear in ``len(text)`` (docs/legal-structure.md, "Linear time").
@@ -786,6 +924,8 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
         Without it, a bare ``§ 1943`` belongs to the code of the citation before it, if any.
     use_eyecite : bool
         Also run eyecite (case citations, statute reporters outside the rule table).
+    unique : bool
+        Each key once, where it is first cited (default); ``False``: every place it is cited.
 
     Returns
     -------
@@ -793,13 +933,17 @@ def extract(text: str, *, jurisdiction_hint: str | None = None, context: str | N
     """
     if not text:
         return []
-    return _extract(text, jurisdiction(jurisdiction_hint) if jurisdiction_hint else None, context, use_eyecite)
+    return _extract(text, jurisdiction(jurisdiction_hint) if jurisdiction_hint else None, context, use_eyecite,
+                    unique=unique)
 
 
-def _extract(text: str, jur: str | None, context: str | None, use_eyecite: bool, own_len: int = 0) -> list[Citation]:
+def _extract(text: str, jur: str | None, context: str | None, use_eyecite: bool, own_len: int = 0,
+             unique: bool = True) -> list[Citation]:
     found, covered, windows = _rules(text, jur, context, own_len)
     if use_eyecite:
         found += _eyecite(text, jur, covered, windows)
+    if not unique:
+        return sorted(found, key=lambda c: (c.start, c.end))
     seen, out = set(), []
     for c in sorted(found, key=lambda c: c.start):
         if c.key not in seen:
@@ -816,6 +960,8 @@ def keys(text: str, **kwargs) -> list[str]:
 def code_prefix(key: str) -> str | None:
     """The code part of a statute key (``ca_civ_1942_5`` -> ``ca_civ``), for reading bare sections."""
     parts = key.split("_")
+    if parts[0] in TITLE_SCOPED and len(parts) > 3 and parts[1] == "code":
+        return "_".join(parts[:3])  # vt_code_17_2531 -> vt_code_17
     if parts[0] in JURISDICTIONS and len(parts) > 2:
         for code in sorted(SUBJECT_CODES, key=len, reverse=True):
             if key.startswith(f"{parts[0]}_{code}_"):
@@ -870,9 +1016,50 @@ def parse_field(value: str | None) -> dict[str, list[str]]:
 
 def general_code(jurisdiction_hint: str | None) -> str | None:
     """The key prefix of a jurisdiction's general code (``ga_code``), the context a bare ``§ N`` is read
-    in; ``None`` without a known jurisdiction."""
+    in; ``None`` without a known jurisdiction, and for a code whose section numbers are unique only within
+    a title (:data:`TITLE_SCOPED`: Vermont's ``§ 1`` is in many titles; :func:`code_context` with the title)."""
     jur = jurisdiction(jurisdiction_hint)
-    return f"{jur}_code" if jur and jur != "us" else None
+    return f"{jur}_code" if jur and jur != "us" and jur not in TITLE_SCOPED else None
+
+
+def code_context(jurisdiction_hint: str, title: str | None = None) -> str | None:
+    """The key prefix of a section of a jurisdiction's general code: ``ga_code`` (``title`` is not part of
+    Georgia's keys), ``vt_code_17`` (title 17 of a :data:`TITLE_SCOPED` code); the ``context`` that a bare
+    ``§ N`` in that section's text is read in. ``None`` for an unknown jurisdiction, or a title-scoped code
+    without its title.
+
+    Examples
+    --------
+    >>> code_context("vt", "17"), code_context("Georgia", "8")
+    ('vt_code_17', 'ga_code')
+    """
+    jur = jurisdiction(jurisdiction_hint)
+    if not jur or jur == "us":
+        return None
+    if jur in TITLE_SCOPED:
+        return f"{jur}_code_{_slug(title)}" if title and _slug(title) else None
+    return f"{jur}_code"
+
+
+def code_key(jurisdiction_hint: str, section: str, title: str | None = None) -> str:
+    """The key of ``section`` of a jurisdiction's general code: what :func:`extract` gives its citations.
+
+    ``code_key("ga", "8-2-1")`` -> ``ga_code_8_2_1`` (``O.C.G.A. § 8-2-1``); ``code_key("vt", "2531", "17")``
+    -> ``vt_code_17_2531`` (``17 V.S.A. § 2531``, ``Vt. Stat. Ann. tit. 17, § 2531``): a
+    :data:`TITLE_SCOPED` code's keys carry the title, which is then required.
+
+    Raises
+    ------
+    ValueError
+        For an unknown jurisdiction, or a title-scoped code's section without its title.
+    """
+    prefix = code_context(jurisdiction_hint, title)
+    if prefix is None:
+        raise ValueError(f"code_key({jurisdiction_hint!r}, {section!r}, title={title!r}): "
+                         + ("an unknown jurisdiction" if not jurisdiction(jurisdiction_hint) or
+                            jurisdiction(jurisdiction_hint) == "us" else
+                            "its section numbers are unique only within a title: give the title"))
+    return f"{prefix}_{section_key(section)}"
 
 
 def query_clauses(text: str, *, jurisdiction_hint: str | None = None) -> list[tuple[str, int]]:

@@ -65,7 +65,9 @@ def test_eleven_and_two_thousand_sections():
 
 
 MARKS = ["§", "§§", "§ ", "§§ ", "sec. ", "Sec.", "section ", "sections ", "SECTIONS ", "ss. ", "s. "]
-NAMES = ["Cal. Civ. Code ", "CA Civ Code ", "N.Y. Penal Law ", "NY Real Prop L ", "Tenn. Code Ann. ", "CC ",
+NAMES = ["W.S. ", "W.S. 1977, ", "17 V.S.A. ", "AS ", "A.C.A. ", "N.D.C.C. ", "T.C.A. ", ", C.R.S.", "I.C., ",
+         "G.L. 1956, ", "Code 1972, ", "Code of Virginia ", " of the Code of Virginia", ", Mississippi Code of 1972",
+         " of Title 2", "Rev. W.S. 1957, ", "[repealed], ", " et seq. ", "Former", "Cal. Civ. Code ", "CA Civ Code ", "N.Y. Penal Law ", "NY Real Prop L ", "Tenn. Code Ann. ", "CC ",
          "RPAPL ", "NRS ", "M.G.L. c. 186, ", "Mass. Gen. Laws ch. ", "Pa. Stat. Ann. tit. 68, ", "42 U.S.C. ",
          "735 ILCS ", "Civil Code ", "Alabama Code ", "347 U.S. ", "5 Cal. 4th ", "Id. ", "of the Civil Code ",
          "of this title ", "U.S.C. ", "California Civil Code section "]
@@ -118,6 +120,9 @@ def test_extraction_time_is_bounded_per_character(text):
     assert s < bound, (len(text), s)
     _, s = cpu(citations.extract, text, context="ca_civ", jurisdiction_hint="California", use_eyecite=False)
     assert s < bound, (len(text), s)
+    for context, hint in (("vt_code_17", "vt"), ("id_code", "id")):
+        _, s = cpu(citations.extract, text, context=context, jurisdiction_hint=hint, use_eyecite=False)
+        assert s < bound, (len(text), context, s)
 
 
 @pytest.mark.parametrize("make", [
@@ -129,13 +134,27 @@ def test_extraction_time_is_bounded_per_character(text):
     lambda n: " ".join(f"{i} U.S. {3 * i}," for i in range(n)),
     lambda n: "Cal. " * n + "Civ. Code § 1",
     lambda n: "sections " + " and ".join("1941-1943" for _ in range(n)) + " of the Code",
-], ids=["list", "chain", "marks", "parens", "hyphens", "cases", "names", "ranges"])
+    # each code's own forms (issue 35), repeated: short forms, title-first, years, joined words, old compilations
+    lambda n: "W.S. " + ", ".join(f"{i}-3-{100 + i}" for i in range(n)) + " or 9-9-9",
+    lambda n: " ".join(f"{i % 40} V.S.A. §§ {i}, {i + 1}" for i in range(n)),
+    lambda n: "AS " + " — ".join(f"09.{i % 99:02d}.{i % 999:03d}" for i in range(n)),
+    lambda n: "Code 1932, § 7597; " * n + "Code 1972, §9-7-49",
+    lambda n: "through" * n + "17-17-1",
+    lambda n: "§ 1-2, Mississippi Code of" * n + " 1972",
+    lambda n: "G.L. 1956, " * n + "§ 1-1-1",
+    lambda n: "W.S. 1977, " * n + "§ 1-1-1",
+    lambda n: "Former§§ 1-1 [repealed], " * n + "and 2-2 et seq. of the Code of Virginia",
+    lambda n: "section 406 of Title " * n + "2",
+    lambda n: "I.C.,§ " * n + "5-216",
+], ids=["list", "chain", "marks", "parens", "hyphens", "cases", "names", "ranges", "ws-list", "vsa", "as-range",
+        "years", "joined", "code-of-year", "gl-1956", "ws-1977", "repealed", "of-title", "ic"])
 def test_worst_shapes_grow_linearly(make):
     """Shapes that make a backtracking pattern blow up, at 500 and 2,000 repetitions: within the bound."""
     for n in (500, 2000):
         text = make(n)
-        _, s = cpu(citations.extract, text, context="ca_civ")
-        assert s < FLOOR_S + PER_CHAR_S * len(text), (n, len(text), s)
+        for context, hint in (("ca_civ", None), ("vt_code_17", "vt"), ("ms_code", "ms"), ("id_code", "id")):
+            _, s = cpu(citations.extract, text, context=context, jurisdiction_hint=hint)
+            assert s < FLOOR_S + PER_CHAR_S * len(text), (n, len(text), context, s)
 
 
 def test_no_pattern_on_the_citation_path_nests_or_overlaps_quantifiers():
@@ -143,7 +162,8 @@ def test_no_pattern_on_the_citation_path_nests_or_overlaps_quantifiers():
     and no greedy unbounded quantifier can give back what it read (all are possessive)."""
     patterns = [p for p in citations._patterns()] + [
         citations._RUN, citations._SEP1, citations._RANGE1, citations._MARK_AT, citations._WORD,
-        citations._DIGITS, citations._CASE_START]
+        citations._DIGITS, citations._CASE_START, citations._ITEM_NOTE, citations._OTHER_BEFORE,
+        citations._YEAR_GOES_ON, *citations.SECTION_SHAPES.values(), citations._forward_pattern(citations._jur_pattern())]
     for p in patterns:
         src = p.pattern
         bare = re.sub(r"\\.|\[[^\]]*\]", "x", src)  # escapes and classes: one character each
@@ -335,10 +355,194 @@ def test_the_first_words_cover_every_subject_code(code, name):
 
 
 def test_the_first_words_cover_every_short_form():
-    samples = ["CCP", "CC", "RPAPL", "RPL", "GOL", "MDL", "NRS", "RCW", "ORS", "M.G.L.", "O.C.G.A.", "G.S.", "KRS"]
+    """Each short form: its sample matches it, begins with a first word the forward pattern is tried at, and
+    reads a section of its code's shape (SECTION_SHAPES), in its own code where it is read only there."""
+    samples = [("CCP", "12.5"), ("CC", "12.5"), ("RPAPL", "12.5"), ("RPL", "12.5"), ("GOL", "12.5"), ("MDL", "12.5"),
+               ("NRS", "12.5"), ("RCW", "12.5"), ("ORS", "12.5"), ("G.L. 1956,", "34-1-1"), ("M.G.L.", "12.5"),
+               ("O.C.G.A.", "8-2-1"), ("G.S.", "41-1"), ("KRS", "421.010"), ("W.S.", "16-3-106"), ("A.C.A.", "4-88-101"),
+               ("AS", "09.10.070"), ("N.D.C.C.", "1-01-01"), ("T.C.A.", "1-2-101"), ("C.R.S.", "24-4-103"),
+               ("I.C.", "5-216"), ("Code 1972,", "9-7-49"), ("Code 1981,", "1-1-10")]
     assert len(samples) == len(citations.SHORT_FORMS)
-    for form, sample in zip(citations.SHORT_FORMS, samples):
-        assert re.fullmatch(form, sample)
-        assert citations._WORD.match(sample).group() in citations.SHORT_FIRST_WORDS
+    for form, (sample, sec) in zip(citations.SHORT_FORMS, samples):
+        assert re.fullmatch(form, sample), (form, sample)
+        assert citations._WORD.match(sample).group() in citations.SHORT_FIRST_WORDS or \
+            citations._WORD.match(sample).group().lower() in citations.SUBJECT_FIRST_WORDS
         j, code = citations.SHORT_FORMS[form]
-        assert citations.keys(f"{sample} 12.5") == [f"{j}_{code}_12_5"]
+        want = [f"{j}_{code}_{citations.section_key(sec)}"]
+        if form in citations.HOME_SHORT_FORMS:
+            assert citations.keys(f"{sample} {sec}") == []
+            assert citations.keys(f"{sample} {sec}", jurisdiction_hint=j) == want
+        else:
+            assert citations.keys(f"{sample} {sec}") == want, (sample, sec)
+        if j in citations.SECTION_SHAPES:
+            assert citations.keys(f"{sample} 12", jurisdiction_hint=j) == []  # not of the code's shape
+
+
+# ------------------------------------------------------------------ each code's own forms (issue 35)
+#: (text, jurisdiction hint, keys): the forms the 14 codes of the publisher cite themselves in, from their
+#: "citation of code" sections (A.C.A. § 1-2-113, T.C.A. § 1-1-111, 1 V.S.A. § 51) and their text and notes
+OWN_FORMS = [
+    # Vermont: title first, numbers unique only within a title: the key carries the title
+    ("qualify under 17 V.S.A. § 2531 .", "vt", ["vt_code_17_2531"]),
+    ("17 V.S.A. § 2531", None, ["vt_code_17_2531"]),
+    ("Vt. Stat. Ann. tit. 17, § 2531", None, ["vt_code_17_2531"]),
+    ("1 V.S.A. §§ 1-3", None, ["vt_code_1_1", "vt_code_1_2", "vt_code_1_3"]),
+    ("32 V.S.A. §§ 1010, 1511, and 1551", None, ["vt_code_32_1010", "vt_code_32_1511", "vt_code_32_1551"]),
+    ("see 9 V.S.A. § 4456b(a)(2)", None, ["vt_code_9_4456b_a_2"]),
+    ("section 406 of Title 2", "vt", ["vt_code_2_406"]),
+    ("Vt. Stat. Ann. § 2531", "vt", []),  # no title: no key (§ 2531 is in several titles)
+    ("§ 2531", "vt", []),
+    # Wyoming
+    ("W.S. 16-3-106", "wy", ["wy_code_16_3_106"]),
+    ("W.S. 16-3-106", None, ["wy_code_16_3_106"]),
+    ("Wyo. Stat. Ann. § 16-3-106", None, ["wy_code_16_3_106"]),
+    ("W.S. 1977, § 9-2-1708", None, ["wy_code_9_2_1708"]),
+    ("Rev. W.S. 1957, § 20-1-101", None, ["wy_code_20_1_101"]),
+    ("W.S. 1957, § 1-139", "wy", []),  # the 1957 compilation's numbers are not the code's
+    ("pursuant to W.S. 2-3-903, 2-3-904 or 2-3-905", None, ["wy_code_2_3_903", "wy_code_2_3_904", "wy_code_2_3_905"]),
+    ("W.S. 1-39-101 through 1-39-103", None, ["wy_code_1_39_101", "wy_code_1_39_102", "wy_code_1_39_103"]),
+    # Mississippi
+    ("Miss. Code Ann. § 43-1-3", None, ["ms_code_43_1_3"]),
+    ("or Miss. Code Ann. §9-5-137 in a divorce", None, ["ms_code_9_5_137"]),  # not Oregon's ("or")
+    ("Section 3-3-7, Mississippi Code of 1972", None, ["ms_code_3_3_7"]),
+    ("this section [Code 1972, §9-7-49]", "ms", ["ms_code_9_7_49"]),
+    ("§§17-17-401 through17-17-403", "ms", []),  # bare: read in the code a text is in (context), below
+    # Arkansas
+    ("A.C.A. § 4-88-101", None, ["ar_code_4_88_101"]),
+    ("Ark. Code Ann. § 4-88-101", None, ["ar_code_4_88_101"]),
+    ("Arkansas Code § 4-88-101", None, ["ar_code_4_88_101"]),
+    # Alaska, North Dakota, Virginia, Idaho, Rhode Island, Tennessee, Colorado
+    ("AS 09.10.070", None, ["ak_code_09_10_070"]),
+    ("AS 09.43.300 — 09.43.595", None, ["ak_code_09_43_300", "ak_code_09_43_595"]),
+    ("AS 12.5 PERCENT", None, []),
+    ("N.D.C.C. § 1-01-01", None, ["nd_code_1_01_01"]),
+    ("N.D. Cent. Code § 1-01-01", None, ["nd_code_1_01_01"]),
+    ("Code of Virginia § 1-200", None, ["va_code_1_200"]),
+    ("Va. Code Ann. § 1-200", None, ["va_code_1_200"]),
+    ("§ 16.1-323 of the Code of Virginia shall", None, ["va_code_16_1_323"]),
+    ("Idaho Code § 5-216", None, ["id_code_5_216"]),
+    ("I.C., § 20-223, as added by 1980", "id", ["id_code_20_223"]),
+    ("I.C. § 5-216", None, []),  # Indiana's code is "IC" too: in Idaho's code only
+    ("R.I. Gen. Laws § 1-2-3", None, ["ri_code_1_2_3"]),
+    ("G.L. 1956, § 34-1-1", None, ["ri_code_34_1_1"]),
+    ("G.L. 1938, ch. 441, § 1", None, []),
+    ("G.L. c. 186, § 14", None, ["ma_code_186_14"]),
+    ("T.C.A. § 9-21-213", None, ["tn_code_9_21_213"]),
+    ("T.C.A. (orig. ed.), § 64-101", "tn", []),
+    ("section 24-4-103, C.R.S.", None, ["co_code_24_4_103"]),
+    ("C.R.S. 1963, 24-4-103", None, []),
+    ("G.S. 1, § 2", None, []),  # Vermont's General Statutes of 1863, not North Carolina's G.S. (41-1)
+    # the forms measured before (their keys unchanged)
+    ("O.C.G.A. § 8-2-1", None, ["ga_code_8_2_1"]),
+    ("G.S. 41-1", None, ["nc_code_41_1"]),
+    ("KRS 421.010", None, ["ky_code_421_010"]),
+    ("Colo. Rev. Stat. § 26-5.3-101", None, ["co_code_26_5_3_101"]),
+    ("Tenn. Code Ann. § 9-21-213", None, ["tn_code_9_21_213"]),
+]
+
+
+@pytest.mark.parametrize("text, hint, keys", OWN_FORMS)
+def test_each_codes_own_forms(text, hint, keys):
+    assert citations.keys(text, jurisdiction_hint=hint) == keys
+
+
+@pytest.mark.parametrize("text, context, keys", [
+    ("see § 2532 and 3 V.S.A. § 5", "vt_code_17", ["vt_code_17_2532", "vt_code_3_5"]),
+    ("§ 205 of this title", "vt_code_17", ["vt_code_17_205"]),
+    # another compilation's or an act's section is not the code's
+    ("V.S. 1947, § 98; 1951, No. 2, §§ 1, 22; P.L. § 80; G.L. §§ 69, 70", "vt_code_17", []),
+    ("Code 1858, § 2006; Shan., § 3672; Code 1932, § 7597; T.C.A. (orig. ed.), § 64-101", "tn_code", []),
+    ("Laws 1989, ch. 262, § 2; C.S. 1945, § 3-2602; W.S. 1957, § 1-139", "wy_code", []),
+    ("Ga. L. 1990, p. 1212, § 1", "ga_code", []),
+    ("the Arkansas Feed Law of 1997, § 2-37-101 et seq.", "ar_code", ["ar_code_2_37_101"]),
+    # Mississippi's plain "Section 43-1-3", the publisher's joined words ("through17-...", "Former§")
+    ("as provided in Section 43-1-3", "ms_code", ["ms_code_43_1_3"]),
+    ("§§17-17-401 through17-17-403", "ms_code", ["ms_code_17_17_401", "ms_code_17_17_402", "ms_code_17_17_403"]),
+    ("Former§ 1-802 was repealed", "id_code", ["id_code_1_802"]),
+    ("§§ 3-4-213, 3-4-215 [repealed], 3-4-217", "ar_code", ["ar_code_3_4_213", "ar_code_3_4_215", "ar_code_3_4_217"]),
+    ("section 5 of this act", "ga_code", []),  # not of the code's shape
+    ("History. Code 1981, § 1-1-10; Ga. L. 1992, p. 6, § 1.", "ga_code", ["ga_code_1_1_10"]),
+    ("former Code 1933, § 68B-308(a)", "ga_code", []),
+    ("Alcoholic beverage limitations on persons under 21, § 1-3-113.", "tn_code", ["tn_code_1_3_113"]),
+    ("Property rights of aliens, KRS 381.290 to 381.340.", "ky_code", ["ky_code_381_290", "ky_code_381_340"]),
+    ("11 U.S.C.S. § 522(f)", "nc_code", ["us_usc_11_522_f"]),
+    ("42 U.S.C. Section 6297(d)", "ga_code", ["us_usc_42_6297_d"]),
+    ("42 U.S.C.A. § 1983", "ga_code", ["us_usc_42_1983"]),
+])
+def test_bare_sections_in_the_code_a_text_is_in(text, context, keys):
+    assert citations.keys(text, context=context, jurisdiction_hint=context.split("_")[0]) == keys
+
+
+def test_a_question_asked_of_one_code_reads_its_bare_sections():
+    """query_clauses with the state: a bare "Section 43-1-3" is read in Mississippi's code; Vermont's need a
+    title; a query that names another code keeps it."""
+    assert dict(citations.query_clauses("What does Section 43-1-3 say?", jurisdiction_hint="ms"))[
+        "is_ms_code_43_1_3"] == 3
+    tokens = dict(citations.query_clauses("qualify under 17 V.S.A. § 2531 .", jurisdiction_hint="vt"))
+    assert tokens == {"is_vt_code_17_2531": 3, "in_vt_code_17_2531": 2, "cites_vt_code_17_2531": 1}
+    assert citations.query_clauses("§ 2531", jurisdiction_hint="vt") == []
+    assert [t for t, tier in citations.query_clauses("Does W.S. 16-3-106 apply?", jurisdiction_hint="ms")
+            if tier == 3] == ["is_wy_code_16_3_106"]
+
+
+def test_code_key_carries_the_title_where_numbers_repeat_across_titles():
+    assert citations.code_key("vt", "2531", "17") == "vt_code_17_2531"
+    assert citations.code_key("Vermont", "102a", "3A") == "vt_code_3a_102a"
+    assert citations.code_key("ga", "8-2-1") == citations.code_key("ga", "8-2-1", "8") == "ga_code_8_2_1"
+    assert citations.code_key("co", "26-5.3-101") == "co_code_26_5_3_101"
+    with pytest.raises(ValueError, match="title"):
+        citations.code_key("vt", "2531")
+    with pytest.raises(ValueError, match="unknown"):
+        citations.code_key("xx", "1")
+    assert citations.code_context("vt", "17") == "vt_code_17" and citations.code_context("vt") is None
+    assert citations.general_code("vt") is None and citations.general_code("ms") == "ms_code"
+    # the key a citation gives is the key code_key gives, and its prefix the context of the section's text
+    for text, (j, sec, title) in [("17 V.S.A. § 2531", ("vt", "2531", "17")), ("W.S. 16-3-106", ("wy", "16-3-106", None)),
+                                  ("AS 09.10.070", ("ak", "09.10.070", None))]:
+        (c,) = citations.extract(text)
+        assert c.key == citations.code_key(j, sec, title) and c.prefix == citations.code_context(j, title)
+        assert citations.code_prefix(c.key) == c.prefix
+    field = citations.parse_field(citations.document_field("Vt. Stat. Ann. tit. 17, § 2531", "as in § 2532"))
+    assert field == {"is": ["vt_code_17_2531"], "in": [], "cites": ["vt_code_17_2532"]}
+
+
+# ------------------------------------------------------------------ the measure against the codes' own links
+def _groundtruth():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import citation_groundtruth
+
+    return citation_groundtruth
+
+
+FIXTURE_CODES = Path(__file__).resolve().parent / "fixtures" / "statutes"
+
+
+@pytest.mark.parametrize("state, release, links, recall", [("ga", "86", 35, 0.94), ("nc", "81", 31, 1.0)])
+def test_extraction_against_the_codes_own_links_on_the_fixture(state, release, links, recall):
+    """scripts/citation_groundtruth.py codes on the fixture pages: the links it reads (its own reader, not the
+    converter's), and floors of recall for a section's text and a question asked of its code."""
+    g = _groundtruth()
+    out = g.measure_code(FIXTURE_CODES / f"cic-code-{state}" / "transforms" / state / f"oc{state}" / f"r{release}", state)
+    assert out["links"] == links
+    for system in ("document", "query"):
+        assert out["systems"][system]["recall"] >= recall, (system, out["systems"][system])
+
+
+def test_vermonts_cites_label_its_sections_and_acts(tmp_path):
+    """A Vermont page has no links: a "17 V.S.A. § 2531" <cite> labels that section, a session law's <cite> is
+    not the code; both are counted as the measure says."""
+    g = _groundtruth()
+    rel = tmp_path / "cic-code-vt" / "transforms" / "vt" / "ocvt" / "r85"
+    rel.mkdir(parents=True)
+    (rel / "gov.vt.vsa.title.17.html").write_text(
+        '<html><body><h3 id="t17c01s2531"><b>§ 2531.</b> Qualify.</h3>'
+        '<p>A person qualifies under <cite class="vt_code">17 V.S.A. § 2532</cite> and § 2532 of this title.</p>'
+        '<p>HISTORY: Added <cite class="vt_code">1955, No. 282</cite>, § 1.</p>'
+        '<h3 id="t17c01s2532"><b>§ 2532.</b> Other.</h3><p>See <cite class="vt_code">17 V.S.A. § 2531</cite>.</p>'
+        '</body></html>', encoding="utf-8")
+    out = g.measure_code(rel, "vt")
+    assert out["links"] == 2 and out["linked"] is False
+    doc = out["systems"]["document"]
+    assert doc["recall"] == 1.0 and doc["over an act"] == 0 and doc["resolves"] == 1.0
