@@ -309,7 +309,7 @@ def test_cli_bad_inputs_exit_2_and_write_nothing(tiny_collection, tiny_embedding
     assert not (tmp_path / "i").exists()
     assert not list(tmp_path.glob("i.tmp-*"))
     r = _cli("search-dense", tmp_path, tiny_collection / "topics" / "test.jsonl", tmp_path / "r.trec")
-    assert r.exit_code == 2 and "no dense index here" in r.output
+    assert r.exit_code == 2 and "not a Lucene index nor a FAISS index" in r.output, r.output
 
 
 # ------------------------------------------------------------------ sharded indexes
