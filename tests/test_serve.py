@@ -180,7 +180,7 @@ def test_partition_routing(served):
     ({"q": "law", "index": "acord", "k": 1001}, 400, "k must be"),
     ({"q": "law", "index": "acord", "k": "ten"}, 400, "k must be an integer from 1 to 1,000, not 'ten'"),
     ({"q": "law", "index": "acord", "method": "splade"}, 400, "method must be one of"),
-    ({"q": "law", "index": "housing", "method": "dense", "partition": "texas"}, 400, "offers bm25"),
+    ({"q": "law", "index": "housing", "method": "dense", "partition": "texas"}, 400, "is a Lucene (BM25) index, not a dense"),
     ({"q": "law", "index": "nope"}, 404, "known: acord, housing"),
     ({"q": "law"}, 400, "give index="),
 ])
