@@ -70,6 +70,10 @@ class State:
     form: str
     #: section numbers begin with their title or chapter and a hyphen (``8-2-1``, ``42-25.6``)
     hyphenated: bool = True
+    #: the code's own title-first short form, where its section numbers repeat from title to title (Vermont's
+    #: ``V.S.A.``: ``13 V.S.A. § 2901``, the publisher's ``<cite>`` without a link): read by the reader with the
+    #: title it prints, never the citing section's
+    title_first: str | None = None
 
 
 #: the publisher's states (repository ``UniCourt/cic-code-<abbr>``) and their official citation forms
@@ -86,7 +90,7 @@ STATES: dict[str, State] = {
     "ri": State("Rhode Island", "R.I. Gen. Laws § {section}"),
     "tn": State("Tennessee", "Tenn. Code Ann. § {section}"),
     "va": State("Virginia", "Va. Code Ann. § {section}"),
-    "vt": State("Vermont", "Vt. Stat. Ann. tit. {title}, § {section}", hyphenated=False),
+    "vt": State("Vermont", "Vt. Stat. Ann. tit. {title}, § {section}", hyphenated=False, title_first="V.S.A."),
     "wy": State("Wyoming", "Wyo. Stat. Ann. § {section}"),
 }
 
@@ -227,10 +231,10 @@ def heading_kind(text: str) -> str | None:
         return "case"
     if t in HISTORY_HEADINGS:
         return "history"
-    if t in NOTE_HEADINGS or _NOTE_H4.fullmatch(t) or (_NOTE_EXTRA.fullmatch(t) and len(t) < 60):
+    if t in NOTE_HEADINGS or _NOTE_H4.fullmatch(t):
         return "notes"
-    if t in WEAK_NOTE_HEADINGS:
-        return "weak"
+    if t in WEAK_NOTE_HEADINGS or (_NOTE_EXTRA.fullmatch(t) and len(t) < 60):
+        return "weak"  # (by its form only: "Validity of Note." is a topic of Arkansas's case notes)
     return None
 
 
@@ -864,6 +868,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         part = "notes"
                     if hkind is None and el.tag != "p":
                         unknown.append(name)
+                if hkind == "history" and part == "history":
+                    continue  # (Vermont's <h4>History</h4>, North Dakota's <h4>Source:</h4>: the history follows)
             parts[part].extend(_blocks(el))
         text, history, notes, case = parts["text"], parts["history"], parts["notes"], parts["case"]
         if text and not history:
@@ -915,7 +921,7 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
     """The sections of a printed range (``2-1-1 through 2-1-5``), or None when the ends differ but in
     their last number. An end with a letter suffix is itself in the range (``114-114a``: 114, 114a;
     ``114a-117``: 114a, 115, 116, 117; ``5a-5c``: 5a, 5b, 5c); a zero-padded number keeps its width
-    (Alaska's ``09.10.070``)."""
+    (Alaska's ``09.10.070``), and three digits after a dot that end both ends in 0 (5) count by tens (fives)."""
     a, b = re.split(r"([-.:])", first), re.split(r"([-.:])", last)
     if len(a) != len(b) or a[:-1] != b[:-1]:
         return None
@@ -929,8 +935,12 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
         return [f"{prefix}{ma.group(1)}{chr(c)}" for c in range(ord(sa), ord(sb) + 1)]
     if not 0 <= hi - lo <= limit or (lo == hi and (sa or not sb)):
         return None
+    # Alaska and Kentucky number a chapter's sections by tens or fives (09.10.070, 421.015): a range of such
+    # numbers, ``Secs. 02.10.060 — 02.10.090``, is the sections 060, 070, 080, 090 (``27.20.065 — 27.20.480``: by fives)
+    by_tens = len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3 and not sa and not sb
+    step = next((k for k in (10, 5) if by_tens and lo % k == 0 and hi % k == 0), 1)
     out = [first] if sa else []
-    out += [f"{prefix}{n:0{width}d}" for n in range(lo + (1 if sa else 0), hi + 1)]
+    out += [f"{prefix}{n:0{width}d}" for n in range(lo + (1 if sa else 0), hi + 1, step)]
     return out + ([last] if sb else [])
 
 
@@ -1140,6 +1150,28 @@ class Statutes(Dataset):
             self.report.counts["ids: legalir.citations reads no key in the official form (the general code's key)"] += 1
         return key
 
+    def _title_first(self, text: str, own: str, found: list[str]) -> str:
+        """The code's title-first citations in ``text`` (``13 V.S.A. § 2901``), keyed by the title they print (the
+        key :func:`section_key` gives ``Vt. Stat. Ann. tit. 13, § 2901``: ``vt_code_13_2901``) into ``found``;
+        returns the text with them blanked, so that legalir.citations does not read their ``§ 2901`` in the
+        citing section's title."""
+        abbr = STATES[self.state].title_first
+        if not abbr:
+            return text
+        pattern = _title_first_pattern(abbr)
+        out = []
+        pos = 0
+        for m in pattern.finditer(text):
+            numbers = [m.group("sec")] + _LIST_ITEM.findall(m.group("more") or "")
+            for number in numbers:
+                k = self._key(number, m.group("title"))
+                if k != own and k not in found:
+                    found.append(k)
+            self.report.counts["citations: the code's title-first form, keyed by the title it prints"] += len(numbers)
+            out.append(text[pos:m.start()] + " " * (m.end() - m.start()))
+            pos = m.end()
+        return "".join(out) + text[pos:]
+
     def _target(self, link: Link, by_anchor: dict[str, Section]) -> tuple[str, str] | None:
         """(section as printed, anchor) a link within this code points to, or None (not a section link)."""
         href = link.href
@@ -1272,6 +1304,7 @@ class Statutes(Dataset):
                 blanked = "\n".join(_blank(b) for b in part_blocks)
                 if not blanked.strip():
                     continue
+                blanked = self._title_first(blanked, key, found)
                 got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
                 if got is None:
                     report.skip("citations of the text not read: legalir.citations ran past the time limit "
@@ -1366,6 +1399,14 @@ class Statutes(Dataset):
         examples = self.xref_examples()
         return {split: [Judgement(e["qid"], g, 1) for e in examples if e["split"] == split for g in e["gold"]]
                 for split in SPLITS}
+
+
+@lru_cache(maxsize=None)
+def _title_first_pattern(abbr: str) -> re.Pattern:
+    """``<title> <abbr> § <number>`` (and ``§§ <number>, <number> and <number>``): ``13 V.S.A. § 2901``."""
+    a = r"\.?\s?".join(re.escape(x) for x in abbr.rstrip(".").split("."))
+    return re.compile(rf"(?<![\w.])(?P<title>\d{{1,3}}[A-Z]?)\s{{1,3}}{a}\.?\s{{1,3}}§§?\s{{0,3}}(?P<sec>{_NUM})"
+                      rf"(?P<more>(?:\s{{0,3}}(?:,|and|or)\s{{1,3}}{_NUM}(?![\w-])){{0,20}})")
 
 
 @lru_cache(maxsize=None)
