@@ -35,6 +35,17 @@ One document per section (``legalir convert statutes --option state=ga --option 
   A link whose text the page says is another state's code ("Ark. Code § 16-13-301" linked to
   the home state's title 16) is not a reference to this code.
 
+The codes differ in how they print the same things, and the reader knows each form (docs/statutes.md, "Every
+code the publisher publishes"): a heading ``§ 8-2-1.``, ``Sec. 09.10.070.`` (Alaska), ``§ 2144a.`` (a letter
+suffix), a range ``§§ 61-69. Repealed.`` (one document per section; Alaska's and Kentucky's numbers by tens);
+an ``<h3>`` inside a section (Idaho's compact articles, Mississippi's notes printed as ``<h3>``) read as a
+paragraph of it; a heading printed as a paragraph that links to its own anchor (Mississippi's title 79);
+annotations by the kind of their heading (:func:`heading_kind`: an ``<h4>``, a bold paragraph or a bold lead),
+a heading of no known kind in the annotations being a decision's topic when decisions follow it (Wyoming's and
+Alaska's case notes, printed without a case-notes heading). Vermont's numbers repeat from title to title: its
+ids carry the title (``vt_code_17_2531``, the key of ``Vt. Stat. Ann. tit. 17, § 2531``) and its title-first
+citations (``13 V.S.A. § 2901``) are keyed by the title they print.
+
 Bad or unexpected HTML is a counted, located skip in the reader's report (``manifest.json``,
 ``reader``), never a silent loss: sections read, documents written, skips with their reasons.
 
@@ -271,13 +282,20 @@ def official_citation(state: str, section: str, title: str | None = None) -> str
 def section_key(state: str, section: str, title: str | None = None) -> tuple[str, bool]:
     """(key, from legalir.citations) of a section: the one key :mod:`legalir.citations` gives its
     official citation, else the key of the state's general code it gives other forms
-    (``ga_code_8_2_1``) and ``False``."""
+    (``ga_code_8_2_1``; with the title where numbers repeat across titles, ``vt_code_9_2470aa``) and ``False``."""
     from legalir import citations
 
     found = citations.keys(official_citation(state, section, title), use_eyecite=False)
-    if len(found) == 1:
+    tail = "_" + citations.section_key(section)
+    if len(found) == 1 and found[0].endswith(tail):
         return found[0], True
-    return f"{state}_code_{citations.section_key(section)}", False
+    if len(found) == 1:
+        # legalir.citations reads the number otherwise (Vermont's ``§ 2470aa`` as ``2470a``): the code's key (that
+        # of a section it reads, ``1`` of the same title) with the number as printed, so two sections keep two ids
+        probe = citations.keys(official_citation(state, "1", title), use_eyecite=False)
+        if len(probe) == 1 and probe[0].endswith("_1"):
+            return probe[0][:-2] + tail, False
+    return f"{state}_code{'_' + title if title else ''}{tail}", False
 
 
 def key_prefix(key: str, section: str) -> str:
