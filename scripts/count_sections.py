@@ -16,8 +16,8 @@ we were never given"): it shares no code with ``legalir.datasets.statutes``. Its
   (``A. Receipts From Entities``, ``ARTICLE I``, a sub-part's heading) is not a section;
 * a heading for a range (``2-10-130 through 2-10-140.``, ``2-1-1 — 2-1-5.``, ``6-1-101 to 6-1-105.``, and after
   ``§§`` a hyphen, ``§§ 61-69.``, ``§§ 114-114a.``) counts each number of the range when the two ends differ
-  only in their last number (an end with a letter counts itself: ``114-114a`` is 114 and 114a; three
-  digits after a dot ending both ends in 0 (5) count by tens (fives), as Alaska and Kentucky number:
+  only in their last number (an end with a letter counts itself: ``114-114a`` is 114 and 114a; in a number of
+  dots only, three digits after the last dot ending both ends in 0 (5) count by tens (fives), as Alaska and Kentucky number:
   ``Secs. 02.10.060 — 02.10.090`` is 060, 070, 080, 090); a list
   (``§§ 47-1, 47-2.``) counts each;
 * a number counts once per release however often it is printed (two versions of a section with a
@@ -112,7 +112,8 @@ def _range(first: str, last: str) -> list[str]:
     pre = "".join(a[:-1])
     out = [first] if ma.group(2) else []
     # Alaska and Kentucky number by tens or fives: "Secs. 02.10.060 — 02.10.090" is four sections
-    step = next((k for k in (10, 5) if len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3 and not ma.group(2)
+    step = next((k for k in (10, 5) if "-" not in first and len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3
+                 and not ma.group(2)
                  and not mb.group(2) and lo % k == 0 and hi % k == 0), 1)
     out += [f"{pre}{n:0{width}d}" for n in range(lo + (1 if ma.group(2) else 0), hi + 1, step)]
     return list(dict.fromkeys(out + ([last] if mb.group(2) else [])))

@@ -939,7 +939,8 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
     """The sections of a printed range (``2-1-1 through 2-1-5``), or None when the ends differ but in
     their last number. An end with a letter suffix is itself in the range (``114-114a``: 114, 114a;
     ``114a-117``: 114a, 115, 116, 117; ``5a-5c``: 5a, 5b, 5c); a zero-padded number keeps its width
-    (Alaska's ``09.10.070``), and three digits after a dot that end both ends in 0 (5) count by tens (fives)."""
+    (Alaska's ``09.10.070``), and in a number of dots only (Alaska's, Kentucky's) three digits after the last dot
+    that end both ends in 0 (5) count by tens (fives)."""
     a, b = re.split(r"([-.:])", first), re.split(r"([-.:])", last)
     if len(a) != len(b) or a[:-1] != b[:-1]:
         return None
@@ -955,7 +956,7 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
         return None
     # Alaska and Kentucky number a chapter's sections by tens or fives (09.10.070, 421.015): a range of such
     # numbers, ``Secs. 02.10.060 — 02.10.090``, is the sections 060, 070, 080, 090 (``27.20.065 — 27.20.480``: by fives)
-    by_tens = len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3 and not sa and not sb
+    by_tens = "-" not in first and len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3 and not sa and not sb
     step = next((k for k in (10, 5) if by_tens and lo % k == 0 and hi % k == 0), 1)
     out = [first] if sa else []
     out += [f"{prefix}{n:0{width}d}" for n in range(lo + (1 if sa else 0), hi + 1, step)]
