@@ -875,8 +875,9 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         unknown.append(name)  # e.g. "Article II." of a compact: statutory text
                 elif hkind == "case":
                     part = "case"
-                elif hkind == "notes":
-                    part = "notes"
+                elif hkind == "notes" and not (part == "case" and _decisions_follow(leaves, i)):
+                    part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
+                    # were decided under former law." before the decisions is theirs)
                 elif hkind == "history":
                     part = "history"
                 elif bold:  # a decision's topic, or a note's heading: by what follows it
