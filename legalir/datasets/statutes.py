@@ -177,8 +177,9 @@ _HISTORY_LINE = re.compile(r"\(?(?:(?:Priv\.|Pub\.) )?(?:Acts|Code|Orig\. Code|C
 #: a paragraph that is the section's history by its bold lead (``History.``; Colorado's and North Dakota's
 #: ``Source:``, Rhode Island's ``History of Section.``)
 _HISTORY_LEAD = ("history", "source", "history of section")
-#: a paragraph that is a history line by its first word (Mississippi's plain ``HISTORY: Laws, 1987, ...``)
-_HISTORY_WORD = re.compile(r"(?:History(?: of Section)?|HISTORY)\s*[.:]?(?:\s|$)")
+#: a paragraph that is a history line by its first word (Mississippi's plain ``HISTORY: Laws, 1987, ...``,
+#: Colorado's plain ``Source: L. 2022: Entire section added, ...``)
+_HISTORY_WORD = re.compile(r"(?:History(?: of Section)?|HISTORY)\s*[.:]?(?:\s|$)|Source: [A-Z]")
 _HISTORY_CUT = re.compile(r"(?:(?:History(?: of Section)?|HISTORY|Source|Derivation)\s*[.:]?\s*)?")
 _TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
                               re.I)
