@@ -179,7 +179,7 @@ _HISTORY_LINE = re.compile(r"\(?(?:(?:Priv\.|Pub\.) )?(?:Acts|Code|Orig\. Code|C
 _HISTORY_LEAD = ("history", "source", "history of section")
 #: a paragraph that is a history line by its first word (Mississippi's plain ``HISTORY: Laws, 1987, ...``,
 #: Colorado's plain ``Source: L. 2022: Entire section added, ...``)
-_HISTORY_WORD = re.compile(r"(?:History(?: of Section)?|HISTORY)\s*[.:]?(?:\s|$)")
+_HISTORY_WORD = re.compile(r"(?:History(?: of Section)?\s*[.:]|HISTORY\s*[.:]?)(?:\s|$)|History$")
 _SOURCE_WORD = re.compile(r"Source: [A-Z]")  # (read as history only before the annotations: a comment has its own)
 _HISTORY_CUT = re.compile(r"(?:(?:History(?: of Section)?|HISTORY|Source|Derivation)\s*[.:]?\s*)?")
 _TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
@@ -843,7 +843,7 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
             if el.tag == "p":
                 txt = _WS.sub(" ", el.text_content()).strip()
                 lead = _lead(el)
-                if _is_history_line(txt, lead) or (part == "text" and not parts["history"]
+                if (part != "case" and _is_history_line(txt, lead)) or (part == "text" and not parts["history"]
                                                   and (_HISTORY_LINE.match(txt) or _SOURCE_WORD.match(txt))):
                     blocks = list(_blocks(el))
                     if blocks:
