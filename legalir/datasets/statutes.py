@@ -966,6 +966,16 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
     return out + ([last] if sb else [])
 
 
+def _alt_id(key: str, number: str) -> str:
+    """The id of a section whose number legalir.citations writes as another's (``4-4.1-1`` as ``4-4-1.1``): the
+    key with the number's dots written ``d`` (``ri_code_4_4d1_1``)."""
+    from legalir import citations
+
+    tail = "_" + citations.section_key(number)
+    base = key[: -len(tail)] if key.endswith(tail) else key
+    return base + "_" + citations.section_key(number.replace(".", "d"))
+
+
 def _plural_range(first: str) -> tuple[str, str] | None:
     """The two ends of a range printed after ``§§`` with a hyphen between them (Vermont's ``§§ 61-69.
     Repealed.``, ``§§ 114-114a``): a plural mark before one number is a range; split at its middle hyphen
@@ -1155,6 +1165,20 @@ class Statutes(Dataset):
         by_anchor = {s.anchor: s for s in sections}
         from legalir import citations as cite
 
+        # two numbers legalir.citations writes alike (Rhode Island's 4-4-1.1 and 4-4.1-1, Colorado's 26-5.3-101 and
+        # 26.5-3-101: one key): the later number's id writes its dots as "d" (ri_code_4_4d1_1), so both are kept
+        self._alt_ids = {}
+        firsts: dict[str, str] = {}
+        for s in sections:
+            title = title_of(s.anchor, s.number)
+            for number in s.numbers:
+                key = self._key(number, title)
+                if firsts.setdefault(key, number) != number and (number, title) not in self._alt_ids:
+                    self._alt_ids[(number, title)] = _alt_id(key, number)
+                    report.note("two section numbers with one citation key (legalir.citations writes them alike): "
+                                "the later one's id writes its dots as 'd'",
+                                f"{_where(s.file, s.line, s.anchor)}: {number} ({self._alt_ids[(number, title)]}; "
+                                f"{key} is {firsts[key]})")
         out: list[Converted] = []
         seen: dict[str, tuple[str, str]] = {}
         with GuardedCitations(self.cite_timeout) as guard:
@@ -1167,6 +1191,9 @@ class Statutes(Dataset):
 
 
     def _key(self, section: str, title: str | None = None, *, count: bool = False) -> str:
+        alt = getattr(self, "_alt_ids", {}).get((section, title))
+        if alt is not None:
+            return alt
         key, from_lib = section_key(self.state, section, title if self.state == "vt" else None)
         if count and not from_lib:
             self.report.counts["ids: legalir.citations reads no key in the official form (the general code's key)"] += 1
