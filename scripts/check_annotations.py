@@ -44,6 +44,10 @@ NOTE_HEADS = (
     "federal aspects", "library references", "severability", "applicability", "conflicting legislation",
 )
 NOTES = re.compile(r"^(?:" + "|".join(NOTE_HEADS) + r")\s*(?:[.:,]\s*)?(?:—|-|$)", re.I)
+#: the note headings the publisher prints in capitals (a line in capitals otherwise is a statute's own heading,
+#: ``EFFECTIVE DATE`` in a statutory form)
+CAPS_NOTES = ("CROSS REFERENCES", "RESEARCH REFERENCES", "OFFICIAL COMMENT", "STATUTORY NOTES", "VIRGINIA COMMENT",
+              "COMMENT TO OFFICIAL TEXT", "COMMISSIONER'S COMMENT", "PREFATORY NOTE", "EDITOR'S NOTES")
 CASE_HEAD = re.compile(
     r"^(?:case notes|notes to decisions|notes to unpublished decisions|judicial decisions|decisions under prior law|"
     r"opinions of (?:the )?attorney general|attorney general opinions|annotations?|notes to opinions|"
@@ -82,7 +86,7 @@ def main(argv: list[str]) -> int:
             for line in map(_norm, d.get("contents", "").split("\n")):
                 if HISTORY.match(line):
                     hits.setdefault("history in contents", line)
-                elif NOTES.match(line):
+                elif NOTES.match(line) and (not line.isupper() or line.rstrip(".:— ") in CAPS_NOTES):
                     hits.setdefault("notes in contents", line)
                 elif CASE_HEAD.match(line):
                     hits.setdefault("case-note headings in contents", line)
