@@ -641,7 +641,8 @@ def _h3_kinds(h3s: list) -> dict:
         head = _WS.sub(" ", h3.text_content()).strip()
         m = _HEAD.fullmatch(head[:400]) if anchor else None
         if not anchor or (m is None and last_anchor and anchor.startswith(last_anchor)
-                          and anchor[len(last_anchor):len(last_anchor) + 1].isalpha()):
+                          and (anchor[len(last_anchor):len(last_anchor) + 1].isalpha()
+                               or anchor[len(last_anchor):len(last_anchor) + 1] == "-")):
             kinds[h3] = (H3_INSIDE, None)
         elif m is None:
             kinds[h3] = (H3_OTHER, None)
