@@ -16,7 +16,8 @@ we were never given"): it shares no code with ``legalir.datasets.statutes``. Its
   (``A. Receipts From Entities``, ``ARTICLE I``, a sub-part's heading) is not a section;
 * a heading for a range (``2-10-130 through 2-10-140.``, ``2-1-1 — 2-1-5.``, ``6-1-101 to 6-1-105.``, and after
   ``§§`` a hyphen, ``§§ 61-69.``, ``§§ 114-114a.``) counts each number of the range when the two ends differ
-  only in their last number (an end with a letter counts itself: ``114-114a`` is 114 and 114a; in a number of
+  only in their last number, or in the letter after one number (``40-1305R — 40-1305Y``: R to Y) (an end with a
+  letter counts itself: ``114-114a`` is 114 and 114a; in a number of
   dots only, three digits after the last dot ending both ends in 0 (5) count by tens (fives), as Alaska and Kentucky number:
   ``Secs. 02.10.060 — 02.10.090`` is 060, 070, 080, 090); a list
   (``§§ 47-1, 47-2.``) counts each;
@@ -105,6 +106,10 @@ def _range(first: str, last: str) -> list[str]:
     a, b = re.split(r"([-.:])", first), re.split(r"([-.:])", last)
     ma = re.fullmatch(r"(\d+)([A-Za-z]*)", a[-1]) if len(a) == len(b) and a[:-1] == b[:-1] else None
     mb = re.fullmatch(r"(\d+)([A-Za-z]*)", b[-1]) if ma else None
+    if ma and mb and ma.group(1) == mb.group(1) and len(ma.group(2)) == len(mb.group(2)) == 1 \
+            and ma.group(2) <= mb.group(2) and ma.group(2).isupper() == mb.group(2).isupper():
+        # letters of one number: "40-1305R — 40-1305Y" is R, S, ..., Y
+        return [f"{first[:-1]}{chr(c)}" for c in range(ord(ma.group(2)), ord(mb.group(2)) + 1)]
     if not (ma and mb) or not 0 <= int(mb.group(1)) - int(ma.group(1)) <= 500:
         return [first, last]
     lo, hi = int(ma.group(1)), int(mb.group(1))
