@@ -736,6 +736,8 @@ def _decisions_follow(leaves: list, i: int, limit: int = 8) -> bool:
 
 
 _PARA_SECTION = re.compile(rf"§§?\s*(?P<num>{_NUM})\s*\.\s+\S")
+#: a paragraph that opens with a list label, ``(4) There shall be ...``
+_LIST_LABEL = re.compile(r"\((?:\d{1,3}|[a-z]{1,3}|[A-Z])\) [A-Z“\"]")
 
 
 def _paragraph_headings(root, label: str, report: "Report") -> None:
@@ -841,6 +843,13 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                 used.add(el)
                 parts[part].extend(_blocks(el))
                 continue
+            if part == "history" and el.tag in ("p", "ol", "ul") and not isinstance(el, tuple) and \
+                    _LIST_LABEL.match(_WS.sub(" ", el.text_content()).strip()) or (part == "history" and el.tag in ("ol", "ul")):
+                # statutory text the publisher printed under the history heading (Idaho's "<h5>History.</h5><p>(4) There
+                # shall be ...</p><p>I.C., § 33-514, ...</p>"): text
+                report.note("statutory text printed under the history heading: read as text", where)
+                parts["text"].extend(_blocks(el))
+                continue
             if el.tag == "p":
                 txt = _WS.sub(" ", el.text_content()).strip()
                 lead = _lead(el)
@@ -883,6 +892,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                     # were decided under former law." before the decisions is theirs)
                 elif hkind == "history":
                     part = "history"
+                elif bold and el.tag in ("h5", "h6"):
+                    pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
                 elif bold:  # a decision's topic, or a note's heading: by what follows it
                     if _decisions_follow(leaves, i):
                         part = "case"
