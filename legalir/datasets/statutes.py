@@ -891,6 +891,10 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         part = "notes"
                     elif hkind == "history" and (el.tag != "p" or _bold_only(el) is not None):
                         part = "history"
+                    elif el.tag == "p" and bold and _bold_only(el) is not None and heading.rstrip().endswith("—"):
+                        # a heading in the annotations' form, "Revision of chapter. —" (Wyoming, Alaska, Virginia): a
+                        # note, or a decision's topic when decisions follow
+                        part = "case" if _decisions_follow(leaves, i) else "notes"
                     elif el.tag != "p":
                         unknown.append(name)  # e.g. "Article II." of a compact: statutory text
                 elif hkind == "case":
