@@ -730,9 +730,9 @@ def _heading_of(el) -> tuple[str | None, str | None, bool]:
     return None, None, False
 
 
-def _decisions_follow(leaves: list, i: int, limit: int = 8) -> bool:
-    """Whether the block a heading opens (the heading's paragraph and what follows it up to the next heading)
-    cites a decision: the heading is then a topic of the case notes."""
+def _decisions_follow(leaves: list, i: int, limit: int = 3) -> bool:
+    """Whether the block a heading opens cites a decision at once (the heading's paragraph or one of the two after
+    it, up to the next heading): the heading is then a topic of the case notes."""
     for j in range(i, min(len(leaves), i + limit)):
         el = leaves[j]
         if j > i and _heading_of(el)[1] is not None:
