@@ -87,6 +87,8 @@ def test_vermont_title_first_citation_is_keyed_by_the_title_it_prints(codes):
     assert f"vt_code_{m.group(1)}_{m.group(2)}" in cites
     assert f"vt_code_16_{m.group(2)}" not in cites or m.group(1) == "16"  # never the citing section's title
     assert report["counts"]["citations: the code's title-first form, keyed by the title it prints"] >= 1
+    # the code links no section: its title-first citations are its cross-references, and make its benchmark
+    assert report["counts"]["links: the code's title-first citations, read as links (text)"] >= 1
 
 
 def test_alaska_sec_headings_notes_and_attorney_general_opinions(codes):

@@ -1353,6 +1353,18 @@ class Statutes(Dataset):
                     sub = _SUB.search(link.text)
                     if sub:
                         cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
+                abbr = STATES[self.state].title_first
+                if abbr:
+                    # the code's title-first citations (Vermont's "13 V.S.A. § 2901", a <cite> without a link: the code
+                    # links no section) are its cross-references: read as links to the section they name
+                    for m in _title_first_pattern(abbr).finditer(b.text):
+                        for number in [m.group("sec")] + _LIST_ITEM.findall(m.group("more") or ""):
+                            key = self._key(number, m.group("title"))
+                            report.counts[f"links: the code's title-first citations, read as links ({part})"] += 1
+                            resolved.append((Link("", "title-first", m.group(0), m.start(), m.end()), key))
+                            if part == "notes":
+                                cites.append(key)
+                    resolved.sort(key=lambda r: r[0].start)
                 if resolved:
                     paragraphs.append((part, b, resolved))
                     inside.append(self._inside_ranges(b, printed))
@@ -1449,8 +1461,8 @@ class Statutes(Dataset):
                 if c.key in linked:
                     gold.append(c.key)  # "this section and § 6-51-103": its own section, linked, is cited too
                 masked = block.text
-                for link, _ in sorted(resolved, key=lambda r: r[0].start, reverse=True):
-                    masked = masked[:link.start] + MASK + masked[link.end:]
+                for start, end in sorted({(link.start, link.end) for link, _ in resolved}, reverse=True):
+                    masked = masked[:start] + MASK + masked[end:]  # (a span once: "17 V.S.A. §§ 2121, 2122")
                 out.append({"qid": f"{c.key}.{PART_LETTER[part]}{n[part]}", "split": split_of(self.state, c.title_number),
                             "text": block.text, "masked": masked, "gold": gold, "part": part, "source": c.key})
         return out
