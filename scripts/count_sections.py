@@ -9,7 +9,8 @@ we were never given"): it shares no code with ``legalir.datasets.statutes``. Its
   ``DATA_DIR/cic-code-ST/transforms/ST/*/rRELEASE/`` is a heading (an ``<h3>`` without an ``id`` is not:
   Mississippi prints note paragraphs in them); so is a paragraph that reads ``§ NUMBER. Heading`` and links
   ``NUMBER`` to an anchor that no element of the page holds and a table of contents (``<nav>``) lists
-  (Mississippi's title 79 prints its section headings so). The publisher's other files, its copies of the state's and the U.S. constitutions, are not the code:
+  (Mississippi's title 79 prints its section headings so), and an ``<h3>`` without an ``id`` that reads ``§
+  NUMBER. Heading`` (Mississippi's title 51; its note paragraphs in ``<h3>`` never open with ``§``). The publisher's other files, its copies of the state's and the U.S. constitutions, are not the code:
   their ``<h3>``s are counted apart, ``other_files_h3``;
 * a heading's text (whitespace collapsed) that begins with a section number (``§``, ``§§`` or ``Sec.`` allowed:
   ``21-1-101.``, ``§ 42-25.6.``, ``421.010.``, ``Sec. 09.10.070.``, ``§ 2144a.``) is a section heading; any other
@@ -55,6 +56,8 @@ class H3(HTMLParser):
         self.p: list | None = None  # [text parts, hrefs] of the open <p>
         self.paras: list[tuple[str, list[str]]] = []
         self.nav = 0
+        self.noid: list[str] | None = None
+        self.noid_heads: list[str] = []  # texts of the <h3>s without an id
         self.toc: set[str] = set()  # the anchors the tables of contents (<nav>) list
 
     def handle_starttag(self, tag, attrs):
@@ -65,6 +68,7 @@ class H3(HTMLParser):
             self.depth += 1
             if self.depth == 1:
                 self.buf = [] if a.get("id") else None
+                self.noid = [] if not a.get("id") else None
         elif tag == "p":
             self.p = [[], []]
         elif tag == "nav":
@@ -80,6 +84,8 @@ class H3(HTMLParser):
             self.depth -= 1
             if self.depth == 0 and self.buf is not None:
                 self.heads.append(" ".join("".join(self.buf).split()))
+            elif self.depth == 0 and self.noid is not None:
+                self.noid_heads.append(" ".join("".join(self.noid).split()))
         elif tag == "nav" and self.nav:
             self.nav -= 1
         elif tag == "p" and self.p is not None:
@@ -89,11 +95,16 @@ class H3(HTMLParser):
     def handle_data(self, data):
         if self.depth and self.buf is not None:
             self.buf.append(data)
+        if self.depth and self.noid is not None:
+            self.noid.append(data)
         if self.p is not None:
             self.p[0].append(data)
 
     def paragraph_heads(self) -> list[str]:
         out = []
+        for text in self.noid_heads:  # "§ 51-11-101. Dissolution ..." in an <h3> without an id
+            if re.match(rf"§\s*{NUM}\s*\.\s", text):
+                out.append(text)
         for text, hrefs in self.paras:
             m = re.match(rf"§\s*({NUM})\s*\.\s", text)
             if m and len(hrefs) == 1 and hrefs[0] not in self.ids and hrefs[0] in self.toc \

@@ -755,6 +755,21 @@ def _paragraph_headings(root, label: str, report: "Report") -> None:
     table of contents lists."""
     ids = None
     listed = None
+    chapter = ""
+    for el in root.iter("h2", "h3"):
+        # an <h3> without an id that reads "§ 51-11-101. Dissolution; ..." (Mississippi's title 51, whose table of
+        # contents names it by a garbled anchor): its chapter's anchor and its number (t51c11s51-11-101)
+        if el.tag == "h2":
+            chapter = el.get("id") or chapter
+            continue
+        txt = _WS.sub(" ", el.text_content()).strip()
+        m = _PARA_SECTION.match(txt)
+        if el.get("id") or m is None or not chapter:
+            continue
+        anchor = f"{chapter}s{m.group('num')}"
+        report.note("a section heading in an <h3> without an id: its chapter's anchor and its number",
+                    f"{_where(label, el.sourceline, anchor)}: {txt[:80]!r}")
+        el.set("id", anchor)
     for p in root.iter("p"):
         if not (p.text or "").strip().startswith("§"):
             continue
