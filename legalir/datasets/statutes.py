@@ -718,6 +718,9 @@ def _heading_of(el) -> tuple[str | None, str | None, bool]:
     bold = _bold_only(el)
     if bold is not None:
         return heading_kind(bold), bold, True
+    whole = _WS.sub(" ", el.text_content()).strip()
+    if len(whole) < 40 and heading_kind(whole) in ("case", "notes"):
+        return heading_kind(whole), whole, True  # a heading alone in its paragraph, not bold (Virginia's "Annotations")
     lead = _lead(el)
     if lead is None:
         return None, None, False
