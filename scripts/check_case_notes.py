@@ -5,7 +5,8 @@
 documents whose ``contents``
 
 * holds a sentence (40 characters or more) of any document's ``case_notes`` (unless every case-note
-  paragraph holding it names the document's own section: a decision quoting the statute), or
+  paragraph holding it names the document's own section or is one of its own case notes: a decision quoting
+  the statute), or
 * holds a line that is a case-note heading: CASE NOTES, NOTES TO DECISIONS, NOTES TO UNPUBLISHED
   DECISIONS, JUDICIAL DECISIONS, DECISIONS UNDER PRIOR LAW, OPINIONS OF THE ATTORNEY GENERAL, ANNOTATION
   (Colorado), or a paragraph opening "Attorney General Opinions." / "Cited:" (Tennessee), or
@@ -59,8 +60,10 @@ def main(argv: list[str]) -> int:
         own = re.compile(rf"(?<![\w.-]){re.escape(d['section'])}(?![\w-]|\.\d)") if d.get("section") else None
         # a decision quoting the statute ("O.C.G.A. § 23-1-15 states that ... The rule is otherwise ..."):
         # the case note's paragraph names the document's own section; not a leak
+        # (or the document's own case notes hold it: "subdivision (a)(2) of this section provides that ...")
+        mine = set(d["case_notes"].split("\n"))
         shared = sorted(x for x in sentences(d["contents"]) if x in case
-                        and not (own and all(own.search(p) for p in case[x])))
+                        and not (own and all(own.search(p) or p in mine for p in case[x])))
         if heads or shared:
             leaks.append((d["id"], (heads + shared)[0][:120]))
     print(f"leaks={len(leaks)} documents={len(docs)} case_note_sentences={len(case)}")

@@ -9,6 +9,8 @@
 # 2. sections: the converter's documents within 1% of what scripts/count_sections.py (a reader of our
 #    own, html.parser, no legalir) finds, each release;
 # 3. case notes: no case-note text in `contents` (scripts/check_case_notes.py), each release;
+#    3b. no history, note or case-note heading in `contents` (scripts/check_annotations.py, which also counts
+#    decisions filed as notes), each release;
 # 4. hit@1: NEW's cross-reference questions (test topics) with BM25 and citations on: success.1 >= 0.9;
 # 5. update = fresh: `legalir index update INDEX_OLD --to C_NEW` searches NEW's test topics byte for byte
 #    as a fresh index of NEW (`cmp` of the two runs).
@@ -66,6 +68,10 @@ for REL in "$OLD" "$NEW"; do
   if [ $? -eq 0 ]; then v=PASS; else v=FAIL; fi
   say $v "3 no case notes in contents r$REL" "$(head -1 <<<"$leaks")"
   [ "$v" = PASS ] || tail -n +2 <<<"$leaks"
+  ann=$($PY "$HERE/check_annotations.py" "$C" -v)
+  if [ $? -eq 0 ]; then v=PASS; else v=FAIL; fi
+  say $v "3b annotations by field r$REL" "$(head -1 <<<"$ann")"
+  [ "$v" = PASS ] || tail -n +2 <<<"$ann" | grep -E "in contents" | head -9
 done
 
 CN=$WORK/$ST$NEW CO=$WORK/$ST$OLD

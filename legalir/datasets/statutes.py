@@ -35,6 +35,17 @@ One document per section (``legalir convert statutes --option state=ga --option 
   A link whose text the page says is another state's code ("Ark. Code § 16-13-301" linked to
   the home state's title 16) is not a reference to this code.
 
+The codes differ in how they print the same things, and the reader knows each form (docs/statutes.md, "Every
+code the publisher publishes"): a heading ``§ 8-2-1.``, ``Sec. 09.10.070.`` (Alaska), ``§ 2144a.`` (a letter
+suffix), a range ``§§ 61-69. Repealed.`` (one document per section; Alaska's and Kentucky's numbers by tens);
+an ``<h3>`` inside a section (Idaho's compact articles, Mississippi's notes printed as ``<h3>``) read as a
+paragraph of it; a heading printed as a paragraph that links to its own anchor (Mississippi's title 79);
+annotations by the kind of their heading (:func:`heading_kind`: an ``<h4>``, a bold paragraph or a bold lead),
+a heading of no known kind in the annotations being a decision's topic when decisions follow it (Wyoming's and
+Alaska's case notes, printed without a case-notes heading). Vermont's numbers repeat from title to title: its
+ids carry the title (``vt_code_17_2531``, the key of ``Vt. Stat. Ann. tit. 17, § 2531``) and its title-first
+citations (``13 V.S.A. § 2901``) are keyed by the title they print.
+
 Bad or unexpected HTML is a counted, located skip in the reader's report (``manifest.json``,
 ``reader``), never a silent loss: sections read, documents written, skips with their reasons.
 
@@ -71,6 +82,10 @@ class State:
     form: str
     #: section numbers begin with their title or chapter and a hyphen (``8-2-1``, ``42-25.6``)
     hyphenated: bool = True
+    #: the code's own title-first short form, where its section numbers repeat from title to title (Vermont's
+    #: ``V.S.A.``: ``13 V.S.A. § 2901``, the publisher's ``<cite>`` without a link): read by the reader with the
+    #: title it prints, never the citing section's
+    title_first: str | None = None
 
 
 #: the publisher's states (repository ``UniCourt/cic-code-<abbr>``) and their official citation forms
@@ -87,7 +102,7 @@ STATES: dict[str, State] = {
     "ri": State("Rhode Island", "R.I. Gen. Laws § {section}"),
     "tn": State("Tennessee", "Tenn. Code Ann. § {section}"),
     "va": State("Virginia", "Va. Code Ann. § {section}"),
-    "vt": State("Vermont", "Vt. Stat. Ann. tit. {title}, § {section}", hyphenated=False),
+    "vt": State("Vermont", "Vt. Stat. Ann. tit. {title}, § {section}", hyphenated=False, title_first="V.S.A."),
     "wy": State("Wyoming", "Wyo. Stat. Ann. § {section}"),
 }
 
@@ -101,31 +116,51 @@ MASK = "[CITATION]"
 CITE_TIMEOUT_S = 0.0
 
 # ------------------------------------------------------------------ the publisher's vocabulary (all states)
-#: ``<h4>`` headings whose block is case notes (decisions, attorney general's opinions)
+# A heading (an ``<h4>``, a bold paragraph, or a paragraph's bold lead) is compared lower case, without its final
+# ". —", "." or ":" (:func:`_norm_heading`), and is of one kind (:func:`heading_kind`): case notes, history,
+# editors' notes, a "weak" note heading (a note, or in case notes the topic of decisions: decided by what follows
+# it), or none (statutory text before the annotations; in them, the topic of what follows).
+#: headings whose block is case notes (decisions, attorney general's opinions)
 CASE_HEADINGS = ("case notes", "notes to decisions", "judicial decisions", "decisions under prior law",
-                 "opinions of the attorney general", "opinions of attorney general", "attorney general opinions",
-                 "notes to unpublished decisions", "annotation")
-#: ``<h4>`` headings whose block is editors' notes
+                 "decisions under former law", "opinions of the attorney general", "opinions of attorney general",
+                 "attorney general opinions", "notes to unpublished decisions", "annotation", "annotations",
+                 "notes to opinions", "circuit court opinions", "cited in", "quoted in", "applied in", "stated in",
+                 "cited", "quoted", "applied", "stated", "construed in", "distinguished in", "mentioned in")
+_CASE_EXTRA = re.compile(r"annotations? from former .{0,40}|.{0,30}attorney general'?s? opinions?")
+#: headings whose block is the section's history
+HISTORY_HEADINGS = ("history", "history of section", "source", "derivation")
+#: headings whose block is editors' notes (and ``the 20xx amendments``, ``... comment``, ``... notes``,
+#: ``... references``, ``... sections``: :data:`_NOTE_EXTRA`)
 NOTE_HEADINGS = ("research references", "comment", "comments", "official comment", "commentary",
-                 "editor's note", "editor's notes", "cross references", "cross-references", "compiler's notes",
-                 "north carolina comment", "law reviews", "collateral references", "comments to official text")
+                 "editor's note", "editor's notes", "cross references", "cross-references", "cross reference",
+                 "compiler's notes", "compiler's note", "north carolina comment", "law reviews", "law review",
+                 "collateral references", "comments to official text", "code commission notes", "legal periodicals",
+                 "effect of amendments", "am. jur. 2d", "am. jur", "c.j.s", "cjs", "alr", "a.l.r",
+                 "administrative rules and regulations", "u.s. code", "delayed effective date", "local modification",
+                 "comparative legislation", "amendments", "history of code section", "u.l.a",
+                 "repealed and reenacted", "transfer of functions", "note", "notes", "editor's and revisor's notes",
+                 "revisor's notes", "publisher's notes", "federal law", "textbooks", "rule reference",
+                 "section comment", "general comment", "annotator's note", "administrative code",
+                 "legislative history reports", "reenactments", "rules of court", "michie's jurisprudence",
+                 "statutory notes", "prefatory note", "revision note", "references in text", "codification",
+                 "federal aspects", "amendment notes", "comparable laws from other states", "lawyers' edition",
+                 "preambles", "meaning of “this act.”", "meaning of “this code.”", "conflicting legislation",
+                 "repealing clauses", "temporary provisions", "revision of title", "appropriations",
+                 "wyoming administrative procedure act", "sunset provision", "cross references to related sections",
+                 "definitional cross references", "purposes", "changes", "uniform statutory source",
+                 "prior uniform statutory provision", "uniform law source", "purposes of changes",
+                 "compact cross references", "commissioner's comment", "virginia comment", "official text")
+#: headings that are a note before a decision's topic, decided by what follows them in a section's annotations
+WEAK_NOTE_HEADINGS = ("applicability", "severability", "prior law", "effective date", "effective dates",
+                      "legislative findings", "analysis", "contingent effective dates", "delayed effective dates",
+                      "retroactive effective dates", "legislative findings and intent", "purpose of act")
 #: ``<h4>`` headings of notes by their form (Tennessee's ``2 RESTATED COMMENTS TO OFFICIAL TEXT``)
 _NOTE_H4 = re.compile(r"(?:\d+ )?(?:restated )?comments? to official text")
-#: bold paragraph headings that start a section's annotations (compared lower case, without the final
-#: ". —" or "."); ``the 20xx amendments`` and ``... comment`` too (:func:`_is_note_heading`)
-NOTE_STARTS = ("editor's notes", "editor's note", "cross references", "cross-references", "code commission notes",
-               "law reviews", "legal periodicals", "effect of amendments", "am. jur. 2d", "am. jur",
-               "c.j.s", "alr", "a.l.r", "administrative rules and regulations", "u.s. code", "effective date",
-               "delayed effective date", "local modification", "official comment", "comparative legislation",
-               "compiler's notes", "amendments", "notes to decisions", "research references", "analysis",
-               "opinions of attorney general", "opinions of the attorney general", "collateral references",
-               "history of code section", "u.l.a", "prior law", "applicability", "severability",
-               "repealed and reenacted", "transfer of functions", "note", "notes", "commentary",
-               "case notes", "judicial decisions", "editor's and revisor's notes", "revisor's notes",
-               "publisher's notes", "cross reference", "federal law", "legislative findings")
+#: kept for the run-in notes of Tennessee and Colorado (a paragraph opening with its heading, not in bold)
+NOTE_STARTS = NOTE_HEADINGS + WEAK_NOTE_HEADINGS
 #: note headings that open a paragraph with its text on the same line, without bold (Tennessee:
 #: ``Cross-References. Income tax, § 67-2-119.``); a bold one (Colorado: ``<b>Editor's note:</b> This
-#: section ...``) may be any of NOTE_STARTS
+#: section ...``) may be any note heading
 INLINE_NOTE_STARTS = ("compiler's notes", "compiler's note", "cross-references", "cross references", "textbooks",
                       "law reviews", "effective dates", "amendments", "collateral references", "code commission notes",
                       "rule reference", "section comment", "general comment", "comparative legislation",
@@ -136,19 +171,37 @@ INLINE_CASE_STARTS = ("attorney general opinions", "opinions of the attorney gen
 _INLINE_HEAD = re.compile(r"([A-Z][A-Za-z'’-]*(?: [A-Za-z'’-]+){0,3})\s*[.:](?=\s|$)")
 #: a history line that is not marked ``History.`` (Tennessee: ``Acts 1988, ch. 1016, § 1; ...``,
 #: ``Code 1858, § 1; Shan., § 3``; Georgia before release 83, in parentheses: ``(Code 1981, § 8-2-1, enacted by
-#: Ga. L. 1990, p. 1212, § 1.)``, ``(Orig. Code 1863, § 1; ...)``, ``(Ga. L. 1990, p. 1212, § 1.)``)
+#: Ga. L. 1990, p. 1212, § 1.)``, ``(Orig. Code 1863, § 1; ...)``, ``(Ga. L. 1990, p. 1212, § 1.)``; Virginia's
+#: compacts: ``(1936, p. 369; Michie Code 1942, § 311a; ...)``)
 _HISTORY_LINE = re.compile(r"\(?(?:(?:Priv\.|Pub\.) )?(?:Acts|Code|Orig\. Code|Civil Code|Penal Code|Ga\. L\.),? \d{4}\b"
-                           r"[^;]{0,40}?(?:, ch\. \d|, §)")
-#: a paragraph that is the section's history by its bold lead (``History.``; Colorado's ``Source:``)
-_HISTORY_LEAD = ("history", "source")
+                           r"[^;]{0,40}?(?:, ch\. \d|, §)|\(\d{4}, (?:p|c)\. \d+[,;]")
+#: a paragraph that is the section's history by its bold lead (``History.``; Colorado's and North Dakota's
+#: ``Source:``, Rhode Island's ``History of Section.``)
+_HISTORY_LEAD = ("history", "source", "history of section")
+#: a paragraph that is a history line by its first word (Mississippi's plain ``HISTORY: Laws, 1987, ...``,
+#: Colorado's plain ``Source: L. 2022: Entire section added, ...``)
+_HISTORY_WORD = re.compile(r"(?:History(?: of Section)?\s*[.:]|HISTORY\s*[.:]?)(?:\s|$)|History$")
+_SOURCE_WORD = re.compile(r"Source: [A-Z]")  # (read as history only before the annotations: a comment has its own)
+_HISTORY_CUT = re.compile(r"(?:(?:History(?: of Section)?|HISTORY|Source|Derivation)\s*[.:]?\s*)?")
 _TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
                               re.I)
-_NOTE_EXTRA = re.compile(r"(?:the \d{4} amendments?|.* comment(?: \(\d{4}\))?|.* notes?)$")
+_NOTE_EXTRA = re.compile(r"(?:the \d{4}(?: [\w. ]{0,20})? amendments?|.{0,50} comment(?: \(\d{4}\))?|.{0,50} notes?"
+                         r"|.{0,40} references?|.{0,30} sections|am\. jur\..{0,60}|\d{4} adoption note)$")
+#: a decision or an attorney general's opinion cited as case notes cite them (``Smith v. Jones, 806 P.2d 281``,
+#: ``1907 Vt. LEXIS 135``, ``OAG 04-037``, ``1987-88 Op. Att'y Gen. 123``): what tells a decision's topic
+#: heading from a note's in a section's annotations (:func:`_cites_decision`)
+_CASE_NAME = re.compile(r"\bv\. |\bIn re |\bEx parte ")
+_REPORTER = re.compile(r"\b\d{1,4} [A-Z][A-Za-z.']{0,12}(?: ?[A-Z][A-Za-z.']{0,12}){0,2}(?: ?(?:2d|3d|4th|5th|6th))? \d{1,5}\b")
+_OPINION = re.compile(r"LEXIS \d|\bOAG \d|\bOps?\. (?:Att'?y|Atty\.?) Gen|\bAtt'?y Gen\. Op|\bOp\. Att'?y|\b\d{4} WY \d|"
+                      r"\bInformal Op|\bOpinion of the Attorney General|\bAttorney General (?:opined|concluded|advised)")
 
-# a printed section number (``8-2-1``, ``42-25.6``, ``47C-1-101``, ``2-8A-1``, ``45-21.9A``)
-_NUM = r"\d+[A-Z]{0,3}(?:[-.:]\d+[A-Z]{0,3})*"
-_HEAD = re.compile(rf"(?P<mark>§§?)?\s*(?P<first>{_NUM})(?:\s*(?P<sep>through|to|–|—)\s*(?P<last>{_NUM})"
-                   rf"|(?P<list>(?:\s*(?:,|and)\s*{_NUM})+))?\s*[.:]?(?=\s|$)\s*(?P<rest>.*)", re.S)
+# a printed section number (``8-2-1``, ``42-25.6``, ``47C-1-101``, ``2-8A-1``, ``45-21.9A``, Vermont's ``2144a``,
+# Idaho's ``1-2001a``, Alaska's ``09.10.070``, Virginia's ``2.2-507.1:1``)
+_NUM = r"\d+[A-Za-z]{0,3}(?:[-.:]\d+[A-Za-z]{0,3})*"
+#: a section heading: ``§ 8-2-1. Heading``, ``Sec. 09.10.070. Heading`` (Alaska), ``§§ 1-2-1 through 1-2-5. Repealed.``,
+#: ``§§ 47-1, 47-2.``, ``§§ 61-69. Repealed.`` (a range joined by a hyphen: :func:`_plural_range`)
+_HEAD = re.compile(rf"(?P<mark>§§?|Secs?\.)?\s*(?P<first>{_NUM})(?:\s*(?P<sep>through|to|–|—|-)\s*(?:§§?\s*)?(?P<last>{_NUM})"
+                   rf"|(?P<list>(?:\s*(?:,|and|&)\s*(?:§§?\s*)?{_NUM})+))?\s*[.:]?(?=\s|$)\s*(?P<rest>.*)", re.S)
 _LIST_ITEM = re.compile(_NUM)
 _BOLD_SECTION = re.compile(rf"§§?\s*{_NUM}[.:]\s+\S")
 # the section an anchor names: the last "s<digit>..." (``t08c02a01p01s8-2-3``, ``…s8-2-3ol1a`` for an item)
@@ -165,7 +218,9 @@ _RESERVED = re.compile(r"\[?\s*reserved\b", re.I)
 _FUTURE = re.compile(r"\[\s*(?:effective|for effective date)\b(?!\s+until)", re.I)
 #: the file of a title of the code (``gov.ga.ocga.title.08.html``); the publisher's other files (the state's
 #: and the U.S. constitutions, ``gov.ky.krs.constitution.us.html``) are not the code's sections
-_TITLE_FILE = re.compile(r"gov\.[a-z]{2}\.[\w]+\.title\.[\w.]+\.html")
+#: (Idaho names its files ``idaho.title.01.html``; Virginia's compilation of interstate compacts,
+#: ``gov.va.compact.title.01.html``, reprints sections of the code: read, the code's own print kept)
+_TITLE_FILE = re.compile(r"(?:gov\.[a-z]{2}\.\w+|[a-z]+)\.title\.[\w.]+\.html")
 
 
 def _norm_heading(text: str) -> str:
@@ -175,8 +230,33 @@ def _norm_heading(text: str) -> str:
 
 
 def _is_note_heading(text: str) -> bool:
+    return heading_kind(text) in ("notes", "weak")
+
+
+def heading_kind(text: str) -> str | None:
+    """The kind of a heading in a section (an ``<h4>``, a bold paragraph or a paragraph's bold lead):
+    ``"case"`` (case notes: decisions, attorney general's opinions), ``"history"``, ``"notes"`` (editors'
+    notes), ``"weak"`` (a note heading that, in case notes, may be a decision's topic: ``Applicability.``)
+    or ``None`` (unknown: statutory text before the annotations, a topic in them)."""
     t = _norm_heading(text)
-    return t in NOTE_STARTS or bool(_NOTE_EXTRA.fullmatch(t)) and len(t) < 60
+    if len(t) >= 80:
+        return None
+    if t in CASE_HEADINGS or _CASE_EXTRA.fullmatch(t):
+        return "case"
+    if t in HISTORY_HEADINGS:
+        return "history"
+    if t in NOTE_HEADINGS or _NOTE_H4.fullmatch(t):
+        return "notes"
+    if t in WEAK_NOTE_HEADINGS or (_NOTE_EXTRA.fullmatch(t) and len(t) < 60):
+        return "weak"  # (by its form only: "Validity of Note." is a topic of Arkansas's case notes)
+    return None
+
+
+def _cites_decision(text: str) -> bool:
+    """Whether a paragraph cites a decision or an attorney general's opinion as case notes do."""
+    if _OPINION.search(text):
+        return True
+    return bool(_CASE_NAME.search(text)) and bool(_REPORTER.search(text))
 
 
 def parse_text_option(value: str) -> tuple[str, ...]:
@@ -236,13 +316,20 @@ def official_citation(state: str, section: str, title: str | None = None) -> str
 def section_key(state: str, section: str, title: str | None = None) -> tuple[str, bool]:
     """(key, from legalir.citations) of a section: the one key :mod:`legalir.citations` gives its
     official citation, else the key of the state's general code it gives other forms
-    (``ga_code_8_2_1``) and ``False``."""
+    (``ga_code_8_2_1``; with the title where numbers repeat across titles, ``vt_code_9_2470aa``) and ``False``."""
     from legalir import citations
 
     found = citations.keys(official_citation(state, section, title), use_eyecite=False)
-    if len(found) == 1:
+    tail = "_" + citations.section_key(section)
+    if len(found) == 1 and found[0].endswith(tail):
         return found[0], True
-    return f"{state}_code_{citations.section_key(section)}", False
+    if len(found) == 1:
+        # legalir.citations reads the number otherwise (Vermont's ``§ 2470aa`` as ``2470a``): the code's key (that
+        # of a section it reads, ``1`` of the same title) with the number as printed, so two sections keep two ids
+        probe = citations.keys(official_citation(state, "1", title), use_eyecite=False)
+        if len(probe) == 1 and probe[0].endswith("_1"):
+            return probe[0][:-2] + tail, False
+    return f"{state}_code{'_' + title if title else ''}{tail}", False
 
 
 def key_prefix(key: str, section: str) -> str:
@@ -384,7 +471,15 @@ def _inline(el, out: list[str], links: list[Link], in_cite: str | None = None) -
         out.append(child.tail or "")
 
 
+#: a link run into a word by the publisher's markup (Idaho's ``former<cite><a>§ 32-706</a></cite>or``): a space is
+#: where a reader of the page sees a word's end
+_GLUED_BEFORE = re.compile(r"(?<=[A-Za-z0-9])(?=\x01\d+\x02[§A-Za-z0-9])")
+_GLUED_AFTER = re.compile(r"(?<=[A-Za-z0-9]\x03)(?=[A-Za-z0-9])")
+
+
 def _finish(raw: str, links: list[Link], line: int | None) -> Block:
+    if "\x01" in raw:
+        raw = _GLUED_AFTER.sub(" ", _GLUED_BEFORE.sub(" ", raw))
     text = _BEFORE_PUNCT.sub("", _WS.sub(" ", raw).strip())
     out, kept, pos = [], [], 0
     for m in _LINK.finditer(text):
@@ -524,24 +619,29 @@ def _lead(el) -> tuple[str, bool] | None:
     return (_norm_heading(m.group(1)), False) if m else None
 
 
+def _is_history_line(txt: str, lead: tuple[str, bool] | None) -> bool:
+    """Whether a paragraph is a history line by its words (``History.``, ``HISTORY:``, ``History of Section.``) or
+    by its bold lead (``<b>Source:</b>``)."""
+    return bool(_HISTORY_WORD.match(txt)) or (lead is not None and lead[1] and lead[0] in _HISTORY_LEAD)
+
+
 def _opens_annotations(el) -> bool:
     """Whether ``el`` (a ``<p>``, ``<div>`` or ``<h4>``) is where a section's annotations begin: a history line,
     a note or case-note heading (in bold, opening the paragraph, or an ``<h4>``)."""
     if el.tag == "p":
         txt = _WS.sub(" ", el.text_content()).strip()
-        if re.match(r"History\.?(?:\s|$)", txt) or _HISTORY_LINE.match(txt):
+        lead = _lead(el)
+        if _is_history_line(txt, lead) or _HISTORY_LINE.match(txt):
             return True
         bold = _bold_only(el)
-        if bold is not None and _is_note_heading(bold):
+        if bold is not None and heading_kind(bold) is not None:
             return True
-        lead = _lead(el)
         return lead is not None and (lead[0] in INLINE_NOTE_STARTS or lead[0] in INLINE_CASE_STARTS
-                                     or (lead[1] and lead[0] in _HISTORY_LEAD))
+                                     or (lead[1] and heading_kind(lead[0]) is not None))
     h4 = el if el.tag == "h4" else el.find(".//h4")
     if h4 is None:
         return False
-    name = _norm_heading(h4.text_content())
-    return name in CASE_HEADINGS or name in NOTE_HEADINGS or bool(_NOTE_H4.fullmatch(name))
+    return heading_kind(h4.text_content()) is not None
 
 
 def _lift_annotations(el) -> list:
@@ -565,17 +665,172 @@ def _lift_annotations(el) -> list:
     return [el, *lifted]
 
 
-def _section_body(h3) -> Iterator:
+#: what an ``<h3>`` is: the heading of a section; a heading inside a section (no id, as Mississippi prints its
+#: notes' paragraphs in title 79, or an id under the section's own, as Idaho prints a compact's ``ARTICLE I``),
+#: read as a paragraph of that section; or the heading of a part of the code (Arkansas's ``Subchapter 1 —
+#: General Provisions``) or of what is not a section (Vermont's executive orders), which ends a section
+H3_SECTION, H3_INSIDE, H3_OTHER = "section", "inside", "other"
+
+
+def _h3_kinds(h3s: list) -> dict:
+    """Each ``<h3>`` of a file -> (kind, the heading's match or None)."""
+    kinds: dict = {}
+    last_anchor = None
+    for h3 in h3s:
+        anchor = (h3.get("id") or "").strip()
+        head = _WS.sub(" ", h3.text_content()).strip()
+        m = _HEAD.fullmatch(head[:400]) if anchor else None
+        if not anchor or (m is None and last_anchor and anchor.startswith(last_anchor)
+                          and (anchor[len(last_anchor):len(last_anchor) + 1].isalpha()
+                               or anchor[len(last_anchor):len(last_anchor) + 1] == "-")):
+            kinds[h3] = (H3_INSIDE, None)
+        elif m is None:
+            kinds[h3] = (H3_OTHER, None)
+        else:
+            kinds[h3] = (H3_SECTION, m)
+            last_anchor = anchor
+    return kinds
+
+
+def _section_body(h3, kinds: dict | None = None) -> Iterator:
     """The elements after ``h3`` up to the next heading of a section or part (in its parent); annotations the
-    publisher left inside a list are taken out of it (:func:`_lift_annotations`)."""
+    publisher left inside a list are taken out of it (:func:`_lift_annotations`). An ``<h3>`` inside the
+    section (:func:`_h3_kinds`) is part of it, and so are the ``<div>``s after the section's own that begin with
+    one (Idaho's compacts: ``<div><h3 id="…s16-1901aI">ARTICLE I</h3>…</div>`` after ``§ 16-1901``'s)."""
+    kinds = kinds or {}
+
+    def inside(el) -> bool:
+        return kinds.get(el, (None,))[0] == H3_INSIDE
+
     for sib in h3.itersiblings():
         if not isinstance(sib.tag, str):
             continue
-        if sib.tag in ("h1", "h2", "h3"):
+        if sib.tag in ("h1", "h2") or (sib.tag == "h3" and not inside(sib)):
             return
-        if sib.tag in ("div", "section") and sib.find(".//h3") is not None:
+        if sib.tag in ("div", "section") and any(not inside(x) for x in sib.iter("h3")):
             return
         yield from _lift_annotations(sib)
+    parent = h3.getparent()
+    if parent is None or parent.tag not in ("div", "section"):
+        return
+    for sib in parent.itersiblings():
+        if not isinstance(sib.tag, str):
+            continue
+        heads = list(sib.iter("h3")) if sib.tag in ("div", "section") else []
+        if not heads or not all(inside(x) for x in heads) or not (heads[0].get("id") or "").startswith(h3.get("id") or "\0"):
+            return
+        yield sib
+
+
+def _leaves(el) -> Iterator:
+    """The paragraphs, lists and headings of an element in document order (a ``<div>``'s children, and the text
+    between them as ``(text, line)``)."""
+    tag = el.tag if isinstance(el.tag, str) else None
+    if tag is None:
+        return
+    if tag in ("div", "section", "main"):
+        if el.text and el.text.strip():
+            yield (el.text, el.sourceline)
+        for child in el:
+            yield from _leaves(child)
+            if child.tail and child.tail.strip():
+                yield (child.tail, el.sourceline)
+        return
+    yield el
+
+
+def _heading_of(el) -> tuple[str | None, str | None, bool]:
+    """(kind, heading, bold) of a leaf: an ``<h4>``-``<h6>``'s text; a bold paragraph or a paragraph's bold
+    lead; a known run-in lead (``Cross-References. ...``, not bold); else (None, None, False)."""
+    if not isinstance(el, tuple) and el.tag in ("h4", "h5", "h6"):
+        name = _WS.sub(" ", el.text_content()).strip()
+        return heading_kind(name), name, True
+    if isinstance(el, tuple) or el.tag != "p":
+        return None, None, False
+    bold = _bold_only(el)
+    if bold is not None:
+        return heading_kind(bold), bold, True
+    whole = _WS.sub(" ", el.text_content()).strip()
+    if len(whole) < 40 and heading_kind(whole) in ("case", "notes"):
+        return heading_kind(whole), whole, True  # a heading alone in its paragraph, not bold (Virginia's "Annotations")
+    lead = _lead(el)
+    if lead is None:
+        return None, None, False
+    if lead[1]:
+        return heading_kind(lead[0]), lead[0], True
+    if lead[0] in INLINE_CASE_STARTS:
+        return "case", lead[0], False
+    if lead[0] in INLINE_NOTE_STARTS:
+        return "notes", lead[0], False
+    return None, None, False
+
+
+def _decisions_follow(leaves: list, i: int, limit: int = 3) -> bool:
+    """Whether the block a heading opens cites a decision at once (the heading's paragraph or one of the two after
+    it, up to the next heading): the heading is then a topic of the case notes."""
+    for j in range(i, min(len(leaves), i + limit)):
+        el = leaves[j]
+        if j > i and _heading_of(el)[1] is not None:
+            return False
+        text = el[0] if isinstance(el, tuple) else el.text_content()
+        if _cites_decision(_WS.sub(" ", text)):
+            return True
+    return False
+
+
+_PARA_SECTION = re.compile(rf"§§?\s*(?P<num>{_NUM})\s*\.\s+\S")
+#: a paragraph that opens with a list label, ``(4) There shall be ...``
+_LIST_LABEL = re.compile(r"\((?:\d{1,3}|[a-z]{1,3}|[A-Z])\) [A-Z“\"]")
+
+
+def _paragraph_headings(root, label: str, report: "Report") -> None:
+    """Section headings the publisher printed as paragraphs, turned into the ``<h3>`` they stand for:
+    Mississippi's title 79, ``<p>§<cite><a href="#t79c11s79-11-123">79-11-123</a></cite>. Signing false
+    document ...</p>``, where the link names the section's own anchor, which no element holds and the chapter's
+    table of contents lists."""
+    ids = None
+    listed = None
+    chapter = ""
+    for el in root.iter("h2", "h3"):
+        # an <h3> without an id that reads "§ 51-11-101. Dissolution; ..." (Mississippi's title 51, whose table of
+        # contents names it by a garbled anchor): its chapter's anchor and its number (t51c11s51-11-101)
+        if el.tag == "h2":
+            chapter = el.get("id") or chapter
+            continue
+        txt = _WS.sub(" ", el.text_content()).strip()
+        m = _PARA_SECTION.match(txt)
+        if el.get("id") or m is None or not chapter:
+            continue
+        anchor = f"{chapter}s{m.group('num')}"
+        report.note("a section heading in an <h3> without an id: its chapter's anchor and its number",
+                    f"{_where(label, el.sourceline, anchor)}: {txt[:80]!r}")
+        el.set("id", anchor)
+    for p in root.iter("p"):
+        if not (p.text or "").strip().startswith("§"):
+            continue
+        kids = [k for k in p if isinstance(k.tag, str)]
+        if not kids or kids[0].tag != "cite" or len(kids) != 1:
+            continue
+        links = [a for a in kids[0].iter("a") if (a.get("href") or "").startswith("#")]
+        txt = _WS.sub(" ", p.text_content()).strip()
+        m = _PARA_SECTION.match(txt)
+        if len(links) != 1 or m is None or len(txt) > 400:
+            continue
+        anchor = links[0].get("href")[1:]
+        if ids is None:
+            ids = {e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")}
+            listed = {a.get("href")[1:] for nav in root.iter("nav") for a in nav.iter("a")
+                      if (a.get("href") or "").startswith("#")}
+        if anchor in ids or anchor not in listed or _ANCHOR_SEC(anchor) != m.group("num"):
+            continue
+        report.note("a section heading printed as a paragraph that links to its own anchor: read as its <h3>",
+                    f"{_where(label, p.sourceline, anchor)}: {txt[:80]!r}")
+        for child in list(p):
+            p.remove(child)
+        p.text = txt
+        p.tag = "h3"
+        p.set("id", anchor)
+        ids.add(anchor)
 
 
 def _read_sections(label: str, data: bytes, report: "Report", state: str) -> list[Section]:
@@ -592,21 +847,25 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
     for h in root.iter("h1", "h2"):
         if h.get("id"):
             places[h.get("id")] = _WS.sub(" ", h.text_content()).strip()
+    _paragraph_headings(root, label, report)
     out: list[Section] = []
     h3s = list(root.iter("h3"))
     if not h3s:
         report.skip("file without any section (<h3>)", label)
+    kinds = _h3_kinds(h3s)
+    used: set = set()  # the <h3>s inside a section read as its paragraphs
     for h3 in h3s:
         report.read += 1
         where = _where(label, h3.sourceline, h3.get("id"))
         anchor = (h3.get("id") or "").strip()
         head = _WS.sub(" ", h3.text_content()).strip()
-        m = _HEAD.fullmatch(head[:400])
-        if not m:
+        kind, m = kinds[h3]
+        if kind == H3_INSIDE:
+            continue  # read with its section (or reported below, when it is in none)
+        if kind == H3_OTHER:
+            # the heading of a part of the code (Arkansas's "Subchapter 1 — General Provisions"), or of what is not a
+            # section (Vermont's executive orders): not a section
             report.skip("<h3> without a section number", f"{where}: {head[:80]!r}")
-            continue
-        if not anchor:
-            report.skip("<h3> without an id", f"{where}: {head[:80]!r}")
             continue
         first = m.group("first")
         numbers = [first]
@@ -617,71 +876,110 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                 numbers = [first, m.group("last")]
         elif m.group("list"):
             numbers += _LIST_ITEM.findall(m.group("list"))
+        elif m.group("mark") == "§§" and _plural_range(first):
+            a, b = _plural_range(first)
+            first = a
+            numbers = _expand(a, b)
+            if numbers is None:
+                report.note("range that cannot be expanded: its two ends kept", where)
+                numbers = [a, b]
+            report.note("a range printed with a hyphen after §§ (§§ 61-69): one document per section", where)
+        numbers = list(dict.fromkeys(numbers))
         rest = m.group("rest").strip()
         path = [places[anchor[:i]] for i in range(1, len(anchor)) if anchor[i].islower() and anchor[:i] in places]
-        text: list[Block] = []
-        history: list[Block] = []
-        notes: list[Block] = []
-        case: list[Block] = []
+        parts: dict[str, list[Block]] = {"text": [], "history": [], "notes": [], "case": []}
         unknown: list[str] = []
         part = "text"
-        for el in _section_body(h3):
+        leaves = [x for el in _section_body(h3, kinds) for x in _leaves(el)]
+        for i, el in enumerate(leaves):
+            if isinstance(el, tuple):
+                block = _finish(el[0], [], el[1])
+                if block.text:
+                    parts[part].append(block)
+                continue
+            if el.tag == "h3":  # a heading inside the section: a paragraph of the part it is in
+                used.add(el)
+                parts[part].extend(_blocks(el))
+                continue
+            if part == "history" and el.tag in ("p", "ol", "ul") and not isinstance(el, tuple) and \
+                    _LIST_LABEL.match(_WS.sub(" ", el.text_content()).strip()) or (part == "history" and el.tag in ("ol", "ul")):
+                # statutory text the publisher printed under the history heading (Idaho's "<h5>History.</h5><p>(4) There
+                # shall be ...</p><p>I.C., § 33-514, ...</p>"): text
+                report.note("statutory text printed under the history heading: read as text", where)
+                parts["text"].extend(_blocks(el))
+                continue
             if el.tag == "p":
-                bold = _bold_only(el)
                 txt = _WS.sub(" ", el.text_content()).strip()
                 lead = _lead(el)
-                lead_name, lead_bold = lead if lead else ("", False)
-                is_history = bool(re.match(r"History\.?(?:\s|$)", txt)) or (lead_bold and lead_name in _HISTORY_LEAD) \
-                    or (part == "text" and not history and _HISTORY_LINE.match(txt) is not None)
-                if is_history:
+                if (part != "case" and _is_history_line(txt, lead)) or (part == "text" and not parts["history"]
+                                                  and (_HISTORY_LINE.match(txt) or _SOURCE_WORD.match(txt))):
                     blocks = list(_blocks(el))
                     if blocks:
                         b = blocks[0]
-                        cut = len(re.match(r"(?:(?:History|Source)\s*[.:]?\s*)?", b.text).group(0))
+                        cut = len(_HISTORY_CUT.match(b.text).group(0))
                         b = Block(b.text[cut:], [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
                                                  for k in b.links], b.line)
                         if b.text:
-                            history.append(b)
-                    if part == "text" and text:
+                            parts["history"].append(b)
+                        for extra in blocks[1:]:  # (a list run into the history line: kept with it)
+                            parts["history"].append(extra)
+                        if not b.text and len(blocks) == 1:
+                            part = "history"  # a bold "History." alone: the history follows it
+                            continue
+                    if part == "text" and parts["text"]:
                         part = "notes"  # (a History line before any text, as in Kentucky's compacts: text follows)
+                    elif part == "history":
+                        part = "notes"
                     continue
-                if part == "text" and ((bold is not None and _is_note_heading(bold))
-                                       or (lead_bold and _is_note_heading(lead_name))):
-                    part = "notes"  # (a bold lead with the note after it: "<b>The 2020 amendment,</b> substituted")
-                elif lead_name in INLINE_CASE_STARTS and (lead_bold or part != "text" or lead_name != "cited"):
-                    part = "case"  # "Attorney General Opinions. ...": case notes in a paragraph
-                elif lead_name in INLINE_NOTE_STARTS:
-                    part = "notes"
-            if el.tag in ("div", "section"):
-                h4 = el.find(".//h4")
-                if h4 is not None:
-                    name = _norm_heading(h4.text_content())
-                    if name in CASE_HEADINGS:
-                        case += list(_blocks(el))
-                        part = "notes" if part == "text" else part
-                        continue
-                    known = name in NOTE_HEADINGS or bool(_NOTE_H4.fullmatch(name))
-                    if known or part != "text":
-                        if part == "text":
-                            part = "notes"
-                        if not known:
-                            unknown.append(name)
-                        notes += list(_blocks(el))
-                        continue
-                    unknown.append(name)  # e.g. "Article II." of a compact: statutory text
-            if el.tag == "h4":
-                name = _norm_heading(el.text_content())
-                if name in CASE_HEADINGS:
+            hkind, heading, bold = _heading_of(el)
+            if heading is not None:
+                name = _norm_heading(heading)
+                if part == "text":
+                    if hkind == "case" and (bold or name != "cited"):  # (Tennessee's run-in "Cited:" only after)
+                        part = "case"
+                    elif hkind in ("notes", "weak"):
+                        part = "notes"
+                    elif hkind == "history" and (el.tag != "p" or _bold_only(el) is not None):
+                        part = "history"
+                    elif el.tag == "p" and bold and _bold_only(el) is not None and heading.rstrip().endswith("—"):
+                        # a heading in the annotations' form, "Revision of chapter. —" (Wyoming, Alaska, Virginia): a
+                        # note, or a decision's topic when decisions follow
+                        part = "case" if _decisions_follow(leaves, i) else "notes"
+                    elif el.tag != "p":
+                        unknown.append(name)  # e.g. "Article II." of a compact: statutory text
+                elif hkind == "case":
                     part = "case"
-                elif name in NOTE_HEADINGS or _NOTE_H4.fullmatch(name):
-                    part = "notes"
-            blocks = list(_blocks(el))
-            (text if part == "text" else notes if part == "notes" else case).extend(blocks)
+                elif hkind == "notes" and not (part == "case" and _decisions_follow(leaves, i)):
+                    part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
+                    # were decided under former law." before the decisions is theirs)
+                elif hkind == "history":
+                    part = "history"
+                elif bold and el.tag in ("h5", "h6"):
+                    pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
+                elif bold:  # a decision's topic, or a note's heading: by what follows it
+                    if _decisions_follow(leaves, i):
+                        part = "case"
+                    elif hkind == "weak" or part == "history":
+                        part = "notes"
+                    if hkind is None and el.tag != "p":
+                        unknown.append(name)
+                if hkind == "history" and part == "history":
+                    continue  # (Vermont's <h4>History</h4>, North Dakota's <h4>Source:</h4>: the history follows)
+            parts[part].extend(_blocks(el))
+        text, history, notes, case = parts["text"], parts["history"], parts["notes"], parts["case"]
         if text and not history:
             _split_trailing_history(text, history)
         status = _status(rest, text, history)
         out.append(Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
                            bool(_FUTURE.match(rest) or _FUTURE.search(rest[-200:])), text, history, notes, case, unknown))
+    for h3 in h3s:
+        if kinds[h3][0] == H3_INSIDE and h3 not in used:
+            report.skip("an <h3> outside any section that is not a section's heading (a chapter's note printed as "
+                        "<h3>): not read", f"{_where(label, h3.sourceline, h3.get('id'))}: "
+                                           f"{_WS.sub(' ', h3.text_content()).strip()[:80]!r}")
+        elif kinds[h3][0] == H3_INSIDE:
+            report.note("<h3> inside a section that is not a section's heading: read as a paragraph of that section",
+                        f"{_where(label, h3.sourceline, h3.get('id'))}")
     for p in root.iter("p"):
         # a section heading printed as a bold paragraph (NC r80 "§ 1. Fee tail converted ..."), outside any
         # section: reported, not read (its place is unknown)
@@ -716,14 +1014,51 @@ def _ANCHOR_SEC(anchor: str, fallback: str = "") -> str:
 
 def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
     """The sections of a printed range (``2-1-1 through 2-1-5``), or None when the ends differ but in
-    their last number."""
+    their last number. An end with a letter suffix is itself in the range (``114-114a``: 114, 114a;
+    ``114a-117``: 114a, 115, 116, 117; ``5a-5c``: 5a, 5b, 5c); a zero-padded number keeps its width
+    (Alaska's ``09.10.070``), and in a number of dots only (Alaska's, Kentucky's) three digits after the last dot
+    that end both ends in 0 (5) count by tens (fives)."""
     a, b = re.split(r"([-.:])", first), re.split(r"([-.:])", last)
-    if len(a) != len(b) or a[:-1] != b[:-1] or not (a[-1].isdigit() and b[-1].isdigit()):
+    if len(a) != len(b) or a[:-1] != b[:-1]:
         return None
-    lo, hi = int(a[-1]), int(b[-1])
-    if not 0 <= hi - lo <= limit:
+    ma, mb = re.fullmatch(r"(\d+)([A-Za-z]{0,3})", a[-1]), re.fullmatch(r"(\d+)([A-Za-z]{0,3})", b[-1])
+    if not (ma and mb):
         return None
-    return ["".join(a[:-1]) + str(n) for n in range(lo, hi + 1)]
+    lo, sa, hi, sb = int(ma.group(1)), ma.group(2), int(mb.group(1)), mb.group(2)
+    prefix = "".join(a[:-1])
+    width = len(ma.group(1)) if ma.group(1).startswith("0") else 0
+    if lo == hi and len(sa) == 1 and len(sb) == 1 and sa.islower() == sb.islower() and sa <= sb:
+        return [f"{prefix}{ma.group(1)}{chr(c)}" for c in range(ord(sa), ord(sb) + 1)]
+    if not 0 <= hi - lo <= limit or (lo == hi and (sa or not sb)):
+        return None
+    # Alaska and Kentucky number a chapter's sections by tens or fives (09.10.070, 421.015): a range of such
+    # numbers, ``Secs. 02.10.060 — 02.10.090``, is the sections 060, 070, 080, 090 (``27.20.065 — 27.20.480``: by fives)
+    by_tens = "-" not in first and len(a) > 1 and a[-2] == "." and len(ma.group(1)) == 3 and not sa and not sb
+    step = next((k for k in (10, 5) if by_tens and lo % k == 0 and hi % k == 0), 1)
+    out = [first] if sa else []
+    out += [f"{prefix}{n:0{width}d}" for n in range(lo + (1 if sa else 0), hi + 1, step)]
+    return out + ([last] if sb else [])
+
+
+def _alt_id(key: str, number: str) -> str:
+    """The id of a section whose number legalir.citations writes as another's (``4-4.1-1`` as ``4-4-1.1``): the
+    key with the number's dots written ``d`` (``ri_code_4_4d1_1``)."""
+    from legalir import citations
+
+    tail = "_" + citations.section_key(number)
+    base = key[: -len(tail)] if key.endswith(tail) else key
+    return base + "_" + citations.section_key(number.replace(".", "d"))
+
+
+def _plural_range(first: str) -> tuple[str, str] | None:
+    """The two ends of a range printed after ``§§`` with a hyphen between them (Vermont's ``§§ 61-69.
+    Repealed.``, ``§§ 114-114a``): a plural mark before one number is a range; split at its middle hyphen
+    (``1-101-1-105``: ``1-101`` and ``1-105``), or None where it has no middle."""
+    parts = first.split("-")
+    if len(parts) < 2 or len(parts) % 2:
+        return None
+    half = len(parts) // 2
+    return "-".join(parts[:half]), "-".join(parts[half:])
 
 
 # ------------------------------------------------------------------ the report
@@ -917,6 +1252,20 @@ class Statutes(Dataset):
         by_anchor = {s.anchor: s for s in sections}
         from legalir import citations as cite
 
+        # two numbers legalir.citations writes alike (Rhode Island's 4-4-1.1 and 4-4.1-1, Colorado's 26-5.3-101 and
+        # 26.5-3-101: one key): the later number's id writes its dots as "d" (ri_code_4_4d1_1), so both are kept
+        self._alt_ids = {}
+        firsts: dict[str, str] = {}
+        for s in sections:
+            title = title_of(s.anchor, s.number)
+            for number in s.numbers:
+                key = self._key(number, title)
+                if firsts.setdefault(key, number) != number and (number, title) not in self._alt_ids:
+                    self._alt_ids[(number, title)] = _alt_id(key, number)
+                    report.note("two section numbers with one citation key (legalir.citations writes them alike): "
+                                "the later one's id writes its dots as 'd'",
+                                f"{_where(s.file, s.line, s.anchor)}: {number} ({self._alt_ids[(number, title)]}; "
+                                f"{key} is {firsts[key]})")
         out: list[Converted] = []
         seen: dict[str, tuple[str, str]] = {}
         with GuardedCitations(self.cite_timeout) as guard:
@@ -929,20 +1278,52 @@ class Statutes(Dataset):
 
 
     def _key(self, section: str, title: str | None = None, *, count: bool = False) -> str:
+        alt = getattr(self, "_alt_ids", {}).get((section, title))
+        if alt is not None:
+            return alt
         key, from_lib = section_key(self.state, section, title if self.state == "vt" else None)
         if count and not from_lib:
             self.report.counts["ids: legalir.citations reads no key in the official form (the general code's key)"] += 1
         return key
+
+    def _title_first(self, text: str, own: str, found: list[str]) -> str:
+        """The code's title-first citations in ``text`` (``13 V.S.A. § 2901``), keyed by the title they print (the
+        key :func:`section_key` gives ``Vt. Stat. Ann. tit. 13, § 2901``: ``vt_code_13_2901``) into ``found``;
+        returns the text with them blanked, so that legalir.citations does not read their ``§ 2901`` in the
+        citing section's title."""
+        abbr = STATES[self.state].title_first
+        if not abbr:
+            return text
+        pattern = _title_first_pattern(abbr)
+        out = []
+        pos = 0
+        for m in pattern.finditer(text):
+            numbers = [m.group("sec")] + _LIST_ITEM.findall(m.group("more") or "")
+            for number in numbers:
+                k = self._key(number, m.group("title"))
+                if k != own and k not in found:
+                    found.append(k)
+            self.report.counts["citations: the code's title-first form, keyed by the title it prints"] += len(numbers)
+            out.append(text[pos:m.start()] + " " * (m.end() - m.start()))
+            pos = m.end()
+        return "".join(out) + text[pos:]
 
     def _target(self, link: Link, by_anchor: dict[str, Section]) -> tuple[str, str] | None:
         """(section as printed, anchor) a link within this code points to, or None (not a section link)."""
         href = link.href
         anchor = href.split("#", 1)[1] if "#" in href else ""
         page = href.split("#", 1)[0]
-        if not anchor or not (page == "" or re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page.rsplit("/", 1)[-1])):
+        name = page.rsplit("/", 1)[-1]
+        if not anchor or not (page == "" or re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", name)
+                              or _TITLE_FILE.fullmatch(name)):
             return None
         if anchor in by_anchor:
             return by_anchor[anchor].number, anchor
+        # an item or a note of a section read (``…s2144aol1a``, ``…s511-notetodecision-…``): the longest anchor of a
+        # section that begins the link's, followed by ``ol`` or ``-``
+        for cut in sorted((c.start() for c in re.finditer(r"ol|-", anchor)), reverse=True):
+            if anchor[:cut] in by_anchor:
+                return by_anchor[anchor[:cut]].number, anchor[:cut]
         m = _ANCHOR.search(anchor)
         if not m:
             return None
@@ -1035,6 +1416,18 @@ class Statutes(Dataset):
                     sub = _SUB.search(link.text)
                     if sub:
                         cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
+                abbr = STATES[self.state].title_first
+                if abbr:
+                    # the code's title-first citations (Vermont's "13 V.S.A. § 2901", a <cite> without a link: the code
+                    # links no section) are its cross-references: read as links to the section they name
+                    for m in _title_first_pattern(abbr).finditer(b.text):
+                        for number in [m.group("sec")] + _LIST_ITEM.findall(m.group("more") or ""):
+                            key = self._key(number, m.group("title"))
+                            report.counts[f"links: the code's title-first citations, read as links ({part})"] += 1
+                            resolved.append((Link("", "title-first", m.group(0), m.start(), m.end()), key))
+                            if part == "notes":
+                                cites.append(key)
+                    resolved.sort(key=lambda r: r[0].start)
                 if resolved:
                     paragraphs.append((part, b, resolved))
                     inside.append(self._inside_ranges(b, printed))
@@ -1059,6 +1452,7 @@ class Statutes(Dataset):
                 blanked = "\n".join(_blank(b) for b in part_blocks)
                 if not blanked.strip():
                     continue
+                blanked = self._title_first(blanked, key, found)
                 got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
                 if got is None:
                     report.skip("citations of the text not read: legalir.citations ran past the time limit "
@@ -1156,8 +1550,8 @@ class Statutes(Dataset):
                 if c.key in linked:
                     gold.append(c.key)  # "this section and § 6-51-103": its own section, linked, is cited too
                 masked = block.text
-                for link, _ in sorted(resolved, key=lambda r: r[0].start, reverse=True):
-                    masked = masked[:link.start] + MASK + masked[link.end:]
+                for start, end in sorted({(link.start, link.end) for link, _ in resolved}, reverse=True):
+                    masked = masked[:start] + MASK + masked[end:]  # (a span once: "17 V.S.A. §§ 2121, 2122")
                 out.append({"qid": f"{c.key}.{PART_LETTER[part]}{n[part]}", "split": split_of(self.state, c.title_number),
                             "text": block.text, "masked": masked, "gold": gold, "part": part, "source": c.key})
         return out
@@ -1179,6 +1573,14 @@ class Statutes(Dataset):
         examples = self.xref_examples()
         return {split: [Judgement(e["qid"], g, 1) for e in examples if e["split"] == split for g in e["gold"]]
                 for split in SPLITS}
+
+
+@lru_cache(maxsize=None)
+def _title_first_pattern(abbr: str) -> re.Pattern:
+    """``<title> <abbr> § <number>`` (and ``§§ <number>, <number> and <number>``): ``13 V.S.A. § 2901``."""
+    a = r"\.?\s?".join(re.escape(x) for x in abbr.rstrip(".").split("."))
+    return re.compile(rf"(?<![\w.])(?P<title>\d{{1,3}}[A-Z]?)\s{{1,3}}{a}\.?\s{{1,3}}§§?\s{{0,3}}(?P<sec>{_NUM})"
+                      rf"(?P<more>(?:\s{{0,3}}(?:,|and|or)\s{{1,3}}{_NUM}(?![\w-])){{0,20}})")
 
 
 @lru_cache(maxsize=None)
