@@ -152,7 +152,7 @@ def norm_text(s: str) -> str:
     return s.lower()
 
 
-_SENT = re.compile(r"[.;:!?][\"”’)]?\s+(?=[A-Z“\"(\[])")
+_SENT = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z“\"(\[])")
 _ABBREV = re.compile(r"(?:^|\s)(?:[A-Za-z]{1,4}\.)+$|(?:^|\s)(?:[A-Z][a-z]{0,5}\.)$|§$")
 
 
@@ -167,16 +167,21 @@ def body(b: "Block") -> str:
 
 def pieces(raw: str, minimum: int = 40) -> list[str]:
     """Sentences of a block (normalised) long enough to be evidence of where it went: split at a stop
-    followed by a capital, not after an abbreviation (``G.S.``, ``c.``, ``No.``, ``Ann.``)."""
+    followed by a capital, not after an abbreviation (``G.S.``, ``c.``, ``No.``, ``Ann.``), never at a
+    semicolon (a history line is one list); a block with no such sentence is one piece if 20+ long."""
     out, start = [], 0
     for m in _SENT.finditer(raw):
         before = raw[start:m.start() + 1]
-        if _ABBREV.search(before.rstrip(".;:!?")+ ".") and raw[m.start()] == ".":
+        if _ABBREV.search(before.rstrip(".!?") + ".") and raw[m.start()] == ".":
             continue
         out.append(raw[start:m.end()])
         start = m.end()
     out.append(raw[start:])
-    return [p for p in (norm_text(x) for x in out) if len(p) >= minimum]
+    got = [p for p in (norm_text(x) for x in out) if len(p) >= minimum]
+    if not got:   # a short block (a history line "(§ 2 ch 136 SLA 2003)") is its own evidence
+        whole = norm_text(raw)
+        got = [whole] if len(whole) >= 20 else []
+    return got
 
 
 # ---- section numbers ----
@@ -829,6 +834,11 @@ def audit(data_dir: str, state: str, release: str, collection: str | None, links
             "unknown_bold_labels_in_annotations": [f"{k[0]}: {k[1]} ×{n}" for k, n in reading.unknown_labels.most_common(15)],
         },
     }
+    readme = os.path.join(data_dir, f"cic-code-{state}", "README.md")
+    if os.path.exists(readme):
+        with open(readme, encoding="utf-8") as fh:
+            m = re.search(rf"Release {int(release)} dated ([0-9.]+?)\.?\s*$", fh.read(), re.M)
+        report["release_date"] = m.group(1) if m else None
     rows = resolve_links(reading)
     if links_tsv:
         write_links_tsv(rows, links_tsv)
@@ -840,6 +850,11 @@ def audit(data_dir: str, state: str, release: str, collection: str | None, links
         report["sections"] = sec
         report["fields"] = compare_fields(reading, mine, theirs)
         report["links"] = compare_links(rows, theirs)
+        man = os.path.join(collection, "manifest.json") if collection else ""
+        if man and os.path.exists(man):
+            with open(man, encoding="utf-8") as fh:
+                rd = json.load(fh).get("reader", {})
+            report["converter"] = {"sections_read": rd.get("sections_read"), "skipped": rd.get("skipped", {})}
     else:
         report["links"] = compare_links(rows, {})
     if eyeball:
@@ -862,10 +877,10 @@ def summary_line(r: dict) -> str:
 
 
 def table(paths: list[str]) -> str:
-    rows = ["| state | release | reader sections | documents | missing | extra | number mismatch | "
-            "history in contents | notes in contents | case notes in contents | text not in contents | "
-            "case notes under notes | link pairs | pairs in `citations` |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| state | release (date) | reader sections (headings) | documents | missing | extra | number mismatch | "
+            "range members missing / extra | history in contents | notes in contents | case notes in contents | "
+            "text not in contents | case notes under notes | link pairs | text+notes pairs in `citations` |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in sorted(paths):
         with open(p, encoding="utf-8") as fh:
             r = json.load(fh)
@@ -874,11 +889,13 @@ def table(paths: list[str]) -> str:
             continue
         lk = f["leaks"]
         rec = l["pairs_recall"]
-        rows.append(f"| {r['state'].upper()} | {r['release']} | {s['reader_sections']:,} | {s['collection_documents']:,} | "
+        rec = "-" if rec is None else f"{rec:.3f}"
+        rows.append(f"| {r['state'].upper()} | {r['release']} ({r.get('release_date') or '?'}) | "
+                    f"{s['reader_sections']:,} ({s['reader_headings']:,}) | {s['collection_documents']:,} | "
                     f"{s['missing_in_collection']:,} | {s['extra_in_collection']:,} | {s['section_number_mismatch']:,} | "
+                    f"{s.get('range_members_missing', 0):,} / {s.get('range_members_extra', 0):,} | "
                     f"{lk['history_in_contents']:,} | {lk['notes_in_contents']:,} | {lk['case_notes_in_contents']:,} | "
-                    f"{f['text_missing_from_contents']:,} | {f['case_notes_filed_under_notes']:,} | {l['pairs']:,} | "
-                    f"{'-' if rec is None else f'{rec:.3f}'} |")
+                    f"{f['text_missing_from_contents']:,} | {f['case_notes_filed_under_notes']:,} | {l['pairs']:,} | {rec} |")
     return "\n".join(rows)
 
 
