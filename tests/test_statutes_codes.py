@@ -130,7 +130,7 @@ def test_mississippi_plain_history_and_headings_printed_as_paragraphs(codes):
 
 def test_north_dakota_source_and_notes_inside_the_decisions_block(codes):
     docs, _ = codes["nd"]
-    d = docs["nd_cent_14_02_06"]
+    d = docs["nd_code_14_02_06"]
     assert d["history"].startswith("Civ. C. 1877, § 32")
     assert d["case_notes"].startswith("Notes to Decisions") and "DECISIONS UNDER PRIOR LAW" in d["case_notes"]
     assert d["notes"].startswith("Collateral References.") and "Collateral" not in d["case_notes"]
