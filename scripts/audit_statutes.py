@@ -114,7 +114,7 @@ RESEARCH_RX = re.compile(r"^(research references|collateral references?|cross[- 
                          r"am\. jur|c\.j\.s|cjs|alr|a\.l\.r|.*\blaw review\b|.*\bl\. ?rev\b|.*\blaw journal\b|treatises|"
                          r"practice references|lawyers' edition|michie's jurisprudence)")
 #: a history line without its label (Tennessee), only where the statutory text was being read
-BARE_HISTORY = re.compile(r"^(Acts \d{4}(\s*\([^)]*\))?, (ch|No)\. ?\d|Code \d{4}, §|Priv\. Acts \d{4}|Private Acts \d{4}"
+BARE_HISTORY = re.compile(r"^(Acts \d{4}(-\d{4})?(\s*\([^)]*\))?,? (ch|No)\. ?\d|Code \d{4}, §|Priv\. Acts \d{4}|Private Acts \d{4}"
                           r"|\((?:\d{4}(?:, c\.|, Ex\.| \(|-\d)|Code,|C\. ?S\.|Rev\.,|R\. ?C\.,|P\. ?R\.)[^\n]*\)\.?$)")
 LEADING_NUMBER = re.compile(r"^(?:[IVXL]+|[A-Z]|\d+)\.\s+")
 
@@ -458,7 +458,9 @@ def read_file(path: str, reading: Reading) -> None:
             k = classify_label(text, heading=True)
             if k:
                 kind = region = k
-            elif kind != "text":
+            elif kind != "text" and re.match(r"^I\.\s*\S", text) and region != "case_notes":
+                kind = region = "case_notes"   # "I. General Consideration": a decisions' analysis with no heading (Wyoming)
+            elif kind != "text" and region != "text":
                 kind = region
             label = text
         else:
@@ -478,6 +480,8 @@ def read_file(path: str, reading: Reading) -> None:
                 k = None  # an annotator's note among the decisions
             if k:
                 kind = k
+            elif kind == "notes" and region == "case_notes" and bold and not split:
+                kind = region   # a decisions' topic ("Laches. —") after a research note among them
             elif kind == "text" and BARE_HISTORY.match(text):
                 kind = "history"
             elif kind != "text" and label and len(label) < 50 and bold:

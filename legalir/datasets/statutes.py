@@ -779,6 +779,8 @@ def _decisions_follow(leaves: list, i: int, limit: int = 3) -> bool:
 
 
 _PARA_SECTION = re.compile(rf"§§?\s*(?P<num>{_NUM})\s*\.\s+\S")
+#: the history of a repealed section printed as its paragraph (Mississippi: ``§65-3-72. [Laws, 1972, ch. 380, § 1]``)
+_FORMER_HISTORY = re.compile(rf"§\s*{_NUM}\s*\.\s*\[(?:Codes|Laws|Code|Acts|En)\b")
 #: a paragraph that opens with a list label, ``(4) There shall be ...``
 _LIST_LABEL = re.compile(r"\((?:\d{1,3}|[a-z]{1,3}|[A-Z])\) [A-Z“\"]")
 
@@ -911,6 +913,9 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
             if el.tag == "p":
                 txt = _WS.sub(" ", el.text_content()).strip()
                 lead = _lead(el)
+                if _FORMER_HISTORY.match(txt):
+                    parts["history"].extend(_blocks(el))  # (Mississippi's "§65-3-72. [Laws, 1972, ch. 380, ...]")
+                    continue
                 if (part != "case" and _is_history_line(txt, lead)) or (part == "text" and not parts["history"]
                                                   and (_HISTORY_LINE.match(txt) or _SOURCE_WORD.match(txt))):
                     blocks = list(_blocks(el))
