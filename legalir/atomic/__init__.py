@@ -97,7 +97,7 @@ from legalir.atomic.common import (MARKER, REGISTRY, _REGISTRY_LOCK, _ABOUT, _TM
                                    _sigterm_raises, _ENVIRONMENT, _located, read_marker, _ours, _describe,
                                    _write_marker, _version, _digest, _state, _inventory)  # noqa: F401
 from legalir.atomic.ownership import (_command, Command, command, _same_file, _in_build, _Unreadable,
-                                      _read_registry, _digest, _matches, written_by_legalir, check_file,
+                                      _read_registry, _matches, written_by_legalir, check_file,
                                       _registry_lock, _remember, marked_folder, FolderAudit, audit,
                                       _record)  # noqa: F401
 from legalir.atomic.files import (open_file, _open_file, write_text, write_bytes, write_json)  # noqa: F401
