@@ -57,6 +57,9 @@ class Evaluation(dict):
     skip_missing: bool
 
 
+#: an evaluation of this many judged topics or more shows a progress bar (on a terminal, at INFO)
+EVAL_BAR_TOPICS = 1000
+
 def topic_coverage(qrels: Mapping, run: Mapping) -> tuple[list[str], list[str]]:
     """(qrels topics without run results, run topics without judgements), each sorted."""
     q = {t for t, d in qrels.items() if d}
@@ -159,9 +162,10 @@ def evaluate_batches(
     values: dict[str, dict[str, object]] = {}   # every computed value, per topic
     run_topics: list[str] = []                  # with at least one document
     run_keys = 0
-    # topics scored of the qrels' (a run's topics without judgements are not scored); shown after half a second
-    # only: the many evaluations of a tuning grid or a server draw none
-    with log.progress(total=len(qrels_topics), desc="eval", unit=" topics", delay=0.5) as bar:
+    # topics scored of the qrels' (a run's topics without judgements are not scored); shown from EVAL_BAR_TOPICS
+    # topics only (a count, not a time: the same on every machine): a tuning grid's many small evaluations draw none
+    with log.progress(total=len(qrels_topics), desc="eval", unit=" topics",
+                      quiet=len(qrels_topics) < EVAL_BAR_TOPICS) as bar:
         for batch in batches:
             run_keys += len(batch)
             topics = []
