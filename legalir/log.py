@@ -140,7 +140,8 @@ def progress(iterable: Iterable | None = None, *, total: int | None = None, desc
     quiet : bool
         The caller's own option (``--quiet``, ``progress=False``): no bar.
     **kwargs
-        Other ``tqdm`` options (``initial``, ``leave``, ``mininterval``).
+        Other ``tqdm`` options (``initial``, ``leave``, ``mininterval``). The bar redraws at most every half
+        second unless ``TQDM_MININTERVAL`` (tqdm's own environment setting) says otherwise.
 
     Returns
     -------
@@ -149,7 +150,9 @@ def progress(iterable: Iterable | None = None, *, total: int | None = None, desc
     """
     from tqdm import tqdm
 
-    options = {"mininterval": 0.5, "leave": False, "dynamic_ncols": True, **kwargs}
+    options = {"leave": False, "dynamic_ncols": True, "mininterval": 0.5, **kwargs}
+    if "TQDM_MININTERVAL" in os.environ:  # tqdm's own setting (its environment variable) wins where given
+        del options["mininterval"]
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=not progress_shown(quiet),
                 **options)
 

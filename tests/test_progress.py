@@ -45,11 +45,13 @@ def legalir(*args) -> list[str]:
 
 def on_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
     """Run ``argv`` with stderr on a pseudo-terminal (120 columns, as a terminal window has); stdout is a pipe.
-    (exit status, what the terminal received)."""
+    (exit status, what the terminal received). ``TQDM_MININTERVAL=0`` (tqdm's own setting): every update is
+    drawn, so a job that ends within the usual half-second redraw interval on a fast machine still shows its
+    count and rate (CI's machine finished these jobs before the first redraw)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, cwd=cwd,
-                            env=env(), close_fds=True)
+                            env={**env(), "TQDM_MININTERVAL": "0"}, close_fds=True)
     os.close(slave)
     out = bytearray()
     deadline = time.monotonic() + WAIT_S
