@@ -231,3 +231,24 @@ def test_every_section_of_a_mutated_page_is_found_or_a_located_skip(tmp_path_fac
     for reason, where in report["skipped_first"].items():
         assert all(target.name in w for w in where), (reason, where)
     shutil.rmtree(data)
+
+
+def test_an_analysis_outline_inside_decisions_keeps_them_case_notes(tmp_path):
+    """North Dakota's decisions block opens with a bold "Analysis", a <nav> of topics, then <h5> topics: all case notes
+    (the markup of r81's § 4.1-73-29, cut)."""
+    folder = tmp_path / "cic-code-nd" / "transforms" / "nd" / "ocnd" / "r81"
+    folder.mkdir(parents=True)
+    (folder / "gov.nd.code.title.04.1.html").write_text(
+        '<html><body><main><h1 id="t04"><b>Title 4.1</b></h1><div>'
+        '<h3 id="t04c4.1-73s4.1-73-29"><b>4.1-73-29. Effect of recorded brand.</b></h3>'
+        '<p>A brand recorded in accordance with this chapter is prima facie evidence.</p>'
+        '<p><b>Source:</b>S.L. 2013, ch. 72, § 2.</p>'
+        '<div><h4 id="t04c4.1-73s4.1-73-29-decisionsunderpriorlaw"><b>DECISIONS UNDER PRIOR LAW</b></h4>'
+        '<p><b>Analysis</b></p><nav><ul class="leaders"><li class="note"><a href="#x">Brand Is Rebuttable Evidence.</a>'
+        '</li></ul></nav><div><h5 id="x"><b>Brand Is Rebuttable Evidence.</b></h5>'
+        '<p>A brand on livestock is only prima facie evidence of ownership. Union State Bank v. Cook, 63 B.R. 789 '
+        '(Bankr. D.N.D. 1986).</p></div></div></div></main></body></html>', encoding="utf-8")
+    collections.write(datasets.get("statutes", tmp_path, state="nd", release="81"), tmp_path / "c", quiet=True)
+    d = {x["id"]: x for x in collections.iter_documents(tmp_path / "c")}["nd_cent_4_1_73_29"]
+    assert d["history"] == "S.L. 2013, ch. 72, § 2." and not d["notes"]
+    assert d["case_notes"].startswith("DECISIONS UNDER PRIOR LAW\nAnalysis") and "Union State Bank v. Cook" in d["case_notes"]

@@ -929,6 +929,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                     part = "history"
                 elif bold and el.tag in ("h5", "h6"):
                     pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
+                elif bold and name == "analysis":
+                    pass  # the outline of the block it is in (North Dakota's decisions: "Analysis", a <nav>, <h5> topics)
                 elif bold:  # a decision's topic, or a note's heading: by what follows it
                     if _decisions_follow(leaves, i):
                         part = "case"
