@@ -860,6 +860,7 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
         parts: dict[str, list[Block]] = {"text": [], "history": [], "notes": [], "case": []}
         unknown: list[str] = []
         part = "text"
+        block = None  # the kind of the <h4> whose block this is (case, notes, history), None before any
         leaves = [x for el in _section_body(h3, kinds) for x in _leaves(el)]
         for i, el in enumerate(leaves):
             if isinstance(el, tuple):
@@ -905,6 +906,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         part = "notes"
                     continue
             hkind, heading, bold = _heading_of(el)
+            if heading is not None and el.tag == "h4" and hkind is not None:
+                block = hkind
             if heading is not None:
                 name = _norm_heading(heading)
                 if part == "text":
@@ -929,8 +932,9 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                     part = "history"
                 elif bold and el.tag in ("h5", "h6"):
                     pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
-                elif bold and name == "analysis":
-                    pass  # the outline of the block it is in (North Dakota's decisions: "Analysis", a <nav>, <h5> topics)
+                elif bold and (name == "analysis" or (block in ("case", "notes") and part == block and el.tag != "h4")):
+                    pass  # a topic inside an <h4>'s block is of its kind (North Carolina's "I. In General" in CASE NOTES,
+                    # its official comments' definitions); "Analysis", the outline of the block it is in
                 elif bold:  # a decision's topic, or a note's heading: by what follows it
                     if _decisions_follow(leaves, i):
                         part = "case"
