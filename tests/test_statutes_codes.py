@@ -231,3 +231,48 @@ def test_every_section_of_a_mutated_page_is_found_or_a_located_skip(tmp_path_fac
     for reason, where in report["skipped_first"].items():
         assert all(target.name in w for w in where), (reason, where)
     shutil.rmtree(data)
+
+
+def test_an_analysis_outline_inside_decisions_keeps_them_case_notes(tmp_path):
+    """North Dakota's decisions block opens with a bold "Analysis", a <nav> of topics, then <h5> topics: all case notes
+    (the markup of r81's § 4.1-73-29, cut)."""
+    folder = tmp_path / "cic-code-nd" / "transforms" / "nd" / "ocnd" / "r81"
+    folder.mkdir(parents=True)
+    (folder / "gov.nd.code.title.04.1.html").write_text(
+        '<html><body><main><h1 id="t04"><b>Title 4.1</b></h1><div>'
+        '<h3 id="t04c4.1-73s4.1-73-29"><b>4.1-73-29. Effect of recorded brand.</b></h3>'
+        '<p>A brand recorded in accordance with this chapter is prima facie evidence.</p>'
+        '<p><b>Source:</b>S.L. 2013, ch. 72, § 2.</p>'
+        '<div><h4 id="t04c4.1-73s4.1-73-29-decisionsunderpriorlaw"><b>DECISIONS UNDER PRIOR LAW</b></h4>'
+        '<p><b>Analysis</b></p><nav><ul class="leaders"><li class="note"><a href="#x">Brand Is Rebuttable Evidence.</a>'
+        '</li></ul></nav><div><h5 id="x"><b>Brand Is Rebuttable Evidence.</b></h5>'
+        '<p>A brand on livestock is only prima facie evidence of ownership. Union State Bank v. Cook, 63 B.R. 789 '
+        '(Bankr. D.N.D. 1986).</p></div></div></div></main></body></html>', encoding="utf-8")
+    collections.write(datasets.get("statutes", tmp_path, state="nd", release="81"), tmp_path / "c", quiet=True)
+    d = {x["id"]: x for x in collections.iter_documents(tmp_path / "c")}["nd_cent_4_1_73_29"]
+    assert d["history"] == "S.L. 2013, ch. 72, § 2." and not d["notes"]
+    assert d["case_notes"].startswith("DECISIONS UNDER PRIOR LAW\nAnalysis") and "Union State Bank v. Cook" in d["case_notes"]
+
+
+def test_topics_inside_an_h4_block_keep_its_kind(tmp_path):
+    """North Carolina r81 (markup cut from § 5A-11 and a CASE NOTES outline): the case notes' outline ("Analysis",
+    "I. In General") and an editor's note on the cases under them stay case notes; an "Official Commentary" whose
+    paragraphs name decisions stays a note."""
+    folder = tmp_path / "cic-code-nc" / "transforms" / "nc" / "ocnc" / "r81"
+    folder.mkdir(parents=True)
+    (folder / "gov.nc.stat.title.005A.html").write_text(
+        '<html><body><main><h1 id="t5A"><b>Chapter 5A</b></h1><div>'
+        '<h3 id="t5Aa01s5A-11"><b>§ 5A-11. Criminal contempt.</b></h3><p>Each of the following is criminal contempt.</p>'
+        '<p><b>History.</b>1977, c. 711, s. 3.</p>'
+        '<div><h4 id="t5Aa01s5A-11-officialcommentary"><b>Official Commentary</b></h4>'
+        '<p>This section is based on Section 5-1, as construed in Smith v. Jones, 1 N.C. 2 (1900).</p></div>'
+        '<div><h4 id="t5Aa01s5A-11-casenotes"><b>CASE NOTES</b></h4><p><b>Analysis</b></p><p>I. In General</p>'
+        '<p><b>I. In General.</b></p><p><b>Editor’s Note. —</b></p><p>Some of the cases below were decided under former'
+        ' law.</p><p><b>Purpose. —</b></p><p>Contempt protects the court. State v. Doe, 2 N.C. App. 3 (1970).</p>'
+        '</div></div></main></body></html>', encoding="utf-8")
+    collections.write(datasets.get("statutes", tmp_path, state="nc", release="81"), tmp_path / "c", quiet=True)
+    d = {x["id"]: x for x in collections.iter_documents(tmp_path / "c")}["nc_code_5a_11"]
+    assert d["notes"] == "Official Commentary\nThis section is based on Section 5-1, as construed in Smith v. Jones, " \
+                         "1 N.C. 2 (1900)."
+    assert d["case_notes"].startswith("CASE NOTES\nAnalysis\nI. In General\nI. In General.")
+    assert "State v. Doe" in d["case_notes"] and d["contents"] == "Each of the following is criminal contempt."

@@ -149,13 +149,14 @@ NOTE_HEADINGS = ("research references", "comment", "comments", "official comment
                  "wyoming administrative procedure act", "sunset provision", "cross references to related sections",
                  "definitional cross references", "purposes", "changes", "uniform statutory source",
                  "prior uniform statutory provision", "uniform law source", "purposes of changes",
-                 "compact cross references", "commissioner's comment", "virginia comment", "official text")
+                 "compact cross references", "commissioner's comment", "virginia comment", "official text",
+                 "official commentary")
 #: headings that are a note before a decision's topic, decided by what follows them in a section's annotations
 WEAK_NOTE_HEADINGS = ("applicability", "severability", "prior law", "effective date", "effective dates",
                       "legislative findings", "analysis", "contingent effective dates", "delayed effective dates",
                       "retroactive effective dates", "legislative findings and intent", "purpose of act")
 #: ``<h4>`` headings of notes by their form (Tennessee's ``2 RESTATED COMMENTS TO OFFICIAL TEXT``)
-_NOTE_H4 = re.compile(r"(?:\d+ )?(?:restated )?comments? to official text")
+_NOTE_H4 = re.compile(r"(?:\d+ )?(?:restated )?comments? to official text|official comment(?:ary)?(?: \(\d{4}\))?")
 #: kept for the run-in notes of Tennessee and Colorado (a paragraph opening with its heading, not in bold)
 NOTE_STARTS = NOTE_HEADINGS + WEAK_NOTE_HEADINGS
 #: note headings that open a paragraph with its text on the same line, without bold (Tennessee:
@@ -185,7 +186,7 @@ _SOURCE_WORD = re.compile(r"Source: [A-Z]")  # (read as history only before the 
 _HISTORY_CUT = re.compile(r"(?:(?:History(?: of Section)?|HISTORY|Source|Derivation)\s*[.:]?\s*)?")
 _TRAILING_STATUS = re.compile(r"\[\s*(?P<what>repealed|reserved|transferred|renumbered|expired|recodified)\b[^\]]{0,200}\]\s*$",
                               re.I)
-_NOTE_EXTRA = re.compile(r"(?:the \d{4}(?: [\w. ]{0,20})? amendments?|.{0,50} comment(?: \(\d{4}\))?|.{0,50} notes?"
+_NOTE_EXTRA = re.compile(r"(?:the \d{4}(?: [\w. ]{0,20})? amendments?|.{0,50} comment(?:ary)?(?: \(\d{4}\))?|.{0,50} notes?"
                          r"|.{0,40} references?|.{0,30} sections|am\. jur\..{0,60}|\d{4} adoption note)$")
 #: a decision or an attorney general's opinion cited as case notes cite them (``Smith v. Jones, 806 P.2d 281``,
 #: ``1907 Vt. LEXIS 135``, ``OAG 04-037``, ``1987-88 Op. Att'y Gen. 123``): what tells a decision's topic
@@ -779,6 +780,8 @@ def _decisions_follow(leaves: list, i: int, limit: int = 3) -> bool:
 
 
 _PARA_SECTION = re.compile(rf"§§?\s*(?P<num>{_NUM})\s*\.\s+\S")
+#: a note of research references (which leaves a block of case notes it is printed in)
+_REFERENCE_NOTE = re.compile(r".{0,40}(?:references?|law reviews?|periodicals|textbooks|c\.j\.s|cjs|a\.?l\.?r)|am\. ?jur.{0,60}")
 #: the history of a repealed section printed as its paragraph (Mississippi: ``§65-3-72. [Laws, 1972, ch. 380, § 1]``)
 _FORMER_HISTORY = re.compile(rf"§\s*{_NUM}\s*\.\s*\[(?:Codes|Laws|Code|Acts|En)\b")
 #: a paragraph that opens with a list label, ``(4) There shall be ...``
@@ -892,6 +895,7 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
         parts: dict[str, list[Block]] = {"text": [], "history": [], "notes": [], "case": []}
         unknown: list[str] = []
         part = "text"
+        block = None  # the kind of the <h4> whose block this is (case, notes, history), None before any
         leaves = [x for el in _section_body(h3, kinds) for x in _leaves(el)]
         for i, el in enumerate(leaves):
             if isinstance(el, tuple):
@@ -937,6 +941,8 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         part = "notes"
                     continue
             hkind, heading, bold = _heading_of(el)
+            if heading is not None and el.tag == "h4" and hkind is not None:
+                block = hkind
             if heading is not None:
                 name = _norm_heading(heading)
                 if part == "text":
@@ -954,13 +960,21 @@ def _read_sections(label: str, data: bytes, report: "Report", state: str) -> lis
                         unknown.append(name)  # e.g. "Article II." of a compact: statutory text
                 elif hkind == "case":
                     part = "case"
-                elif hkind == "notes" and not (part == "case" and _decisions_follow(leaves, i)):
+                elif hkind == "notes" and not (part == "case" and (_decisions_follow(leaves, i) or (
+                        block == "case" and not _REFERENCE_NOTE.fullmatch(name)))):
+                    # (in an <h4> block of case notes, only a research note leaves them: North Dakota's "Collateral
+                    # References."; an editor's note on the cases under it is theirs)
                     part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
                     # were decided under former law." before the decisions is theirs)
                 elif hkind == "history":
                     part = "history"
                 elif bold and el.tag in ("h5", "h6"):
                     pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
+                elif bold and (name == "analysis" or (block in ("case", "notes") and part == block and el.tag != "h4")
+                               or (el.tag == "h4" and part == "notes")):
+                    pass  # a topic inside an <h4>'s block is of its kind (North Carolina's "I. In General" in CASE NOTES,
+                    # its official comments' definitions), an <h4> of no case kind among notes is a note; "Analysis",
+                    # the outline of the block it is in
                 elif bold:  # a decision's topic, or a note's heading: by what follows it
                     if _decisions_follow(leaves, i):
                         part = "case"
