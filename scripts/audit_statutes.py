@@ -103,7 +103,7 @@ NOTES = {"editor's note", "editor's notes", "editors' notes", "editors' note", "
          "lawyers' edition", "treatises", "kentucky law journal", "kentucky bench & bar",
          "northern kentucky law review", "idaho law review", "ark. l. rev", "ark. l. notes",
          "u. ark. little rock l. rev", "u. ark. little rock l.j", "savings clauses", "revision of title",
-         "effective date of amendments", "law review articles", "research references.", "j.s", "l.r",
+         "effective date of amendments", "law review articles", "transferred sections", "research references.", "j.s", "l.r",
          "official comment to", "official text", "editor's note to", "transfer of functions"}
 NOTES_RX = re.compile(r"^(the \d{4} amendments?\b|official comments?\b|(north carolina |\d{4} restated )?comments? to\b|\d{4}-\d{4} budget reference|.*\blaw review\b|"
                       r".*\bl\. ?rev\b|.*\blaw journal\b|am\. jur\.|c\.j\.s\.)")
@@ -222,8 +222,8 @@ def parse_heading(text: str) -> tuple[list[str], str] | None:
         if how == "range":
             break
     if prefix == "§§" and len(nums) == 1 and first.count("-") == 1:
-        a, b = first.split("-")          # Vermont's "§§ 32-34." is a range of whole numbers
-        if a.isdigit() and b.isdigit():
+        a, b = first.split("-")          # Vermont's "§§ 32-34." and "§§ 114-114a." are ranges
+        if a[:1].isdigit() and b[:1].isdigit():
             nums, how = [a, b], "range"
     return nums, how
 
@@ -242,7 +242,7 @@ def expand(nums: list[str], how: str, cap: int = 100) -> list[str]:
         if mb2 and mb2.group(1) == ma.group(1):
             mb, tail = mb2, [b]
     if not ma or not mb or ma.group(1) != mb.group(1):
-        return [a]
+        return [a, b] if b[:1].isdigit() else [a]   # 114 to 114a, 421a to 435: the ends, unenumerated
     lo, hi = int(ma.group(2)), int(mb.group(2))
     if hi < lo or hi - lo > cap:
         return [a]
