@@ -103,7 +103,7 @@ NOTES = {"editor's note", "editor's notes", "editors' notes", "editors' note", "
          "lawyers' edition", "treatises", "kentucky law journal", "kentucky bench & bar",
          "northern kentucky law review", "idaho law review", "ark. l. rev", "ark. l. notes",
          "u. ark. little rock l. rev", "u. ark. little rock l.j", "savings clauses", "revision of title",
-         "effective date of amendments", "law review articles", "research references.", "j.s", "l.r",
+         "effective date of amendments", "law review articles", "transferred sections", "research references.", "j.s", "l.r",
          "official comment to", "official text", "editor's note to", "transfer of functions"}
 NOTES_RX = re.compile(r"^(the \d{4} amendments?\b|official comments?\b|(north carolina |\d{4} restated )?comments? to\b|\d{4}-\d{4} budget reference|.*\blaw review\b|"
                       r".*\bl\. ?rev\b|.*\blaw journal\b|am\. jur\.|c\.j\.s\.)")
@@ -222,8 +222,8 @@ def parse_heading(text: str) -> tuple[list[str], str] | None:
         if how == "range":
             break
     if prefix == "§§" and len(nums) == 1 and first.count("-") == 1:
-        a, b = first.split("-")          # Vermont's "§§ 32-34." is a range of whole numbers
-        if a.isdigit() and b.isdigit():
+        a, b = first.split("-")          # Vermont's "§§ 32-34." and "§§ 114-114a." are ranges
+        if a[:1].isdigit() and b[:1].isdigit():
             nums, how = [a, b], "range"
     return nums, how
 
@@ -242,7 +242,7 @@ def expand(nums: list[str], how: str, cap: int = 100) -> list[str]:
         if mb2 and mb2.group(1) == ma.group(1):
             mb, tail = mb2, [b]
     if not ma or not mb or ma.group(1) != mb.group(1):
-        return [a]
+        return [a, b] if b[:1].isdigit() else [a]   # 114 to 114a, 421a to 435: the ends, unenumerated
     lo, hi = int(ma.group(2)), int(mb.group(2))
     if hi < lo or hi - lo > cap:
         return [a]
@@ -635,6 +635,13 @@ def compare_sections(reading: Reading, docs: list[dict]) -> dict:
     }
 
 
+#: a decision or an Attorney General's opinion cites one (a case "v.", a LEXIS cite, "Op. Att'y Gen.", "OAG 82-123",
+#: "A.G. Op."); an annotator's note among them ("In light of the similarity of the statutory provisions,
+#: annotations decided under former Code ... are included") does not
+DECISION_RX = re.compile(r"\sv\.\s|LEXIS|Ops?\.\s*(?:of\s*)?(?:the\s*)?Att(?:orne)?'?y\.?\s*Gen|Att(?:orne)?'?y\.?\s*Gen\.?\s*Op|"
+                         r"A\.\s?G\.\s?Op|\bOAG\b|\bAGO\b")
+
+
 def compare_fields(reading: Reading, mine: dict, theirs: dict, examples: int = 5) -> dict:
     leak_docs = {k: 0 for k in ANNOT}
     leak_ex = {k: [] for k in ANNOT}
@@ -645,6 +652,8 @@ def compare_fields(reading: Reading, mine: dict, theirs: dict, examples: int = 5
     landed = {k: Counter() for k in KINDS}
     landed_sections = {k: Counter() for k in KINDS}
     mislabel_ex = defaultdict(list)
+    decisions_sections = Counter()
+    decisions_ex = []
     compared = 0
     for key, secs in mine.items():
         if key not in theirs or len(secs) != 1:
@@ -700,6 +709,19 @@ def compare_fields(reading: Reading, mine: dict, theirs: dict, examples: int = 5
         for k in KINDS:
             for dest in per_section[k]:
                 landed_sections[k][dest] += 1
+        dec = Counter()
+        for b in s.blocks:
+            if b.kind == "case_notes" and DECISION_RX.search(b.text):
+                ps = pieces(body(b))
+                if ps:
+                    dec["case_notes" if ps[0] in fields["case_notes"] else "notes" if ps[0] in fields["notes"]
+                        else "contents" if ps[0] in fields["contents"] else "elsewhere"] += 1
+        for dest in dec:
+            decisions_sections[dest] += 1
+        if dec.get("notes") and len(decisions_ex) < examples:
+            b = next(b for b in s.blocks if b.kind == "case_notes" and DECISION_RX.search(b.text)
+                     and pieces(body(b)) and pieces(body(b))[0] in fields["notes"])
+            decisions_ex.append({"id": d.get("id"), "anchor": f"{s.file}#{s.anchor}", "block": b.text[:160]})
     return {
         "compared_sections": compared,
         "leaks": {f"{k}_in_contents": leak_docs[k] for k in ANNOT},
@@ -710,6 +732,9 @@ def compare_fields(reading: Reading, mine: dict, theirs: dict, examples: int = 5
         "blocks_landed": {k: dict(v) for k, v in landed.items()},
         "sections_landed": {k: dict(v) for k, v in landed_sections.items()},
         "case_notes_filed_under_notes": landed_sections["case_notes"].get("notes", 0),
+        "decisions_sections_landed": dict(decisions_sections),
+        "decisions_filed_under_notes": decisions_sections.get("notes", 0),
+        "decisions_under_notes_examples": decisions_ex,
         "mislabel_examples": {f"{a} -> {b}": v for (a, b), v in mislabel_ex.items()},
     }
 
@@ -902,7 +927,7 @@ def summary_line(r: dict) -> str:
 def table(paths: list[str]) -> str:
     rows = ["| state | release (date) | reader sections (headings) | documents | missing | extra | number mismatch | "
             "range members missing / extra | history in contents | notes in contents | case notes in contents | "
-            "text not in contents | case notes under notes | link pairs | text+notes pairs in `citations` |",
+            "text not in contents | case notes under notes (decisions) | link pairs | text+notes pairs in `citations` |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for p in sorted(paths):
         with open(p, encoding="utf-8") as fh:
@@ -918,7 +943,8 @@ def table(paths: list[str]) -> str:
                     f"{s['missing_in_collection']:,} | {s['extra_in_collection']:,} | {s['section_number_mismatch']:,} | "
                     f"{s.get('range_members_missing', 0):,} / {s.get('range_members_extra', 0):,} | "
                     f"{lk['history_in_contents']:,} | {lk['notes_in_contents']:,} | {lk['case_notes_in_contents']:,} | "
-                    f"{f['text_missing_from_contents']:,} | {f['case_notes_filed_under_notes']:,} | {l['pairs']:,} | {rec} |")
+                    f"{f['text_missing_from_contents']:,} | {f['case_notes_filed_under_notes']:,} "
+                    f"({f.get('decisions_filed_under_notes', 0):,}) | {l['pairs']:,} | {rec} |")
     return "\n".join(rows)
 
 
