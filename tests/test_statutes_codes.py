@@ -249,7 +249,7 @@ def test_an_analysis_outline_inside_decisions_keeps_them_case_notes(tmp_path):
         '<p>A brand on livestock is only prima facie evidence of ownership. Union State Bank v. Cook, 63 B.R. 789 '
         '(Bankr. D.N.D. 1986).</p></div></div></div></main></body></html>', encoding="utf-8")
     collections.write(datasets.get("statutes", tmp_path, state="nd", release="81"), tmp_path / "c", quiet=True)
-    d = {x["id"]: x for x in collections.iter_documents(tmp_path / "c")}["nd_cent_4_1_73_29"]
+    d = {x["id"]: x for x in collections.iter_documents(tmp_path / "c")}["nd_code_4_1_73_29"]
     assert d["history"] == "S.L. 2013, ch. 72, § 2." and not d["notes"]
     assert d["case_notes"].startswith("DECISIONS UNDER PRIOR LAW\nAnalysis") and "Union State Bank v. Cook" in d["case_notes"]
 
