@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
-from legalir.search import searcher as _searcher
 from legalir import atomic, checks, collections, datasets, trec
 from legalir.collections import Corpus, read_manifest
-from legalir.datasets import dataset_class, DatasetError
+from legalir.datasets import DatasetError, dataset_class
 from legalir.datasets.dataset import Dataset, Document
+from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
+from legalir.search import searcher as _searcher
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -90,12 +91,12 @@ class Benchmark:
         preferred = list(cls.pipeline.topics) if cls is not None and cls.pipeline is not None else []
         return next((s for s in preferred + ["test"] if s in self.splits), self.splits[0])
 
-    def with_split(self, split: str) -> "Benchmark":
+    def with_split(self, split: str) -> Benchmark:
         """The same collection with another topic set."""
         return Benchmark(self.path, split)
 
     @property
-    def topic_records(self) -> dict[str, "Topic"]:
+    def topic_records(self) -> dict[str, Topic]:
         """The topics with their metadata (:class:`legalir.trec.Topic`: ``qid``, ``text``, ``fields``)."""
         if self._topics is None:
             self._topics = {} if self.split is None else trec.read_topics(
@@ -265,7 +266,7 @@ def _collection_dir(source: Any, path: Path, overwrite: bool, drop_duplicates: b
 
 def index(source: Any, path: str | os.PathLike, *, kind: str = "bm25", partition: str | Sequence[str] | None = None,
           threads: int = 2, encoder: str = "minilm", device: str | None = None, batch_size: int | None = None,
-          overwrite: bool = False, drop_duplicates: bool = False, skip_empty: bool = False) -> "Searcher":
+          overwrite: bool = False, drop_duplicates: bool = False, skip_empty: bool = False) -> Searcher:
     """Build a BM25 (Lucene) or dense (FAISS) index and open it.
 
     Parameters
@@ -545,7 +546,7 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
 
 def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: int | str = 0, correction: str = "holm",
             test: str = "t", judged_only: bool = False, alpha: float = 0.05, permutations: int = 10000,
-            bootstrap: int = 1000, level: float = 0.95, seed: int = 0, relevance_level: int = 1) -> "pandas.DataFrame":
+            bootstrap: int = 1000, level: float = 0.95, seed: int = 0, relevance_level: int = 1) -> pandas.DataFrame:
     """Compare systems on the topics they share: means, differences, p-values corrected for multiplicity.
 
     The one comparison (:func:`legalir.scoring.core.compare`): `legalir compare` has the same

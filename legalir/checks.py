@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from legalir.errors import ApiError
 
@@ -211,7 +212,7 @@ def optional(check, *, blank: bool = False):
     return run
 
 
-def arguments(operation: str, given: Any, params: "dict[str, Param]", *, prefix: str = "") -> dict[str, Any]:
+def arguments(operation: str, given: Any, params: dict[str, Param], *, prefix: str = "") -> dict[str, Any]:
     """``given`` (name -> value, as a face received it) checked against ``operation``'s ``params``: the one
     refusal of an unknown, doubled, missing or mistyped argument, so every face (the MCP tools, the HTTP
     endpoints) refuses the same call with the same words.

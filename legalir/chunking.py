@@ -38,12 +38,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-from legalir.collections import CollectionError
 from legalir import atomic, collections, log, trec
+from legalir.collections import CollectionError
 from legalir.datasets.dataset import Document
 from legalir.trec import FormatError, iter_jsonl
 
@@ -70,7 +71,7 @@ class Block:
     kind: str                        # "heading" | "paragraph" | "list_item" | "code" | "table"
     text: str
     index: int                       # position in the document's block list
-    path: tuple["Block", ...] = ()   # enclosing headings, outermost first
+    path: tuple[Block, ...] = ()   # enclosing headings, outermost first
     level: int = 0                   # heading level (1-6) for headings
     list_id: int | None = None       # items of one list share an id
     blank_before: bool = True        # a blank line separated it from the previous block in the source

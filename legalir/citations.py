@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
 
 _log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ def _patterns():
         rf"|(?P<crs>(?-i:C\.\s?+R\.\s?+S\.))(?!\s*+[0-9])))(?![A-Za-z])",
         re.IGNORECASE)
     # Vermont, title first: "17 V.S.A. § 2531", "1 V.S.A. §§ 1-9" (1 V.S.A. § 51: "—— V.S.A. § ——")
-    vsa = re.compile(rf"(?P<title>[0-9](?<![\w.][0-9])[0-9]?+[A-Z]?+)\s++(?-i:V\.\s?+S\.\s?+A\.)\s*+(?P<mark>§§?+)?+"
+    vsa = re.compile(r"(?P<title>[0-9](?<![\w.][0-9])[0-9]?+[A-Z]?+)\s++(?-i:V\.\s?+S\.\s?+A\.)\s*+(?P<mark>§§?+)?+"
                      r"\s*+(?=[0-9])")
     return forward, usc, ilcs, of_code, vsa
 

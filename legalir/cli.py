@@ -17,10 +17,9 @@ import time
 
 import click
 
-from legalir.version import __version__
-
 from legalir import commands
 from legalir.errors import DEBUG_ENV, debug_enabled, user_message
+from legalir.version import __version__
 
 
 def friendly_errors(fn):

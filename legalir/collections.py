@@ -18,22 +18,21 @@ whole folder is written atomically (:mod:`legalir.atomic`), and replaces only
 a collection that legalir wrote.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError, read_json
 
 import json
 import os
 import sys
 from collections import Counter
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from pathlib import Path
-from collections.abc import ItemsView, ValuesView
-from typing import Any, BinaryIO, Iterable, Iterator, Mapping
+from typing import Any, BinaryIO
 
-
-from legalir import atomic, log, trec
-from legalir.filters import partition_key  # noqa: F401  (the one rule; re-exported)
-from legalir.trec.model import id_problem  # noqa: F401  (the one id rule; re-exported)
+from legalir import atomic, filters, log, trec
 from legalir.datasets.dataset import Dataset, Judgement
-from legalir.trec import Topic, iter_jsonl
+from legalir.errors import LegalirError, read_json
+from legalir.filters import partition_key
+from legalir.trec import iter_jsonl
+from legalir.trec.model import id_problem
 
 _log = log.get(__name__)
 
@@ -146,7 +145,7 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     tuple of (dict, set of str)
         The record, and the metadata fields it made filterable.
     """
-    from legalir import citations as cite, filters
+    from legalir import citations as cite
 
     rec = {"id": docid, "contents": contents,
            **{k: v for k, v in fields.items() if k not in (cite.FIELD, filters.FIELD)}}
@@ -197,7 +196,7 @@ def _make_records(items: list[tuple], settings: dict) -> list[tuple[dict, list[s
 
 
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
-    from legalir import citations as cite, filters
+    from legalir import citations as cite
 
     part_field = dataset.partition_field
     # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
@@ -693,11 +692,11 @@ class Corpus(Mapping):
     def __len__(self) -> int:
         return int(self.manifest["documents"]["written"])
 
-    def items(self) -> "ItemsView":
+    def items(self) -> ItemsView:
         """``(docid, record)`` pairs, streamed from the files (no lookups)."""
         return _CorpusItems(self)
 
-    def values(self) -> "ValuesView":
+    def values(self) -> ValuesView:
         """Records, streamed from the files (no lookups)."""
         return _CorpusValues(self)
 

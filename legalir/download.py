@@ -25,8 +25,8 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from legalir import atomic, datasets
-from legalir.datasets.dataset import DatasetError
 from legalir import log as _logging
+from legalir.datasets.dataset import DatasetError
 
 _log = _logging.get(__name__)
 

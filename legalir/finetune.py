@@ -46,18 +46,18 @@ import platform
 import random
 import shutil
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from legalir import atomic, numeric, trec
-from legalir.scoring.judged import is_judged
 from legalir import log as _logging
 from legalir.errors import LegalirError
-from legalir.trec import Qrels, Run, Topic
 from legalir.scoring import evaluate
+from legalir.scoring.judged import is_judged
+from legalir.trec import Qrels, Run, Topic
 from legalir.version import __version__
 
 _log = _logging.get(__name__)

@@ -33,8 +33,6 @@ written atomically): a re-run makes no calls. ``cache=None`` disables it.
 """
 from __future__ import annotations
 
-from legalir.errors import LegalirError
-
 import concurrent.futures as cf
 import hashlib
 import http.client
@@ -48,11 +46,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from legalir import log
+from legalir.errors import LegalirError
 
 _log = log.get(__name__)
 
@@ -347,8 +347,7 @@ class OpenAIChat(Generator):
             if e.code in TRANSIENT_STATUS:
                 raise _Transient(f"HTTP {e.code} ({detail})", _retry_after(e.headers)) from None
             raise GenerationError(f"{self.url}: HTTP {e.code}: {detail}") from None
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError,
-                http.client.HTTPException, OSError) as e:
+        except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException, OSError) as e:
             reason = getattr(e, "reason", e)
             raise _Transient(f"{type(reason).__name__}: {reason}") from None
         try:

@@ -39,8 +39,9 @@ import os
 import re
 import threading
 from collections import namedtuple
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from legalir.errors import LegalirError
 
@@ -55,9 +56,11 @@ _log = logging.getLogger(__name__)
 
 #: environment variable naming the folder that holds converted collections, and its default (the folder
 #: legalir's Makefile writes, relative to the working directory): legalir.collections' own
-from legalir.collections import DEFAULT_ROOT, ROOT_ENV as ENV  # noqa: E402
 from legalir import collections, filters, trec
+from legalir.collections import DEFAULT_ROOT  # noqa: E402
+from legalir.collections import ROOT_ENV as ENV
 from legalir.datasets import dataset_class
+
 PREFIX = "legalir"
 LANG = "en"
 

@@ -25,7 +25,6 @@ a :class:`JVMError` naming the folder (before pyjnius tries it); a JVM crash
 happened and where the report is.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 import contextlib
 import glob
@@ -33,6 +32,8 @@ import os
 import shlex
 import threading
 from pathlib import Path
+
+from legalir.errors import LegalirError
 
 _lock = threading.Lock()
 _started = False

@@ -22,7 +22,8 @@ import logging
 import os
 import sys
 import threading
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 ROOT = "legalir"
 LEVEL_ENV = "LEGALIR_LOG_LEVEL"

@@ -25,8 +25,9 @@ that needs Terrier's own retrievers as well calls :func:`start_java` with
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from legalir.errors import LegalirError
 

@@ -37,9 +37,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from legalir import log
 from legalir.errors import LegalirError
@@ -511,9 +512,8 @@ def results(records: Sequence[dict], *, meta: Mapping[str, Any], bootstrap: int 
 def write_outputs(records: Sequence[dict], result: Mapping, predictions: str | os.PathLike,
                   results_path: str | os.PathLike) -> None:
     """Predictions JSONL and results JSON, each written atomically."""
-    from legalir.report import save_json
-
     from legalir import atomic
+    from legalir.report import save_json
 
     with atomic.open_file(predictions, output=True) as f:
         for r in records:

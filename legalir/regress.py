@@ -18,10 +18,9 @@ from __future__ import annotations
 import math
 import os
 import shlex
-import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from legalir.errors import LegalirError
 
@@ -145,9 +144,8 @@ def regress(spec: Spec, *, root: str | os.PathLike = ".", data_dir: str = "data"
             invoke: Callable[[list[str]], None], log=print) -> tuple[list[dict], bool]:
     """Run the pipelines (``ci`` tier, or all), check every number; returns (rows, all passed)."""
     from legalir import datasets
-    from legalir.report import score_run
-
     from legalir.models import bundled_minilm
+    from legalir.report import score_run
 
     root = Path(root)
     try:

@@ -23,8 +23,8 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from legalir import trec
 from legalir.trec import FormatError, Run

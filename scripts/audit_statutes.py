@@ -156,7 +156,7 @@ _SENT = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z“\"(\[])")
 _ABBREV = re.compile(r"(?:^|\s)(?:[A-Za-z]{1,4}\.)+$|(?:^|\s)(?:[A-Z][a-z]{0,5}\.)$|§$")
 
 
-def body(b: "Block") -> str:
+def body(b: Block) -> str:
     """A block's text without its leading label (``History.``, ``Cross References. —``): the collection
     may keep the label or drop it."""
     t = b.text

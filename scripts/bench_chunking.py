@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _synth import TextSource  # noqa: E402
+from _synth import TextSource
 
 
 def documents(n: int, sections: int, seed: int) -> list[str]:

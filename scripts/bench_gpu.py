@@ -188,7 +188,7 @@ def environment(args) -> dict:
     for mod in ("transformers", "sentence_transformers", "faiss"):
         try:
             env[mod] = __import__(mod).__version__
-        except Exception as e:  # noqa: BLE001 - reported, not fatal
+        except Exception as e:
             env[mod] = f"unavailable: {type(e).__name__}"
     if args.device.startswith("cuda") and torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name(0)

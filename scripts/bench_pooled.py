@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import BIN, REPO, du_mb, measure  # noqa: E402
+from bench_scale import BIN, REPO, du_mb, measure
 
 sys.path.insert(0, str(REPO))
 MEASURES = ["success.1", "success.10", "recall_all.10", "recip_rank_cut.10", "success.1000"]

@@ -101,7 +101,7 @@ def questions(coll: Path, n: int) -> list[tuple[str, str]]:
 
 def stats(latencies: list[float], wall: float) -> dict:
     lat = sorted(latencies)
-    pct = lambda p: lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] * 1000  # noqa: E731
+    pct = lambda p: lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] * 1000
     return {"queries": len(lat), "qps": round(len(lat) / wall, 1), "p50_ms": round(pct(50), 1),
             "p95_ms": round(pct(95), 1), "p99_ms": round(pct(99), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
 
@@ -132,8 +132,8 @@ class InProcess:
     legalir.serve.engine), so C threads calling BM25.search at once would fail now and then."""
 
     def __init__(self, built: dict, threads: int):
-        from legalir.search import vector as dense_search
         from legalir.search import bm25 as lucene
+        from legalir.search import vector as dense_search
 
         self.jvm, self.dense_lock = threading.Lock(), threading.Lock()
         root = built["bm25"]

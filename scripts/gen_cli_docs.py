@@ -25,9 +25,9 @@ def _help(args: list[str]) -> str:
 
 
 def render() -> str:
-    from legalir.cli import main
-
     import click
+
+    from legalir.cli import main
 
     names = []
     for name in main.list_commands(None):  # groups (legalir analyze) get a section per subcommand too

@@ -85,9 +85,9 @@ def _model(name: str, spec: dict, layers: int):
 
     torch.manual_seed(0)
     if spec.get("real_weights"):
-        from legalir.models import bundled_minilm
-
         from transformers import AutoModel
+
+        from legalir.models import bundled_minilm
 
         return AutoModel.from_pretrained(str(bundled_minilm()))
     if spec["kind"] == "bert":

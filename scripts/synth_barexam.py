@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _synth import TextSource  # noqa: E402
+from _synth import TextSource
 
 PASSAGES = 857_000
 SPLIT_SHARE = {"train": 0.80, "validation": 0.10, "test": 0.10}

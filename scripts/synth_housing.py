@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _synth import TextSource  # noqa: E402
+from _synth import TextSource
 
 TOTAL = 1_837_403
 MIN_POOL, MAX_POOL, N_JURISDICTIONS = 10_676, 155_974, 51

@@ -136,7 +136,7 @@ class Chromium:
         self.proc: subprocess.Popen | None = None
         self.pages: list[Page] = []
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         self.profile = tempfile.mkdtemp(prefix="legalir-chromium-")
         # TMPDIR inside the profile: Chromium's singleton-socket folder (org.chromium.Chromium.*) goes with it
         self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],

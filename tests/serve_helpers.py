@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, WAIT_S
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,6 @@
 """ACORD: the loader on the real release, and on hand-made files in its exact layout."""
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 from scipy import stats as ss
 
-from conftest import FIXTURES
 from legalir import collections, datasets, trec
 from legalir.analyze import lexical
 from legalir.cli import main

@@ -1,18 +1,16 @@
 """The public Python API (legalir/api.py) on the real ACORD release, real Lucene, real pytrec_eval."""
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
 import sys
 
 import pytest
+from conftest import WAIT_S
 
 import legalir
 from legalir.errors import LegalirError
-
-from conftest import WAIT_S
 
 
 @pytest.fixture(scope="module")
@@ -199,8 +197,8 @@ def test_benjamini_hochberg_by_hand():
 
 # ------------------------------------------------------------------ the package as a library
 def test_package_names_work_whatever_was_imported_first():
-    import legalir.scoring.evaluator  # noqa: F401  (binds the subpackage to legalir.evaluate)
-    import legalir.indexing.sparse  # noqa: F401
+    import legalir.indexing.sparse
+    import legalir.scoring.evaluator
 
     assert legalir.evaluate(QRELS, RUN_A, ["P@1"]) == {"P@1": 0.5}
     assert callable(legalir.index) and legalir.scoring.evaluate_files is not None

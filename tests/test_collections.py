@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import marker_without_mtimes
+
 from legalir import atomic, collections, trec
-from legalir.errors import LegalirError
 from legalir.datasets.dataset import Dataset, Document, Judgement
+from legalir.errors import LegalirError
 from legalir.trec import Topic
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from legalir import collections, datasets, runformats, trec
-from legalir.datasets.dataset import DatasetError
 from legalir.datasets.crumb import Crumb
+from legalir.datasets.dataset import DatasetError
 
 FIX = Path(__file__).parent / "fixtures"
 CRUMB = FIX / "crumb"

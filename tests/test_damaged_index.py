@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 import legalir
-from legalir import atomic, collections, datasets
+from legalir import atomic
 from legalir.cli import main
 from legalir.errors import LegalirError
 

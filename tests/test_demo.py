@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, WAIT_S
+
 from legalir.datasets.acord import EMBEDDED
 
 

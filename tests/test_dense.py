@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import WAIT_S
+
 from legalir import collections, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import dense, encoders

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import WAIT_S, marker_without_mtimes
+
 from legalir import collections
 from legalir.datasets.dataset import Dataset, Document, Topic
 from legalir.indexing import encoders

@@ -14,8 +14,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import WAIT_S
+
 from legalir.cli import main
 
 

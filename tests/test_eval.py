@@ -16,7 +16,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from legalir import scoring as evaluate, trec
+from legalir import scoring as evaluate
+from legalir import trec
 from legalir.cli import main
 from legalir.scoring import EvaluationError, MeasureError, parse_measures
 

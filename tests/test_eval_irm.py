@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import reference_module
+
 from legalir import scoring as evaluate
 from legalir.cli import main
 from legalir.scoring import MeasureError, parse_measures

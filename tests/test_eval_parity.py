@@ -27,7 +27,8 @@ import sys
 
 import pytest
 
-from legalir import scoring as evaluate, trec
+from legalir import scoring as evaluate
+from legalir import trec
 
 SEEDS = range(100)
 

@@ -40,10 +40,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import reference_module
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import reference_module
 from legalir.cli import main
 
 ir_measures = reference_module("ir_measures", "ir_measures is not installed (pip install ir_measures)")

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import scoring as evaluate
 from legalir.cli import main
 from legalir.scoring import MeasureError, parse_measures
 

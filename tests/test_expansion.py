@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from chat_server import ChatServer
 from click.testing import CliRunner
 
-from chat_server import ChatServer
 from legalir import trec
 from legalir.cli import main
 from legalir.search import expansion

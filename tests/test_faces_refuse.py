@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mcp", reason="the MCP tests need the mcp SDK (the serve extra)")
 
-import legalir  # noqa: E402
-from conftest import WAIT_S  # noqa: E402
-from legalir import trec  # noqa: E402
-from legalir.errors import ApiError  # noqa: E402
-from legalir.serve import engine as engine_mod  # noqa: E402
-from serve_helpers import start_server, stop_server  # noqa: E402
+from conftest import WAIT_S
+from serve_helpers import start_server, stop_server
+
+import legalir
+from legalir import trec
+from legalir.errors import ApiError
+from legalir.serve import engine as engine_mod
 
 EXAMPLES = int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "6"))
 MCP_TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, WAIT_S
 
 SCRIPTS = REPO / "scripts"

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import WAIT_S
+
 from legalir import finetune, trec
 from legalir.cli import main
 from legalir.search import rerank as rr

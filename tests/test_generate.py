@@ -6,8 +6,8 @@ import json
 import os
 
 import pytest
-
 from chat_server import ChatServer
+
 from legalir import generate
 from legalir.trec import FormatError
 

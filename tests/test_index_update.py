@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from legalir import collections, trec
 from legalir.cli import main
-from legalir.errors import LegalirError
 from legalir.datasets.housing import HousingQA
+from legalir.errors import LegalirError
 from legalir.indexing import update as upd
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

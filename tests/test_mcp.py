@@ -13,9 +13,10 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP tests need the mcp SDK (the serve extra)")
 
-from conftest import WAIT_S  # noqa: E402
-from legalir import collections, trec  # noqa: E402
-from serve_helpers import FULL_KEY, SEARCH_KEY, housing_index, start_server, stop_server  # noqa: E402
+from conftest import WAIT_S
+from serve_helpers import FULL_KEY, SEARCH_KEY, housing_index, start_server, stop_server
+
+from legalir import collections, trec
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}
@@ -169,7 +170,8 @@ def test_in_process_tools_match_engine(data):
     """The tool layer adds nothing to the engine's answers: in-process SDK client, no transport."""
     from mcp import Client
 
-    from legalir.serve import app, config, engine as engine_mod, mcpserver
+    from legalir.serve import app, config, mcpserver
+    from legalir.serve import engine as engine_mod
 
     eng = engine_mod.build(config.gather(indexes=[f"acord={data['index']}"]), quiet=True)
     pool = app.Workers(1)

@@ -27,10 +27,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import WAIT_S
 from serve_helpers import post_json, start_server, stop_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -72,7 +71,8 @@ def world(cq, tmp_path_factory):
     import legalir
     from legalir import collections
     from legalir.indexing import sparse
-    from legalir.serve import config, engine as engine_mod
+    from legalir.serve import config
+    from legalir.serve import engine as engine_mod
 
     root = tmp_path_factory.mktemp("question-code")
     ga = _convert(root, "ga", "86")
@@ -328,7 +328,8 @@ def test_a_section_added_by_update_to_is_found_by_its_citation_on_every_face(wor
     from mcp import Client
 
     import legalir
-    from legalir.serve import app, config, engine as engine_mod, mcpserver
+    from legalir.serve import app, config, mcpserver
+    from legalir.serve import engine as engine_mod
 
     nc80, nc81 = _convert(tmp_path, "nc", "80"), _convert(tmp_path, "nc", "81")
     assert "nc_code_41_1" not in {d["id"] for d in legalir.load(nc80).corpus.values()}

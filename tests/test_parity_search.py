@@ -30,10 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import WAIT_S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import WAIT_S
 from serve_helpers import post_json, start_server, stop_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -48,7 +47,8 @@ def world(sample_collection, sample_index, tmp_path_factory):
     import legalir
     from legalir import collections, datasets
     from legalir.indexing import dense, encoders, sparse
-    from legalir.serve import config, engine as engine_mod
+    from legalir.serve import config
+    from legalir.serve import engine as engine_mod
 
     root = tmp_path_factory.mktemp("parity")
     enc = encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
@@ -176,9 +176,8 @@ def _http_params(case) -> dict:
 
 
 def faces(world, case) -> dict[str, list[tuple[str, float]]]:
-    from legalir.trec import Topic
-
     import legalir.pt as lpt
+    from legalir.trec import Topic
 
     q, k, index = case["q"], case["k"], _index_of(case)
     searcher = world["searchers"][index]

@@ -5,16 +5,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import WAIT_S
-from legalir import collections, datasets, report, trec
+
+from legalir import collections, report, trec
 from legalir.datasets.acord import Acord
-from legalir.scoring import evaluate
 from legalir.indexing import sparse
-from legalir.search import bm25 as lucene
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import WAIT_S
 from serve_helpers import env
+
 
 #: what tqdm writes for a bar with a total: "12/57 [00:03<00:09,  4.41 topics/s]" (or "1.20s/ topics")
 def with_total(unit: str, total: int | str = r"\d+") -> re.Pattern:

@@ -14,14 +14,15 @@ import pytest
 pt = pytest.importorskip("pyterrier")
 
 from conftest import REPO, WAIT_S, Jurisdictions  # noqa: E402
-from legalir import collections, scoring as evaluate, models, trec  # noqa: E402
-from legalir.datasets.dataset import Dataset, Document, Judgement, Topic  # noqa: E402
-from legalir.search import fusion  # noqa: E402
-from legalir.search import rerank as rr  # noqa: E402
-from legalir.errors import LegalirError  # noqa: E402
-from legalir.search.bm25 import BM25  # noqa: E402
 
 import legalir.pt as lpt  # noqa: E402
+from legalir import collections, trec  # noqa: E402
+from legalir import scoring as evaluate
+from legalir.datasets.dataset import Topic  # noqa: E402
+from legalir.errors import LegalirError  # noqa: E402
+from legalir.search import fusion  # noqa: E402
+from legalir.search import rerank as rr  # noqa: E402
+from legalir.search.bm25 import BM25  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
-
 from chat_server import ChatServer
+from click.testing import CliRunner
 from conftest import FIXTURES
+
 from legalir import qa, trec
 from legalir.cli import main
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 from click.testing import CliRunner
 
 from legalir import regress

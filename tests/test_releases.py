@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings, strategies as st
-
 from conftest import WAIT_S
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_statutes import FIXTURES, SHARED, convert, docs
 
 import legalir
@@ -315,7 +315,8 @@ def test_history_and_as_of_a_date_agree_on_every_face(two, tmp_path):
 
     from mcp import Client
 
-    from legalir.serve import app, config, engine as engine_mod, mcpserver
+    from legalir.serve import app, config, mcpserver
+    from legalir.serve import engine as engine_mod
 
     eng = engine_mod.build(config.gather(indexes=[f"ga={ga}", f"nc={nc}"]), quiet=True)
     pool = app.Workers(1)

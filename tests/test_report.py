@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from legalir import trec
 from legalir.cli import main
-from legalir.scoring import stats
 from legalir.report import breakdown as bd
+from legalir.scoring import stats
 
 REPO = Path(__file__).resolve().parent.parent
 

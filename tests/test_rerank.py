@@ -3,10 +3,10 @@ the pointwise judge through a real loopback chat server, and `legalir rerank`.""
 from __future__ import annotations
 
 import pytest
+from chat_server import ChatServer
 from click.testing import CliRunner
 
-from chat_server import ChatServer
-from legalir import models, trec
+from legalir import trec
 from legalir.cli import main
 from legalir.search import rerank as rr
 from legalir.trec import Topic

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tempfile
 from pathlib import Path
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import WAIT_S
+
 from legalir import atomic, collections, datasets, trec
 from legalir.cli import main
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
@@ -314,8 +314,8 @@ SEARCHER = textwrap.dedent("""
 def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
     """A searcher loops over a partitioned index while it is rebuilt (alternately 4 and 6 documents per
     partition): every search sees all partitions of one version, never a mix, never an error."""
-    from legalir.search.runner import Partitioned
     from legalir.search.bm25 import BM25
+    from legalir.search.runner import Partitioned
 
     idx = tmp_path / "idx"
     topics = colls["pa"] / "topics" / "test.jsonl"
@@ -482,7 +482,7 @@ def test_killed_conversions_and_searches_leave_old_or_complete_files(colls, tmp_
     def converted(pid) -> bool:
         try:
             return collections.read_manifest(c)["dataset"] == "sample"
-        except Exception:  # noqa: BLE001 - between the two renames of the swap: not there yet
+        except Exception:
             return False
 
     assert _kill_when(convert, None) and dataset() == "clauses"

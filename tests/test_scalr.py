@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from legalir import collections, datasets, trec
 from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
-from legalir.search.runner import SearchError
 from legalir.search.pool import PoolBM25, PoolTfidf
+from legalir.search.runner import SearchError
 from legalir.trec import Topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from legalir import trec
 from legalir.cli import main
-from legalir.trec import model as base, runs
+from legalir.trec import model as base
+from legalir.trec import runs
 from legalir.trec.plain import strtod
 
 settings.register_profile("scores-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "150")),

@@ -18,12 +18,12 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serve_helpers import env, post_json, start_server, stop_server
 
 import legalir
 from legalir import runformats, trec
 from legalir.cli import main
 from legalir.errors import ApiError, LegalirError, http_status, user_message
-from serve_helpers import env, post_json, start_server, stop_server
 
 settings.register_profile("scoring-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "8")),
                           deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from serve_helpers import post_json, start_server, stop_server  # noqa: E402
 from conftest import WAIT_S, reference_module
+from serve_helpers import post_json, start_server, stop_server
+
 from legalir import collections, datasets, trec
 from legalir.trec import Topic
 

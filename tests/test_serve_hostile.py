@@ -14,7 +14,6 @@ import time
 import urllib.parse
 
 import pytest
-
 from conftest import WAIT_S
 from serve_helpers import FULL_KEY, SEARCH_KEY, start_server, stop_server
 
@@ -82,7 +81,7 @@ def _read_reply(s: socket.socket) -> bytes:
     while True:
         try:
             chunk = s.recv(65536)
-        except (ConnectionResetError, socket.timeout):
+        except (TimeoutError, ConnectionResetError):
             return out
         if not chunk:
             return out

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import WAIT_S
 from serve_helpers import env, post_json, start_server, stop_server
-from legalir import atomic, collections, trec
+
+from legalir import atomic, collections
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([
@@ -391,7 +391,7 @@ class Clients:
                 status, answer = -1, str(e)
             self.seen[i].append((qp, status, answer))
 
-    def __enter__(self) -> "Clients":
+    def __enter__(self) -> Clients:
         for t in self.threads:
             t.start()
         self.answered_again("searched the version served at the start")

@@ -13,7 +13,6 @@ import time
 import urllib.parse
 
 import pytest
-
 from conftest import WAIT_S, reference_module
 from serve_helpers import BATCH_KEY, FULL_KEY, SEARCH_KEY, SLOW_KEY, env, start_server, stop_server
 

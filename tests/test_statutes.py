@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import WAIT_S
 
 from legalir import citations, collections, datasets
@@ -282,7 +281,8 @@ def test_a_section_is_found_by_its_citation_as_a_lawyer_writes_it(ga86, nc81, tm
     """legalir.Searcher.doc, serve's /doc and MCP's get_document (one rule: Corpus.resolve): the official
     form, the state's own short form, the Bluebook form, a bare § within a code of one state, and the id."""
     import legalir
-    from legalir.serve import config, engine as engine_mod
+    from legalir.serve import config
+    from legalir.serve import engine as engine_mod
 
     idx = tmp_path / "ga"
     legalir.index(ga86, idx).close()
@@ -402,7 +402,8 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
 
     from mcp import Client
 
-    from legalir.serve import app, config, engine as engine_mod, mcpserver
+    from legalir.serve import app, config, mcpserver
+    from legalir.serve import engine as engine_mod
 
     eng = engine_mod.build(config.gather(indexes=[f"ga={idx}"]), quiet=True)
     pool = app.Workers(1)
@@ -460,9 +461,10 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
 def test_page_searches_as_of_a_release_and_opens_annotations(ga86, tmp_path_factory, tmp_path):
     """The search page over an index of two releases: an "As of release" selector (current first), a search as of
     85 and its document as 85 printed it, the annotations (history, notes, case notes) one click away."""
-    import legalir
     from serve_helpers import start_server, stop_server
     from test_serve import _click, _select, _type, _wait
+
+    import legalir
 
     ga85 = convert(tmp_path_factory, "ga", "85")
     idx = tmp_path / "ga"

@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from legalir import citations, collections, datasets
-from legalir.datasets import statutes
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "statutes_heldout"
 ROOT = Path(__file__).resolve().parent.parent

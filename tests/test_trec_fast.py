@@ -13,7 +13,8 @@ import random
 
 import pytest
 
-from legalir import scoring as evaluate, trec
+from legalir import scoring as evaluate
+from legalir import trec
 from legalir.scoring import evaluator
 
 SCORES = ["1", "2.5", "-0", "0.0", "+.5", "1e3", "7.25E-2", "3.", "inf", "-inf", "1_0", "0x10", "nan", "high",

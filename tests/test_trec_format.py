@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from legalir import scoring as evaluate, trec
+from legalir import scoring as evaluate
+from legalir import trec
 from legalir.cli import main
 
 GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -271,7 +271,8 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
                  data_dir: str | os.PathLike = "data", width: float = 0.1, bootstrap: int = 1000, seed: int = 0,
                  out_dir: str | os.PathLike | None = None) -> dict:
     """What `legalir analyze lexical` does; figures and lexical.json under ``out_dir``."""
-    from legalir import collections, scoring as evaluate, trec
+    from legalir import collections, trec
+    from legalir import scoring as evaluate
     from legalir.runformats import read_any_run
 
     samples = []

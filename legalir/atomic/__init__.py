@@ -91,18 +91,75 @@ settings, reports). The same two rules as folders, for files:
 from __future__ import annotations
 
 # one module per job; every name is reachable here as before (legalir.atomic.X)
-from legalir.atomic.common import (MARKER, REGISTRY, _REGISTRY_LOCK, _ABOUT, _TMP, _VERSION, OutputError,
-                                   pid_alive, _remove, clean_stale, _fsync_dir, _fsync_tree, _tmp_name,
-                                   _Terminated, _in_progress, _in_progress_lock, _tracked, abandon,
-                                   _sigterm_raises, _ENVIRONMENT, _located, read_marker, _ours, _describe,
-                                   _write_marker, _version, _digest, _state, _inventory)  # noqa: F401
-from legalir.atomic.ownership import (_command, Command, command, _same_file, _in_build, _Unreadable,
-                                      _read_registry, _matches, written_by_legalir, check_file,
-                                      _registry_lock, _remember, marked_folder, FolderAudit, audit,
-                                      _record)  # noqa: F401
-from legalir.atomic.files import (open_file, _open_file, write_text, write_bytes, write_json)  # noqa: F401
-from legalir.atomic.locks import (_held, _held_lock, lock)  # noqa: F401
-from legalir.atomic.versioning import (_version_of, versions, current, Pin, refuse_version_folder,
-                                     _is_version_folder, pin, pinned, _remove_unpinned)  # noqa: F401
-from legalir.atomic.outputs import (check_target, _renameat2_exchange, _swap_in, _publish_versioned,
-                                    atomic_dir, _atomic_dir, copy_linked, newest_of_each_release)  # noqa: F401
+from legalir.atomic.common import (
+                                   _ABOUT,
+                                   _ENVIRONMENT,
+                                   _REGISTRY_LOCK,
+                                   _TMP,
+                                   _VERSION,
+                                   MARKER,
+                                   REGISTRY,
+                                   OutputError,
+                                   _describe,
+                                   _digest,
+                                   _fsync_dir,
+                                   _fsync_tree,
+                                   _in_progress,
+                                   _in_progress_lock,
+                                   _inventory,
+                                   _located,
+                                   _ours,
+                                   _remove,
+                                   _sigterm_raises,
+                                   _state,
+                                   _Terminated,
+                                   _tmp_name,
+                                   _tracked,
+                                   _version,
+                                   _write_marker,  # noqa: F401
+                                   abandon,
+                                   clean_stale,
+                                   pid_alive,
+                                   read_marker,
+)
+from legalir.atomic.files import _open_file, open_file, write_bytes, write_json, write_text  # noqa: F401
+from legalir.atomic.locks import _held, _held_lock, lock  # noqa: F401
+from legalir.atomic.outputs import (
+                                   _atomic_dir,
+                                   _publish_versioned,
+                                   _renameat2_exchange,
+                                   _swap_in,
+                                   atomic_dir,  # noqa: F401
+                                   check_target,
+                                   copy_linked,
+                                   newest_of_each_release,
+)
+from legalir.atomic.ownership import (
+                                   Command,
+                                   FolderAudit,
+                                   _command,
+                                   _in_build,
+                                   _matches,
+                                   _read_registry,
+                                   _record,  # noqa: F401
+                                   _registry_lock,
+                                   _remember,
+                                   _same_file,
+                                   _Unreadable,
+                                   audit,
+                                   check_file,
+                                   command,
+                                   marked_folder,
+                                   written_by_legalir,
+)
+from legalir.atomic.versioning import (
+                                   Pin,
+                                   _is_version_folder,  # noqa: F401
+                                   _remove_unpinned,
+                                   _version_of,
+                                   current,
+                                   pin,
+                                   pinned,
+                                   refuse_version_folder,
+                                   versions,
+)

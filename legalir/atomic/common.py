@@ -12,12 +12,11 @@ import re
 import shutil
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from legalir.errors import LegalirError
 from legalir.version import __version__
-
 
 MARKER = ".legalir-output.json"
 #: registry of the output files legalir wrote in a folder (see the module doc)

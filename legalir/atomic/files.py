@@ -5,12 +5,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any
 
-from legalir.atomic.common import (OutputError, _fsync_dir, _located, _sigterm_raises, _tmp_name, _tracked,
-                                   clean_stale)
-from legalir.atomic.common import _digest
+from legalir.atomic.common import (
+    OutputError,
+    _digest,
+    _fsync_dir,
+    _located,
+    _sigterm_raises,
+    _tmp_name,
+    _tracked,
+    clean_stale,
+)
 from legalir.atomic.ownership import _record, _remember, check_file, marked_folder
 
 

@@ -7,11 +7,10 @@ import errno
 import fcntl
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from legalir.atomic.common import OutputError
-
 
 # ------------------------------------------------------------------ locks
 _held: dict[str, int] = {}  # lock path -> depth, for nested locks of one process

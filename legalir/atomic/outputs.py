@@ -8,14 +8,28 @@ import errno
 import logging
 import os
 import shutil
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (MARKER, OutputError, REGISTRY, _VERSION, _describe, _fsync_dir, _fsync_tree, _located,
-                                   _remove, _sigterm_raises, _tracked, _write_marker, clean_stale, read_marker)
+from legalir.atomic.common import (
+    _VERSION,
+    MARKER,
+    REGISTRY,
+    OutputError,
+    _describe,
+    _fsync_dir,
+    _fsync_tree,
+    _located,
+    _remove,
+    _sigterm_raises,
+    _tracked,
+    _write_marker,
+    clean_stale,
+    read_marker,
+)
+from legalir.atomic.locks import lock
 from legalir.atomic.ownership import audit
 from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
-from legalir.atomic.locks import lock
 
 _log = logging.getLogger(__name__)
 

@@ -5,18 +5,29 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import fnmatch
+import json
 import logging
-import threading
 import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
-from legalir.atomic.common import (MARKER, OutputError, REGISTRY, _ABOUT, _REGISTRY_LOCK, _TMP, _digest, _ours,
-                                   _tmp_name, clean_stale, read_marker)
+from legalir.atomic.common import (
+    _ABOUT,
+    _REGISTRY_LOCK,
+    _TMP,
+    MARKER,
+    REGISTRY,
+    OutputError,
+    _digest,
+    _ours,
+    _tmp_name,
+    clean_stale,
+    read_marker,
+)
 
 _log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from legalir.atomic.common import OutputError, _VERSION, _remove
+from legalir.atomic.common import _VERSION, OutputError, _remove
 
 
 def _version_of(link: Path) -> Path | None:
@@ -70,7 +70,7 @@ class Pin:
         if fd is not None:
             os.close(fd)  # drops the shared lock
 
-    def __enter__(self) -> "Pin":
+    def __enter__(self) -> Pin:
         return self
 
     def __exit__(self, *exc: Any) -> None:

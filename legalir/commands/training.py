@@ -5,8 +5,7 @@ import sys
 
 import click
 
-from legalir.commands.options import (DEPTH, float_list, force_option, generator_options, int_list, make_generator,
-                                      tag)
+from legalir.commands.options import DEPTH, float_list, force_option, generator_options, int_list, make_generator, tag
 
 
 @click.command("train-ce")

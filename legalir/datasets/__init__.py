@@ -5,13 +5,27 @@ Importing this package registers every dataset module listed here.
 from pathlib import Path
 from typing import Any
 
-from legalir.datasets.dataset import (_REGISTRY, Dataset, DatasetError, Document, Judgement, Option, Pipeline,
-                                      Reference, Topic, register)
-
-from legalir.datasets import acord, sample  # noqa: E402,F401  (registration)
-from legalir.datasets import barexam, housing, scalr  # noqa: E402,F401  (registration)
-from legalir.datasets import crumb  # noqa: E402,F401  (registration)
-from legalir.datasets import statutes  # noqa: E402,F401  (registration)
+from legalir.datasets import (  # noqa: F401  (registration)  # noqa: E402,F401  (registration)
+    acord,
+    barexam,
+    crumb,
+    housing,
+    sample,
+    scalr,
+    statutes,
+)
+from legalir.datasets.dataset import (
+    _REGISTRY,
+    Dataset,
+    DatasetError,
+    Document,
+    Judgement,
+    Option,
+    Pipeline,
+    Reference,
+    Topic,
+    register,
+)
 
 __all__ = ["Dataset", "DatasetError", "Document", "Judgement", "Option", "Pipeline", "Reference", "Topic",
            "dataset_class", "get", "names", "register"]

@@ -30,12 +30,13 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from legalir import log
-from legalir.datasets.dataset import DatasetError, Pipeline, Reference, Topic, register
 from legalir.datasets.beir import BeirDataset
+from legalir.datasets.dataset import DatasetError, Pipeline, Reference, Topic, register
 
 _log = log.get(__name__)
 

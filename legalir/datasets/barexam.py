@@ -26,12 +26,22 @@ qrels, reported, as golds that can never be retrieved).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
-from legalir.datasets.tabular import first_existing, read_rows
 from legalir import log as _logging
+from legalir.datasets.dataset import (
+    Dataset,
+    DatasetError,
+    Document,
+    Judgement,
+    Option,
+    Pipeline,
+    Reference,
+    Topic,
+    register,
+)
+from legalir.datasets.tabular import first_existing, read_rows
 
 _log = _logging.get(__name__)
 

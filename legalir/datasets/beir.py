@@ -16,8 +16,9 @@ that is not in ``queries.jsonl``, broken CSV quoting.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, ClassVar, Iterator
+from typing import ClassVar
 
 from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement
 from legalir.trec import iter_jsonl, json_type

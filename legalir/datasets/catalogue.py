@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from legalir.datasets import dataset_class, names
-
 from legalir.datasets.dataset import Dataset
 
 KINDS = ("bm25", "pool", "passages")

@@ -50,12 +50,23 @@ percent-encoded (:func:`legalir.runformats.trec_id`); ``legalir convert-run
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
-from legalir.runformats import trec_id
 from legalir import log as _logging
+from legalir.datasets.dataset import (
+    Dataset,
+    DatasetError,
+    Document,
+    Judgement,
+    Option,
+    Pipeline,
+    Reference,
+    Topic,
+    register,
+)
+from legalir.runformats import trec_id
 
 _log = _logging.get(__name__)
 

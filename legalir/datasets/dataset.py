@@ -15,9 +15,10 @@ and how the Makefile runs it (``pipeline``: printed by ``legalir datasets
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping
+from typing import Any, ClassVar
 
 from legalir.errors import LegalirError
 from legalir.trec import Topic

@@ -28,12 +28,23 @@ not a topic set: it has no statute labels.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
-from legalir.datasets.tabular import first_existing, read_json, read_rows
 from legalir import log as _logging
+from legalir.datasets.dataset import (
+    Dataset,
+    DatasetError,
+    Document,
+    Judgement,
+    Option,
+    Pipeline,
+    Reference,
+    Topic,
+    register,
+)
+from legalir.datasets.tabular import first_existing, read_json, read_rows
 
 _log = _logging.get(__name__)
 

@@ -27,10 +27,19 @@ candidate). Each topic lists its candidates in the ``candidates`` field.
 from __future__ import annotations
 
 import glob
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Pipeline, Reference, Topic, register
+from legalir.datasets.dataset import (
+    Dataset,
+    DatasetError,
+    Document,
+    Judgement,
+    Pipeline,
+    Reference,
+    Topic,
+    register,
+)
 from legalir.datasets.tabular import read_rows
 
 SPLITS = ("train", "test")

@@ -53,22 +53,22 @@ Topic sets ``xref`` (train/valid/test) come from the links (:meth:`Statutes.xref
 """
 from __future__ import annotations
 
-import bisect
-import fnmatch
 import hashlib
 import multiprocessing
 import re
 import tarfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from legalir import checks, log as _logging
-from legalir.errors import ApiError
+from legalir import checks
+from legalir import log as _logging
 from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Topic, register
+from legalir.errors import ApiError
 
 _log = _logging.get(__name__)
 
@@ -353,7 +353,7 @@ def _cite_worker(conn) -> None:  # pragma: no cover - runs in the child process
         try:
             out = [(c.key, c.base, c.start, c.end, c.source) for c in citations.extract(text, **kwargs)]
             conn.send(("ok", out))
-        except Exception as e:  # noqa: BLE001 - reported by the parent
+        except Exception as e:
             conn.send(("error", f"{type(e).__name__}: {e}"))
 
 
@@ -589,7 +589,7 @@ def _status(heading: str, text: list[Block], history: list[Block]) -> str:
 _TRAILING_HISTORY = re.compile(r"(?<=\s)\((?:Orig\. |Civil |Penal )?Code \d{4}, [^()]*(?:\([^()]*\)[^()]*)*\)\s*$")
 
 
-def _split_trailing_history(text: list["Block"], history: list["Block"]) -> None:
+def _split_trailing_history(text: list[Block], history: list[Block]) -> None:
     """Move a history run into the end of the last text block (:data:`_TRAILING_HISTORY`) to ``history``."""
     last = text[-1]
     start = last.text.find("(")
@@ -788,7 +788,7 @@ _FORMER_HISTORY = re.compile(rf"§\s*{_NUM}\s*\.\s*\[(?:Codes|Laws|Code|Acts|En)
 _LIST_LABEL = re.compile(r"\((?:\d{1,3}|[a-z]{1,3}|[A-Z])\) [A-Z“\"]")
 
 
-def _paragraph_headings(root, label: str, report: "Report") -> None:
+def _paragraph_headings(root, label: str, report: Report) -> None:
     """Section headings the publisher printed as paragraphs, turned into the ``<h3>`` they stand for:
     Mississippi's title 79, ``<p>§<cite><a href="#t79c11s79-11-123">79-11-123</a></cite>. Signing false
     document ...</p>``, where the link names the section's own anchor, which no element holds and the chapter's
@@ -838,7 +838,7 @@ def _paragraph_headings(root, label: str, report: "Report") -> None:
         ids.add(anchor)
 
 
-def _read_sections(label: str, data: bytes, report: "Report", state: str) -> list[Section]:
+def _read_sections(label: str, data: bytes, report: Report, state: str) -> list[Section]:
     """Every section of one published file."""
     import lxml.html
     from lxml import etree
@@ -1594,7 +1594,7 @@ class Statutes(Dataset):
                 for split in SPLITS}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _title_first_pattern(abbr: str) -> re.Pattern:
     """``<title> <abbr> § <number>`` (and ``§§ <number>, <number> and <number>``): ``13 V.S.A. § 2901``."""
     a = r"\.?\s?".join(re.escape(x) for x in abbr.rstrip(".").split("."))
@@ -1602,7 +1602,7 @@ def _title_first_pattern(abbr: str) -> re.Pattern:
                       rf"(?P<more>(?:\s{{0,3}}(?:,|and|or)\s{{1,3}}{_NUM}(?![\w-])){{0,20}})")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _other_states(state: str) -> re.Pattern:
     """Names and abbreviations of every jurisdiction but ``state`` (a cheap test before reading a window)."""
     from legalir import citations as cite

@@ -12,8 +12,9 @@ import csv
 import io
 import json
 import zipfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, TextIO
 
 from legalir.datasets.dataset import DatasetError
 

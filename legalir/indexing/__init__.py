@@ -6,10 +6,12 @@ from pathlib import Path
 
 from legalir import atomic
 from legalir.errors import LegalirError
-
-
-from legalir.indexing.folders import (keep_partitions, partition_keys, recorded_location,  # noqa: F401
-                                      recorded_path)  # (re-exported)
+from legalir.indexing.folders import (  # noqa: F401
+    keep_partitions,
+    partition_keys,
+    recorded_location,
+    recorded_path,  # (re-exported)
+)
 
 
 class NotAnIndex(LegalirError, ValueError):

@@ -5,8 +5,8 @@ and the guard that keeps a rebuild from dropping them. Writing changes is :mod:`
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from legalir import atomic, log
 from legalir.errors import LegalirError
@@ -38,9 +38,7 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
         :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
         Empty for an index never updated.
     """
-    from legalir.trec import iter_jsonl
-
-    from legalir.trec import FormatError
+    from legalir.trec import FormatError, iter_jsonl
 
     path = Path(os.path.realpath(index_dir)) / UPDATES
     out: dict[str, dict | None] = {}

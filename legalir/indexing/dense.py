@@ -26,22 +26,23 @@ the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
 (``faiss-cpu``) or ``[gpu]`` (``faiss-gpu-cu12``) extra.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
-from legalir.trec import Hits
 
 import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from legalir import atomic, collections, log, numeric
+from legalir.errors import LegalirError
 from legalir.indexing import encoders
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
+from legalir.trec import Hits
 
 _log = log.get(__name__)
 

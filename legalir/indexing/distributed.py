@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, EncoderError, EncoderSettings, resolve_settings, Encoder
+from legalir.indexing.encoders import DEFAULT_BATCH_SIZE, Encoder, EncoderError, EncoderSettings, resolve_settings
 
 DEFAULT_RETRIES = 3
 
@@ -266,7 +267,7 @@ class RayEncoder:
     @classmethod
     def load(cls, model: str, *, revision: str | None = None, address: str | None = "auto",
              workers: int | None = None, device: str | None = None, max_retries: int = DEFAULT_RETRIES,
-             **overrides: Any) -> "RayEncoder":
+             **overrides: Any) -> RayEncoder:
         """Resolve ``model``'s settings here (as :meth:`Encoder.load` does) and start the workers."""
         ray = connect(address)
         if device is None:
@@ -324,7 +325,7 @@ class RayEncoder:
                 pass
         self.actors = []
 
-    def __enter__(self) -> "RayEncoder":
+    def __enter__(self) -> RayEncoder:
         return self
 
     def __exit__(self, *exc) -> None:

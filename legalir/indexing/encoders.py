@@ -36,8 +36,6 @@ torch, transformers and sentence-transformers are imported lazily, so that
 importing this module (e.g. for its error class) is cheap.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
-from legalir import trec, log, atomic, models, numeric
 
 import dataclasses
 import hashlib
@@ -45,14 +43,17 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from legalir.models import default_device
+from legalir import atomic, log, models, numeric, trec
 from legalir.atomic import OutputError
+from legalir.errors import LegalirError
+from legalir.models import default_device
 
 _log = log.get(__name__)
 
@@ -134,7 +135,7 @@ class EncoderSettings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "EncoderSettings":
+    def from_dict(cls, d: Mapping[str, Any]) -> EncoderSettings:
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -330,7 +331,7 @@ class Encoder:
             raise EncoderError(f"{self.model_dir}: could not load the encoder: {e}") from None
 
     @classmethod
-    def load(cls, model: str, *, revision: str | None = None, device: str | None = None, **overrides: Any) -> "Encoder":
+    def load(cls, model: str, *, revision: str | None = None, device: str | None = None, **overrides: Any) -> Encoder:
         """Load ``model`` (Hub name or local folder) with the family's preset and ``overrides``."""
         device = device or default_device()
         settings, model_dir = resolve_settings(model, revision=revision, device=device, **overrides)
@@ -338,7 +339,7 @@ class Encoder:
 
     @classmethod
     def from_settings(cls, settings: EncoderSettings | Mapping[str, Any], device: str | None = None,
-                      model: str | None = None) -> "Encoder":
+                      model: str | None = None) -> Encoder:
         """Load the encoder that ``settings`` describe (e.g. an index's); ``model`` relocates the weights."""
         s = settings if isinstance(settings, EncoderSettings) else EncoderSettings.from_dict(settings)
         if model is not None:

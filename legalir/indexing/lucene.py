@@ -23,8 +23,8 @@ import json
 import os
 import threading
 from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 from legalir import jvm
 from legalir.errors import LegalirError
@@ -439,7 +439,7 @@ class LuceneIndex:
             self.reader.close()
             self.reader = None
 
-    def __enter__(self) -> "LuceneIndex":
+    def __enter__(self) -> LuceneIndex:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -522,7 +522,7 @@ class LuceneWriter:
             self._directory.close()
             self.writer = None
 
-    def __enter__(self) -> "LuceneWriter":
+    def __enter__(self) -> LuceneWriter:
         return self
 
     def __exit__(self, *exc) -> None:

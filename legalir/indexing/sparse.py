@@ -11,13 +11,13 @@ old index, and a search opened before or during a build keeps reading one
 consistent version. A folder that is not a legalir index is never replaced.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 import os
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, jvm, log, filters, trec
+from legalir import atomic, collections, filters, jvm, log, trec
+from legalir.errors import LegalirError
 from legalir.indexing import lucene
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 

@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from legalir import atomic, log
 from legalir.errors import LegalirError
@@ -56,10 +56,20 @@ from legalir.errors import LegalirError
 _log = log.get(__name__)
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
-from legalir.indexing.changes import (OPS, TOGETHER, UPDATES, Documents, UpdateError,  # noqa: E402,F401
-                                      changed_documents, half_published, refuse_rebuild, release_key)  # noqa: F401
-from legalir.indexing.folders import recorded_path
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
+from legalir.indexing.changes import (  # noqa: E402,F401
+    OPS,
+    TOGETHER,
+    UPDATES,
+    Documents,
+    UpdateError,
+    changed_documents,
+    half_published,
+    refuse_rebuild,
+    release_key,
+)
+from legalir.indexing.folders import recorded_path
+
 
 # ------------------------------------------------------------------ the change set
 @dataclass
@@ -160,7 +170,8 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
 def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
     """Each added or replaced record as the collection would hold it, and its partition key; returns each
     record's filterable fields."""
-    from legalir import citations as cite, collections
+    from legalir import citations as cite
+    from legalir import collections
     from legalir.datasets import dataset_class
 
     try:
@@ -702,7 +713,6 @@ def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathL
         Naming the index's release and ``to``'s, and the option that allows it.
     """
     from legalir import collections
-
     from legalir.indexing import dense, kind_of, sparse
 
     for path in indexes:  # a copy of each is the next version: legalir's, unchanged, before its release is read
@@ -811,7 +821,8 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
 
-    from legalir import collections, datasets as datasets_base, filters
+    from legalir import collections, filters
+    from legalir import datasets as datasets_base
     from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, kind_of, sparse
 
     for path in indexes:  # first, before its metadata is read: the next version is a copy of this one

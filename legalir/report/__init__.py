@@ -6,12 +6,21 @@ writes the one-page HTML report with :mod:`legalir.report.plots`' figures.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from legalir.report import breakdown
-from legalir.report.tables import *  # noqa: F401,F403  (the report's public names)
-from legalir.report.tables import (ReportError, _counts, converted_qrels, measure_columns, protocol,
-                                   recall_curve, score_inputs, table, topic_fields)
+from legalir.report.tables import *  # noqa: F403  (the report's public names)
+from legalir.report.tables import (
+    ReportError,
+    _counts,
+    converted_qrels,
+    measure_columns,
+    protocol,
+    recall_curve,
+    score_inputs,
+    table,
+    topic_fields,
+)
 
 
 def render(dataset_cls, inputs: Sequence[str], *, qrels: str | None = None, results_dir: str | None = None,

@@ -9,7 +9,8 @@ each group's topic count is printed beside it.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+
 from legalir.report.tables import display_name
 
 NAN_GROUP = "NaN"

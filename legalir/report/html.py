@@ -17,8 +17,9 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
+
 from legalir import atomic
 from legalir.report import breakdown as bd
 from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
@@ -87,8 +88,8 @@ def write_report(path: str | os.PathLike, dataset_cls, results: Sequence[tuple[s
                  extra_figures: Sequence[str | os.PathLike] = (), bootstrap: int = 1000, seed: int = 0,
                  inputs: Sequence[str] = ()) -> Path:
     """Write the page atomically; ``results``: (label, ``{"all", "per_topic"}``) per run, the first = baseline."""
-    from legalir.scoring import stats
     from legalir.report import plots
+    from legalir.scoring import stats
 
     p = protocol(dataset_cls)
     scale = p["scale"]

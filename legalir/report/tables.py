@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from legalir import atomic, trec
 from legalir.errors import LegalirError, read_json
@@ -237,8 +237,8 @@ CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
 def recall_curve(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
                  cutoffs: Sequence[int] = CURVE_CUTOFFS) -> dict[int, float]:
     """Mean recall@k at each cutoff, scored with the dataset's protocol (judged-only for ACORD)."""
-    from legalir.scoring import evaluate, parse_measures
     from legalir.runformats import read_any_run
+    from legalir.scoring import evaluate, parse_measures
 
     spec = "recall." + ",".join(str(k) for k in cutoffs)
     result = evaluate(trec.read_qrels(qrels_path), read_any_run(run_path), parse_measures([spec]),

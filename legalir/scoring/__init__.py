@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from legalir import trec
+from legalir.errors import OptionError
 from legalir.scoring.evaluator import (
     Evaluation,
     EvaluationError,
@@ -28,8 +30,6 @@ from legalir.scoring.evaluator import (
 )
 from legalir.scoring.measures import DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, supported
 from legalir.scoring.parsing import parse_measures
-from legalir import trec
-from legalir.errors import OptionError
 
 __all__ = [
     "DEFAULT_MEASURES",

@@ -23,16 +23,18 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from legalir import checks, runformats, trec
 from legalir.errors import ApiError
-from legalir.scoring.evaluator import Evaluation, NoCommonTopics, evaluate as _evaluate
+from legalir.scoring import evaluate_files
+from legalir.scoring.evaluator import Evaluation, NoCommonTopics
+from legalir.scoring.evaluator import evaluate as _evaluate
 from legalir.scoring.judged import is_judged  # noqa: F401  (the one judged-only rule, named here for the faces)
 from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
 from legalir.scoring.parsing import parse_measures
-from legalir.scoring import evaluate_files
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"

@@ -8,7 +8,7 @@ trec_eval's "in the pool but unjudged". Neither is ever relevant.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 def recip_rank_cut(ranked: Sequence[str], judged: Mapping[str, int], k: int, level: int = 1) -> float:

@@ -10,16 +10,15 @@ order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
 (:mod:`legalir.scoring.custom`) follow the same rules.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 import math
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from legalir import log, trec
-from legalir.scoring import custom, pytrec, trec10, irm
+from legalir.errors import LegalirError
+from legalir.scoring import custom, irm, pytrec, trec10
 from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
-from legalir.scoring.measures import (COMPUTED_FOR_10, VERSIONS, Measure, star_k,
-                                       star_normalised)
+from legalir.scoring.measures import COMPUTED_FOR_10, VERSIONS, Measure, star_k, star_normalised
 from legalir.scoring.parsing import parse_measures
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)

@@ -19,13 +19,13 @@ measure; ``Rprec(rel=1)`` or any ``@``/``(`` form is ir_measures'.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
+from legalir.scoring.judged import drop_unjudged
 from legalir.scoring.measures import Family, MeasureError, _known_names
 from legalir.scoring.pytrec import LONG_MAX
 from legalir.trec import MAX_RELEVANCE
-from legalir.scoring.judged import drop_unjudged
 
 #: what the evaluator and the formatter read of a measure's family
 IR_FAMILY = Family("ir_measures", "ir_measures", doc="an ir_measures name")

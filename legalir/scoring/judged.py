@@ -7,7 +7,7 @@ anything is computed; the ranks of the rest close up and ties keep their order.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def is_judged(docid: str, judgements: Mapping[str, int]) -> bool:

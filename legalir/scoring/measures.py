@@ -17,13 +17,12 @@ Output order is trec_eval's (the order of its measure table), then legalir's
 own measures in the order they were requested.
 """
 from __future__ import annotations
-from legalir.errors import LegalirError
 
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
+from legalir.errors import LegalirError
 from legalir.scoring.pytrec import LONG_MAX
 
 #: trec_eval's default cutoffs for cutoff families (P, recall, ndcg_cut, ...)

@@ -3,12 +3,23 @@ merged list of :class:`legalir.scoring.measures.Measure` (above both :mod:`~lega
 families are named once, and :mod:`~legalir.scoring.irm`, the ir_measures names)."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from legalir.scoring import irm
-from legalir.scoring.measures import (_ORDER, ALL_TREC_9, FAMILIES, NICKNAMES, TREC_EVAL_MEASURES,
-                                      TREC_EVAL_10_ONLY, VERSIONS, Family, Measure, MeasureError, _parse_params,
-                                      _split)
+from legalir.scoring.measures import (
+    _ORDER,
+    ALL_TREC_9,
+    FAMILIES,
+    NICKNAMES,
+    TREC_EVAL_10_ONLY,
+    TREC_EVAL_MEASURES,
+    VERSIONS,
+    Family,
+    Measure,
+    MeasureError,
+    _parse_params,
+    _split,
+)
 
 
 def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: str = "10") -> list[Measure]:

@@ -11,7 +11,7 @@ alike) into separate evaluator calls, and raises if any requested
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from legalir.errors import LegalirError
 

@@ -20,10 +20,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
+
 from legalir.scoring.measures import MeasureError
 
 TESTS = ("t", "randomization")

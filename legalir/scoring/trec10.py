@@ -15,11 +15,10 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import itemgetter
-from typing import Mapping
-
 
 NONPOOL, UNJUDGED = -1, -2
 #: the one document trec_eval 10.0 "retrieves" for a qrels topic missing from the run under -c

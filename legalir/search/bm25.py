@@ -14,17 +14,17 @@ Lucene clauses that :class:`legalir.indexing.lucene.LuceneIndex` adds to its que
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
 
 from legalir import filters
-from legalir.indexing import sparse, collection_of
+from legalir.collections import read_manifest
+from legalir.datasets import DatasetError, dataset_class
+from legalir.errors import LegalirError
+from legalir.indexing import collection_of, sparse
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.runner import SearchError, check_topics
-from legalir.errors import LegalirError
 from legalir.trec import Run, Topic, clean_text
-from legalir.collections import read_manifest
-from legalir.datasets import dataset_class, DatasetError
 
 #: Pyserini's LuceneSearcher defaults
 DEFAULT_K1 = 0.9
@@ -53,7 +53,7 @@ class BM25:
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B,
                  rm3: RM3 | None = None, threads: int = 1, batch_size: int = 16, *,
-                 filter: "filters.Filter | None" = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
+                 filter: filters.Filter | None = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
                  citations: bool | None = None, jurisdiction_field: str | None = None):
         from legalir import citations as cite
 
@@ -136,7 +136,7 @@ class BM25:
                     out[q] = kept
         return out
 
-    def topic_filter(self, qid: str, topic: Topic) -> "filters.Filter":
+    def topic_filter(self, qid: str, topic: Topic) -> filters.Filter:
         """A topic's filter: the static filter AND its ``filter_by`` fields AND the filter in its ``_filter``
         field (the API and ``legalir serve`` pass one per request; the API's ``partition=`` on a pooled index
         arrives as the topic's partition field, a ``filter_by`` field): every clause AND-ed."""

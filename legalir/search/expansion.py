@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Formatter
-from typing import Mapping, Sequence
 
 from legalir import log, trec
 from legalir.search.runner import SearchError

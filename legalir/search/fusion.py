@@ -21,13 +21,12 @@ Weights default to equal (1 each). ``depth`` keeps only each run's top
 """
 from __future__ import annotations
 
-import os
-from legalir.errors import LegalirError, read_json
-
 import itertools
 import math
-from typing import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 
+from legalir.errors import LegalirError, read_json
 from legalir.trec import Run, ranking
 
 METHODS = ("rrf", "linear")

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from legalir.trec import Run, Topic, ranking
 

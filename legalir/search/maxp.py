@@ -22,10 +22,10 @@ one document): retrieve passages deep (CRUMB: 2,000) to keep ~1,000 documents.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
-from legalir import collections, log, atomic, runformats, trec
+from legalir import atomic, collections, log, runformats, trec
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic
 

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
-from legalir.indexing.lucene import LuceneIndex
-from legalir.search.runner import SearchError, check_topics, search_to_run
-from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, check_bm25, bm25_params
-from legalir.trec import Run, Topic, clean_text, ranking
 from legalir import atomic, collections, trec
+from legalir.indexing.lucene import LuceneIndex
+from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, bm25_params, check_bm25
+from legalir.search.runner import SearchError, check_topics, search_to_run
+from legalir.trec import Run, Topic, clean_text, ranking
 
 _log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class PoolTfidf:
         self.documents = dict(documents)
 
     @classmethod
-    def from_collection(cls, collection_dir: str | os.PathLike) -> "PoolTfidf":
+    def from_collection(cls, collection_dir: str | os.PathLike) -> PoolTfidf:
         return cls({d["id"]: d["contents"] for d in collections.iter_documents(Path(collection_dir))})
 
     def search(self, topics: Mapping[str, Topic], k: int) -> Run:

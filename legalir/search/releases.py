@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from legalir import atomic, checks
 from legalir.errors import ApiError
-from legalir.indexing.changes import release_key  # noqa: F401 (the one order of releases; `legalir index update --to` too)
+from legalir.indexing.changes import release_key
 
 
 class ReleaseError(ApiError):

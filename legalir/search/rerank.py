@@ -36,10 +36,11 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
-from legalir import log, models, trec, atomic, collections, numeric
+from legalir import atomic, collections, log, models, numeric, trec
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic

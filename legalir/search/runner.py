@@ -7,10 +7,11 @@ searched, topics that retrieved nothing are reported, and the run is written.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
-from legalir import log, atomic, trec
+from legalir import atomic, log, trec
 from legalir.collections import partition_key
 from legalir.errors import LegalirError
 from legalir.trec import Run, Topic

@@ -25,19 +25,21 @@ import math
 import os
 import threading
 import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
-from legalir import atomic, filters
-from legalir.filters import FilterError, partition_key
+from legalir import atomic, checks, filters
 from legalir.collections import Corpus
-from legalir import checks
 from legalir.errors import ApiError
+from legalir.filters import FilterError, partition_key
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
-from legalir.search import fusion, bm25 as lucene, releases as _releases
+from legalir.search import bm25 as lucene
+from legalir.search import fusion
+from legalir.search import releases as _releases
 from legalir.search.gate import LUCENE
 from legalir.trec import Run, Topic, ranking
 
@@ -170,7 +172,7 @@ def as_topics(topics: Any) -> dict[str, Topic]:
 
 
 # ------------------------------------------------------------------ the searcher
-_ENCODER_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_ENCODER_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
 _ENCODER_LOCKS_LOCK = threading.Lock()
 
 
@@ -234,7 +236,7 @@ class Searcher:
 
     def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
                  b: float | None = None, encoder: Any = None, device: str | None = None, threads: int = 1,
-                 rm3: "lucene.RM3 | None" = None, filter_by: Sequence[str] | None = None,
+                 rm3: lucene.RM3 | None = None, filter_by: Sequence[str] | None = None,
                  partition_field: str | None = None, collection: Any = None):
         paths = _paths(path)
         for name, v in (("k1", k1), ("b", b)):
@@ -382,7 +384,7 @@ class Searcher:
         self._check_open()
         return _releases.history(self, ref, partition)
 
-    def at(self, as_of: Any) -> "Searcher":
+    def at(self, as_of: Any) -> Searcher:
         """This index as it stood in release ``as_of``: a searcher of that release's own version (its documents,
         its BM25 statistics: an index of that release alone), opened once and closed with this one; this
         searcher itself when it holds that release, or when ``as_of`` is None.
@@ -432,7 +434,7 @@ class Searcher:
             raise SearcherError("this Searcher is closed; open a new one (legalir.Searcher(path))")
 
     # ---- retrievers, opened on first use (or by warm())
-    def _open_bm25(self, key: str) -> "lucene.BM25":
+    def _open_bm25(self, key: str) -> lucene.BM25:
         found = self._bm25.get(key)
         if found is None:
             root = self.pair.sparse
@@ -480,7 +482,7 @@ class Searcher:
                 self._dense[key] = found
         return found
 
-    def warm(self, dense: bool = False) -> "Searcher":
+    def warm(self, dense: bool = False) -> Searcher:
         """Open now what a first search would wait for: every partition's Lucene searcher (a broken
         version fails here, not in a search) and, with ``dense``, the encoder and the first FAISS index."""
         self._check_open()
@@ -728,7 +730,7 @@ class Searcher:
         for q in sorted(run):
             yield q, run.pop(q)
 
-    def retriever(self, *, owned: bool = True, **options: Any) -> "BoundSearch":
+    def retriever(self, *, owned: bool = True, **options: Any) -> BoundSearch:
         """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
         the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
         ``close``); ``owned``: its ``close`` closes this searcher. A ``method`` the indexes cannot serve is
@@ -815,7 +817,7 @@ class Searcher:
     def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self) -> "Searcher":
+    def __enter__(self) -> Searcher:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from legalir import atomic, log, collections, trec
-from legalir.errors import LegalirError
-from legalir.search.bm25 import BM25
-from legalir.trec import Qrels, Run, Topic
+from legalir import atomic, collections, log, trec
 from legalir.collections import base_set
+from legalir.errors import LegalirError
 from legalir.indexing.lucene import check_folder
+from legalir.search.bm25 import BM25
 from legalir.search.runner import check_depth
+from legalir.trec import Qrels, Run, Topic
 
 K1_GRID = (0.4, 0.6, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0)
 B_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0)

@@ -8,7 +8,8 @@ is loaded once and shared by every partition's index.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from legalir import log
 from legalir.indexing import IndexPair, MethodError, dense, encoders

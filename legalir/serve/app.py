@@ -19,21 +19,15 @@ API keys, rate limit, body size and concurrency, adds ``X-Request-ID`` and
 security headers, writes the access log and counts ``/metrics``. The MCP
 tools (:mod:`legalir.serve.mcpserver`) answer at ``/mcp``.
 """
-import asyncio
-import concurrent.futures
 import errno
 import ipaddress
 import json
 import logging
-import os
 import socket
-import queue
 import sys
-import threading
-import time
-from importlib import resources
 from contextlib import asynccontextmanager
-from typing import Any, Callable, Optional
+from importlib import resources
+from typing import Any
 
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,15 +35,14 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from legalir.version import __version__
 from legalir.errors import LegalirError, http_status, user_message
-from legalir.serve.workers import (DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused,  # noqa: F401
-                                   Workers)
-from legalir.serve import guard, keys
+from legalir.serve import config, guard, keys
+from legalir.serve import engine as engine_mod
+from legalir.serve import keys as keys_mod
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
-from legalir.serve import config, engine as engine_mod
-from legalir.serve import keys as keys_mod
+from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused, Workers  # noqa: F401
+from legalir.version import __version__
 
 _log = logging.getLogger(__name__)
 
@@ -66,23 +59,23 @@ DEFAULT_PORT = 8000
 class BatchQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a field the server does not know is refused, never ignored
 
-    q: Optional[str] = Field(None, description="Query text.")
-    query: Optional[str] = Field(None, description="Query text (instead of q).")
-    id: Optional[str] = Field(None, description="Echoed back [default: the position].")
-    partition: Optional[str] = None
+    q: str | None = Field(None, description="Query text.")
+    query: str | None = Field(None, description="Query text (instead of q).")
+    id: str | None = Field(None, description="Echoed back [default: the position].")
+    partition: str | None = None
 
 
 class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     queries: list[BatchQuery] = Field(description=f"At most {MAX_BATCH} queries.")
-    index: Optional[str] = None
+    index: str | None = None
     k: int = 10
-    method: Optional[str] = None
-    filter: Optional[str] = Field(None, description="Metadata filter (BM25), applied to every query: "
+    method: str | None = None
+    filter: str | None = Field(None, description="Metadata filter (BM25), applied to every query: "
                                                     "FIELD=VALUE[,VALUE][;FIELD=...].")
-    citations: Optional[str] = Field(None, description="on / off [default: on where the index has the field].")
-    as_of: Optional[str] = Field(None, description="A release the index keeps (e.g. 85), or a date YYYY-MM-DD (the "
+    citations: str | None = Field(None, description="on / off [default: on where the index has the field].")
+    as_of: str | None = Field(None, description="A release the index keeps (e.g. 85), or a date YYYY-MM-DD (the "
                                                    "newest release dated on or before it): the code as it stood then "
                                                    "[default: the current].")
 
@@ -103,7 +96,7 @@ def json_response(obj: Any, status: int = 200) -> Response:
     return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
 
 
-def _arguments(operation: str, path: Optional[dict[str, str]] = None, body: bool = False) -> Any:
+def _arguments(operation: str, path: dict[str, str] | None = None, body: bool = False) -> Any:
     """A route's arguments, checked against the one table (:func:`legalir.serve.engine.arguments`, as the MCP
     tools' are) before FastAPI parses any: the query string's names and values, the path's (``path``: a path
     parameter's name in the table, where it differs) and, with ``body``, a JSON object body's fields. An unknown
@@ -159,7 +152,7 @@ def _offline_docs(app) -> None:
                                    swagger_css_url="/static/swagger/swagger-ui.css", swagger_favicon_url="data:,")
 
 
-def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Optional[guard.Policy] = None,
+def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.Policy | None = None,
                mcp: bool = True) -> FastAPI:
     """The FastAPI application serving ``engine``.
 
@@ -298,17 +291,17 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     @app.get("/search", summary="Search one index")
     async def search(request: Request, args: dict = _arguments("search"),
                      q: str = Query("", description="Query text (or query=)."),
-                     index: Optional[str] = Query(None, description="Index name [default: the only one]."),
+                     index: str | None = Query(None, description="Index name [default: the only one]."),
                      k: int = Query(10, description=f"Hits to return, 1 to {MAX_K}."),
-                     method: Optional[str] = Query(None, description=f"One of {', '.join(METHODS)} "
+                     method: str | None = Query(None, description=f"One of {', '.join(METHODS)} "
                                                                      "[default: the index's first]."),
-                     partition: Optional[str] = Query(None, description="Partition (e.g. jurisdiction) of a "
+                     partition: str | None = Query(None, description="Partition (e.g. jurisdiction) of a "
                                                                          "partitioned index."),
-                     filter: Optional[str] = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
+                     filter: str | None = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
                                                                       "joined by ';', e.g. state=california,nevada."),
-                     citations: Optional[str] = Query(None, description="on / off: rank the authority a query "
+                     citations: str | None = Query(None, description="on / off: rank the authority a query "
                                                                          "cites first [default: on where indexed]."),
-                     as_of: Optional[str] = Query(None, description="A release the index keeps (e.g. 85), or a date "
+                     as_of: str | None = Query(None, description="A release the index keeps (e.g. 85), or a date "
                                                                      "YYYY-MM-DD (the newest release dated on or "
                                                                      "before it): search the code as it stood then "
                                                                      "[default: current].")):
@@ -337,8 +330,8 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
 
     @app.get("/doc/{collection}/{docid:path}", summary="One document, whole")
     async def document(collection: str, docid: str, args: dict = _arguments("get_document", {"docid": "id"}),
-                       q: Optional[str] = Query(None, description="Query whose terms to list for highlighting."),
-                       as_of: Optional[str] = Query(None, description="A release an index of the collection keeps, "
+                       q: str | None = Query(None, description="Query whose terms to list for highlighting."),
+                       as_of: str | None = Query(None, description="A release an index of the collection keeps, "
                                                                        "or a date YYYY-MM-DD: the document as it "
                                                                        "stood then.")):
         return json_response(await pool.call(engine.document, args["collection"], args["id"], args.get("q"),
@@ -349,8 +342,8 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     async def history(args: dict = _arguments("history"),
                       id: str = Query(..., description="The section: a document id, or a citation as a lawyer "
                                                        "writes it (O.C.G.A. § 8-2-1)."),
-                      index: Optional[str] = Query(None, description="Index name [default: the only one]."),
-                      partition: Optional[str] = Query(None, description="Partition of a partitioned index.")):
+                      index: str | None = Query(None, description="Index name [default: the only one]."),
+                      partition: str | None = Query(None, description="Partition of a partitioned index.")):
         return json_response(await pool.call(engine.history, _index_name(engine, args.get("index")), args["id"],
                                              args.get("partition")))
 
@@ -366,7 +359,7 @@ def create_app(engine: Engine, workers: Optional[Workers] = None, *, policy: Opt
     @app.get("/runs/{run}/topics/{qid:path}", summary="A run's ranking for one topic, with qrels labels and gold "
                                                       "documents (the topic id percent-encoded: / as %2F)")
     async def run_topic(run: str, qid: str, args: dict = _arguments("run_topic"),
-                        compare: Optional[str] = Query(None, description="Another run whose ranks to add."),
+                        compare: str | None = Query(None, description="Another run whose ranks to add."),
                         k: int = Query(20, description="Ranked documents to return.")):
         return json_response(await pool.call(engine.run_topic, run, qid, compare=args.get("compare"),
                                              k=args.get("k", 20)))
@@ -440,7 +433,7 @@ def _bearer_in_openapi(app: FastAPI) -> None:
     app.openapi = openapi
 
 
-def _index_name(engine: Engine, index: Optional[str]) -> str:
+def _index_name(engine: Engine, index: str | None) -> str:
     if index:
         return index
     if len(engine.indexes) == 1:
@@ -531,9 +524,9 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = DEFAULT_WORKERS,
-        log_level: str = "warning", *, policy: Optional[guard.Policy] = None,
-        sock: Optional[socket.socket] = None, mcp: bool = True,
-        request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT) -> None:
+        log_level: str = "warning", *, policy: guard.Policy | None = None,
+        sock: socket.socket | None = None, mcp: bool = True,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> None:
     """Serve ``engine`` until interrupted, on ``sock`` (else a socket bound to ``host``:``port`` now).
 
     ``request_timeout``: seconds one request's work may take (503 beyond; 0 or None: no limit).
@@ -556,9 +549,9 @@ def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, work
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, insecure_no_auth: bool = False,
-                allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
-                max_queue: int = 256, env: Optional[dict] = None,
+def make_policy(host: str, workers: int, *, api_keys: str | None = None, insecure_no_auth: bool = False,
+                allowed: tuple[str, ...] = (), rate_limit: str | None = None, max_body: int = guard.DEFAULT_MAX_BODY,
+                max_queue: int = 256, env: dict | None = None,
                 client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
                 max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT) -> guard.Policy:
     """The :class:`~legalir.serve.guard.Policy` of `legalir serve`'s options; refuses a non-loopback address
@@ -590,10 +583,10 @@ def make_policy(host: str, workers: int, *, api_keys: Optional[str] = None, inse
                         max_connections_per_client=max_connections_per_client)
 
 
-def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
-          host: Optional[str] = None, port: Optional[int] = None, workers: int = DEFAULT_WORKERS,
-          log_level: str = "warning", api_keys: Optional[str] = None, insecure_no_auth: bool = False,
-          allowed: tuple[str, ...] = (), rate_limit: Optional[str] = None, max_body: int = guard.DEFAULT_MAX_BODY,
+def serve(indexes=(), collections=(), runs=(), qrels=(), config_file: str | None = None,
+          host: str | None = None, port: int | None = None, workers: int = DEFAULT_WORKERS,
+          log_level: str = "warning", api_keys: str | None = None, insecure_no_auth: bool = False,
+          allowed: tuple[str, ...] = (), rate_limit: str | None = None, max_body: int = guard.DEFAULT_MAX_BODY,
           max_queue: int = 256, mcp: bool = True, client_timeout: float = guard.DEFAULT_CLIENT_TIMEOUT,
           max_connections_per_client: int = guard.DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
           request_timeout: float = DEFAULT_REQUEST_TIMEOUT, **engine_options: Any) -> None:

@@ -5,7 +5,8 @@ import bisect
 import functools
 import itertools
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 SNIPPET_WORDS = 40
 #: Lucene's default English stop words (what the index ignores), not highlighted

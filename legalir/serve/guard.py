@@ -56,16 +56,17 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from legalir.serve import keys as keys_mod
-from legalir.serve.config import DEFAULT_MAX_BODY, ConfigError
+from legalir.serve.config import DEFAULT_MAX_BODY
 from legalir.serve.keys import KeyRing, parse_rate  # noqa: F401  (parse_rate: re-exported)
 
 access_log = logging.getLogger("legalir.serve.access")
@@ -549,7 +550,7 @@ class Guard:
             self.metrics.observe(route, scope["method"], status[0], seconds)
             if access_log.isEnabledFor(logging.INFO):
                 access_log.info(json.dumps({
-                    "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "id": rid,
+                    "ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "id": rid,
                     "key": state.get("key_id"), "client": (scope.get("client") or (None,))[0],
                     "method": scope["method"], "route": route, "path": path, "status": status[0],
                     "ms": round(seconds * 1000, 2), "hits": state.get("hits")}))
@@ -575,7 +576,7 @@ class Guard:
                 await asyncio.wait_for(read(), timeout)
             else:
                 await read()
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ClientTimeout() from None
         if len(messages) > 1 and all(m["type"] == "http.request" for m in messages):
             messages = [{"type": "http.request", "body": b"".join(m.get("body", b"") for m in messages),

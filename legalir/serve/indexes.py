@@ -9,13 +9,14 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
-from legalir import collections, log, atomic
+from legalir import atomic, collections, log
 from legalir.api import Searcher
 from legalir.errors import LegalirError
-from legalir.indexing import collection_of, IndexPair, NotAnIndex, kind_of
+from legalir.indexing import IndexPair, NotAnIndex, collection_of, kind_of
 from legalir.indexing.changes import half_published
 from legalir.serve.config import ConfigError
 from legalir.serve.failures import Unavailable
@@ -104,7 +105,7 @@ class Snapshot(_Partitions):
         ``{docid: record or None}``: documents added or replaced, or deleted (None), since the build.
     """
 
-    def __init__(self, entry: "IndexEntry", searcher: Searcher):
+    def __init__(self, entry: IndexEntry, searcher: Searcher):
         self.entry = entry
         self.searcher = searcher
         self.pair = searcher.pair
@@ -129,7 +130,7 @@ class Snapshot(_Partitions):
     def dense(self) -> Path | None:
         return self.pair.dense
 
-    def open(self, dense_keys: Iterable[str] = ()) -> "Snapshot":
+    def open(self, dense_keys: Iterable[str] = ()) -> Snapshot:
         """Open everything a request would wait for: every Lucene searcher, and the FAISS retrievers of
         ``dense_keys``; on any error, close what was opened."""
         try:

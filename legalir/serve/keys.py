@@ -25,9 +25,9 @@ import hashlib
 import logging
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from legalir.serve.config import ConfigError
 

@@ -14,17 +14,17 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from legalir.version import __version__
 from legalir.errors import user_message
-from legalir.serve import keys
+from legalir.serve import config, keys
+from legalir.serve import engine as engine_mod
 from legalir.serve.engine import MAX_K, BadRequest, Engine
-from legalir.serve import config, engine as engine_mod
+from legalir.version import __version__
 
 _log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     root.handlers[:] = handlers
     root.setLevel(level)
 
-    def http_state(ctx: Optional[Context]) -> dict | None:
+    def http_state(ctx: Context | None) -> dict | None:
         request = None
         if ctx is not None:
             try:
@@ -78,7 +78,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         scope = getattr(request, "scope", None)
         return scope.get("state") if isinstance(scope, dict) else None
 
-    def allowed(ctx: Optional[Context], scope: str) -> bool:
+    def allowed(ctx: Context | None, scope: str) -> bool:
         """Whether this call's API key has ``scope`` (always, without keys: stdio, or a server without
         --api-keys)."""
         if not keys_required:
@@ -86,7 +86,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         key = (http_state(ctx) or {}).get("api_key")
         return key is not None and key.allows(scope)
 
-    async def call(ctx: Optional[Context], tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def call(ctx: Context | None, tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         state = http_state(ctx)
         if not allowed(ctx, TOOL_SCOPES[tool]):
             raise ToolError(f"this API key may not call {tool} (it needs scope {TOOL_SCOPES[tool]})")
@@ -133,20 +133,20 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     async def search(
         ctx: Context,
         query: Annotated[str, Field(description="What to look for, in words (at most 10,000 characters).")],
-        index: Annotated[Optional[str], Field(description="Index name from list_indexes; may be left out when "
+        index: Annotated[str | None, Field(description="Index name from list_indexes; may be left out when "
                                                           "only one index is served.")] = None,
         k: Annotated[int, Field(description=f"Number of hits, 1 to {MAX_K}.", ge=1, le=MAX_K)] = 10,
-        method: Annotated[Optional[Literal["bm25", "dense", "hybrid"]],
+        method: Annotated[Literal["bm25", "dense", "hybrid"] | None,
                           Field(description="Retrieval method; must be one the index offers.")] = None,
-        partition: Annotated[Optional[str], Field(description="Partition (e.g. jurisdiction) of a partitioned "
+        partition: Annotated[str | None, Field(description="Partition (e.g. jurisdiction) of a partitioned "
                                                               "index; leave out otherwise.")] = None,
-        filter: Annotated[Optional[str], Field(description="Metadata filter (BM25): FIELD=VALUE[,VALUE] joined "
+        filter: Annotated[str | None, Field(description="Metadata filter (BM25): FIELD=VALUE[,VALUE] joined "
                                                            "by ';', e.g. 'state=california,nevada' or "
                                                            "'status=current'; list_indexes names the fields.")] = None,
-        citations: Annotated[Optional[Literal["on", "off"]],
+        citations: Annotated[Literal["on", "off"] | None,
                              Field(description="'on': rank first the authority the query cites (e.g. a section "
                                                "number); default: on where the index has citations.")] = None,
-        as_of: Annotated[Optional[str], Field(description="A release of the code the index keeps (list_indexes: "
+        as_of: Annotated[str | None, Field(description="A release of the code the index keeps (list_indexes: "
                                                           "releases, release_dates), e.g. '85', or a date "
                                                           "'2022-09-01' (the newest release dated on or before it): "
                                                           "search the law as it stood then; "
@@ -174,12 +174,12 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         ctx: Context,
         id: Annotated[str, Field(description="Document id, as a search hit gives it, or a citation "
                                              "(O.C.G.A. § 8-2-1).")],
-        collection: Annotated[Optional[str], Field(description="Collection (or index) name.")] = None,
-        as_of: Annotated[Optional[str], Field(description="A release the collection's index keeps, e.g. '85', or a "
+        collection: Annotated[str | None, Field(description="Collection (or index) name.")] = None,
+        as_of: Annotated[str | None, Field(description="A release the collection's index keeps, e.g. '85', or a "
                                                           "date '2022-09-01' (the newest release dated on or "
                                                           "before it): the "
                                                           "document as it stood then.")] = None,
-        q: Annotated[Optional[str], Field(description="A query whose terms to list (terms) for highlighting.")] = None,
+        q: Annotated[str | None, Field(description="A query whose terms to list (terms) for highlighting.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
             name = collection
@@ -200,9 +200,9 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     async def history(
         ctx: Context,
         id: Annotated[str, Field(description="The section: a document id, or a citation (O.C.G.A. § 8-2-1).")],
-        index: Annotated[Optional[str], Field(description="Index name from list_indexes; may be left out when "
+        index: Annotated[str | None, Field(description="Index name from list_indexes; may be left out when "
                                                           "only one index is served.")] = None,
-        partition: Annotated[Optional[str], Field(description="Partition of a partitioned index; leave out "
+        partition: Annotated[str | None, Field(description="Partition of a partitioned index; leave out "
                                                               "otherwise.")] = None,
     ) -> dict[str, Any]:
         def run() -> dict:
@@ -221,12 +221,12 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         "(and each topic's values with per_topic)."))
     async def evaluate(
         ctx: Context,
-        run: Annotated[Optional[str], Field(description="Name of a served run.")] = None,
-        run_text: Annotated[Optional[str], Field(description="A run as TREC lines (instead of run).")] = None,
-        qrels: Annotated[Optional[str], Field(description="Served qrels name [default: the run's own, or the "
+        run: Annotated[str | None, Field(description="Name of a served run.")] = None,
+        run_text: Annotated[str | None, Field(description="A run as TREC lines (instead of run).")] = None,
+        qrels: Annotated[str | None, Field(description="Served qrels name [default: the run's own, or the "
                                                           "only one served].")] = None,
-        measures: Annotated[Optional[list[str]], Field(description="Measures, e.g. ['ndcg_cut.10', 'P@5'].")] = None,
-        judged_only: Annotated[Optional[bool], Field(description="Drop unjudged documents first (trec_eval -J) "
+        measures: Annotated[list[str] | None, Field(description="Measures, e.g. ['ndcg_cut.10', 'P@5'].")] = None,
+        judged_only: Annotated[bool | None, Field(description="Drop unjudged documents first (trec_eval -J) "
                                                                  "[default: the dataset's protocol].")] = None,
         per_topic: Annotated[bool, Field(description="Also return each topic's values.")] = False,
     ) -> dict[str, Any]:
@@ -241,18 +241,18 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
         "so you can tell whether fusion helped."))
     async def fuse(
         ctx: Context,
-        runs: Annotated[Optional[list[str]], Field(description="Names of served runs.")] = None,
-        run_texts: Annotated[Optional[list[str]], Field(description="Runs as TREC lines.")] = None,
+        runs: Annotated[list[str] | None, Field(description="Names of served runs.")] = None,
+        run_texts: Annotated[list[str] | None, Field(description="Runs as TREC lines.")] = None,
         method: Annotated[Literal["rrf", "linear"], Field(description="Fusion method.")] = "rrf",
-        weights: Annotated[Optional[list[float]], Field(description="One weight per run, in order (runs "
+        weights: Annotated[list[float] | None, Field(description="One weight per run, in order (runs "
                                                                     "first, then run_texts) [default: 1 each].")] = None,
-        rrf_k: Annotated[Optional[float], Field(description="RRF's k [default: 60].")] = None,
+        rrf_k: Annotated[float | None, Field(description="RRF's k [default: 60].")] = None,
         norm: Annotated[Literal["minmax", "zscore"], Field(description="linear: score normalisation.")] = "minmax",
-        depth: Annotated[Optional[int], Field(description="Use only each run's top depth documents.", ge=1)] = None,
-        qrels: Annotated[Optional[str], Field(description="Served qrels to score with [default: the runs' "
+        depth: Annotated[int | None, Field(description="Use only each run's top depth documents.", ge=1)] = None,
+        qrels: Annotated[str | None, Field(description="Served qrels to score with [default: the runs' "
                                                           "own].")] = None,
-        measures: Annotated[Optional[list[str]], Field(description="Measures to score with.")] = None,
-        topics: Annotated[Optional[list[str]], Field(description="Topic ids whose fused rankings to return.")] = None,
+        measures: Annotated[list[str] | None, Field(description="Measures to score with.")] = None,
+        topics: Annotated[list[str] | None, Field(description="Topic ids whose fused rankings to return.")] = None,
         k: Annotated[int, Field(description="Documents per returned ranking.", ge=1, le=MAX_K)] = 10,
     ) -> dict[str, Any]:
         return await call(ctx, "fuse", engine.fuse, runs, run_texts, method=method, weights=weights, rrf_k=rrf_k,
@@ -320,7 +320,7 @@ def stdout_to_stderr():
         os.close(saved)
 
 
-def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: Optional[str] = None,
+def run_stdio(indexes=(), collections=(), runs=(), qrels=(), config_file: str | None = None,
               workers: int = 2, request_timeout: float | None = 30.0, **engine_options: Any) -> None:
     """`legalir mcp`: load what the options name (as `legalir serve` does) and serve the tools over stdio."""
     import anyio

@@ -10,7 +10,8 @@ import queue
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from legalir.errors import LegalirError, http_status, user_message
 
@@ -88,7 +89,7 @@ class Workers:
             except Exception:  # pragma: no cover - a thread that never touched Java
                 pass
 
-    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> "concurrent.futures.Future":
+    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
         fut: concurrent.futures.Future = concurrent.futures.Future()
         self._queue.put((fut, fn, args, kwargs))
         return fut
@@ -119,7 +120,7 @@ class Workers:
         try:
             # shield: a timeout must not cancel the concurrent future through the asyncio one (it is decided below)
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), self.budget)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.over_budget += 1
             if not fut.cancel():  # running: Java (or a long Python loop) cannot be interrupted, so it is let finish
                 with self._lock:

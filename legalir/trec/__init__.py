@@ -19,10 +19,10 @@ qrels and run readers). ``from legalir import trec`` gives every public name of 
 """
 from __future__ import annotations
 
-from legalir.trec.model import *  # noqa: F401,F403
+from legalir.trec.model import *  # noqa: F403
 from legalir.trec.model import _display, _lines  # noqa: F401  (used by other layers' readers)
 from legalir.trec.plain import _CHUNK, _pieces  # noqa: F401
-from legalir.trec.qrels import *  # noqa: F401,F403
-from legalir.trec.runs import *  # noqa: F401,F403
+from legalir.trec.qrels import *  # noqa: F403
+from legalir.trec.runs import *  # noqa: F403
 from legalir.trec.runs import _read_run_exact  # noqa: F401
-from legalir.trec.topics import *  # noqa: F401,F403
+from legalir.trec.topics import *  # noqa: F403

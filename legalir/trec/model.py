@@ -1,17 +1,12 @@
 """The data model (topics, qrels, runs as plain mappings; ``Hits``; ``Topic``), ids, and reading files whole."""
 from __future__ import annotations
 
-import gc
 import json
 import os
-import re
-import sys
-from collections.abc import ItemsView, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter, ne
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from legalir.errors import LegalirError
 

@@ -2,20 +2,13 @@
 as trec_eval reads fields with them."""
 from __future__ import annotations
 
-import gc
-import json
 import math
-import os
 import re
 import sys
-from collections.abc import ItemsView, ValuesView
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from itertools import compress
-from operator import itemgetter, ne
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from operator import ne
 
-from legalir.errors import LegalirError
 from legalir.trec.model import _decode
 
 _CHUNK = 1 << 16  # small enough that the fields of one piece stay in the CPU cache (2x faster than 1 MiB)

@@ -1,23 +1,36 @@
 """TREC qrels (``qid iter docid grade``), read as trec_eval reads them."""
 from __future__ import annotations
 
-import gc
-import json
 import os
-import re
 import sys
-from collections.abc import ItemsView, ValuesView
-from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter, ne
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
-
-from legalir.errors import LegalirError
-from legalir.trec.model import FormatError, IdError, MAX_RELEVANCE, MIN_RELEVANCE, Qrels, _check_run_ids, _display, _lines, read_bytes
-from legalir.trec.plain import _ASCII_WS, _FRACTION, _WS_CHARS, _ZERO_FRACTION, _atol, _groups, _merge, _numbers, _pieces, _plain_tokens, _summarise, _text
+from collections.abc import Iterable, Mapping
 
 from legalir.trec import model as base
+from legalir.trec.model import (
+    MAX_RELEVANCE,
+    MIN_RELEVANCE,
+    FormatError,
+    IdError,
+    Qrels,
+    _check_run_ids,
+    _display,
+    _lines,
+    read_bytes,
+)
+from legalir.trec.plain import (
+    _ASCII_WS,
+    _FRACTION,
+    _WS_CHARS,
+    _ZERO_FRACTION,
+    _atol,
+    _groups,
+    _merge,
+    _numbers,
+    _pieces,
+    _plain_tokens,
+    _summarise,
+    _text,
+)
 
 __all__ = ["read_qrels", "write_qrels"]
 

@@ -2,22 +2,27 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
-import re
 import sys
-from collections.abc import ItemsView, ValuesView
-from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter, ne
+from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
 
 from legalir.errors import LegalirError
-from legalir.trec.model import FormatError, IdError, Run, _check_run_ids, _display, id_message, read_bytes
-from legalir.trec.plain import _ASCII_WS, _CHUNK, _atof, _groups, _merge, _numbers, _pieces, _plain_tokens, _splits_off_c, _summarise, _text
-
 from legalir.trec import model as base
+from legalir.trec.model import FormatError, IdError, Run, _check_run_ids, _display, id_message, read_bytes
+from legalir.trec.plain import (
+    _ASCII_WS,
+    _atof,
+    _groups,
+    _merge,
+    _numbers,
+    _pieces,
+    _plain_tokens,
+    _splits_off_c,
+    _summarise,
+    _text,
+)
 
 __all__ = ["DepthError", "RunBatches", "ScatteredTopics", "TagError", "check_depth", "check_tag", "ranking", "read_run", "read_run_and_tag", "run_tag", "write_run", "write_run_stream"]
 
@@ -178,7 +183,7 @@ def _read_run_exact(path, data: bytes, notes: list[str] | None) -> tuple[Run, st
     return run, _run_notes(run, state, where, notes)
 
 
-def _run_notes(run: Run, state: "_RunState", where: str, notes: list[str] | None) -> str:
+def _run_notes(run: Run, state: _RunState, where: str, notes: list[str] | None) -> str:
     """The run's tag after the last chunk; its reading notes into ``notes``; an error when it had no line."""
     if not run:
         raise FormatError(where, None, "no run lines in file")
@@ -276,7 +281,7 @@ class _no_gc:
             gc.enable()
 
 
-def _plain_run(data: bytes, start: int, end: int, where: str, line_no: int, state: "_RunState",
+def _plain_run(data: bytes, start: int, end: int, where: str, line_no: int, state: _RunState,
                share: bool = False) -> list[tuple[str, dict]] | None:
     """``[(qid, {docid: score})]`` of a plain piece of a run (see :func:`_plain_tokens`; every score
     read the same by Python's float() and C's atof, no NaN), one item per run of consecutive lines of

@@ -1,20 +1,24 @@
 """Topics: Pyserini's TSV (``qid<TAB>text``) and legalir's JSONL (``{"qid", "text", ...fields}``)."""
 from __future__ import annotations
 
-import gc
 import json
 import os
-import re
-import sys
-from collections.abc import ItemsView, ValuesView
-from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter, ne
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
 
-from legalir.errors import LegalirError
-from legalir.trec.model import FormatError, IdError, STDIN, Topic, _display, _lines, clean_text, iter_jsonl, json_type, read_bytes, topic_id_message
+from legalir.trec.model import (
+    STDIN,
+    FormatError,
+    IdError,
+    Topic,
+    _display,
+    _lines,
+    clean_text,
+    iter_jsonl,
+    json_type,
+    read_bytes,
+    topic_id_message,
+)
 
 __all__ = ["read_topics", "write_topics", "write_topics_jsonl"]
 
