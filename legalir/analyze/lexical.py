@@ -271,8 +271,7 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
                  data_dir: str | os.PathLike = "data", width: float = 0.1, bootstrap: int = 1000, seed: int = 0,
                  out_dir: str | os.PathLike | None = None) -> dict:
     """What `legalir analyze lexical` does; figures and lexical.json under ``out_dir``."""
-    from legalir import collections, trec
-    from legalir import scoring as evaluate
+    from legalir import collections, scoring, trec
     from legalir.runformats import read_any_run
 
     samples = []
@@ -286,7 +285,7 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
                    "per_topic": {s.label: {"query_gold": s.query_gold, "gold_answer": s.gold_answer}
                                  for s in samples}})
     if runs:
-        ms = evaluate.parse_measures([measure])
+        ms = scoring.parse_measures([measure])
         name = ms[0].output_names()[0]
         coll = inputs[0][1]
         qrels = trec.read_qrels(collections.qrels_path(coll, topic_set))
@@ -296,7 +295,7 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
         result["measure"] = name
         result["buckets"] = {}
         for label, path in runs:
-            pt = evaluate.evaluate(qrels, read_any_run(path), ms, judged_only=judged_only)["per_topic"]
+            pt = scoring.evaluate(qrels, read_any_run(path), ms, judged_only=judged_only)["per_topic"]
             result["buckets"][label] = buckets(sim, {q: v[name] for q, v in pt.items() if name in v}, width)
     if out_dir:
         from legalir.report import plots, save_json

@@ -131,9 +131,9 @@ def analyze_lexical(inputs, topic_set, level, by, runs, measure, judged_only, fi
 def analyze_citations(dataset, topic_set, runs, measure):
     """How many topics and gold documents of DATASET (a name or a collection folder) carry citations, and
     each run's measure over topics with and without citations."""
-    from legalir.analyze import citing as citations
+    from legalir.analyze import citing
 
-    click.echo(citations.format_report(citations.analyze(dataset, runs, topic_set=topic_set, measure=measure)))
+    click.echo(citing.format_report(citing.analyze(dataset, runs, topic_set=topic_set, measure=measure)))
 
 
 # ------------------------------------------------------------------ regressions (legalir.regress)

@@ -133,20 +133,20 @@ def eval_(qrels, run, measures, compat, per_topic, no_summary, complete, judged_
     (ACORD's K-star precision@N, stars = relevance + 1; topics with no
     K-star document are left out of its average, also under -c).
     """
-    from legalir import scoring as evaluate
+    from legalir import scoring
     from legalir.scoring import core
 
     # the one scoring function (legalir.evaluate's); with no -m, trec_eval's own default set, as trec_eval prints
-    result = core.score(qrels, run, list(measures) or None, default=evaluate.TREC_EVAL_MEASURES,
+    result = core.score(qrels, run, list(measures) or None, default=scoring.TREC_EVAL_MEASURES,
                         judged_only=judged_only, complete=complete, relevance_level=relevance_level, version=compat,
                         max_docs=max_docs, num_docs=num_docs, skip_missing=skip_missing)
     if not quiet:
-        for note in evaluate.coverage_notes(result, complete):
+        for note in scoring.coverage_notes(result, complete):
             click.echo(f"eval: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(evaluate.to_json(result, per_topic, summary=not no_summary), indent=1))
+        click.echo(json.dumps(scoring.to_json(result, per_topic, summary=not no_summary), indent=1))
     else:
-        click.echo(evaluate.format_trec_eval(result, per_topic, summary=not no_summary), nl=False)
+        click.echo(scoring.format_trec_eval(result, per_topic, summary=not no_summary), nl=False)
 
 
 @click.command()

@@ -5,7 +5,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 
-from legalir.trec import model as base
+from legalir.trec import model
 from legalir.trec.model import (
     MAX_RELEVANCE,
     MIN_RELEVANCE,
@@ -134,8 +134,8 @@ def _plain_qrels(data: bytes, where: str) -> Qrels | None:
     qrels: Qrels = {}
     intern = sys.intern
     for line_no, start, end in _pieces(data):
-        if base._fast is not None:
-            got = base._fast.groups(data, start, end, True, MIN_RELEVANCE, MAX_RELEVANCE)
+        if model._fast is not None:
+            got = model._fast.groups(data, start, end, True, MIN_RELEVANCE, MAX_RELEVANCE)
             if got is None or not _merge(qrels, got[0]):
                 return None
             continue

@@ -9,7 +9,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from legalir.errors import LegalirError
-from legalir.trec import model as base
+from legalir.trec import model
 from legalir.trec.model import FormatError, IdError, Run, _check_run_ids, _display, id_message, read_bytes
 from legalir.trec.plain import (
     _ASCII_WS,
@@ -287,8 +287,8 @@ def _plain_run(data: bytes, start: int, end: int, where: str, line_no: int, stat
     read the same by Python's float() and C's atof, no NaN), one item per run of consecutive lines of
     one topic, read at C speed; the piece's tag and last topic go to ``state``. None for any other
     piece. ``share``: intern document ids and share equal scores (a whole run in memory takes less)."""
-    if base._fast is not None:
-        got = base._fast.groups(data, start, end, False, 0, 0)
+    if model._fast is not None:
+        got = model._fast.groups(data, start, end, False, 0, 0)
         if got is None:
             return None
         groups, state.tag, state.last = got
