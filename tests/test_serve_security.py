@@ -298,7 +298,8 @@ def test_concurrency_is_bounded_with_a_queue():
 
 
 def test_token_buckets():
-    from legalir.serve.guard import TokenBuckets, parse_rate
+    from legalir.serve.keys import parse_rate
+    from legalir.serve.limits import TokenBuckets
 
     b = TokenBuckets(max_buckets=2)
     assert [b.take("a", 2.0, 3, now=0.0) for _ in range(3)] == [0.0, 0.0, 0.0]

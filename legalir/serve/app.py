@@ -36,9 +36,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from legalir.errors import LegalirError, http_status, user_message
-from legalir.serve import config, guard, keys
+from legalir.serve import config, guard, keys, protocol
 from legalir.serve import engine as engine_mod
 from legalir.serve import keys as keys_mod
+from legalir.serve import metrics as metrics_mod
 from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
 from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused, Workers  # noqa: F401
@@ -175,7 +176,7 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
     """
     pool = workers or Workers(budget=DEFAULT_REQUEST_TIMEOUT)
     policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
-    metrics = guard.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
+    metrics = metrics_mod.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
     metrics.abandoned, metrics.over_budget = (lambda: pool.abandoned), (lambda: pool.over_budget)
     mcp_manager = None
     if mcp:
@@ -545,7 +546,7 @@ def run(engine: Engine, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, work
           f"MCP: http://{shown}:{bound_port}/mcp)", file=sys.stderr, flush=True)
     # h11 with the connection guards (per-client cap, header deadline); the body deadline is the Guard's
     config = uvicorn.Config(app, log_level=log_level, access_log=False,
-                            http=guard.protocol_class(policy, app.state.metrics))
+                            http=protocol.protocol_class(policy, app.state.metrics))
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -566,7 +567,7 @@ def make_policy(host: str, workers: int, *, api_keys: str | None = None, insecur
         raise ConfigError(f"--host {host} listens on {what}, and no API keys are set: anyone who can reach this "
                           f"machine could use the server. Give --api-keys FILE (or set {keys_mod.ENV}), or "
                           f"--insecure-no-auth to serve without keys anyway (e.g. behind an authenticating proxy)")
-    rate = guard.parse_rate(rate_limit) if rate_limit is not None else (
+    rate = keys_mod.parse_rate(rate_limit) if rate_limit is not None else (
         guard.DEFAULT_KEYED_RATE if ring is not None else None)
     if max_body < 1:
         raise ConfigError(f"--max-body must be at least 1 byte, got {max_body}")

@@ -33,7 +33,7 @@ Every HTTP request, in this order:
    (503, ``Retry-After``) when ``max_queue`` requests are already waiting. Its work
    then gets the time budget of :class:`legalir.serve.app.Workers` (503 beyond).
 
-Before any of this, :func:`protocol_class` guards the connections: at most
+Before any of this, :func:`legalir.serve.protocol.protocol_class` guards the connections: at most
 ``max_connections_per_client`` at once per client address (429 and closed beyond),
 and ``client_timeout`` to send each request's headers.
 
@@ -42,7 +42,7 @@ the page's files and the OpenAPI description (``/``, ``/static/*``,
 ``/docs``, ``/openapi.json``) skip 3 (they hold no data; the page asks for a
 key when the API answers 401). After each request one JSON line goes to the
 ``legalir.serve.access`` logger (id, key id, client, method, route, status,
-latency, hits) and the counters of :class:`Metrics` (``GET /metrics``,
+latency, hits) and the counters of :class:`legalir.serve.metrics.Metrics` (``GET /metrics``,
 Prometheus text format) move.
 """
 from __future__ import annotations
@@ -52,11 +52,9 @@ import json
 import logging
 import math
 import re
-import threading
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -67,14 +65,14 @@ from starlette.routing import Match
 
 from legalir.serve import keys as keys_mod
 from legalir.serve.config import DEFAULT_MAX_BODY
-from legalir.serve.keys import KeyRing, parse_rate  # noqa: F401  (parse_rate: re-exported)
+from legalir.serve.keys import KeyRing
+from legalir.serve.limits import TokenBuckets
+from legalir.serve.metrics import Metrics
 
 access_log = logging.getLogger("legalir.serve.access")
 
 #: rate limit when API keys are on and --rate-limit is not given: per key, requests per second (burst: twice)
 DEFAULT_KEYED_RATE = 20.0
-#: at most this many client addresses keep a bucket (the least recently seen are forgotten)
-MAX_BUCKETS = 10_000
 #: failed authentications (an unknown key, a malformed Authorization header) per client address: bursts of
 #: AUTH_FAIL_BURST, then AUTH_FAIL_RATE a second; beyond, every request with a key from that address gets 429
 AUTH_FAIL_RATE = 1.0
@@ -89,7 +87,6 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]{0,30}://(\[[^\]]{1,64}\]|[^/:]{1,255})")
 #: paths with no checks but the request id and headers
 HEALTH = "/health"
-LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 _CSP_API = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 _CSP_PAGE = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -148,7 +145,7 @@ class Policy:
         beyond); the body is read before the request takes a worker slot. 0: no limit.
     max_connections_per_client : int
         Connections one client address may hold open at once (0: no cap); enforced by
-        :func:`protocol_class`, with ``client_timeout`` for the headers.
+        :func:`legalir.serve.protocol.protocol_class`, with ``client_timeout`` for the headers.
     """
 
     keys: KeyRing | None = None
@@ -171,191 +168,6 @@ class Policy:
         origins = self.origin_hosts if self.origin_hosts is not None else self.allowed_hosts
         # never "any": '*' (a proxy's Host headers) does not let another site's pages in
         self._origins = None if origins is None else {_host_name(h) for h in origins if h.strip() != "*"}
-
-
-class TokenBuckets:
-    """One token bucket per name: ``rate`` tokens a second up to ``burst``; a request takes one.
-
-    Parameters
-    ----------
-    max_buckets : int
-        At most this many names keep a bucket (the least recently used are forgotten: a full bucket again).
-    """
-
-    def __init__(self, max_buckets: int = MAX_BUCKETS):
-        self.max_buckets = max_buckets
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def take(self, name: str, rate: float, burst: int, now: float | None = None) -> float:
-        """Take a token from ``name``'s bucket: 0.0 when there was one, else the seconds until there is."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            tokens, last = self._buckets.pop(name, (float(burst), now))
-            tokens = min(float(burst), tokens + (now - last) * rate)
-            wait = 0.0
-            if tokens >= 1.0:
-                tokens -= 1.0
-            else:
-                wait = (1.0 - tokens) / rate
-            self._buckets[name] = (tokens, now)
-            while len(self._buckets) > self.max_buckets:
-                self._buckets.popitem(last=False)
-            return wait
-
-    def wait(self, name: str, rate: float, burst: int, now: float | None = None) -> float:
-        """Seconds until ``name``'s bucket holds a token (0.0: it holds one now); takes nothing."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            got = self._buckets.get(name)
-            if got is None:
-                return 0.0
-            tokens = min(float(burst), got[0] + (now - got[1]) * rate)
-            return 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
-
-    def charge(self, name: str, n: float, rate: float, burst: int, now: float | None = None) -> None:
-        """Take ``n`` more tokens from ``name``'s bucket, into debt if need be: work already admitted (a
-        batch of queries, each its own token) is done, and the bucket's next requests wait for the debt
-        to be paid at ``rate``."""
-        if n <= 0:
-            return
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            tokens, last = self._buckets.pop(name, (float(burst), now))
-            tokens = min(float(burst), tokens + (now - last) * rate) - n
-            self._buckets[name] = (tokens, now)
-
-
-class Metrics:
-    """Request counters and latency histograms, written in the Prometheus text format (0.0.4).
-
-    Parameters
-    ----------
-    index_versions : dict or callable, optional
-        ``{index: {"bm25"|"dense": N or "-"}}``, or a function returning it when the metrics are read
-        (the versions served now: :meth:`legalir.serve.engine.Engine.index_versions`).
-    version : str
-        legalir's version.
-    reloads : callable, optional
-        Returns ``{index: {"reloads": n, "failures": n}}`` when the metrics are read
-        (:meth:`legalir.serve.engine.Engine.reload_counts`).
-    """
-
-    def __init__(self, index_versions: dict[str, dict[str, str]] | Callable[[], dict] | None = None,
-                 version: str = "", reloads: Callable[[], dict[str, dict[str, int]]] | None = None):
-        self._lock = threading.Lock()
-        self.requests: dict[tuple[str, str, str], int] = {}
-        self.errors: dict[tuple[str, str], int] = {}
-        self.latency: dict[str, list[float]] = {}  # route -> bucket counts (+Inf last), then sum
-        self.in_flight = 0
-        self.queued = 0
-        self.connections_refused = 0  # over --max-connections-per-client
-        self.client_timeouts = {"header": 0, "body": 0}  # connections closed for a client too slow to send
-        self.auth_throttled = 0  # requests refused (429) after too many failed authentications from an address
-        self.over_budget: Callable[[], int] | None = None  # calls answered over --request-timeout (HTTP and MCP)
-        self.abandoned: Callable[[], int] | None = None  # work still running for requests answered over budget
-        self._index_versions = index_versions or {}
-        self._reloads = reloads
-        self.version = version
-        self.started = time.time()
-
-    @property
-    def index_versions(self) -> dict[str, dict[str, str]]:
-        """The served indexes' versions now."""
-        v = self._index_versions
-        return v() if callable(v) else v
-
-    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
-        """Count one finished request."""
-        with self._lock:
-            key = (route, method, str(status))
-            self.requests[key] = self.requests.get(key, 0) + 1
-            if status >= 400:
-                ek = (route, str(status))
-                self.errors[ek] = self.errors.get(ek, 0) + 1
-            h = self.latency.setdefault(route, [0.0] * (len(LATENCY_BUCKETS) + 2))
-            for i, bound in enumerate(LATENCY_BUCKETS):
-                if seconds <= bound:
-                    h[i] += 1
-            h[len(LATENCY_BUCKETS)] += 1
-            h[-1] += seconds
-
-    def render(self) -> str:
-        """The metrics as Prometheus text."""
-        def lbl(**kv: str) -> str:
-            return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in kv.items()) + "}"
-
-        out = ["# HELP legalir_build_info legalir version serving.", "# TYPE legalir_build_info gauge",
-               f"legalir_build_info{lbl(version=self.version)} 1",
-               "# HELP legalir_start_time_seconds When the server started (Unix time).",
-               "# TYPE legalir_start_time_seconds gauge", f"legalir_start_time_seconds {self.started:.3f}",
-               "# HELP legalir_index_info Served indexes: kind and build version (the N of INDEX.vN).",
-               "# TYPE legalir_index_info gauge"]
-        versions = self.index_versions
-        for name, kinds in sorted(versions.items()):
-            for kind, version in sorted(kinds.items()):
-                out.append(f"legalir_index_info{lbl(index=name, kind=kind, version=version)} 1")
-        numbered = [(name, kind, v) for name, kinds in sorted(versions.items()) for kind, v in sorted(kinds.items())
-                    if str(v).isdigit()]
-        if numbered:
-            out += ["# HELP legalir_index_version Version served now (the N of INDEX.vN) of each versioned index.",
-                    "# TYPE legalir_index_version gauge"]
-            out += [f"legalir_index_version{lbl(index=name, kind=kind)} {v}" for name, kind, v in numbered]
-        counts = self._reloads() if self._reloads is not None else {}
-        if counts:
-            out += ["# HELP legalir_index_reloads_total New index versions served since the server started.",
-                    "# TYPE legalir_index_reloads_total counter"]
-            out += [f"legalir_index_reloads_total{lbl(index=name)} {c['reloads']}" for name, c in sorted(counts.items())]
-            out += ["# HELP legalir_index_reload_failures_total New index versions that could not be opened (the "
-                    "previous one kept being served).",
-                    "# TYPE legalir_index_reload_failures_total counter"]
-            out += [f"legalir_index_reload_failures_total{lbl(index=name)} {c['failures']}"
-                    for name, c in sorted(counts.items())]
-        with self._lock:
-            out += ["# HELP legalir_requests_total HTTP requests answered, by route, method and status.",
-                    "# TYPE legalir_requests_total counter"]
-            for (route, method, status), n in sorted(self.requests.items()):
-                out.append(f"legalir_requests_total{lbl(route=route, method=method, status=status)} {n}")
-            out += ["# HELP legalir_request_errors_total Requests answered with status 400 or above.",
-                    "# TYPE legalir_request_errors_total counter"]
-            for (route, status), n in sorted(self.errors.items()):
-                out.append(f"legalir_request_errors_total{lbl(route=route, status=status)} {n}")
-            out += ["# HELP legalir_request_duration_seconds Time from request to the end of the response.",
-                    "# TYPE legalir_request_duration_seconds histogram"]
-            for route, h in sorted(self.latency.items()):
-                for bound, n in zip(LATENCY_BUCKETS, h):
-                    out.append(f"legalir_request_duration_seconds_bucket{lbl(route=route, le=repr(bound))} {n:g}")
-                count = h[len(LATENCY_BUCKETS)]
-                out.append(f"legalir_request_duration_seconds_bucket{lbl(route=route, le='+Inf')} {count:g}")
-                out.append(f"legalir_request_duration_seconds_sum{lbl(route=route)} {h[-1]:.6f}")
-                out.append(f"legalir_request_duration_seconds_count{lbl(route=route)} {count:g}")
-            out += ["# HELP legalir_connections_refused_total Connections closed at once: their client address "
-                    "held --max-connections-per-client already.",
-                    "# TYPE legalir_connections_refused_total counter",
-                    f"legalir_connections_refused_total {self.connections_refused}",
-                    "# HELP legalir_client_timeouts_total Connections closed because the client did not send a "
-                    "request's headers or body within --client-timeout.",
-                    "# TYPE legalir_client_timeouts_total counter"]
-            out += [f"legalir_client_timeouts_total{lbl(stage=k)} {v}" for k, v in sorted(self.client_timeouts.items())]
-            out += ["# HELP legalir_auth_throttled_total Requests refused (429) because their address failed "
-                    "authentication too often.", "# TYPE legalir_auth_throttled_total counter",
-                    f"legalir_auth_throttled_total {self.auth_throttled}",
-                    "# HELP legalir_requests_over_budget_total Requests (and MCP tool calls) answered 503 or a "
-                    "tool error for running past --request-timeout.",
-                    "# TYPE legalir_requests_over_budget_total counter",
-                    f"legalir_requests_over_budget_total {self.over_budget() if self.over_budget is not None else 0}",
-                    "# HELP legalir_abandoned_work Work still running for requests already answered over budget "
-                    "(each holds a worker thread until it ends).", "# TYPE legalir_abandoned_work gauge",
-                    f"legalir_abandoned_work {self.abandoned() if self.abandoned is not None else 0}"]
-            out += ["# HELP legalir_requests_in_flight Requests being handled now.",
-                    "# TYPE legalir_requests_in_flight gauge", f"legalir_requests_in_flight {self.in_flight}",
-                    "# HELP legalir_requests_queued Requests waiting for a slot now.",
-                    "# TYPE legalir_requests_queued gauge", f"legalir_requests_queued {self.queued}"]
-        return "\n".join(out) + "\n"
-
-
-def _escape(v: str) -> str:
-    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 class Guard:
@@ -627,93 +439,3 @@ class Guard:
         raw += [(k.lower().encode(), str(v).encode()) for k, v in headers.items()]
         await send({"type": "http.response.start", "status": status, "headers": raw})
         await send({"type": "http.response.body", "body": body})
-
-
-#: the uvicorn versions :func:`protocol_class` is written against: it subclasses uvicorn's ``H11Protocol``, which
-#: is not public API, so pyproject.toml's ``serve`` and ``test`` extras pin uvicorn to this range, and
-#: tests/test_serve_uvicorn.py fails where the installed uvicorn is outside it or no longer has what the
-#: subclass overrides and reads (widen both after the hostile-client tests pass on a newer uvicorn)
-UVICORN_SUBCLASSED = ">=0.29,<0.55"
-
-
-def protocol_class(policy: Policy, metrics: Metrics) -> type:
-    """uvicorn's h11 protocol with two guards on connections (``uvicorn.Config(http=...)``).
-
-    * At most ``policy.max_connections_per_client`` connections from one client address at once (0: no cap):
-      one more is answered 429 (``Retry-After``) and closed before its request is read.
-    * A connection gets ``policy.client_timeout`` seconds to send a request's headers, from its opening and
-      from the first byte of each next request (uvicorn's keep-alive timeout closes a connection idle between
-      requests): a client that opens connections and sends nothing, or a few bytes at a time, cannot keep
-      them. The body's deadline is :class:`Guard`'s.
-    """
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    cap, timeout = policy.max_connections_per_client, policy.client_timeout
-    open_by_client: dict[str, int] = {}
-
-    class GuardedH11Protocol(H11Protocol):
-        _who: str | None = None
-        _refused = False
-        _header_timer: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            who = self.client[0] if self.client else "?"
-            n = open_by_client.get(who, 0)
-            if cap and n >= cap:
-                self._refused = True
-                metrics.connections_refused += 1
-                body = json.dumps({"error": f"this client address already holds {n} connections at once (at most "
-                                            f"{cap}: --max-connections-per-client); close some, or retry"}).encode()
-                transport.write(b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
-                                b"retry-after: 1\r\nconnection: close\r\ncontent-length: "
-                                + str(len(body)).encode() + b"\r\n\r\n" + body)
-                transport.close()
-                return
-            open_by_client[who] = n + 1
-            self._who = who
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._who is not None:
-                n = open_by_client.get(self._who, 1) - 1
-                if n > 0:
-                    open_by_client[self._who] = n
-                else:
-                    open_by_client.pop(self._who, None)
-                self._who = None
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            if self._refused:
-                return
-            super().data_received(data)
-            if self.conn.their_state is h11.IDLE:  # a request's headers begun, not finished: the clock runs
-                self._arm()
-            else:
-                self._disarm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            # a next request already buffered (pipelined) and incomplete: its headers' clock starts now
-            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
-                self._arm()
-
-        def _arm(self) -> None:
-            if timeout and self._header_timer is None:
-                self._header_timer = self.loop.call_later(timeout, self._header_timed_out)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _header_timed_out(self) -> None:
-            self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                metrics.client_timeouts["header"] += 1
-                self.transport.close()
-
-    return GuardedH11Protocol
