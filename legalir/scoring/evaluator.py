@@ -198,8 +198,9 @@ def evaluate_batches(
         row = values[t]
         for m in ms:
             reset = m.family.reset
-            if reset is not None:
-                row.update((name, reset) for name in m.output_names() if name in row)
+            if reset is not None:  # 10.0 matches value names: `utility`, not `utility_1,-1,0,0`; `unj*`
+                names = m.output_names() if m.family.params == "int" else [m.name]
+                row.update((name, reset) for name in names if name in row)
     recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
@@ -392,7 +393,8 @@ def format_trec_eval(result: Evaluation, per_topic: bool = False, summary: bool 
     """
     lines = []
     if per_topic:
-        shown = [(name, m.name == "relstring") for m in result.measures if m.family.per_topic
+        # a string value per topic (relstring) is quoted, as trec_eval quotes it
+        shown = [(name, m.family.value == "str") for m in result.measures if m.family.per_topic
                  for name in m.output_names()]
         for t in result.topics:
             row = result["per_topic"][t]

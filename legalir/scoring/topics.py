@@ -19,7 +19,6 @@ from legalir import trec
 from legalir.scoring.errors import EvaluationError
 from legalir.scoring.judged import drop_unjudged
 
-
 T = TypeVar("T")
 
 

@@ -45,9 +45,13 @@ TREC_EVAL_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
 ORDER = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
 
 
+#: modules of this package that declare no family (the types)
+_NOT_FAMILIES = frozenset({"base"})
+
+
 def _modules() -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
-            if info.name != "base"]
+            if info.name not in _NOT_FAMILIES]
 
 
 def _discover() -> tuple[dict[str, Family], dict[str, IrFamily], list[Callable[[str], Family | None]],

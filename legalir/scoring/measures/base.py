@@ -67,7 +67,8 @@ class Family:
     ``"raw"`` (kept as written: gain maps, coefficients; ``check`` validates them).
     ``compute``: the per-topic values in ``computed_in`` versions of trec_eval; elsewhere (or when
     ``None``) pytrec_eval computes the family. ``reset``: the value trec_eval 10.0 gives it on the
-    one-document placeholder ranking of a qrels topic missing from the run under ``-c``.
+    one-document placeholder ranking of a qrels topic missing from the run under ``-c`` (10.0 resets
+    by value name: the plain name only, or every cut-off of a cut-off family, as it matches ``unj*``).
     """
 
     name: str

@@ -52,12 +52,12 @@ class Ranked:
 
 def ranked(topic: Topic, level: int) -> Ranked:
     """trec_eval's form_res_rels on a topic already ranked, cut (-M) and judged-only filtered (-J)."""
-    judged: Mapping[str, int] = topic.judgements
-    levels = Counter(judged.values())
+    grades: Mapping[str, int] = topic.judgements
+    levels = Counter(grades.values())
     if any(g < 0 for g in levels):  # judged with a negative grade: in the pool, not judged
-        judged = {d: (r if r >= 0 else UNJUDGED) for d, r in judged.items()}
+        grades = {d: (r if r >= 0 else UNJUDGED) for d, r in grades.items()}
         levels = Counter({g: c for g, c in levels.items() if g >= 0})
-    rels = list(map(judged.get, topic.ranking, repeat(NONPOOL)))
+    rels = list(map(grades.get, topic.ranking, repeat(NONPOOL)))
     num_rel = sum(c for g, c in levels.items() if g >= level)
     return Ranked(rels, num_rel, sum(map(level.__le__, rels)), dict(levels), level)
 
