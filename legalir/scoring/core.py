@@ -130,7 +130,7 @@ def _grade(where: str, value: Any) -> int:
     v = float(value)
     if not isinstance(value, numbers.Integral) and not (math.isfinite(v) and v.is_integer()):
         raise ApiError(f"{where} must be an integer grade, not {checks.shown(value)}")
-    g = int(value)
+    g = int(value) if isinstance(value, numbers.Integral) else int(v)
     if not trec.MIN_RELEVANCE <= g <= trec.MAX_RELEVANCE:
         raise ApiError(f"{where} must be a grade from {trec.MIN_RELEVANCE:,} to {trec.MAX_RELEVANCE:,}, not {g}")
     return g

@@ -261,8 +261,8 @@ def evaluate_batches(
 
     ir_topics = [t for t in topics if t not in bogus]
     ir_denom = len(ir_topics) if skip_missing else len(qrels_topics)
-    for m in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
-        name = str(m)
+    for i in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
+        name = str(i)
         summary[name] = sum(_value(values, t, name) for t in ir_topics) / ir_denom
     everything: list[AnyMeasure] = [*ms, *ir]
     shown = [name for m in everything if m.family.per_topic for name in m.output_names()]

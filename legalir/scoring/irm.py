@@ -70,6 +70,7 @@ def _tree(spec: str) -> tuple[str, list[tuple[str, object]], object]:
         if node.args or any(k.arg is None for k in node.keywords):
             raise bad
         for k in node.keywords:
+            assert k.arg is not None  # **kwargs refused above
             params.append((k.arg, k.value.value if isinstance(k.value, ast.Constant) else _EXPRESSION))
         node = node.func
     if not isinstance(node, ast.Name):

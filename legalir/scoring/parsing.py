@@ -100,12 +100,12 @@ def parse_measures(specs: Iterable[str | AnyMeasure] | str | None = None, versio
     trec = sorted((m for m in out if m.name in ORDER), key=lambda m: ORDER[m.name])
     own = [m for m in out if m.name not in ORDER]
     seen: dict[str, str] = {}
-    for m in trec + own:
-        for name in m.output_names():
+    for one in trec + own:
+        for name in one.output_names():
             if name in seen:  # two float parameters that print alike (Rprec_mult.0.251,0.252)
-                raise MeasureError(f"measure {m.spec()!r} asks for two values both printed as {name!r}; "
+                raise MeasureError(f"measure {one.spec()!r} asks for two values both printed as {name!r}; "
                                    f"trec_eval prints parameters to 2 decimals: request one of them")
-            seen[name] = m.spec()
+            seen[name] = one.spec()
     return [*trec, *own, *ir]
 
 

@@ -35,7 +35,8 @@ def compatibility(m: IrMeasure, topic: Topic) -> float:
     docs, judgements = topic.docs, topic.judgements
     ranking = topic.ranking_ir
     ideal = [d for d, g in judgements.items() if g > 0]
-    ideal.sort(key=lambda d: docs.get(d, 0.0), reverse=True)  # two stable sorts, as ir_measures sorts
+    # two stable sorts, as ir_measures sorts: by run score, then by grade
+    ideal.sort(key=lambda d: docs.get(d, 0.0), reverse=True)  # defined: an unretrieved document's score is 0
     ideal.sort(key=lambda d: judgements[d], reverse=True)
     depth = max(len(ranking), len(ideal))
     if depth == 0:  # nothing retrieved (-J emptied it) and nothing relevant
