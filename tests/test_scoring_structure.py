@@ -4,7 +4,7 @@ Each rule has one home; each check walks every module of ``legalir/`` (or ``lega
 fails on a second copy, and each is shown failing on a snippet that writes one:
 
 * the judged-only rule (a grade >= 0 is judged) is written in ``scoring/judged.py`` only;
-* judged-only, ``-M`` and the ranking are applied in ``scoring/topics.py`` only (elsewhere the flags
+* judged-only, ``-M`` and the ranking are applied in ``scoring/prepare.py`` only (elsewhere the flags
   are only passed on, as call arguments);
 * one way into pytrec_eval: ``scoring/pytrec.py`` imports it, builds its evaluator once, never with
   its own ``-J``, and ``pytrec.compute`` has one caller;
@@ -116,17 +116,17 @@ IDEAL_RANKING = "legalir/scoring/measures/ir_compat.py"
 
 
 def test_judged_only_max_docs_and_ranking_are_applied_in_one_place():
-    """-M, judged-only and the ranking are applied by legalir/scoring/topics.py (trec_eval's form_res_rels,
+    """-M, judged-only and the ranking are applied by legalir/scoring/prepare.py (trec_eval's form_res_rels,
     once); every other scoring module only passes the flags on, and no other module ranks a run."""
-    others = [(path, tree) for path, tree in _modules(SCORING) if not path.endswith("scoring/topics.py")]
+    others = [(path, tree) for path, tree in _modules(SCORING) if not path.endswith("scoring/prepare.py")]
     applied = [f"{path}:{use}" for path, tree in others for use in flag_uses(tree)]
-    assert not applied, f"-J/-M applied outside legalir/scoring/topics.py: {applied}"
+    assert not applied, f"-J/-M applied outside legalir/scoring/prepare.py: {applied}"
     dropped = [f"{path}:{c.lineno}" for path, tree in others if not path.endswith("scoring/judged.py")
                for name in ("drop_unjudged", "is_judged") for c in _calls(tree, name)]
-    assert not dropped, f"unjudged documents dropped outside legalir/scoring/topics.py: {dropped}"
+    assert not dropped, f"unjudged documents dropped outside legalir/scoring/prepare.py: {dropped}"
     ranked = [f"{path}:{n}" for path, tree in others if path != IDEAL_RANKING for n in run_orderings(tree)]
-    assert not ranked, f"a run ranked outside legalir/scoring/topics.py: {ranked}"
-    topics = dict(_modules(SCORING))["legalir/scoring/topics.py"]
+    assert not ranked, f"a run ranked outside legalir/scoring/prepare.py: {ranked}"
+    topics = dict(_modules(SCORING))["legalir/scoring/prepare.py"]
     assert flag_uses(topics) and run_orderings(topics) and _calls(topics, "drop_unjudged")  # found where they are
     for second in ("def f(run, max_docs):\n    return {t: d[:max_docs] for t, d in run.items()}",
                    "def f(docs, judged_only):\n    if judged_only:\n        docs = {}",
@@ -154,7 +154,7 @@ def test_one_way_into_pytrec_eval():
     pytrec = dict(_modules(SCORING))["legalir/scoring/pytrec.py"]
     (evaluator,) = _calls(pytrec, "RelevanceEvaluator")
     flag = {k.arg: k.value for k in evaluator.keywords}["judged_docs_only_flag"]
-    assert isinstance(flag, ast.Constant) and flag.value is False, "pytrec_eval's own -J: topics.py applies it"
+    assert isinstance(flag, ast.Constant) and flag.value is False, "pytrec_eval's own -J: prepare.py applies it"
     callers = [f"{path}:{c.lineno}" for path, tree in _modules(LEGALIR) for c in _calls(tree, "compute")
                if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "pytrec"]
     assert callers == ["legalir/scoring/evaluator.py:" + callers[0].rpartition(":")[2]] and len(callers) == 1, callers

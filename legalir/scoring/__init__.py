@@ -8,8 +8,8 @@
 Each measure family is one module of :mod:`legalir.scoring.measures` (found there by discovery);
 trec_eval's are computed by pytrec_eval (:mod:`legalir.scoring.pytrec`, the one way in) and
 summarised as trec_eval summarises them, the others by their module's ``compute``. Every measure
-sees a topic after the one pass of :mod:`legalir.scoring.topics` (-M, judged-only, ranking).
-Files: :mod:`legalir.scoring.files`. Significance tests: :mod:`legalir.scoring.stats`.
+sees a topic after the one pass of :mod:`legalir.scoring.prepare` (-M, judged-only, ranking).
+Files: :mod:`legalir.scoring.runfiles`. Significance tests: :mod:`legalir.scoring.stats`.
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from legalir.scoring.evaluator import (
     to_json,
     topic_coverage,
 )
-from legalir.scoring.files import evaluate_files
 from legalir.scoring.measures import DEFAULT_MEASURES, TREC_EVAL_MEASURES, Measure, MeasureError, supported
 from legalir.scoring.parsing import parse_measures
+from legalir.scoring.runfiles import evaluate_files
 
 __all__ = [
     "DEFAULT_MEASURES",

@@ -10,9 +10,9 @@ Python API), `legalir eval` / `legalir compare` (the CLI), `legalir serve`'s run
   ``ndcg_cut.10``) when neither the caller nor the dataset names measures; `legalir eval` alone
   prints trec_eval's default (``official``), as the trec_eval it replaces;
 * **one judged-only rule**: :func:`legalir.scoring.judged.is_judged` (a grade 0 or higher), applied with
-  ``-M`` and the ranking in one pass, :func:`legalir.scoring.topics.cut`;
+  ``-M`` and the ranking in one pass, :func:`legalir.scoring.prepare.cut`;
 * **one evaluate path**: :func:`legalir.evaluate` -> :func:`score` -> :func:`legalir.scoring.evaluator.evaluate_batches`
-  (a run file through :func:`legalir.scoring.files.evaluate_files`) -> :func:`legalir.scoring.pytrec.compute`;
+  (a run file through :func:`legalir.scoring.runfiles.evaluate_files`) -> :func:`legalir.scoring.pytrec.compute`;
 * **every run format legalir reads**: :func:`to_run` (a TREC or CRUMB JSONL file, sniffed; a
   mapping; a DataFrame) and :func:`to_qrels`;
 * **one comparison with one set of defaults**: :func:`compare` (paired t-test, Holm's correction,
@@ -32,11 +32,11 @@ from typing import Any
 
 from legalir import checks, runformats, trec
 from legalir.errors import ApiError
-from legalir.scoring.errors import NoCommonTopics
 from legalir.scoring.evaluator import Evaluation, evaluate_batches
-from legalir.scoring.files import evaluate_files
+from legalir.scoring.exceptions import NoCommonTopics
 from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
 from legalir.scoring.parsing import parse_measures
+from legalir.scoring.runfiles import evaluate_files
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"

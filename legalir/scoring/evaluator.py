@@ -8,7 +8,7 @@ empty ranking is absent), the summary line of every measure (mean in topic
 order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
 (``runid``) and the string measure ``relstring``. legalir's own measures
 (the family modules of :mod:`legalir.scoring.measures`) follow the same rules. Every measure sees a
-topic only after the one pass of :mod:`legalir.scoring.topics` (-M, judged-only, ranking).
+topic only after the one pass of :mod:`legalir.scoring.prepare` (-M, judged-only, ranking).
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 
 from legalir import log, trec
 from legalir.scoring import pytrec
-from legalir.scoring.errors import EvaluationError, NoCommonTopics
+from legalir.scoring.exceptions import EvaluationError, NoCommonTopics
 from legalir.scoring.measures import VERSIONS, AnyMeasure, Context, IrMeasure, Measure
 from legalir.scoring.measures.base import Value
 from legalir.scoring.parsing import parse_measures
-from legalir.scoring.topics import Prepared, Topic, check_max_docs, judged_only
+from legalir.scoring.prepare import Prepared, Topic, check_max_docs, judged_only
 
 __all__ = ["BOGUS_DOCNO", "EVAL_BAR_TOPICS", "Evaluation", "EvaluationError", "MIN_GEO_MEAN", "NoCommonTopics",
            "coverage_notes", "evaluate", "evaluate_batches", "format_trec_eval", "judged_only", "to_json",

@@ -1,6 +1,6 @@
 """The one judged-only rule (trec_eval's -J), used by eval, compare, report, finetune and serve.
 
-The rule is written here; scoring applies it in one place, :func:`legalir.scoring.topics.cut`.
+The rule is written here; scoring applies it in one place, :func:`legalir.scoring.prepare.cut`.
 
 A document is *judged* for a topic when the topic's qrels grade it 0 or
 higher. No qrels line, or a negative grade (trec_eval's "in the pool, not

@@ -10,7 +10,7 @@ alike) into separate evaluator calls, and raises if any requested
 (value, topic) did not come back: no value is ever defaulted.
 
 pytrec_eval's own ``-J`` and ``-M`` are never used: the run it is given is already cut and
-judged-only filtered, once, by :mod:`legalir.scoring.topics` (its ranks close up as trec_eval's do).
+judged-only filtered, once, by :mod:`legalir.scoring.prepare` (its ranks close up as trec_eval's do).
 """
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def compute(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
     ----------
     qrels, run
         ``{qid: {docid: grade}}`` and ``{qid: {docid: score}}`` (the run after ``-M`` and judged-only:
-        :class:`legalir.scoring.topics.Prepared`).
+        :class:`legalir.scoring.prepare.Prepared`).
     topics
         The topics to score; each must have judgements.
     wants

@@ -8,7 +8,7 @@
   the pytrec_eval family it delegates to, or its ``compute`` function;
 * :class:`Measure`: one requested family with its parameters.
 
-A ``compute`` function sees a :class:`legalir.scoring.topics.Topic`: the topic's run after ``-M`` and
+A ``compute`` function sees a :class:`legalir.scoring.prepare.Topic`: the topic's run after ``-M`` and
 judged-only, ranked in one place, never the raw run.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from legalir.errors import LegalirError
 
 if TYPE_CHECKING:
-    from legalir.scoring.topics import Topic
+    from legalir.scoring.prepare import Topic
 
 #: trec_eval's default cutoffs for cutoff families (P, recall, ndcg_cut, ...)
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

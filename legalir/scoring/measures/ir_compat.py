@@ -9,7 +9,7 @@ itself. Judged-only and -M apply, as to every measure, before the ranking is rea
 from __future__ import annotations
 
 from legalir.scoring.measures.base import IrFamily, IrMeasure, IrParam
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 
 def rbo(ranking: list[str], ideal: list[str], p: float, depth: int) -> float:

@@ -3,7 +3,7 @@ docid ascending; an empty ranking scores 0."""
 from __future__ import annotations
 
 from legalir.scoring.measures.base import IrFamily, IrMeasure
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 
 def _compute(m: IrMeasure, topic: Topic) -> float:

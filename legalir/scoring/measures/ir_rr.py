@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from legalir.scoring.measures.base import IrFamily, IrMeasure
 from legalir.scoring.measures.ir_measures import RJ
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 
 def _compute(m: IrMeasure, topic: Topic) -> float:

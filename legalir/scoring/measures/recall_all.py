@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from legalir.scoring.measures.base import DEFAULT_CUTOFFS, Context, Family, Measure, Value
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 
 def _compute(m: Measure, topic: Topic, ctx: Context) -> dict[str, Value]:

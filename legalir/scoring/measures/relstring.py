@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from legalir.scoring.measures.base import Context, Family, Measure, Value
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 
 def relstring(ranked: Sequence[str], judgements: Mapping[str, int], n: int = 10) -> str:

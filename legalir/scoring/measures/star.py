@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from legalir.scoring.measures.base import Context, Family, Measure, Value
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 _STAR = re.compile(r"^star([1-9][0-9]*)_(P|rawP)$")
 #: how `--list-measures` shows the pattern families

@@ -8,7 +8,7 @@
 Each function follows the C code of trec_eval 10.0 (``m_<name>.c``) step by
 step, on a :class:`Ranked` topic: the relevance of each retrieved document in
 trec_eval's order (-1 = not in the qrels, -2 = in the qrels with a negative
-grade), after ``-M`` and ``-J`` (:mod:`legalir.scoring.topics`), with the topic's counts per grade.
+grade), after ``-M`` and ``-J`` (:mod:`legalir.scoring.prepare`), with the topic's counts per grade.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from legalir.scoring.measures.base import (
     numbers,
     persistence,
 )
-from legalir.scoring.topics import Topic
+from legalir.scoring.prepare import Topic
 
 NONPOOL, UNJUDGED = -1, -2
 

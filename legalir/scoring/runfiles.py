@@ -6,8 +6,8 @@ from typing import Any
 
 from legalir import trec
 from legalir.errors import OptionError
-from legalir.scoring.errors import NoCommonTopics
 from legalir.scoring.evaluator import Evaluation, evaluate, evaluate_batches
+from legalir.scoring.exceptions import NoCommonTopics
 from legalir.scoring.parsing import parse_measures
 
 __all__ = ["evaluate_files"]

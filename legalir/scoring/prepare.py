@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from legalir import trec
-from legalir.scoring.errors import EvaluationError
+from legalir.scoring.exceptions import EvaluationError
 from legalir.scoring.judged import drop_unjudged
 
 T = TypeVar("T")
