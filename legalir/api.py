@@ -540,8 +540,11 @@ def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = 
     """
     from legalir.scoring import core
 
-    return core.evaluate(qrels, run, measures, judged_only=judged_only, per_topic=per_topic,
-                         relevance_level=relevance_level, complete=complete)
+    per_topic = checks.boolean("per_topic", per_topic)
+    requests = core.measure_requests(measures)
+    result = core.score(qrels, run, requests, judged_only=judged_only, relevance_level=relevance_level,
+                        complete=complete)
+    return core.by_request(result, requests, per_topic)
 
 
 def compare(runs: Any, qrels: Any, measures: Any = None, *, baseline: int | str = 0, correction: str = "holm",

@@ -9,7 +9,10 @@ Python API), `legalir eval` / `legalir compare` (the CLI), `legalir serve`'s run
 * **one default measure set**: :data:`legalir.scoring.measures.DEFAULT_MEASURES` (``map``,
   ``ndcg_cut.10``) when neither the caller nor the dataset names measures; `legalir eval` alone
   prints trec_eval's default (``official``), as the trec_eval it replaces;
-* **one judged-only rule**: :func:`legalir.scoring.judged.is_judged` (a grade 0 or higher);
+* **one judged-only rule**: :func:`legalir.scoring.judged.is_judged` (a grade 0 or higher), applied with
+  ``-M`` and the ranking in one pass, :func:`legalir.scoring.prepare.cut`;
+* **one evaluate path**: :func:`legalir.evaluate` -> :func:`score` -> :func:`legalir.scoring.evaluator.evaluate_batches`
+  (a run file through :func:`legalir.scoring.runfiles.evaluate_files`) -> :func:`legalir.scoring.pytrec.compute`;
 * **every run format legalir reads**: :func:`to_run` (a TREC or CRUMB JSONL file, sniffed; a
   mapping; a DataFrame) and :func:`to_qrels`;
 * **one comparison with one set of defaults**: :func:`compare` (paired t-test, Holm's correction,
@@ -29,12 +32,11 @@ from typing import Any
 
 from legalir import checks, runformats, trec
 from legalir.errors import ApiError
-from legalir.scoring import evaluate_files
-from legalir.scoring.evaluator import Evaluation, NoCommonTopics
-from legalir.scoring.evaluator import evaluate as _evaluate
-from legalir.scoring.judged import is_judged  # noqa: F401  (the one judged-only rule, named here for the faces)
+from legalir.scoring.evaluator import Evaluation, evaluate_batches
+from legalir.scoring.exceptions import NoCommonTopics
 from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
 from legalir.scoring.parsing import parse_measures
+from legalir.scoring.runfiles import evaluate_files
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"
@@ -128,7 +130,7 @@ def _grade(where: str, value: Any) -> int:
     v = float(value)
     if not isinstance(value, numbers.Integral) and not (math.isfinite(v) and v.is_integer()):
         raise ApiError(f"{where} must be an integer grade, not {checks.shown(value)}")
-    g = int(value)
+    g = int(value) if isinstance(value, numbers.Integral) else int(v)
     if not trec.MIN_RELEVANCE <= g <= trec.MAX_RELEVANCE:
         raise ApiError(f"{where} must be a grade from {trec.MIN_RELEVANCE:,} to {trec.MAX_RELEVANCE:,}, not {g}")
     return g
@@ -258,20 +260,11 @@ def score(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = Fal
     else:
         data = to_run(run, run_name)
         try:
-            result = _evaluate(judgements, data, requests, **options)
+            result = evaluate_batches(judgements, (data,), requests, **options)
         except NoCommonTopics as e:
             raise type(e)(f"{run_name} (scored against {label}): {e}") from None
     result.notes[:0] = notes
     return result
-
-
-def evaluate(qrels: Any, run: Any, measures: Any = None, *, judged_only: bool = False, per_topic: bool = False,
-             relevance_level: int = 1, complete: bool = False) -> dict:
-    """:func:`score`, keyed by the measures as requested (:func:`legalir.evaluate`'s body)."""
-    per_topic = checks.boolean("per_topic", per_topic)
-    requests = measure_requests(measures)
-    result = score(qrels, run, requests, judged_only=judged_only, relevance_level=relevance_level, complete=complete)
-    return by_request(result, requests, per_topic)
 
 
 # ------------------------------------------------------------------ comparison

@@ -7,7 +7,8 @@ here: which topics are evaluated (run topics that have qrels; a topic with an
 empty ranking is absent), the summary line of every measure (mean in topic
 order, sums for ``num_*``, geometric mean for ``gm_*``, ``-c``), the run tag
 (``runid``) and the string measure ``relstring``. legalir's own measures
-(:mod:`legalir.scoring.custom`) follow the same rules.
+(the family modules of :mod:`legalir.scoring.measures`) follow the same rules. Every measure sees a
+topic only after the one pass of :mod:`legalir.scoring.prepare` (-M, judged-only, ranking).
 """
 from __future__ import annotations
 
@@ -15,22 +16,21 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 
 from legalir import log, trec
-from legalir.errors import LegalirError
-from legalir.scoring import custom, irm, pytrec, trec10
-from legalir.scoring.judged import drop_unjudged, judged_only  # noqa: F401 (judged_only: public here too)
-from legalir.scoring.measures import COMPUTED_FOR_10, VERSIONS, Measure, star_k, star_normalised
+from legalir.scoring import pytrec
+from legalir.scoring.exceptions import EvaluationError, NoCommonTopics
+from legalir.scoring.measures import VERSIONS, AnyMeasure, Context, IrMeasure, Measure
+from legalir.scoring.measures.base import Value
 from legalir.scoring.parsing import parse_measures
+from legalir.scoring.prepare import Prepared, Topic, check_max_docs, judged_only
+
+__all__ = ["BOGUS_DOCNO", "EVAL_BAR_TOPICS", "Evaluation", "EvaluationError", "MIN_GEO_MEAN", "NoCommonTopics",
+           "coverage_notes", "evaluate", "evaluate_batches", "format_trec_eval", "judged_only", "to_json",
+           "topic_coverage"]
 
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN)
 MIN_GEO_MEAN = 0.00001
-
-
-class EvaluationError(LegalirError, ValueError):
-    """Nothing to evaluate, or inputs that cannot be scored together."""
-
-
-class NoCommonTopics(EvaluationError):
-    """The run and the qrels share no topic: nothing can be scored (ir_measures would print 0)."""
+#: the one document trec_eval 10.0 "retrieves" for a qrels topic missing from the run under -c
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
 class Evaluation(dict):
@@ -47,13 +47,14 @@ class Evaluation(dict):
     * ``skip_missing``: ir_measures-named measures averaged without the qrels topics missing from the run.
     """
 
-    measures: list[Measure]
+    measures: list[AnyMeasure]
     topics: list[str]
     missing_from_run: list[str]
     missing_from_qrels: list[str]
     subset_sizes: dict[str, int]
     notes: list[str]
     skip_missing: bool
+    bogus: list[str]
 
 
 #: an evaluation of this many judged topics or more shows a progress bar (on a terminal, at INFO)
@@ -135,30 +136,22 @@ def evaluate_batches(
         raise EvaluationError(f"relevance level {relevance_level} is out of range: at most {trec.MAX_RELEVANCE}")
     if version not in VERSIONS:
         raise EvaluationError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
-    if max_docs is not None and max_docs < 1:
-        raise EvaluationError(f"-M must be at least 1 (got {max_docs})")
-    ms = parse_measures(measures, version)
-    ir = [m for m in ms if m.provider == "ir_measures"]
-    ms = [m for m in ms if m.provider != "ir_measures"]
-    own = {m.name for m in ms if m.provider == "legalir" or (version == "10" and m.name in COMPUTED_FOR_10)}
-    by_pytrec = [m for m in ms if m.name not in own]
-    by_legalir = [m for m in ms if m.name in own]
+    check_max_docs(max_docs)
+    parsed = parse_measures(measures, version)
+    ir = [m for m in parsed if isinstance(m, IrMeasure)]
+    ms = [m for m in parsed if isinstance(m, Measure)]
+    ctx = Context(level=relevance_level, num_docs=num_docs)
     qrels_topics = [t for t, d in qrels.items() if d]
 
-    def score(run: Mapping, topics: list[str], real: bool = True) -> None:
-        """Every value of ``topics`` (run topics with judgements) into ``values``."""
-        if max_docs is not None:
-            run = {t: dict(trec.ranking(run[t])[:max_docs]) if len(run[t]) > max_docs else run[t] for t in topics}
+    def score(run: Mapping[str, Mapping[str, float]], topics: list[str], real: bool = True) -> None:
+        """Every value of ``topics`` (run topics with judgements) into ``values``: the topics go through
+        the one pass (-M, judged-only, ranking) first."""
         for t in topics:
             values[t] = {}
-        scored_ir = ir if real else []
-        _pytrec_values(by_pytrec, scored_ir, qrels, run, topics, judged_only, relevance_level, values)
-        if scored_ir:
-            for t, row in irm.own_values(scored_ir, qrels, run, topics, judged=judged_only).items():
-                values[t].update(row)
-        _legalir_values(by_legalir, qrels, run, topics, judged_only, relevance_level, values, max_docs, num_docs)
+        prepared = Prepared(qrels, run, topics, max_docs=max_docs, judged_only=judged_only)
+        _values(ms, ir if real else [], prepared, ctx, version, values)
 
-    values: dict[str, dict[str, object]] = {}   # every computed value, per topic
+    values: dict[str, dict[str, Value]] = {}    # every computed value, per topic
     run_topics: list[str] = []                  # with at least one document
     run_keys = 0
     # topics scored of the qrels' (a run's topics without judgements are not scored); shown from EVAL_BAR_TOPICS
@@ -200,12 +193,14 @@ def evaluate_batches(
             f"{_some(sorted(qrels_topics), 3) or 'none'}): is the run scored against its own qrels?")
     if bogus:
         missing = sorted(bogus)
-        score({t: {trec10.BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
-    for t in bogus:  # trec_eval 10.0's clean-up after its one-document ranking: by exact value name
+        score({t: {BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
+    for t in bogus:  # trec_eval 10.0's clean-up after its one-document ranking: the families' declared resets
         row = values[t]
-        for name in row:
-            if name in ("num_ret", "utility", "rbp_resid", "relstring") or name.startswith("unj"):
-                row[name] = "" if name == "relstring" else (0 if name == "num_ret" else 0.0)  # defined: 10.0's reset
+        for m in ms:
+            reset = m.family.reset
+            if reset is not None:  # 10.0 matches value names: `utility`, not `utility_1,-1,0,0`; `unj*`
+                names = m.output_names() if m.family.params == "int" else [m.name]
+                row.update((name, reset) for name in names if name in row)
     recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
@@ -250,15 +245,14 @@ def evaluate_batches(
                 defined = [t for t in topics if name in values[t]]
                 s = 0.0
                 for t in defined:
-                    s += values[t][name]
-                if complete:
-                    k = star_k(m.name)
-                    n = sum(1 for t in qrels_topics if any(r >= k - 1 for r in qrels[t].values()))
+                    s += _value(values, t, name)
+                if complete:  # every qrels topic the measure is defined for (on its judgements alone)
+                    n = sum(1 for t in qrels_topics if name in _defined(m, qrels[t], ctx))
                 else:
                     n = len(defined)
                 subset_sizes[name] = n
                 if n == 0:
-                    notes.append(f"{name}: no evaluated topic has a document rated >= {star_k(m.name)} stars; "
+                    notes.append(f"{name}: no evaluated topic has {m.family.subset}; "
                                  f"the measure is undefined and left out")
                     continue
                 summary[name] = s / n
@@ -267,18 +261,18 @@ def evaluate_batches(
 
     ir_topics = [t for t in topics if t not in bogus]
     ir_denom = len(ir_topics) if skip_missing else len(qrels_topics)
-    for m in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
-        name = str(m)
+    for i in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
+        name = str(i)
         summary[name] = sum(_value(values, t, name) for t in ir_topics) / ir_denom
-    ms = ms + ir
-    shown = [name for m in ms if m.family.per_topic for name in m.output_names()]
+    everything: list[AnyMeasure] = [*ms, *ir]
+    shown = [name for m in everything if m.family.per_topic for name in m.output_names()]
     per_topic: dict[str, dict[str, object]] = {}
     for t in topics:
         v = values[t]
         per_topic[t] = {name: v[name] for name in shown if name in v}
 
     result = Evaluation(all=summary, per_topic=per_topic)
-    result.measures = ms
+    result.measures = everything
     result.topics = topics
     result.missing_from_run = missing_from_run
     result.missing_from_qrels = missing_from_qrels
@@ -289,16 +283,27 @@ def evaluate_batches(
     return result
 
 
-def _value(values: dict, topic: str, name: str):
-    """One computed value; a missing one is a bug, never a 0."""
+def _value(values: dict[str, dict[str, Value]], topic: str, name: str) -> float:
+    """One computed number; a missing one is a bug, never a 0."""
     try:
-        return values[topic][name]
+        v = values[topic][name]
     except KeyError:
         raise EvaluationError(f"internal error: no value of {name!r} was computed for topic {topic!r}; "
                               f"please report it with the command that gave it") from None
+    if isinstance(v, str):  # pragma: no cover - a string family (runid, relstring) is never aggregated
+        raise EvaluationError(f"internal error: {name!r} is not a number")
+    return v
 
 
-def _some(items, n: int = 10) -> str:
+def _defined(m: Measure, judgements: Mapping[str, int], ctx: Context) -> Mapping[str, Value]:
+    """``m``'s values on an empty ranking of a topic: the names the measure is defined for there."""
+    compute = m.family.compute
+    if compute is None:  # pragma: no cover - a subset_mean family computes its values
+        raise EvaluationError(f"internal error: {m.name!r} averages over a subset but computes nothing")
+    return compute(m, Topic("", judgements, {}), ctx)
+
+
+def _some(items: Iterable[str], n: int = 10) -> str:
     items = list(items)
     head = ", ".join(repr(x) for x in items[:n])
     return head + (f" and {len(items) - n} more" if len(items) > n else "")
@@ -311,91 +316,55 @@ def _requests(m: Measure) -> list[tuple[str, tuple[str, object]]]:
     if not f.takes_params():
         return [(names[0], (m.name, None))]
     if f.params == "raw":
-        return [(names[0], (m.name, m.params[0] if m.params else None))]
+        return [(names[0], (m.name, m.raw()))]
     kind = float if f.params == "float" else int
     return [(name, (m.name, kind(p))) for name, p in zip(names, m.effective_params())]
 
 
-def _pytrec_values(ms, ir, qrels, run, topics, judged, level, values) -> None:
-    """Per-topic values of the pytrec_eval-provided measures, trec_eval's (``ms``: at ``level``, -J as
-    ``judged``) and ir_measures' (``ir``: at their own ``rel``, -J or their ``judged_only``), into
-    ``values``: one pytrec_eval evaluation per (relevance level, judged-only) pair."""
+def _values(ms: list[Measure], ir: list[IrMeasure], prepared: Prepared, ctx: Context, version: str,
+            values: dict[str, dict[str, Value]]) -> None:
+    """Per-topic values of ``ms`` (trec_eval's and legalir's names, at ``-l``) and ``ir`` (ir_measures', at
+    their own ``rel`` and ``judged_only``) into ``values``: pytrec_eval's in one evaluation per (relevance
+    level, judged-only view), then what the families compute themselves."""
     groups: dict[tuple[int, bool], list[tuple[str, tuple[str, object], bool]]] = {}
+    computed: list[Measure] = []
     for m in ms:
-        if m.family.aggregate not in ("runid", "num_q"):
-            groups.setdefault((level, bool(judged)), []).extend(
+        if m.family.computed(version):
+            computed.append(m)
+        elif m.family.aggregate not in ("runid", "num_q"):
+            groups.setdefault((ctx.level, False), []).extend(
                 (name, req, m.family.value == "int") for name, req in _requests(m))
-    for m in ir:
-        if m.request() is not None:
-            groups.setdefault((m.rel, bool(m.judged_only or judged)), []).append((str(m), m.request(), False))
-    for (rel, judged_flag), wanted in groups.items():
+    own: list[IrMeasure] = []
+    for i in ir:
+        req = i.request()
+        if req is None:
+            own.append(i)
+        else:
+            groups.setdefault((i.rel, i.judged_only), []).append((str(i), req, False))
+    topics = prepared.topics
+    for (rel, flag), wanted in groups.items():
+        view = prepared.view(flag)
         # trec_eval itself prints -nan for iprec_at_recall_0.00 and 11pt_avg when -J leaves a topic with no
         # document (ir_measures: NaN for IPrec); an empty ranking has precision 0 (documented in --help)
-        got = pytrec.compute(qrels, run, topics, [req for _, req, _ in wanted], level=rel, judged=judged_flag,
-                             nan=0.0)
+        got = pytrec.compute(prepared.qrels, {t: view[t].docs for t in topics}, topics,
+                             [req for _, req, _ in wanted], level=rel, nan=0.0)
         for t in topics:
             row, scored = values[t], got[t]
             for name, req, as_int in wanted:
                 v = scored[req]
                 row[name] = int(v) if as_int else v
-
-
-def _legalir_values(ms, qrels, run, topics, judged, level, values, max_docs=None, num_docs=0) -> None:
-    """Per-topic values of the measures legalir computes itself, into ``values``."""
-    if not ms:
-        return
-    for t in topics:
-        j = qrels[t]
-        docs = run[t]
-        rr = None
-        row = values[t]
-        ranked = None
-        for m in ms:
-            names = m.output_names()
-            params = m.effective_params()
-            raw = m.params[0] if m.family.params == "raw" and m.params else None
-            if m.name in ("iprec_at_recall", "11pt_avg", "rbp", "rbp_resid", "unj", "dcg", "ideal_dcg", "utility"):
-                if rr is None:
-                    rr = trec10.ranked(j, docs, level, judged, max_docs)
-                if m.name == "iprec_at_recall":
-                    row.update(zip(names, trec10.iprec_at_recall(rr, params)))
-                elif m.name == "11pt_avg":
-                    pts = [float(x) for x in raw.split(",")] if raw else trec10.ELEVEN_POINTS
-                    row[names[0]] = trec10.eleven_pt_avg(rr, pts)
-                elif m.name == "rbp":
-                    row[names[0]] = trec10.rbp(rr, raw)
-                elif m.name == "rbp_resid":
-                    row[names[0]] = trec10.rbp_resid(rr, raw)
-                elif m.name == "unj":
-                    row.update(zip(names, trec10.unj(rr, params)))
-                elif m.name == "dcg":
-                    row[names[0]] = trec10.dcg_pair(rr, raw)[0]
-                elif m.name == "ideal_dcg":
-                    row[names[0]] = trec10.dcg_pair(rr, raw)[1]
-                else:
-                    row[names[0]] = trec10.utility(rr, raw, num_docs)
-                continue
-            if ranked is None:
-                kept = drop_unjudged(docs, j) if judged else docs
-                ranked = [d for d, _ in trec.ranking(kept)]
-                if max_docs is not None and not judged:
-                    ranked = ranked[:max_docs]
-            if m.name == "relstring":
-                row[names[0]] = custom.relstring(ranked, j, params[0])
-            elif m.name == "recip_rank_cut":
-                for name, k in zip(names, params):
-                    row[name] = custom.recip_rank_cut(ranked, j, k, level)
-            elif m.name == "recall_all":
-                for name, k in zip(names, params):
-                    row[name] = custom.recall_all(ranked, j, k, level)
-            elif m.family.aggregate == "subset_mean":
-                stars, normalised = star_k(m.name), star_normalised(m.name)
-                for name, n in zip(names, params):
-                    v = custom.star_precision(ranked, j, stars, n, normalised)
-                    if v is not None:
-                        row[name] = v
-            else:  # pragma: no cover - a legalir family without a computation is a bug
-                raise AssertionError(m.name)
+    if computed:
+        for t, topic in prepared.view().items():
+            row = values[t]
+            for m in computed:
+                compute = m.family.compute
+                assert compute is not None  # Family.computed
+                row.update(compute(m, topic, ctx))
+    for i in own:
+        ir_compute = i.ir.compute
+        assert ir_compute is not None  # IrMeasure.request is None: the family computes it
+        for t, topic in prepared.view(i.judged_only).items():
+            values[t][str(i)] = ir_compute(i, topic)
 
 
 # ------------------------------------------------------------------ output
@@ -424,7 +393,8 @@ def format_trec_eval(result: Evaluation, per_topic: bool = False, summary: bool 
     """
     lines = []
     if per_topic:
-        shown = [(name, m.name == "relstring") for m in result.measures if m.family.per_topic
+        # a string value per topic (relstring) is quoted, as trec_eval quotes it
+        shown = [(name, m.family.value == "str") for m in result.measures if m.family.per_topic
                  for name in m.output_names()]
         for t in result.topics:
             row = result["per_topic"][t]
@@ -475,8 +445,8 @@ def coverage_notes(result: Evaluation, complete: bool = False) -> list[str]:
                          " (use -c to count them as 0)" if any(n in te_names for n in without) else ""))
     if miss_qrels:
         notes.append(f"{len(miss_qrels)} run topics have no judgements and are not evaluated: {_some(miss_qrels)}")
+    subsets = {name: m.family.subset for m in result.measures for name in m.output_names()}
     for name, n in result.subset_sizes.items():
-        stars = name[len("star"):name.index("_")]
-        notes.append(f"{name}: averaged over the {n} topics with a document rated >= {stars} stars")
+        notes.append(f"{name}: averaged over the {n} topics with {subsets[name]}")
     notes.extend(result.notes)
     return notes

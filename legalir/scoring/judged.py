@@ -1,5 +1,7 @@
 """The one judged-only rule (trec_eval's -J), used by eval, compare, report, finetune and serve.
 
+The rule is written here; scoring applies it in one place, :func:`legalir.scoring.prepare.cut`.
+
 A document is *judged* for a topic when the topic's qrels grade it 0 or
 higher. No qrels line, or a negative grade (trec_eval's "in the pool, not
 judged"), is unjudged. Judged-only scoring drops unjudged documents before
@@ -19,22 +21,3 @@ def is_judged(docid: str, judgements: Mapping[str, int]) -> bool:
 def drop_unjudged(docs: Mapping[str, float], judgements: Mapping[str, int]) -> dict[str, float]:
     """One topic's ranking ``{docid: score}`` without its unjudged documents."""
     return {d: s for d, s in docs.items() if is_judged(d, judgements)}
-
-
-def judged_only(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]) -> dict:
-    """The run without unjudged documents, as trec_eval -J drops them.
-
-    Parameters
-    ----------
-    run : mapping
-        ``{qid: {docid: score}}``.
-    qrels : mapping
-        ``{qid: {docid: grade}}``.
-
-    Returns
-    -------
-    dict
-        ``{qid: {docid: score}}``; a topic left with no document keeps an empty ranking.
-    """
-    empty: dict[str, int] = {}
-    return {qid: drop_unjudged(docs, qrels.get(qid, empty)) for qid, docs in run.items()}

@@ -1,28 +1,33 @@
 """The one measure parser: trec_eval names, legalir's own and ir_measures objects or names, into an ordered,
-merged list of :class:`legalir.scoring.measures.Measure` (above both :mod:`~legalir.scoring.measures`, where
-families are named once, and :mod:`~legalir.scoring.irm`, the ir_measures names)."""
+merged list of measures (above both :mod:`~legalir.scoring.measures`, the registry of families, and
+:mod:`~legalir.scoring.irm`, the reader of ir_measures names). A family's parameters are read as its
+declaration says (:class:`legalir.scoring.measures.Family`: ``params`` and ``check``)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from legalir.scoring import irm
 from legalir.scoring.measures import (
-    _ORDER,
     ALL_TREC_9,
     FAMILIES,
     NICKNAMES,
-    TREC_EVAL_10_ONLY,
+    ORDER,
     TREC_EVAL_MEASURES,
     VERSIONS,
+    AnyMeasure,
     Family,
+    IrMeasure,
     Measure,
     MeasureError,
-    _parse_params,
-    _split,
+    family,
+    known_names,
 )
+from legalir.scoring.measures.base import floats
+from legalir.scoring.pytrec import LONG_MAX
 
 
-def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: str = "10") -> list[Measure]:
+def parse_measures(specs: Iterable[str | AnyMeasure] | str | None = None, version: str = "10") -> list[AnyMeasure]:
     """Parse trec_eval-style measure specs into an ordered, merged list.
 
     ``["map", "P.5,10", "ndcg_cut.10", "star3_P.5"]``; a comma list inside
@@ -43,9 +48,9 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
     fams: dict[str, Family] = {}
     explicit: dict[str, list] = {}
     wants_defaults: set[str] = set()
-    ir: list = []
+    ir: list[IrMeasure] = []
 
-    def add(fam: Family, params: tuple | None):
+    def add(fam: Family, params: tuple | None) -> None:
         fams.setdefault(fam.name, fam)
         cur = explicit.setdefault(fam.name, [])
         if not params:
@@ -61,7 +66,7 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
             add(spec.family, spec.params or None)
             continue
         if irm.is_ir_measure(spec):
-            m = spec if isinstance(spec, irm.IrMeasure) else irm.parse(spec)
+            m = spec if isinstance(spec, IrMeasure) else irm.parse(str(spec))
             if str(m) in FAMILIES:
                 raise MeasureError(f"{spec!r} prints as {str(m)!r}, the name of trec_eval's measure, whose topics "
                                    f"are averaged another way; write {str(m)} for trec_eval's, or give a "
@@ -77,11 +82,11 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
                 add(FAMILIES[n], None)
             continue
         fam, params = _split(spec)
-        if version == "9" and fam.name in TREC_EVAL_10_ONLY:
+        if version not in fam.versions:
             raise MeasureError(f"measure {fam.name!r} is new in trec_eval 10.0; not available with --compat 9")
         add(fam, _parse_params(params, fam, spec) if params is not None else None)
 
-    out = []
+    out: list[Measure] = []
     for name, fam in fams.items():
         ps = list(explicit[name])
         if fam.params in ("int1", "raw"):
@@ -92,13 +97,85 @@ def parse_measures(specs: Iterable[str | Measure] | str | None = None, version: 
         if fam.takes_params() and (name in wants_defaults or not ps):
             ps.extend(p for p in fam.defaults if p not in ps)
         out.append(Measure(fam, tuple(sorted(ps))))
-    trec = sorted((m for m in out if m.name in _ORDER), key=lambda m: _ORDER[m.name])
-    own = [m for m in out if m.name not in _ORDER]
+    trec = sorted((m for m in out if m.name in ORDER), key=lambda m: ORDER[m.name])
+    own = [m for m in out if m.name not in ORDER]
     seen: dict[str, str] = {}
-    for m in trec + own:
-        for name in m.output_names():
+    for one in trec + own:
+        for name in one.output_names():
             if name in seen:  # two float parameters that print alike (Rprec_mult.0.251,0.252)
-                raise MeasureError(f"measure {m.spec()!r} asks for two values both printed as {name!r}; "
+                raise MeasureError(f"measure {one.spec()!r} asks for two values both printed as {name!r}; "
                                    f"trec_eval prints parameters to 2 decimals: request one of them")
-            seen[name] = m.spec()
-    return trec + own + ir
+            seen[name] = one.spec()
+    return [*trec, *own, *ir]
+
+
+def _parse_params(text: str, fam: Family, spec: str) -> tuple:
+    if not fam.takes_params():
+        raise MeasureError(f"measure {fam.name!r} takes no parameters (got {spec!r})")
+    if fam.params == "raw":  # kept as written (gain maps, coefficients): the family checks them
+        items = text.split(",")
+        (fam.check or _plain_numbers)(fam, items, spec)
+        return (text,)
+    out = []
+    for tok in text.split(","):
+        tok = tok.strip()
+        if not tok:
+            raise MeasureError(f"empty parameter in measure {spec!r}")
+        out.append(_number(tok, fam, spec))
+    if fam.params == "int1" and len(out) != 1:
+        raise MeasureError(f"measure {fam.name!r} takes one parameter (got {spec!r})")
+    if fam.check is not None:
+        fam.check(fam, [t.strip() for t in text.split(",")], spec)
+    return tuple(out)
+
+
+def _plain_numbers(fam: Family, items: list[str], spec: str) -> None:
+    floats(items, spec)
+
+
+#: a cut-off as trec_eval reads it (atol): digits, maybe a decimal part, which it drops (``ndcg_cut.23.4``)
+_CUTOFF = re.compile(r"[0-9]+(?:\.[0-9]*)?")
+
+
+def _number(tok: str, fam: Family, spec: str) -> int | float:
+    """One cut-off or level of a parameter list, read as trec_eval reads it, or a located refusal."""
+    if fam.params == "float":
+        try:
+            v = float(tok)
+        except ValueError:
+            v = float("nan")
+        if not (v >= 0) or v == float("inf"):
+            raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a number >= 0")
+        return v
+    if not _CUTOFF.fullmatch(tok):
+        hint = " (trec_eval would read 1e2 as 1)" if "e" in tok.lower() else ""
+        raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a positive integer{hint}")
+    v = int(tok.split(".")[0])
+    if v < 1:
+        raise MeasureError(f"parameter {tok!r} of measure {spec!r} must be a positive integer")
+    # trec_eval reads a larger cut-off as its largest long (and names it so: P_9223372036854775807)
+    return min(v, LONG_MAX)
+
+
+_UNDERSCORE = re.compile(r"^(.+?)_([0-9][0-9.,]*)$")
+
+
+def _split(spec: str) -> tuple[Family, str | None]:
+    """``P.5,10`` -> (P, "5,10"); also accepts output names (``P_5``, ``star3_P_5``)."""
+    if "." in spec:
+        name, _, params = spec.partition(".")
+        fam = family(name)
+        if fam is not None:
+            return fam, params
+    fam = family(spec)
+    if fam is not None:
+        return fam, None
+    m = _UNDERSCORE.match(spec)
+    if m:
+        fam = family(m.group(1))
+        if fam is not None and fam.takes_params():
+            return fam, m.group(2)
+    raise MeasureError(f"unknown measure {spec!r}; supported: {known_names()} "
+                       f"(parameters as in trec_eval: P.5,10 ndcg_cut.10 star3_P.5; list: `legalir eval --list-measures`)")
+
+

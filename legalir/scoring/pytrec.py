@@ -8,6 +8,9 @@ merges the cut-offs of one family into one spec (``P.5,10``), puts parameter
 sets that cannot share a spec (two gain maps, two recall levels that print
 alike) into separate evaluator calls, and raises if any requested
 (value, topic) did not come back: no value is ever defaulted.
+
+pytrec_eval's own ``-J`` and ``-M`` are never used: the run it is given is already cut and
+judged-only filtered, once, by :mod:`legalir.scoring.prepare` (its ranks close up as trec_eval's do).
 """
 from __future__ import annotations
 
@@ -80,14 +83,15 @@ def _spec(family: str, params: list) -> str:
 
 
 def compute(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], topics: list[str],
-            wants: Iterable[tuple[str, object]], level: int = 1, judged: bool = False,
+            wants: Iterable[tuple[str, object]], level: int = 1,
             nan: float | None = 0.0) -> dict[str, dict[tuple[str, object], float]]:
     """pytrec_eval's per-topic values of ``wants`` for ``topics`` (each in both ``run`` and ``qrels``).
 
     Parameters
     ----------
     qrels, run
-        ``{qid: {docid: grade}}`` and ``{qid: {docid: score}}``.
+        ``{qid: {docid: grade}}`` and ``{qid: {docid: score}}`` (the run after ``-M`` and judged-only:
+        :class:`legalir.scoring.prepare.Prepared`).
     topics
         The topics to score; each must have judgements.
     wants
@@ -96,8 +100,6 @@ def compute(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
         as written: gain maps, coefficients).
     level
         trec_eval's ``-l``: the lowest grade counted relevant.
-    judged
-        trec_eval's ``-J``: unjudged documents (no qrels line, or a negative grade) dropped first.
     nan
         What a NaN becomes (trec_eval prints ``-nan`` for ``iprec_at_recall`` of a ranking that ``-J``
         left empty; its precision is 0). ``None`` keeps NaN.
@@ -121,7 +123,7 @@ def compute(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
     ranked = {t: run[t] if type(run[t]) is dict else dict(run[t]) for t in topics}
     for r in _rounds(wants):
         evaluator = RelevanceEvaluator(query_relevance=judgements, measures={_spec(f, ps) for f, ps in r.items()},
-                                       relevance_level=level, judged_docs_only_flag=bool(judged))
+                                       relevance_level=level, judged_docs_only_flag=False)
         try:  # the run's own dicts when pytrec_eval takes them as they are (no copy of a large run)
             scored = evaluator.evaluate(ranked)
         except TypeError:  # scores of other numeric types (numpy float32, Decimal ...)

@@ -159,7 +159,7 @@ class Interval:
         return f"{fmt.format(self.mean)} [{fmt.format(self.low)}, {fmt.format(self.high)}]"
 
 
-def bootstrap_means(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
+def bootstrap_means(values: Sequence[float] | np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
     """The means of ``resamples`` resamples (with replacement, same size) of ``values``; seeded."""
     x = np.asarray(values, dtype=float)
     n = len(x)
@@ -176,7 +176,7 @@ def bootstrap_means(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLE
     return out
 
 
-def bootstrap_ci(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
+def bootstrap_ci(values: Sequence[float] | np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, level: float = BOOTSTRAP_LEVEL,
                  seed: int = 0) -> Interval:
     """Percentile bootstrap interval of the mean of ``values`` (e.g. per-topic scores)."""
     if not 0 < level < 1:
@@ -214,7 +214,7 @@ class Comparison:
 
     def to_dict(self) -> dict:
         """Plain JSON: non-finite numbers (an infinite t, an undefined p) become null."""
-        ints = self.intervals or [None] * len(self.runs)
+        ints: list[Interval | None] = [*self.intervals] or [None] * len(self.runs)
         diffs = self.diff_intervals or [None] * len(self.runs)
         return _finite({
             "measure": self.measure, "test": self.test, "correction": self.correction,
@@ -269,7 +269,7 @@ def compare(per_topic: Sequence[Mapping[str, Mapping[str, float]]], run_names: S
                 results.append(paired_t_test(c, cols[0]))
             else:
                 results.append(randomization_test(c, cols[0], permutations, seed))
-        adj = adjust([r.pvalue for r in results[1:]], correction)
+        adj = adjust([r.pvalue for r in results[1:] if r is not None], correction)
         intervals: list[Interval] = []
         diffs: list[Interval | None] = []
         if bootstrap:

@@ -1,28 +1,36 @@
-"""trec_eval measures that pytrec_eval (trec_eval 9.0.x's code) cannot give as trec_eval 10.0 does.
+"""trec_eval 10.0's families that pytrec_eval (trec_eval 9.0.x's code) cannot give as 10.0 does.
 
 * ``iprec_at_recall`` and ``11pt_avg``: 10.0 rounds the recall cut-offs
-  (``lround(percent * num_rel)``) where 9.0.x truncated after adding 0.9;
+  (``lround(percent * num_rel)``) where 9.0.x truncated after adding 0.9 (``--compat 9``: pytrec_eval's);
 * ``rbp``, ``rbp_resid``, ``unj``, ``dcg``, ``ideal_dcg``: new in 10.0;
 * ``utility``: needs ``-N`` (documents in the collection), which pytrec_eval lacks.
 
 Each function follows the C code of trec_eval 10.0 (``m_<name>.c``) step by
 step, on a :class:`Ranked` topic: the relevance of each retrieved document in
 trec_eval's order (-1 = not in the qrels, -2 = in the qrels with a negative
-grade), after ``-M`` and ``-J``, with the topic's counts per grade.
+grade), after ``-M`` and ``-J`` (:mod:`legalir.scoring.prepare`), with the topic's counts per grade.
 """
 from __future__ import annotations
 
 import functools
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import itemgetter
+
+from legalir.scoring.measures.base import (
+    Context,
+    Family,
+    MeasureError,
+    Value,
+    gain_map,
+    numbers,
+    persistence,
+)
+from legalir.scoring.prepare import Topic
 
 NONPOOL, UNJUDGED = -1, -2
-#: the one document trec_eval 10.0 "retrieves" for a qrels topic missing from the run under -c
-BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
 @dataclass
@@ -42,19 +50,14 @@ class Ranked:
         return max((g for g, c in self.rel_levels.items() if c), default=-1) + 1
 
 
-def ranked(judged: Mapping[str, int], docs: Mapping[str, float], level: int, judged_only: bool,
-           max_docs: int | None) -> Ranked:
-    """trec_eval's form_res_rels: rank by score then docid (both descending), keep -M, drop unjudged under -J."""
-    order = sorted(zip(docs.values(), docs), reverse=True)  # trec.ranking's order, without a Python key
-    if max_docs is not None:
-        order = order[:max_docs]
-    levels = Counter(judged.values())
+def ranked(topic: Topic, level: int) -> Ranked:
+    """trec_eval's form_res_rels on a topic already ranked, cut (-M) and judged-only filtered (-J)."""
+    grades: Mapping[str, int] = topic.judgements
+    levels = Counter(grades.values())
     if any(g < 0 for g in levels):  # judged with a negative grade: in the pool, not judged
-        judged = {d: (r if r >= 0 else UNJUDGED) for d, r in judged.items()}
+        grades = {d: (r if r >= 0 else UNJUDGED) for d, r in grades.items()}
         levels = Counter({g: c for g, c in levels.items() if g >= 0})
-    rels = list(map(judged.get, map(itemgetter(1), order), repeat(NONPOOL)))
-    if judged_only:
-        rels = [r for r in rels if r >= 0]
+    rels = list(map(grades.get, topic.ranking, repeat(NONPOOL)))
     num_rel = sum(c for g, c in levels.items() if g >= level)
     return Ranked(rels, num_rel, sum(map(level.__le__, rels)), dict(levels), level)
 
@@ -123,9 +126,13 @@ def _gains(rr: Ranked, raw: str | None) -> list[list]:
                 break
         else:
             gains.append([i, float(i), rr.rel_levels.get(i, 0)])  # defined: documents at level i
-    # comp_rel_gain returns (int)(gain1 - gain2)
-    gains.sort(key=functools.cmp_to_key(lambda a, b: int(a[1] - b[1])))
+    gains.sort(key=functools.cmp_to_key(_by_gain))
     return gains
+
+
+def _by_gain(a: list, b: list) -> int:
+    """comp_rel_gain: (int)(gain1 - gain2)."""
+    return int(a[1] - b[1])
 
 
 def _gain(rel: int, gains) -> float:
@@ -229,3 +236,64 @@ def utility(rr: Ranked, raw: str | None, num_docs: int = 0) -> float:
     p1, p2, p3, p4 = (float(x) for x in raw.split(",")) if raw else (1.0, -1.0, 0.0, 0.0)
     a, ret, rel = rr.num_rel_ret, rr.num_ret, rr.num_rel
     return p1 * a + p2 * (ret - a) + p3 * (rel - a) + p4 * (num_docs + a - ret - rel)
+
+
+# ---------------------------------------------------------------- the families
+
+def _ranked(topic: Topic, ctx: Context) -> Ranked:
+    return topic.memo(("trec10", ctx.level), lambda t: ranked(t, ctx.level))
+
+
+def _iprec(m, topic: Topic, ctx: Context) -> dict[str, Value]:
+    return dict(zip(m.output_names(), iprec_at_recall(_ranked(topic, ctx), m.effective_params())))
+
+
+def _eleven(m, topic: Topic, ctx: Context) -> dict[str, Value]:
+    raw = m.raw()
+    points: Sequence[float] = [float(x) for x in raw.split(",")] if raw else ELEVEN_POINTS
+    return {m.output_names()[0]: eleven_pt_avg(_ranked(topic, ctx), points)}
+
+
+def _one(fn):
+    """A family of one value computed from the ranked topic and the raw parameters."""
+    def compute(m, topic: Topic, ctx: Context) -> dict[str, Value]:
+        return {m.output_names()[0]: fn(_ranked(topic, ctx), m.raw())}
+    return compute
+
+
+def _unj(m, topic: Topic, ctx: Context) -> dict[str, Value]:
+    return dict(zip(m.output_names(), unj(_ranked(topic, ctx), m.effective_params())))
+
+
+def _utility(m, topic: Topic, ctx: Context) -> dict[str, Value]:
+    return {m.output_names()[0]: utility(_ranked(topic, ctx), m.raw(), ctx.num_docs)}
+
+
+def _recall_levels(fam: Family, items: list[str], spec: str) -> None:
+    for tok in items:
+        if float(tok) > 1:
+            raise MeasureError(f"recall level {tok!r} of measure {spec!r} is above 1: recall levels are between "
+                               f"0 and 1 (trec_eval would print 0 for it)")
+
+
+TEN = frozenset({"10"})
+FAMILIES = (
+    Family("iprec_at_recall", "trec_eval", params="float", defaults=ELEVEN_POINTS, compute=_iprec, computed_in=TEN,
+           check=_recall_levels, doc="interpolated precision at recall levels"),
+    Family("utility", "legalir", params="raw", compute=_utility, check=numbers(4, what="4 coefficients p1,p2,p3,p4"),
+           reset=0.0, doc="set utility p1*relret + p2*nonrelret + p3*relnotret + p4*nonrelnotret (-N); "
+                          "utility.1,-1,0,0"),
+    Family("11pt_avg", "trec_eval", params="raw", compute=_eleven, computed_in=TEN,
+           check=numbers(unit=True, what="recall points"),
+           doc="interpolated precision averaged over recall points (11pt_avg.0.0,0.5,1.0)"),
+    Family("dcg", "trec_eval", params="raw", compute=_one(lambda rr, raw: dcg_pair(rr, raw)[0]), versions=TEN,
+           check=gain_map, doc="DCG, trec_eval 10.0 only (gain map: dcg.1=3,2=9)"),
+    Family("ideal_dcg", "trec_eval", params="raw", compute=_one(lambda rr, raw: dcg_pair(rr, raw)[1]),
+           versions=TEN, check=gain_map, doc="ideal DCG, trec_eval 10.0 only (gain map)"),
+    Family("rbp", "trec_eval", params="raw", compute=_one(rbp), versions=TEN, check=persistence,
+           doc="rank-biased precision, trec_eval 10.0 only (rbp.p=0.95)"),
+    Family("rbp_resid", "trec_eval", params="raw", compute=_one(rbp_resid), versions=TEN, check=persistence,
+           reset=0.0, doc="RBP residual, trec_eval 10.0 only (rbp_resid.p=0.95)"),
+    Family("unj", "trec_eval", params="int", defaults=(5, 10, 20), compute=_unj, versions=TEN, reset=0.0,
+           doc="fraction of unjudged documents in the top k, trec_eval 10.0 only"),
+)
