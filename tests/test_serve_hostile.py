@@ -14,7 +14,7 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, examples, requires
 from serve_helpers import FULL_KEY, SEARCH_KEY, start_server, stop_server
 
 CLIENT_TIMEOUT = 3.0
@@ -217,7 +217,7 @@ def test_repeated_keys_and_names_are_refused_with_their_line(tmp_path):
 def test_page_opens_odd_topic_ids(server):
     """The run explorer in headless chromium: every topic of the run of odd ids opens (the page builds
     /runs/RUN/topics/QID with encodeURIComponent, the server takes the id whole), no request fails."""
-    pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
+    requires("websockets")
     from browser import Chromium
 
     with Chromium() as b:  # skips when no chromium is installed
@@ -463,7 +463,7 @@ def test_snippet_matches_the_reference():
     text = st.lists(st.tuples(st.sampled_from(vocab), sep), max_size=120).map(
         lambda ws: "".join(w + s for w, s in ws))
 
-    @settings(max_examples=int(__import__("os").environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "200")), deadline=None)
+    @settings(max_examples=examples(200, deep=0.25))
     @given(text, st.lists(st.sampled_from(vocab), max_size=5), st.integers(1, 50))
     def check(t, q, width):
         terms = query_terms(" ".join(q))

