@@ -16,14 +16,13 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 from conftest import examples, requires
+from helpers import cli
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 import legalir
 from legalir import atomic
-from legalir.cli import main
 from legalir.errors import LegalirError
 
 DELETE = object()
@@ -39,10 +38,6 @@ KEYS = {
               ("documents", DELETE), ("index", DELETE), ("index", {}), ("collection", 3)],
 }
 
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 @pytest.fixture(scope="module")

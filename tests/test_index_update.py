@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import examples, requires
+from helpers import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,10 +35,6 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 #: a fiftieth of the scoring properties' examples (80 of 4,000; tests/conftest.py's profile)
 EXAMPLES = examples(3, deep=1 / 50)
 
-
-def cli(*args) -> tuple[int, str]:
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 # ------------------------------------------------------------------ the fixture and its rebuild

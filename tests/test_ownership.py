@@ -10,18 +10,12 @@ import subprocess
 import threading
 
 import pytest
-from click.testing import CliRunner
 from conftest import examples, requires
+from helpers import cli
 
 from legalir import atomic, trec
 from legalir.atomic.common import _state
 from legalir.atomic.ownership import _record
-from legalir.cli import main
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 @pytest.fixture()

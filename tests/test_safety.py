@@ -15,22 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from conftest import WAIT_S, requires
+from helpers import cli
 
 from legalir import atomic, collections, datasets, trec
 from legalir.atomic.common import _REGISTRY_LOCK
-from legalir.cli import main
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import lucene, sparse
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 STATES = ("alaska", "ohio", "utah")
 
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 def run_cli(*args, **kw):

@@ -14,13 +14,13 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import WAIT_S, requires
+from helpers import wait_for
 from serve_helpers import env, post_json, start_server, stop_server
 
 from legalir import atomic, collections
@@ -126,15 +126,6 @@ def expected_hits(folder: Path, k: int = 5, partitions=(None,)) -> dict:
 def shown(hits: list[dict]) -> list[tuple[str, float]]:
     return [(h["id"], round(h["score"], 4)) for h in hits]
 
-
-def wait_for(condition, what: str, timeout: float = 30.0):
-    deadline = time.time() + min(timeout, WAIT_S)
-    while time.time() < deadline:
-        got = condition()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # ------------------------------------------------------------------ the engine, in process

@@ -4,7 +4,6 @@ guard's queue and token buckets in-process; the command line's refusals (non-loo
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import socket
 import subprocess
@@ -14,6 +13,7 @@ import urllib.parse
 
 import pytest
 from conftest import WAIT_S, reference_module
+from helpers import request
 from serve_helpers import BATCH_KEY, FULL_KEY, SEARCH_KEY, SLOW_KEY, env, start_server, stop_server
 
 MAX_BODY = 65536
@@ -37,25 +37,6 @@ def server(sample_collection, sample_index, tmp_path_factory):
     yield s
     stop_server(s)
 
-
-def request(server, method: str, path: str, key: str | None = None, headers: dict | None = None,
-            body: bytes | None = None):
-    """(status, headers, JSON or text body) of one request."""
-    conn = http.client.HTTPConnection("127.0.0.1", server["port"], timeout=WAIT_S)
-    try:
-        h = dict(headers or {})
-        if key:
-            h["Authorization"] = f"Bearer {key}"
-        conn.request(method, path, body=body, headers=h)
-        resp = conn.getresponse()
-        raw = resp.read()
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = raw.decode("utf-8", "replace")
-        return resp.status, resp.headers, data
-    finally:
-        conn.close()
 
 
 def test_keys_and_scopes(server):
