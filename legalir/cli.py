@@ -185,5 +185,5 @@ def main(debug, verbose, quiet):
         log.quiet_libraries()
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":  # `python -m legalir.cli`: the tests' servers and child processes
     main()
