@@ -75,6 +75,11 @@ def needs(present: bool, what: str):
     return pytest.mark.needs(present=bool(present), what=what)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(present, what): runs only where `present`; else a skip locally, a "
+                                       "failure in CI (tests/conftest.py: needs)")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     for mark in item.iter_markers("needs"):

@@ -123,15 +123,13 @@ def test_body_limits(server):
         s.sendall((f"POST /search/batch HTTP/1.1\r\nHost: 127.0.0.1:{server['port']}\r\n"
                    f"Authorization: Bearer {FULL_KEY}\r\nContent-Type: application/json\r\n"
                    f"Content-Length: 500000000\r\n\r\n").encode())
-        t0 = time.time()
         reply = b""
         while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):  # headers and the JSON body: one
             chunk = s.recv(65536)                                              # recv may bring only the headers
             if not chunk:
                 break
             reply += chunk
-        reply = reply.decode()
-        assert time.time() - t0 < 10
+        reply = reply.decode()  # answered before the body (a 500 MB one, never sent): s's timeout bounds a hang
     assert reply.startswith("HTTP/1.1 413") and "500,000,000 bytes" in reply and "x-request-id" in reply.lower()
     # a body sent without a length (chunked) is cut off at the limit
     big = json.dumps({"index": "acord", "queries": [{"q": "law " * 2000}] * 10}).encode()
