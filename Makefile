@@ -40,10 +40,10 @@ PYTEST        = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest 
   $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
 #: the inner loop: the modules that need no JVM, server, browser, model or Ray (formats, scoring against its
 #: references, citations, filters, the architecture and documentation checks); docs/testing.md says what is left out
-FAST_TESTS = tests/test_architecture.py tests/test_cli_docs.py tests/test_errors.py tests/test_trec_format.py \
+FAST_TESTS = tests/test_architecture.py tests/test_cli_docs.py tests/test_suite_rules.py tests/test_trec_format.py \
   tests/test_trec_fast.py tests/test_score_parsing.py tests/test_eval.py tests/test_eval_parity.py \
-  tests/test_eval_irm.py tests/test_eval_stats.py tests/test_eval_regressions.py tests/test_scoring_core.py \
-  tests/test_fusion.py tests/test_citations.py tests/test_legal_structure.py tests/test_chunking.py
+  tests/test_eval_irm.py tests/test_eval_stats.py tests/test_eval_regressions.py tests/test_fusion.py \
+  tests/test_citations.py
 
 test: setup ## set up, then run the test suite (TEST_WORKERS=2 processes; COVERAGE=1 measures coverage)
 	$(PYTEST) $(PYTEST_ARGS)

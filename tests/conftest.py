@@ -316,7 +316,7 @@ def pytest_runtest_logreport(report):
     """Failures and slow tests reported the moment they happen, a line or two each, so a cut-off CI log still
     names them; pytest's full report still comes at the end."""
     slow = report.duration >= SLOW_S
-    if not (report.failed or slow):
+    if not (report.failed or slow) or os.environ.get("PYTEST_XDIST_WORKER"):  # under xdist: the controller's line
         return
     import sys
 
