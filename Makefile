@@ -1,19 +1,19 @@
 # legalir pipelines. The Makefile only wires the `legalir` CLI; logic lives in the package.
 #   make demo   set up, then BM25 on the real ACORD test split (shipped inside legalir), beside the paper
-#   make test   set up, then run the test suite
+#   make test   set up, then run the test suite (2 workers; `make test-fast`: the inner loop; `make lint`)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PYTHON   ?= python3
 VENV     ?= .venv
-EXTRAS   ?= cpu,test
+EXTRAS   ?= cpu,test,lint
 DATA_DIR ?= data
 THREADS  ?= 2
 BIN      := $(VENV)/bin
 LEGALIR  := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/legalir
 STAMP    := $(VENV)/.legalir-setup
 
-.PHONY: help setup demo docs-figures test test-deep clean-outputs FORCE
+.PHONY: help setup demo docs-figures test test-fast test-deep lint clean-outputs FORCE
 FORCE:
 
 help: ## list targets
@@ -30,8 +30,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -c "import legalir.jvm as j; j.start(); print('legalir: JVM ok, Java', j.autoclass('java.lang.System').getProperty('java.version'))"
 	@touch $@
 
-test: setup ## set up, then run the test suite
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+# ------------------------------------------------------------------ tests and static checks (docs/testing.md)
+# TEST_WORKERS: pytest-xdist processes (`0`: one process, no xdist); a file's tests stay on one worker
+# (--dist loadfile: its module fixtures, servers and JVM are built once). COVERAGE=1 measures line coverage of
+# legalir (CI: .ci/run) into .coverage and prints the total.
+TEST_WORKERS ?= 2
+PYTEST        = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q \
+  $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) \
+  $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
+#: the inner loop: the modules that need no JVM, server, browser, model or Ray (formats, scoring against its
+#: references, citations, filters, the architecture and documentation checks); docs/testing.md says what is left out
+FAST_TESTS = tests/test_architecture.py tests/test_cli_docs.py tests/test_suite_rules.py tests/test_trec_format.py \
+  tests/test_trec_fast.py tests/test_score_parsing.py tests/test_eval.py tests/test_eval_parity.py \
+  tests/test_eval_irm.py tests/test_eval_stats.py tests/test_eval_regressions.py tests/test_fusion.py \
+  tests/test_citations.py
+
+test: setup ## set up, then run the test suite (TEST_WORKERS=2 processes; COVERAGE=1 measures coverage)
+	$(PYTEST) $(PYTEST_ARGS)
+
+test-fast: setup ## the inner loop (under a minute): the tests that start no JVM, server, model or browser
+	$(PYTEST) $(FAST_TESTS) $(PYTEST_ARGS)
+
+lint: setup ## static checks: ruff (pyflakes, import order, pyupgrade, pycodestyle, noqa) and mypy (pyproject.toml)
+	$(BIN)/ruff check legalir tests scripts
+	$(BIN)/mypy
 
 test-deep: setup ## the scoring, file round-trip and index-update property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
 	LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
@@ -59,7 +81,7 @@ RUN_DEPTH     ?= 1000
 PASSAGE_DEPTH ?= 2000
 DATASETS_MK   := .make/datasets.mk
 
-ifneq ($(filter-out help setup test test-deep clean-outputs,$(or $(MAKECMDGOALS),help)),)
+ifneq ($(filter-out help setup test test-fast test-deep lint clean-outputs,$(or $(MAKECMDGOALS),help)),)
 include $(DATASETS_MK)
 endif
 $(DATASETS_MK): $(STAMP) $(wildcard legalir/datasets/*.py)

@@ -29,7 +29,7 @@ from legalir.datasets.dataset import Dataset, Document
 from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
 from legalir.search import searcher as _searcher
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # excluded from coverage by pyproject.toml
     import pandas
 
     from legalir.trec import Topic

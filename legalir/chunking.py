@@ -418,8 +418,7 @@ def chunk_records(records: Iterable[Mapping[str, Any]], chunker: Chunker, id_fie
 
 def _source_records(src: Path, id_field: str, text_field: str) -> Iterator[dict]:
     if src.is_dir():
-        for rec in collections.iter_documents(src):
-            yield rec
+        yield from collections.iter_documents(src)
     else:
         yield from read_jsonl_documents(src, id_field, text_field)
 

@@ -48,7 +48,7 @@ class LegalirGroup(click.Group):
             click.echo("error: stopped by SIGINT (interrupted): nothing was published", err=True)
             ctx.exit(130)
         except SystemExit as e:
-            from legalir.atomic import _Terminated
+            from legalir.atomic.common import _Terminated
 
             if isinstance(e, _Terminated):  # SIGTERM unwound the command, as Ctrl-C does
                 click.echo("error: stopped by SIGTERM: nothing was published", err=True)
@@ -94,7 +94,7 @@ def _is_the_program() -> bool:
 
 def _terminate(signum, frame):
     """SIGTERM as an exception: ``finally`` blocks run (temporaries removed), exit status 143."""
-    from legalir.atomic import _Terminated
+    from legalir.atomic.common import _Terminated
 
     raise _Terminated(128 + signum)
 
@@ -185,5 +185,5 @@ def main(debug, verbose, quiet):
         log.quiet_libraries()
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":  # `python -m legalir.cli`: the tests' servers and child processes
     main()

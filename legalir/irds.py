@@ -43,6 +43,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from legalir import collections, filters, trec
+from legalir.collections import DEFAULT_ROOT
+from legalir.collections import ROOT_ENV as ENV
+from legalir.datasets import dataset_class
 from legalir.errors import LegalirError
 
 try:
@@ -54,12 +58,8 @@ except ImportError as _e:  # pragma: no cover - the extra is not installed
 
 _log = logging.getLogger(__name__)
 
-#: environment variable naming the folder that holds converted collections, and its default (the folder
-#: legalir's Makefile writes, relative to the working directory): legalir.collections' own
-from legalir import collections, filters, trec
-from legalir.collections import DEFAULT_ROOT  # noqa: E402
-from legalir.collections import ROOT_ENV as ENV
-from legalir.datasets import dataset_class
+#: ENV (environment variable naming the folder that holds converted collections) and DEFAULT_ROOT, its default
+#: (the folder legalir's Makefile writes, relative to the working directory): legalir.collections' own
 
 PREFIX = "legalir"
 LANG = "en"

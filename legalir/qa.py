@@ -37,6 +37,7 @@ import json
 import math
 import os
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +48,6 @@ from legalir.errors import LegalirError
 from legalir.version import __version__
 
 _log = log.get(__name__)
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 CONDITIONS = ("none", "top1", "topk", "expansion", "gold")
 DATASETS = ("barexam_qa", "housing_qa")
@@ -487,7 +483,7 @@ def _select(tries: list[tuple[int, str | None, Answer]]) -> tuple[int, str | Non
     for t in tries:  # best-ranked passage among the answers with the most votes
         if t[2].label is not None and votes[t[2].label] == top:
             return t
-    return tries[0]  # pragma: no cover
+    return tries[0]  # pragma: no cover - invariant: a label with the most votes is among the tries
 
 
 def results(records: Sequence[dict], *, meta: Mapping[str, Any], bootstrap: int = 1000, level: float = 0.95,

@@ -18,16 +18,12 @@ from __future__ import annotations
 import math
 import os
 import shlex
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from legalir.errors import LegalirError
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 REGRESSIONS_DIR = Path(__file__).resolve().parent / "resources" / "regressions"
 TIERS = ("ci", "slow")

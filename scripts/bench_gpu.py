@@ -115,7 +115,7 @@ def bench_encoding(args, out: list):
                   "batch_size": args.batch_size, "seconds": round(best, 4), "texts_per_s": round(len(data) / best, 1),
                   "max_abs_diff_vs_float32": None if ref is None else float(np.abs(vectors[(impl, dtype)] - ref).max())},
                  out)
-        del enc, st
+        runs = enc = st = None  # the models go before the next dtype loads
         if args.device.startswith("cuda"):
             torch.cuda.empty_cache()
     return vectors.get(("legalir", "float32"), next(iter(vectors.values())))

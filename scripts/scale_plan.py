@@ -208,7 +208,7 @@ def cmd_encoders(args) -> None:
         import transformers
 
         env["transformers"] = transformers.__version__
-    except ImportError:  # pragma: no cover
+    except ImportError:  # pragma: no cover - a dependency of legalir: a broken install only
         pass
     _save(args.json, {"encoders": results, "tokenizer": tokenizer, "env": env, "command": " ".join(sys.argv)})
 

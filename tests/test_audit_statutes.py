@@ -14,8 +14,8 @@ import sys
 import tarfile
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
+from conftest import needs
 
 from legalir.cli import main
 
@@ -60,7 +60,7 @@ def test_heading_numbers():
     assert a._paragraph_label("A.C.R.C. Notes. Former § 1-4-101, which", None) == "A.C.R.C. Notes"
 
 
-@pytest.mark.skipif(shared_archive() is None, reason="shared archive absent")
+@needs(shared_archive() is not None, "the shared North Carolina statute archive (../shared/data/statutes) is absent")
 def test_audit_of_the_shared_north_carolina_release(tmp_path):
     data = tmp_path / "data"
     with tarfile.open(shared_archive()) as tf:

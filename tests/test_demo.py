@@ -12,8 +12,7 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-from conftest import REPO, WAIT_S
+from conftest import REPO, WAIT_S, needs
 
 from legalir.datasets.acord import EMBEDDED
 
@@ -28,7 +27,7 @@ def _readme_demo_block() -> str:
     return data["text"]
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+@needs(shutil.which("make") is not None, "GNU make is not on PATH")
 def test_make_demo_prints_the_readme_block(tmp_path):
     """The Makefile's own demo target, run with this checkout's CLI and no DATA_DIR copy of ACORD."""
     (tmp_path / "pyproject.toml").write_text("")  # the setup stamp's prerequisite, older than the stamp

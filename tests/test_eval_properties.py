@@ -33,27 +33,22 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import reference_module
-from hypothesis import HealthCheck, assume, event, given, settings
+from conftest import examples, reference_module
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from legalir.cli import main
 
 ir_measures = reference_module("ir_measures", "ir_measures is not installed (pip install ir_measures)")
 
-settings.register_profile("ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "200")),
-                          deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-                          derandomize=True)
-settings.register_profile("deep", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "4000")),
-                          deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
+#: each property's examples (tests/conftest.py's profile: 200 under ci, LEGALIR_HYPOTHESIS_EXAMPLES under deep)
+EXAMPLES = examples(200)
 
 TOPICS = ["1", "2", "10", "a", "B", "q_7"]
 DOCS = [f"d{i}" for i in range(9)] + ["D1", "x.y"]
@@ -261,7 +256,7 @@ def folder(tmp_path_factory):
         _POOL = None
 
 
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(case())
 def test_eval_equals_trec_eval_and_ir_measures(trec_eval10_bin, folder, example):
     qrels, run, measures, flags, duplicate, rng = example
@@ -346,7 +341,7 @@ NUMERIC_TREC = ["map", "P.2,5", "ndcg_cut.3,10", "recall.2,1000", "recip_rank", 
 NUMERIC_IR = ["nDCG@3", "nDCG@10", "P@2", "P(rel=2)@5", "R@2", "RR@3", "AP", "Success@1", "Judged@2"]
 
 
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(st.dictionaries(st.sampled_from(TOPICS), judgements, min_size=1, max_size=4),
        st.lists(ranking, min_size=2, max_size=2),
        st.lists(st.sampled_from(NUMERIC_TREC + NUMERIC_IR), min_size=1, max_size=5, unique=True),

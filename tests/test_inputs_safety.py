@@ -10,17 +10,11 @@ import os
 import shutil
 
 import pytest
-from click.testing import CliRunner
+from helpers import cli
 
 from legalir import atomic, collections, datasets, trec
-from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
 from legalir.datasets.sample import PACKAGED
-
-
-def cli(*args, input=None):
-    r = CliRunner().invoke(main, [str(a) for a in args], input=input)
-    return r.exit_code, r.output
 
 
 @pytest.fixture()

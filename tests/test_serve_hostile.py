@@ -14,7 +14,8 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, examples, requires
+from helpers import request, wait_for
 from serve_helpers import FULL_KEY, SEARCH_KEY, start_server, stop_server
 
 CLIENT_TIMEOUT = 3.0
@@ -55,25 +56,6 @@ def server(sample_collection, sample_index, tmp_path_factory):
     stop_server(s)
 
 
-def request(server, method: str, path: str, key: str | None = None, headers: dict | None = None,
-            body: bytes | None = None, source: str = "127.0.0.1", timeout: float = WAIT_S):
-    """(status, headers, JSON or text body) of one request from the loopback address ``source``."""
-    conn = http.client.HTTPConnection("127.0.0.1", server["port"], timeout=timeout, source_address=(source, 0))
-    try:
-        h = dict(headers or {})
-        if key:
-            h["Authorization"] = f"Bearer {key}"
-        conn.request(method, path, body=body, headers=h)
-        resp = conn.getresponse()
-        raw = resp.read()
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = raw.decode("utf-8", "replace")
-        return resp.status, resp.headers, data
-    finally:
-        conn.close()
-
 
 def _read_reply(s: socket.socket) -> bytes:
     """Everything the server sends on ``s`` until it closes it (or the socket's timeout)."""
@@ -86,6 +68,23 @@ def _read_reply(s: socket.socket) -> bytes:
         if not chunk:
             return out
         out += chunk
+
+
+def _peek(s: socket.socket) -> bytes | None:
+    """What the server has sent on ``s`` so far, without waiting or consuming it: None while nothing came and the
+    connection is open, b"" once the server closed it."""
+    timeout = s.gettimeout()
+    s.setblocking(False)  # (with a timeout set, Python waits for data before recv whatever its flags)
+    try:
+        return s.recv(64, socket.MSG_PEEK)
+    except BlockingIOError:
+        return None
+    finally:
+        s.settimeout(timeout)
+
+
+#: the metric of connections closed for a request header not sent within the client timeout
+HEADER_TIMEOUTS = 'legalir_client_timeouts_total{stage="header"}'
 
 
 def test_stalled_uploads_hold_no_worker(server):
@@ -104,13 +103,15 @@ def test_stalled_uploads_hold_no_worker(server):
             s.connect(("127.0.0.1", port))
             s.sendall(head)
             stalled.append(s)
-        t0 = time.monotonic()
         for _ in range(5):
-            status, _, body = request(server, "GET", "/search?q=governing+law&k=3", key=FULL_KEY, timeout=10)
+            status, _, body = request(server, "GET", "/search?q=governing+law&k=3", key=FULL_KEY)
             assert status == 200 and len(body["hits"]) == 3
-            status, _, text = request(server, "GET", "/metrics", key=FULL_KEY, timeout=10)
+            status, _, text = request(server, "GET", "/metrics", key=FULL_KEY)
             assert status == 200 and "legalir_requests_total" in text
-        assert time.monotonic() - t0 < CLIENT_TIMEOUT, "answered only once the stalled uploads were dropped"
+        # answered while the stalled uploads are still held: none of them has had its 408 yet (an order of events,
+        # not a clock: a server that answered only once it dropped them would have sent those first)
+        early = [s for s in stalled if (_peek(s) or b"").startswith(b"HTTP/1.1 408")]
+        assert not early, f"{len(early)} stalled uploads were dropped before /search and /metrics answered"
         replies = [_read_reply(s) for s in stalled]
     finally:
         for s in stalled:
@@ -129,6 +130,7 @@ def test_idle_and_slow_header_connections_are_closed(server):
     """A connection that sends nothing, and one that sends half a request line and stops, are closed after the
     client timeout (neither holds anything meanwhile: /health answers)."""
     port = server["port"]
+    before = _metric(server, HEADER_TIMEOUTS)
     idle, slow = socket.socket(), socket.socket()
     try:
         for s in (idle, slow):
@@ -136,10 +138,11 @@ def test_idle_and_slow_header_connections_are_closed(server):
             s.bind(("127.0.0.2", 0))
             s.connect(("127.0.0.1", port))
         slow.sendall(b"GET /search?q=law HTTP/1.1\r\nHost: 127.0.")
-        t0 = time.monotonic()
         assert request(server, "GET", "/health")[0] == 200
-        assert _read_reply(idle) == b"" and _read_reply(slow) == b""
-        assert CLIENT_TIMEOUT - 0.5 < time.monotonic() - t0 < CLIENT_TIMEOUT + 10
+        assert _peek(idle) is None and _peek(slow) is None  # both still open once /health answered: not closed at once
+        assert _read_reply(idle) == b"" and _read_reply(slow) == b""  # then closed (read until the server closes)
+        # both closed by the client timeout (no request header within it), and counted: the count, not a clock
+        assert _metric(server, HEADER_TIMEOUTS) == before + 2
     finally:
         idle.close()
         slow.close()
@@ -217,7 +220,7 @@ def test_repeated_keys_and_names_are_refused_with_their_line(tmp_path):
 def test_page_opens_odd_topic_ids(server):
     """The run explorer in headless chromium: every topic of the run of odd ids opens (the page builds
     /runs/RUN/topics/QID with encodeURIComponent, the server takes the id whole), no request fails."""
-    pytest.importorskip("websockets", reason="the page test drives chromium with the websockets package")
+    requires("websockets")
     from browser import Chromium
 
     with Chromium() as b:  # skips when no chromium is installed
@@ -360,14 +363,14 @@ def test_a_request_over_its_budget_is_answered_503_and_frees_its_slot(budget_ser
     words = "governing law indemnification confidentiality termination assignment notice warranty liability".split()
     queries = [{"q": " ".join(rnd.choice(words) + str(rnd.randrange(50)) for _ in range(100)) + " law"}
                for _ in range(200)]
-    t0 = time.monotonic()
     status, headers, body = request(s, "POST", "/search/batch", FULL_KEY, {"Content-Type": "application/json"},
                                     json.dumps({"queries": queries, "k": 100}).encode())
-    waited = time.monotonic() - t0
     assert status == 503 and f"time budget of {BUDGET:g} s" in body["error"] and headers["Retry-After"] == "1"
-    assert waited < 3, waited
     assert _metric(s, "legalir_requests_over_budget_total") == 1
-    assert _metric(s, "legalir_abandoned_work") >= 0  # 1 while the batch still runs (it may have ended by now)
+    # answered long before the work ends (no clock: the order of events): the batch (seconds of work past the
+    # 0.25 s budget) still runs when the 503 is in, so the gauge counts it; an answer that waited for the work
+    # would find it 0
+    assert _metric(s, "legalir_abandoned_work") == 1
 
     qids = sorted({line.split()[0] for line in s["qrels"].read_text().splitlines()})
     runs = ["".join(f"{qids[i % len(qids)]} Q0 d{i}-{j} {i // len(qids) + 1} {10 ** 6 - i}.5 r{j}\n" for i in range(45000))
@@ -381,10 +384,8 @@ def test_a_request_over_its_budget_is_answered_503_and_frees_its_slot(budget_ser
     text = result.content[0].text
     assert result.is_error and ("time budget" in text or "worker threads are finishing" in text), text
 
-    deadline = time.monotonic() + WAIT_S
-    while _metric(s, "legalir_abandoned_work") > 0:  # the abandoned work runs to its end, then lets its thread go
-        assert time.monotonic() < deadline, "abandoned work never ended"
-        time.sleep(0.2)
+    # the abandoned work runs to its end, then lets its thread go
+    wait_for(lambda: _metric(s, "legalir_abandoned_work") == 0, "the abandoned work to end", interval=0.2)
     status, _, body = request(s, "GET", "/search?q=governing+law&k=2", FULL_KEY)
     assert status == 200 and len(body["hits"]) == 2
     assert "work abandoned over the time budget (Engine.search_many) ended after" in s["log"].read_text()
@@ -463,7 +464,7 @@ def test_snippet_matches_the_reference():
     text = st.lists(st.tuples(st.sampled_from(vocab), sep), max_size=120).map(
         lambda ws: "".join(w + s for w, s in ws))
 
-    @settings(max_examples=int(__import__("os").environ.get("LEGALIR_HYPOTHESIS_EXAMPLES", "200")), deadline=None)
+    @settings(max_examples=examples(200, deep=0.25))
     @given(text, st.lists(st.sampled_from(vocab), max_size=5), st.integers(1, 50))
     def check(t, q, width):
         terms = query_terms(" ".join(q))

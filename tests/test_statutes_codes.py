@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from legalir import citations, collections, datasets
@@ -203,7 +204,7 @@ def _mutate(html: str, rnd: random.Random, kind: str) -> str:
             + html[m.end():])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40, deep=0.1))
 @given(page=st.sampled_from(PAGES), seed=st.integers(0, 2**32 - 1),
        kind=st.sampled_from(["drop a closing tag", "move a note", "add a suffix letter"]))
 def test_every_section_of_a_mutated_page_is_found_or_a_located_skip(tmp_path_factory, page, seed, kind):

@@ -10,19 +10,13 @@ import os
 import shutil
 
 import pytest
-from click.testing import CliRunner
+from helpers import cli
 
 import legalir
 from legalir import atomic, runformats, trec
-from legalir.cli import main
 from legalir.errors import LegalirError
 from legalir.indexing import sparse
 from legalir.search import fusion
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args])
-    return r.exit_code, r.output
 
 
 @pytest.fixture()

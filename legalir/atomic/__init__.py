@@ -90,76 +90,18 @@ settings, reports). The same two rules as folders, for files:
 """
 from __future__ import annotations
 
-# one module per job; every name is reachable here as before (legalir.atomic.X)
-from legalir.atomic.common import (
-                                   _ABOUT,
-                                   _ENVIRONMENT,
-                                   _REGISTRY_LOCK,
-                                   _TMP,
-                                   _VERSION,
-                                   MARKER,
-                                   REGISTRY,
-                                   OutputError,
-                                   _describe,
-                                   _digest,
-                                   _fsync_dir,
-                                   _fsync_tree,
-                                   _in_progress,
-                                   _in_progress_lock,
-                                   _inventory,
-                                   _located,
-                                   _ours,
-                                   _remove,
-                                   _sigterm_raises,
-                                   _state,
-                                   _Terminated,
-                                   _tmp_name,
-                                   _tracked,
-                                   _version,
-                                   _write_marker,  # noqa: F401
-                                   abandon,
-                                   clean_stale,
-                                   pid_alive,
-                                   read_marker,
-)
-from legalir.atomic.files import _open_file, open_file, write_bytes, write_json, write_text  # noqa: F401
-from legalir.atomic.locks import _held, _held_lock, lock  # noqa: F401
-from legalir.atomic.outputs import (
-                                   _atomic_dir,
-                                   _publish_versioned,
-                                   _renameat2_exchange,
-                                   _swap_in,
-                                   atomic_dir,  # noqa: F401
-                                   check_target,
-                                   copy_linked,
-                                   newest_of_each_release,
-)
-from legalir.atomic.ownership import (
-                                   Command,
-                                   FolderAudit,
-                                   _command,
-                                   _in_build,
-                                   _matches,
-                                   _read_registry,
-                                   _record,  # noqa: F401
-                                   _registry_lock,
-                                   _remember,
-                                   _same_file,
-                                   _Unreadable,
-                                   audit,
-                                   check_file,
-                                   command,
-                                   marked_folder,
-                                   written_by_legalir,
-)
-from legalir.atomic.versioning import (
-                                   Pin,
-                                   _is_version_folder,  # noqa: F401
-                                   _remove_unpinned,
-                                   _version_of,
-                                   current,
-                                   pin,
-                                   pinned,
-                                   refuse_version_folder,
-                                   versions,
-)
+# one module per job (common, files, locks, outputs, ownership, versioning); the names other modules use are
+# here (``__all__``); a private helper is imported from the module that defines it, where it is needed
+from legalir.atomic.common import MARKER, REGISTRY, OutputError, abandon, read_marker
+from legalir.atomic.files import open_file, write_bytes, write_json, write_text
+from legalir.atomic.locks import lock
+from legalir.atomic.outputs import atomic_dir, check_target, copy_linked, newest_of_each_release
+from legalir.atomic.ownership import Command, FolderAudit, audit, check_file, command, written_by_legalir
+from legalir.atomic.versioning import Pin, current, pin, pinned, versions
+
+__all__ = [
+    "MARKER", "REGISTRY", "Command", "FolderAudit", "OutputError", "Pin", "abandon", "atomic_dir", "audit",
+    "check_file", "check_target", "command", "copy_linked", "current", "lock", "newest_of_each_release",
+    "open_file", "pin", "pinned", "read_marker", "versions", "write_bytes", "write_json", "write_text",
+    "written_by_legalir",
+]

@@ -153,7 +153,7 @@ def _sigterm_raises() -> Iterator[None]:
         return
     try:
         previous = signal.getsignal(signal.SIGTERM)
-    except (ValueError, OSError):  # pragma: no cover
+    except (ValueError, OSError):  # pragma: no cover - signals unusable here (a non-main interpreter)
         yield
         return
     if previous not in (signal.SIG_DFL, None):

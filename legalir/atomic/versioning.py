@@ -185,7 +185,8 @@ def pin(target: str | os.PathLike) -> Pin:
         os.close(fd)  # removed before our lock: read the link again
         if path == target:
             raise OutputError(f"{target}: no such folder")
-    raise OutputError(f"{target}: its version changes faster than it can be pinned")  # pragma: no cover
+    # reached only when a publisher swaps the link on every one of the loop's tries
+    raise OutputError(f"{target}: its version changes faster than it can be pinned")  # pragma: no cover - see above
 
 
 def pinned(folder: str | os.PathLike) -> bool:

@@ -52,6 +52,7 @@ import numpy as np
 
 from legalir import atomic, log, models, numeric, trec
 from legalir.atomic import OutputError
+from legalir.atomic.outputs import _swap_in
 from legalir.errors import LegalirError
 from legalir.models import default_device
 
@@ -560,7 +561,7 @@ def encode_corpus(
                               restart=True)
         if result.complete:
             atomic.check_target(out, KIND, overwrite=True, legacy=_is_embeddings)
-            atomic._swap_in(work, out, overwrite=True)
+            _swap_in(work, out, overwrite=True)
             result.out_dir = out
         return result
 
@@ -732,8 +733,8 @@ def _check_partitioned_root(root: Path, keys: list[str]) -> None:
         if root.exists():
             raise OutputError(f"{root}: exists and is a file; name a folder for the embeddings")
         return
-    allowed = re.compile(r"(?:\.(?:%s)\.lock|(?:%s)(?:\.new|\.tmp-\d+(?:-[0-9a-z]+)?)?)" % (
-        "|".join(map(re.escape, keys)), "|".join(map(re.escape, keys))))
+    names = "|".join(map(re.escape, keys))
+    allowed = re.compile(rf"(?:\.(?:{names})\.lock|(?:{names})(?:\.new|\.tmp-\d+(?:-[0-9a-z]+)?)?)")
     foreign = sorted(p.name for p in root.iterdir() if not allowed.fullmatch(p.name))
     if foreign:
         raise OutputError(f"{root}: holds entries that are not this collection's partition embeddings "

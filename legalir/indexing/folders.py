@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from legalir import atomic
+from legalir.atomic.common import _TMP
 
 
 def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
@@ -51,7 +52,7 @@ def recorded_path(key: str, path: str | os.PathLike, meta_folder: str | os.PathL
     """
     target = Path(path).resolve()
     here = Path(meta_folder).resolve()
-    build = next((p for p in (here, *here.parents) if atomic._TMP.search(p.name)), None)
+    build = next((p for p in (here, *here.parents) if _TMP.search(p.name)), None)
     if build is not None and target.is_relative_to(build.parent) and not target.is_relative_to(build):
         return {key: os.path.relpath(target, here), f"{key}_absolute": str(target)}
     return {key: str(target)}

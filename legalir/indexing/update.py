@@ -52,12 +52,10 @@ from pathlib import Path
 
 from legalir import atomic, log
 from legalir.errors import LegalirError
-
-_log = log.get(__name__)
+from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
-from legalir.indexing import IndexPair, NotAnIndex, collection_of
-from legalir.indexing.changes import (  # noqa: E402,F401
+from legalir.indexing.changes import (  # noqa: F401
     OPS,
     TOGETHER,
     UPDATES,
@@ -69,6 +67,8 @@ from legalir.indexing.changes import (  # noqa: E402,F401
     release_key,
 )
 from legalir.indexing.folders import recorded_path
+
+_log = log.get(__name__)
 
 
 # ------------------------------------------------------------------ the change set

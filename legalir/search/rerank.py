@@ -445,7 +445,7 @@ class _LLMReranker:
         orders = self.order({q: topics[q].text for q in cands}, cands, texts, progress=progress)
         return run_from_orders(run, orders)
 
-    def order(self, queries, cands, texts, progress=True) -> dict[str, list[str]]:  # pragma: no cover
+    def order(self, queries, cands, texts, progress=True) -> dict[str, list[str]]:  # pragma: no cover - abstract: each subclass orders
         raise NotImplementedError
 
 

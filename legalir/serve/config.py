@@ -150,10 +150,8 @@ def _read_file(path: Path) -> dict:
         if path.suffix == ".json":
             data = json.loads(text)
         elif path.suffix == ".toml":
-            try:
-                import tomllib
-            except ImportError:  # Python < 3.11
-                import tomli as tomllib
+            import tomllib
+
             data = tomllib.loads(text)
         else:
             raise ConfigError(f"{path}: a configuration file ends in .toml or .json")

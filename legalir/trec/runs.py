@@ -239,7 +239,7 @@ class RunBatches:
                         raise
                 elif not _merge(part, groups):
                     _read_run_exact(self.path, data, None)  # raises the located error
-                    raise AssertionError("a duplicate document went unreported")  # pragma: no cover
+                    raise AssertionError("a duplicate document went unreported")  # pragma: no cover - invariant
                 if not part:  # comment or blank lines only
                     continue
                 if pending_qid is not None:
@@ -249,7 +249,7 @@ class RunBatches:
                         pending.update(more)
                         if len(pending) != n:
                             _read_run_exact(self.path, self.data, None)  # raises the located error
-                            raise AssertionError("a duplicate document went unreported")  # pragma: no cover
+                            raise AssertionError("a duplicate document went unreported")  # pragma: no cover - invariant
                     part[pending_qid] = pending  # first in the batch: the first topic of the chunk
                     part = {pending_qid: pending, **part}
                 if not done.isdisjoint(part):
