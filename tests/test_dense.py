@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S
 
-from legalir import collections, trec
+from legalir import collections, filters, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import dense, encoders
 from legalir.search import vector as dense_search
@@ -47,15 +47,15 @@ class TinyHousing(Dataset):
     def documents(self):
         for state, d in STATES.items():
             for subject, text in SUBJECTS.items():
-                yield Document(f"{collections.partition_key(state)}-{subject}", text.format(d=d), {"state": state})
+                yield Document(f"{filters.partition_key(state)}-{subject}", text.format(d=d), {"state": state})
 
     def topic_sets(self):
-        topics = [Topic(f"{collections.partition_key(s)}-{subj}", q, {"state": s})
+        topics = [Topic(f"{filters.partition_key(s)}-{subj}", q, {"state": s})
                   for s in STATES for subj, q in QUESTIONS.items()]
         return {"test": topics}
 
     def qrels_sets(self):
-        return {"test": [Judgement(f"{collections.partition_key(s)}-{subj}", f"{collections.partition_key(s)}-{subj}", 1)
+        return {"test": [Judgement(f"{filters.partition_key(s)}-{subj}", f"{filters.partition_key(s)}-{subj}", 1)
                          for s in STATES for subj in QUESTIONS]}
 
 

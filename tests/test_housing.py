@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import collections, datasets, trec
+from legalir import collections, datasets, filters, trec
 from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
 from legalir.search.runner import Partitioned, SearchError
@@ -132,12 +132,12 @@ def test_bm25_scores_equal_hand_computed_values(housing_collection, housing_run)
 
 
 def test_a_query_never_retrieves_another_jurisdictions_statute(housing_collection, housing_run):
-    state_of = {d["id"]: collections.partition_key(d["state"]) for d in collections.iter_documents(housing_collection)}
+    state_of = {d["id"]: filters.partition_key(d["state"]) for d in collections.iter_documents(housing_collection)}
     topics = trec.read_topics(housing_collection / "topics/test.jsonl")
     run = trec.read_run(housing_run)
     assert set(run) == set(topics)
     for qid, docs in run.items():
-        want = collections.partition_key(topics[qid].fields["state"])
+        want = filters.partition_key(topics[qid].fields["state"])
         assert docs and {state_of[d] for d in docs} == {want}, qid
         # and it ranks its whole jurisdiction's matching statutes, nothing more
         assert len(docs) <= collections.read_manifest(housing_collection)["partitions"][want]

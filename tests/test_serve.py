@@ -21,7 +21,7 @@ import pytest
 from conftest import WAIT_S, reference_module
 from serve_helpers import post_json, start_server, stop_server
 
-from legalir import collections, datasets, trec
+from legalir import collections, datasets, filters, trec
 from legalir.trec import Topic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -249,7 +249,7 @@ def test_batch_equals_single_searches(served):
     for q, res in zip(queries, body["results"]):
         single = _search(base, q=q["q"], index="housing", partition=q["partition"], k=3)[1]
         assert [h["id"] for h in res["hits"]] == [h["id"] for h in single["hits"]]
-        assert res["partition"] == collections.partition_key(q["partition"])
+        assert res["partition"] == filters.partition_key(q["partition"])
 
 
 def test_concurrent_requests(served):

@@ -50,14 +50,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from legalir import atomic, log
+from legalir import atomic, filters, log
 from legalir.errors import LegalirError
-
-_log = log.get(__name__)
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
-from legalir.indexing.changes import (  # noqa: E402,F401
+from legalir.indexing.changes import (  # noqa: F401
     OPS,
     TOGETHER,
     UPDATES,
@@ -69,6 +67,8 @@ from legalir.indexing.changes import (  # noqa: E402,F401
     release_key,
 )
 from legalir.indexing.folders import recorded_path
+
+_log = log.get(__name__)
 
 
 # ------------------------------------------------------------------ the change set
@@ -189,7 +189,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
             if fields.get(pfield) in (None, ""):
                 raise UpdateError(f"{c.where}: document {c.docid!r} has no {pfield!r}, the field the collection is "
                                   f"partitioned on; give it one")
-            c.partition = collections.partition_key(fields[pfield])
+            c.partition = filters.partition_key(fields[pfield])
         try:
             c.record, names = collections.make_record(
                 c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),

@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from legalir import filters
 from legalir.collections import read_manifest
 from legalir.datasets import DatasetError, dataset_class
+from legalir.datasets.dataset import BM25_DEFAULTS
 from legalir.errors import LegalirError
 from legalir.indexing import collection_of, sparse
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
-#: Pyserini's LuceneSearcher defaults
-DEFAULT_K1 = 0.9
-DEFAULT_B = 0.4
+#: Pyserini's LuceneSearcher defaults (stated once: :data:`legalir.datasets.dataset.BM25_DEFAULTS`)
+DEFAULT_K1: float = BM25_DEFAULTS["k1"]
+DEFAULT_B: float = BM25_DEFAULTS["b"]
 
 
 @dataclass

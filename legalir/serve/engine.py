@@ -28,32 +28,31 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from legalir import api, collections, datasets, filters, log, trec
+from legalir import api, checks, datasets, filters, log, runformats, trec
 from legalir.api import Hit
 from legalir.errors import ApiError, LegalirError
+from legalir.indexing import METHODS
 from legalir.scoring.judged import is_judged
+from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: F401  (the one default set, legalir.evaluate's)
+from legalir.search import bm25 as lucene
 from legalir.search import fusion, gate
+from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
-_log = log.get(__name__)
+# the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
+from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term, query_terms, snippet  # noqa: F401
+from legalir.serve.explorer import RunEntry, _sibling_topics
+from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: F401
+from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: F401
+from legalir.version import __version__
 
-from legalir.indexing import METHODS  # noqa: E402  (re-exported for the app)
+_log = log.get(__name__)
 
 MAX_K = 1000
 MAX_BATCH = 1000
 MAX_QUERY_CHARS = 10_000
 #: an inline run (MCP evaluate/fuse) is at most this many characters (~60,000 TREC lines)
 MAX_INLINE_RUN_CHARS = 3_000_000
-from legalir import checks, runformats
-from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: E402,F401  (the one default set, legalir.evaluate's)
-from legalir.search import bm25 as lucene
-
-# the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
-from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term, query_terms, snippet  # noqa: E402,F401
-from legalir.serve.explorer import RunEntry, _sibling_topics  # noqa: E402
-from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: E402,F401
-from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: E402,F401
-from legalir.version import __version__
 
 # the one way into the JVM: legalir.search.gate (the searcher core's gate, shared by every face)
 LuceneGate = gate.LuceneGate
@@ -265,7 +264,8 @@ class Engine:
 
     @staticmethod
     def _check_k(k: Any) -> int:
-        return checks.integer("k", k, 1, MAX_K)
+        """The searcher core's one depth check, with serve's transport limit (k <= :data:`MAX_K`)."""
+        return check_k(k, high=MAX_K)
 
     @staticmethod
     def _hit(hit: Hit, terms: list[str]) -> dict:
@@ -319,7 +319,7 @@ class Engine:
                 terms = query_terms(text)
                 out.append({"id": qid, "query": text, "index": index, "method": method,
                             **self._release_of(searcher),
-                            "partition": collections.partition_key(partition) if partition else None,
+                            "partition": filters.partition_key(partition) if partition else None,
                             "k": k, "terms": terms,
                             "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
         return out
@@ -587,7 +587,7 @@ def _table() -> dict[str, dict[str, checks.Param]]:
     release = opt(checks.identifier, blank=True)
 
     def k(name: str, value: Any) -> int:
-        return checks.integer_or_text(name, value, 1, MAX_K)
+        return check_k(value, name, high=MAX_K, text=True)
 
     def on_off(name: str, value: Any) -> str | None:
         return checks.choice(name, value, ("on", "off"))
