@@ -211,12 +211,20 @@ def test_changed_settings_refuse_to_mix(encoder, tiny_collection, tmp_path, mini
 
 
 # ------------------------------------------------------------------ FAISS and search
+def _searched(index, encoder, **options):
+    """The searcher core's dense search of ``index`` (:class:`legalir.Searcher`: its routing), as a retriever."""
+    import legalir
+
+    return legalir.Searcher(index, encoder=encoder,
+                            dense_options=dense_search.DenseOptions(**options)).retriever(method="dense")
+
+
 def _topics():
     return {t.qid: t for t in TinyHousing("/x").topic_sets()["test"]}
 
 
 def test_partitioned_search_stays_in_the_topics_partition(encoder, tiny_index):
-    retriever = dense_search.retriever(tiny_index, encoder)  # partition field recorded in the index
+    retriever = _searched(tiny_index, encoder)  # partition field recorded in the index
     run = retriever.search(_topics(), k=100)
     assert set(run) == set(_topics())
     for qid, docs in run.items():
@@ -227,9 +235,9 @@ def test_partitioned_search_stays_in_the_topics_partition(encoder, tiny_index):
 
 
 def test_hnsw_and_ivfpq_indexes(encoder, tiny_embeddings, tiny_index, tmp_path):
-    flat = dense_search.retriever(tiny_index, encoder).search(_topics(), k=5)
+    flat = _searched(tiny_index, encoder).search(_topics(), k=5)
     dense.build(tiny_embeddings, tmp_path / "hnsw", dense.IndexSpec(type="hnsw", hnsw_m=8), quiet=True)
-    hnsw = dense_search.retriever(tmp_path / "hnsw", encoder, ef_search=64).search(_topics(), k=5)
+    hnsw = _searched(tmp_path / "hnsw", encoder, ef_search=64).search(_topics(), k=5)
     for qid in flat:  # tiny graphs are searched exhaustively: same top 5, same scores
         assert [d for d, _ in trec.ranking(hnsw[qid])] == [d for d, _ in trec.ranking(flat[qid])]
         assert [v for _, v in trec.ranking(hnsw[qid])] == pytest.approx([v for _, v in trec.ranking(flat[qid])])
@@ -237,7 +245,7 @@ def test_hnsw_and_ivfpq_indexes(encoder, tiny_embeddings, tiny_index, tmp_path):
                 quiet=True)
     meta = json.loads((tmp_path / "ivfpq" / "ohio" / dense.META).read_text())
     assert meta["index"]["type"] == "ivfpq" and meta["encoder"]["pooling"] == "mean"
-    ivf = dense_search.retriever(tmp_path / "ivfpq", encoder, nprobe=2).search(_topics(), k=100)
+    ivf = _searched(tmp_path / "ivfpq", encoder, nprobe=2).search(_topics(), k=100)
     assert all(len(d) == len(SUBJECTS) for d in ivf.values())
     with pytest.raises(dense.DenseIndexError, match="needs at least 256 documents"):
         dense.build(tiny_embeddings, tmp_path / "bad", dense.IndexSpec(type="ivfpq"), quiet=True)
@@ -528,7 +536,7 @@ def test_library_calls_leave_the_callers_thread_counts_as_they_were(odd_counts, 
     assert _counts() == odd_counts
     index.search(vecs, 3)
     assert _counts() == odd_counts
-    retriever = dense_search.retriever(tiny_index, encoder, threads=1)
+    retriever = _searched(tiny_index, encoder, threads=1)
     retriever.search({"q": trec.Topic("q", "deposit", {"state": "ohio"})}, 2)
     assert _counts() == odd_counts
 

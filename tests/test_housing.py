@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from legalir import collections, datasets, filters, trec
 from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
-from legalir.search.runner import Partitioned, SearchError
 from legalir.trec import Topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"
@@ -144,11 +143,12 @@ def test_a_query_never_retrieves_another_jurisdictions_statute(housing_collectio
 
 
 def test_unknown_jurisdiction_at_search_time_lists_known_ones(housing_collection, housing_index, tmp_path):
-    from legalir.search.bm25 import BM25
+    import legalir
+    from legalir.search.arguments import UnknownPartition
 
-    retriever = Partitioned(housing_index, "state", BM25, ["alaska", "new_york", "texas"])
-    with pytest.raises(SearchError, match=r"'Guam'.*known: alaska, new_york, texas"):
-        retriever.search({"q": Topic("q", "security deposit", {"state": "Guam"})}, 10)
+    with legalir.Searcher(housing_index) as s, pytest.raises(UnknownPartition,
+                                                             match=r"'Guam'.*known: alaska, new_york, texas"):
+        s.batch_search({"q": Topic("q", "security deposit", {"state": "Guam"})}, 10)
     topics = tmp_path / "t.jsonl"
     topics.write_text(json.dumps({"qid": "q", "text": "security deposit", "state": "Guam"}) + "\n")
     result = CliRunner().invoke(main, ["search", str(housing_index), str(topics), str(tmp_path / "r.trec")])
