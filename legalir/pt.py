@@ -517,7 +517,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     partition, filter, as_of
         As for :meth:`legalir.Searcher.search` (dense search refuses ``filter``, as every face does).
     **options
-        :class:`legalir.search.vector.DenseOptions` (``instruction``, ``gpu``, ``ef_search``, ``nprobe``,
+        :class:`legalir.search.arguments.DenseOptions` (``instruction``, ``gpu``, ``ef_search``, ``nprobe``,
         ``threads``, ``resident``); any other name is refused.
 
     Returns
@@ -535,8 +535,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     --------
     >>> lpt.dense("indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
     """
-    from legalir.search.arguments import refuse_unknown
-    from legalir.search.vector import DenseOptions
+    from legalir.search.arguments import DenseOptions, refuse_unknown
 
     refuse_unknown("dense", options, ("index", "k", "encoder", "device", "partition_field", "text", "partition",
                                       "filter", "as_of", *DenseOptions.names()))
@@ -862,10 +861,10 @@ class Rerank(_pt.Transformer):
 
     def __init__(self, scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None,
                  name: str | None = None):
-        if k is not None and int(k) < 1:
-            raise PtError(f"rerank depth k must be at least 1 (got {k})")
+        from legalir.search.arguments import check_k
+
         self.scorer = scorer
-        self.k = None if k is None else int(k)
+        self.k = None if k is None else check_k(k, "rerank depth k")
         self.texts = None if texts is None else Text(texts)
         self.name = name or type(scorer).__name__
 

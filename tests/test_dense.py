@@ -214,9 +214,10 @@ def test_changed_settings_refuse_to_mix(encoder, tiny_collection, tmp_path, mini
 def _searched(index, encoder, **options):
     """The searcher core's dense search of ``index`` (:class:`legalir.Searcher`: its routing), as a retriever."""
     import legalir
+    from legalir.search.arguments import DenseOptions
 
     return legalir.Searcher(index, encoder=encoder,
-                            dense_options=dense_search.DenseOptions(**options)).retriever(method="dense")
+                            dense_options=DenseOptions(**options)).retriever(method="dense")
 
 
 def _topics():

@@ -321,9 +321,9 @@ def _dense_index(coll: Path, out: Path, encoder, kind: str = "flat") -> Path:
 
 def _dense_run(index: Path, encoder, topics, **kwargs) -> dict:
     import legalir
-    from legalir.search import vector as dense_search
+    from legalir.search.arguments import DenseOptions
 
-    with legalir.Searcher(index, encoder=encoder, dense_options=dense_search.DenseOptions(**kwargs)) as s:
+    with legalir.Searcher(index, encoder=encoder, dense_options=DenseOptions(**kwargs)) as s:
         return s.batch_search(topics, 20, method="dense")
 
 

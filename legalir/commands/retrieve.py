@@ -235,13 +235,14 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
     from legalir import filters
     from legalir.api import Searcher
     from legalir.search import vector as dense
+    from legalir.search.arguments import DenseOptions
     from legalir.search.runner import search_to_run
 
     overrides = encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend,
                                   trust_remote_code)
     flt = filters.parse(list(filter_specs), "--filter")
     # one shard in memory at a time: a run file's topics are searched once
-    options = dense.DenseOptions(instruction=instruction, gpu=gpu, ef_search=ef_search, nprobe=nprobe,
+    options = DenseOptions(instruction=instruction, gpu=gpu, ef_search=ef_search, nprobe=nprobe,
                                  threads=threads, resident=False)
 
     def make():

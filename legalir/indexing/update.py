@@ -210,8 +210,6 @@ def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: d
     index has keeps its type, and a value not of it is refused (a rebuild would type the field anew: build
     the index again to change a type); a field it lacks is typed from the change set's values, as a rebuild
     would type it."""
-    from legalir import filters
-
     if types is None:  # an index built before types were recorded
         return None
     new = filters.TypeInference(declared)

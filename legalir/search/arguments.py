@@ -5,11 +5,13 @@ PyTerrier).
 * :func:`check_k`: the one check of a search depth (every face's ``k``; serve passes its transport limit);
 * :func:`check_query`: a query's text;
 * :func:`as_topics` / :func:`frame_topics`: topics as a mapping, a Benchmark or a PyTerrier-style DataFrame;
+* :class:`DenseOptions`: how a FAISS index is searched;
 * :func:`refuse_unknown`: a face's argument that the searcher core does not take, refused in the words of
   :func:`legalir.checks.arguments` (what serve and MCP say of an unknown argument).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,6 +41,39 @@ class UnknownRelease(SearcherError, LookupError):
     """A release (``as_of=``) the index does not hold (404 over HTTP)."""
 
     status = 404
+
+
+@dataclasses.dataclass(frozen=True)
+class DenseOptions:
+    """How a FAISS index is searched (every field optional: the index's and FAISS's own defaults).
+
+    Attributes
+    ----------
+    instruction : str, optional
+        A task instruction for every query (overrides the topics' ``instruction`` field, CRUMB's).
+    gpu : bool, optional
+        Search on the GPU (default: when FAISS sees one).
+    ef_search : int, optional
+        HNSW search width.
+    nprobe : int, optional
+        IVF lists visited per query.
+    threads : int, optional
+        FAISS's OpenMP threads for each search (default: all cores).
+    resident : bool
+        Keep a sharded index's shards loaded between searches (a long-lived searcher); ``False``: one shard
+        in memory at a time (``legalir search-dense``, an index larger than memory).
+    """
+
+    instruction: str | None = None
+    gpu: bool | None = None
+    ef_search: int | None = None
+    nprobe: int | None = None
+    threads: int | None = None
+    resident: bool = True
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
 
 
 def check_k(k: Any, name: str = "k", *, high: int = MAX_DEPTH, text: bool = False) -> int:

@@ -42,6 +42,7 @@ from typing import Protocol
 
 from legalir import atomic, collections, log, models, numeric, trec
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
+from legalir.search.arguments import check_k
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
 
@@ -60,8 +61,7 @@ class RerankError(SearchError):
 
 def candidates(run: Mapping[str, Mapping[str, float]], k: int) -> dict[str, list[str]]:
     """Each topic's top ``k`` document ids, in trec_eval's order."""
-    if k < 1:
-        raise RerankError(f"rerank depth k must be >= 1 (got {k})")
+    check_k(k, "rerank depth k")
     return {qid: [d for d, _ in trec.ranking(docs)[:k]] for qid, docs in run.items()}
 
 

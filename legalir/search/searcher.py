@@ -14,7 +14,7 @@ It owns each search rule once, each in the module of its job:
 * documents shown and looked up (:mod:`legalir.search.documents`);
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
-* dense search (:class:`legalir.search.vector.DenseRetriever`, :class:`~legalir.search.vector.DenseOptions`),
+* dense search (:class:`legalir.search.vector.DenseRetriever`, :class:`~legalir.search.arguments.DenseOptions`),
   and hybrid search: both legs to :func:`legalir.search.fusion.hybrid_depth`, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
 * the Java gate (:data:`legalir.search.gate.LUCENE`): every Lucene call one at a time, concurrent
@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from legalir import atomic, checks, filters
 from legalir.collections import Corpus
@@ -40,6 +40,7 @@ from legalir.search import fusion
 from legalir.search import releases as _releases
 from legalir.search.arguments import (
     MAX_DEPTH,
+    DenseOptions,
     SearcherError,
     UnknownPartition,
     UnknownRelease,
@@ -55,9 +56,6 @@ from legalir.search.documents import Display, Hit
 from legalir.search.gate import LUCENE
 from legalir.search.routing import Router, key_of
 from legalir.trec import Run, Topic, ranking
-
-if TYPE_CHECKING:
-    from legalir.search.vector import DenseOptions, DenseRetriever
 
 _log = logging.getLogger(__name__)
 
@@ -89,7 +87,7 @@ class Searcher:
         Dense: where the encoder runs.
     threads : int
         Lucene search threads (Java) per batch.
-    dense_options : legalir.search.vector.DenseOptions, optional
+    dense_options : legalir.search.arguments.DenseOptions, optional
         Dense: how the FAISS index is searched (an instruction for every query, GPU, HNSW ``ef_search``,
         IVF ``nprobe``, FAISS threads, shards kept loaded).
     rm3 : legalir.search.bm25.RM3, optional
@@ -122,8 +120,6 @@ class Searcher:
                  rm3: lucene.RM3 | None = None, filter_by: Sequence[str] | None = None,
                  partition_field: str | None = None, collection: Any = None,
                  dense_options: DenseOptions | None = None):
-        from legalir.search.vector import DenseOptions
-
         paths = index_paths(path)
         for name, v in (("k1", k1), ("b", b)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
@@ -134,7 +130,7 @@ class Searcher:
                                       not all(isinstance(f, str) for f in filter_by)):
             raise SearcherError(f"filter_by must be a list of field names, not {filter_by!r}")
         if dense_options is not None and not isinstance(dense_options, DenseOptions):
-            raise SearcherError(f"dense_options must be a legalir.search.vector.DenseOptions, not "
+            raise SearcherError(f"dense_options must be a legalir.search.arguments.DenseOptions, not "
                                 f"{type(dense_options).__name__}")
         self._closed = True  # until opened whole
         self._pins: dict[str, atomic.Pin] = {}
@@ -210,7 +206,7 @@ class Searcher:
         self._past: dict[str, Searcher] = {}
         self._bm25: dict[str, lucene.BM25] = {}
         self._getters: dict[str, Any] = {}
-        self._dense: dict[str, DenseRetriever] = {}
+        self._dense: dict[str, Any] = {}  # legalir.search.vector.DenseRetriever, loaded on first use
         self._lock = threading.Lock()        # opening retrievers, closing
         self._closed = False
 
@@ -351,7 +347,7 @@ class Searcher:
         several searchers) instead of loading the one the index records."""
         self._encoder = encoder
 
-    def _dense_retriever(self, key: str) -> DenseRetriever:
+    def _dense_retriever(self, key: str) -> Any:
         from legalir.search import vector as dense_search
 
         with self._lock:

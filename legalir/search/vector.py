@@ -25,39 +25,6 @@ _log = log.get(__name__)
 INSTRUCTION_FIELD = "instruction"
 
 
-@dataclasses.dataclass(frozen=True)
-class DenseOptions:
-    """How a FAISS index is searched (every field optional: the index's and FAISS's own defaults).
-
-    Attributes
-    ----------
-    instruction : str, optional
-        A task instruction for every query (overrides the topics' ``instruction`` field, CRUMB's).
-    gpu : bool, optional
-        Search on the GPU (default: when FAISS sees one).
-    ef_search : int, optional
-        HNSW search width.
-    nprobe : int, optional
-        IVF lists visited per query.
-    threads : int, optional
-        FAISS's OpenMP threads for each search (default: all cores).
-    resident : bool
-        Keep a sharded index's shards loaded between searches (a long-lived searcher); ``False``: one shard
-        in memory at a time (``legalir search-dense``, an index larger than memory).
-    """
-
-    instruction: str | None = None
-    gpu: bool | None = None
-    ef_search: int | None = None
-    nprobe: int | None = None
-    threads: int | None = None
-    resident: bool = True
-
-    @classmethod
-    def names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
-
-
 _ENCODER_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
 _ENCODER_LOCKS_LOCK = threading.Lock()
 
