@@ -87,7 +87,7 @@ class BM25:
         pooled index of several states, ``None``), read once from the index's ``filters`` field: the value of
         the ``jurisdiction_field`` (else ``state``) that every live document holds. ``None`` when the field is
         not filterable or its values differ."""
-        if self._jurisdiction is False:
+        if self._jurisdiction is False:  # not read yet
             self._jurisdiction = None
             field = self.jurisdiction_field or "state"
             if self.has_filters:
@@ -97,7 +97,7 @@ class BM25:
                                             if n != field and filters.partition_key(n).startswith(prefix)]
                 term = self.index.shared_term(filters.FIELD, prefix, others)
                 self._jurisdiction = term[len(prefix):] if term else None
-        return self._jurisdiction
+        return self._jurisdiction if isinstance(self._jurisdiction, str) else None
 
     def set_bm25(self, k1: float, b: float) -> None:
         check_bm25(k1, b)

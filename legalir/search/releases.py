@@ -164,8 +164,9 @@ def release_for_date(as_of: str, dates: Mapping[str, str | None]) -> str:
                            f"recorded dates): give a release instead (as_of={undated[-1]}), or convert it again with "
                            f"its date and update the index")
     day = datetime.date.fromisoformat(as_of)
-    order = sorted(dates, key=lambda r: (first_day(dates[r]), release_key(r)))
-    before = [r for r in order if first_day(dates[r]) <= day]
+    dated = {r: d for r, d in dates.items() if d}  # every one (an undated release was refused above)
+    order = sorted(dated, key=lambda r: (first_day(dated[r]), release_key(r)))
+    before = [r for r in order if first_day(dated[r]) <= day]
     if not before:
         oldest = order[0]
         raise NoReleaseThen(f"as_of={as_of!r} is before the oldest release this index keeps: release {oldest}, "
@@ -219,7 +220,8 @@ def history(searcher: Any, ref: str, partition: str | None = None) -> list[dict]
     # a citation one release's collection does not resolve: the id another release resolved it to
     ids = list(dict.fromkeys(str(r["id"]) for r in found.values() if r is not None))
     if not ids:
-        kept = f"releases: {shown(dates)}" if None not in dates else "it keeps no release of a code"
+        kept = (f"releases: {shown({r: d for r, d in dates.items() if r is not None})}" if None not in dates
+                else "it keeps no release of a code")
         raise NotInAnyRelease(f"{ref!r}: no version of this index holds it (by id or citation); {kept}")
     for release, rec in found.items():
         for docid in ids if rec is None else ():

@@ -495,9 +495,9 @@ class Searcher:
         keys: dict[str, str] = {}
         for partition, topics in by_partition.items():
             groups, k_checked, m = self._prepare(topics, k, method, partition, filter, citations)
-            found, where = self._run(groups, k_checked, m)
+            found, placed = self._run(groups, k_checked, m)
             run.update(found)
-            keys.update(where)
+            keys.update(placed)
         # each group's run is ranked and cut already (the gate, fusion.hybrid, _dense_search): read it in order
         return [self._display.hits(run.get(str(i), {}), keys[str(i)]) for i in range(len(queries))]
 
@@ -627,8 +627,8 @@ class Searcher:
                 LUCENE.call(s.close)
             except Exception as e:  # pragma: no cover - a searcher that cannot close still lets the pins go
                 _log.warning(f"closing {s.index_dir}: {e}")
-        for p in self._pins.values():
-            p.close()
+        for pin in self._pins.values():
+            pin.close()
 
     @property
     def closed(self) -> bool:
