@@ -290,6 +290,18 @@ def test_cli_encode_index_search_fuse(tiny_collection, minilm_path, tmp_path):
         assert r.exit_code == 0, r.output
         runs.append(run)
     assert runs[0].read_text().replace(" a\n", " b\n") == runs[1].read_text()  # reproducible bytes
+    # search-dense is legalir.Searcher's dense search: its router's, filter's and releases' refusals, exit 2
+    guam = tmp_path / "guam.jsonl"
+    trec.write_topics_jsonl(guam, [Topic("g", "deposit", {"state": "Guam"})])
+    for args, said in (([guam], "topic 'g': this index has no state 'Guam' for dense; known: ohio"),
+                       ([topics, "--partition", "Texas"], "this index has no state 'Texas' for dense; known: ohio"),
+                       ([topics, "--filter", "state=ohio"], "filter= works with BM25"),
+                       ([topics, "--as-of", "85"], "keeps no version of release '85'")):
+        r = _cli("search-dense", idx, *args, tmp_path / "refused.trec")
+        assert r.exit_code == 2 and said in r.output, (args, r.output)
+        assert not (tmp_path / "refused.trec").exists()
+    r = _cli("search-dense", idx, topics, tmp_path / "ohio.trec", "-k", 5, "--partition", "OHIO")
+    assert r.exit_code == 0 and (tmp_path / "ohio.trec").read_text() == runs[0].read_text().replace(" a\n", " dense\n")
     lines = runs[0].read_text().splitlines()
     assert len(lines) == 3 * 5 and all(line.split()[2].startswith("ohio-") for line in lines)
     out = tmp_path / "fused.trec"
