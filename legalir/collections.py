@@ -30,7 +30,6 @@ from typing import Any, BinaryIO
 from legalir import atomic, filters, log, trec
 from legalir.datasets.dataset import Dataset, Judgement
 from legalir.errors import LegalirError, read_json
-from legalir.filters import partition_key
 from legalir.trec import iter_jsonl
 from legalir.trec.model import id_problem
 
@@ -293,7 +292,7 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
                 if doc.fields.get(part_field) in (None, ""):
                     raise CollectionError(f"{dataset.name}: document {doc.id!r} has no {part_field!r} "
                                           f"to partition on")
-                key = partition_key(doc.fields[part_field])
+                key = filters.partition_key(doc.fields[part_field])
             if doc.fields.get("parent_id"):
                 parents.add(str(doc.fields["parent_id"]))
             pending.append((key, doc.id, doc.contents, doc.fields,

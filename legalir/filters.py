@@ -172,18 +172,17 @@ def partition_key(value: Any) -> str:
     return key
 
 
-_key = partition_key
 
 
 def token(field: str, value: Any) -> str:
     """The indexed keyword token of ``field=value``: ``state_new_york``."""
-    return f"{_key(field)}_{_key(value)}"
+    return f"{partition_key(field)}_{partition_key(value)}"
 
 
 def typed_token(field: str, kind: str, value: Any) -> str | None:
     """The indexed token of ``field=value`` as a number or a date (``year__25004202100...``), or ``None``."""
     code = encode(kind, value)
-    return None if code is None else f"{_key(field)}__{code}"
+    return None if code is None else f"{partition_key(field)}__{code}"
 
 
 # ------------------------------------------------------------------ documents
@@ -352,7 +351,7 @@ def partition_keys(flt: Filter, field: str) -> list[str] | None:
         if any(".." in v for v in values):
             return None
         try:
-            these = {_key(v) for v in values}
+            these = {partition_key(v) for v in values}
         except FilterError:
             return None
         keys = these if keys is None else keys & these
@@ -383,11 +382,11 @@ def describe(schema: Mapping[str, str]) -> str:
 
 def _field(schema: Mapping[str, str], name: str) -> tuple[str, str] | None:
     try:
-        key = _key(name)
+        key = partition_key(name)
     except FilterError:
         return None
     for n, t in schema.items():
-        if _key(n) == key:
+        if partition_key(n) == key:
             return n, t
     return None
 
@@ -426,7 +425,7 @@ def clauses(flt: Filter, schema: Mapping[str, str] | None, where: str = "filter"
                     if end and encode(kind, end) is None:
                         raise FilterError(f"{clause}: {end!r} is not {_a(kind)} ({field!r} is {_a(kind)} field"
                                           f"{'; a date is YYYY-MM-DD' if kind == 'date' else ''})")
-                base = f"{_key(field)}__"
+                base = f"{partition_key(field)}__"
                 alts.append(("range", base + (encode(kind, lo) if lo else ""),
                              base + (encode(kind, hi) if hi else "3")))  # codes start with 0, 1 or 2
             elif kind == "keyword":

@@ -14,10 +14,12 @@ partition), results ``qid, query, docno, score, rank`` (rank from 0, in
 trec_eval's order: score descending, ties by docno descending), plus ``text``
 where asked for (``text=True``, :func:`text`) and a reranker needs it.
 
-The transformers run legalir's own code (:class:`legalir.search.bm25.BM25`,
-:mod:`legalir.search.vector`, :mod:`legalir.search.fusion`,
-:mod:`legalir.search.rerank`), so a PyTerrier pipeline gives the runs
-legalir's command line writes. Java: legalir's JVM (:mod:`legalir.jvm`) is
+The retrievers (:func:`bm25`, :func:`dense`, :func:`hybrid`, :func:`searcher`) and :func:`text` are
+legalir's searcher core (:class:`legalir.Searcher`: its routing, ``filter=``, ``partition=``, ``as_of=``, its
+hybrid rule and its documents), :func:`fuse` is ``legalir fuse`` (:mod:`legalir.search.fusion`) and the
+rerankers are :mod:`legalir.search.rerank`, so a PyTerrier pipeline gives the runs and hits legalir's
+command line, API and server give. An argument the searcher core does not take is refused, in the words
+``legalir serve`` refuses one with. Java: legalir's JVM (:mod:`legalir.jvm`) is
 the process's one JVM; these transformers never start PyTerrier's. A process
 that needs Terrier's own retrievers as well calls :func:`start_java` with
 ``terrier=True`` before anything starts Java (see ``docs/pyterrier.md``).
@@ -42,7 +44,8 @@ from legalir.trec import Run, Topic
 
 DEFAULT_K = 1000
 
-__all__ = ["PtError", "Retrieve", "Hybrid", "Rerank", "Text", "bm25", "searcher", "dense", "retriever", "hybrid", "cross_encoder",
+__all__ = ["PtError", "Retrieve", "Fuse", "Rerank", "Text", "bm25", "searcher", "dense", "retriever", "hybrid", "fuse",
+           "cross_encoder",
            "reranker", "text", "topics", "qrels", "topics_frame", "qrels_frame", "run_frame", "frame_run",
            "start_java"]
 
@@ -254,8 +257,8 @@ def _queries(inp: pd.DataFrame) -> pd.DataFrame:
 
 def _frame_topics(q: pd.DataFrame) -> dict[str, Topic]:
     """Topics of a queries frame: every column but ``qid`` and ``query`` is a metadata field (empty cells skipped);
-    the searcher core's one reader of a frame's topics (:func:`legalir.search.searcher.frame_topics`)."""
-    from legalir.search.searcher import frame_topics
+    the searcher core's one reader of a frame's topics (:func:`legalir.search.arguments.frame_topics`)."""
+    from legalir.search.arguments import frame_topics
 
     return frame_topics(q)
 
@@ -288,13 +291,15 @@ class Retrieve(_pt.Transformer):
     >>> Retrieve(BM25("indexes/acord/bm25"), k=100)  # doctest: +SKIP
     """
 
-    def __init__(self, retriever: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = None,
-                 name: str | None = None):
-        from legalir.search.runner import check_depth
+    #: (index, Searcher options, search options) of a retriever :func:`searcher` opened from a path, else None
+    opened: tuple[Any, dict, dict] | None = None
+
+    def __init__(self, retriever: Any, k: int = DEFAULT_K, texts: Any = None, name: str | None = None):
+        from legalir.search.arguments import check_k
 
         self.retriever = retriever
-        self.k = check_depth(k)
-        self.texts = None if texts is None else Text(texts)
+        self.k = check_k(k)
+        self.texts = None if texts is None else texts if isinstance(texts, Text) else Text(texts)
         self.name = name or type(retriever).__name__
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
@@ -314,8 +319,9 @@ class Retrieve(_pt.Transformer):
         ------
         PtError
             When ``qid`` or ``query`` is missing.
-        legalir.search.runner.SearchError
-            For an empty query, or a topic without its partition field.
+        legalir.search.arguments.SearcherError
+            For an empty query, or a topic without its partition field (an unknown partition:
+            :class:`~legalir.search.arguments.UnknownPartition`, naming the known ones).
         """
         if len(inp) == 0:
             return _empty_results(inp, ("text",) if self.texts else ())
@@ -372,8 +378,15 @@ def _check_lucene_jvm() -> None:
                       "again and call legalir.pt.start_java(terrier=True) before anything starts Java")
 
 
+#: the options of legalir.Searcher a path is opened with (legalir.pt's retrievers pass them on)
+SEARCHER_OPTIONS = ("k1", "b", "rm3", "threads", "partition_field", "encoder", "device", "filter_by", "collection",
+                    "dense_options")
+#: the search options of legalir.Searcher.batch_search every retriever here takes
+SEARCH_OPTIONS = ("partition", "filter", "citations", "as_of")
+
+
 def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, partition: str | None = None,
-             filter: Any = None, citations: bool | None = None, text: bool | str | os.PathLike = False,
+             filter: Any = None, citations: bool | None = None, text: Any = False,
              as_of: Any = None, **options: Any) -> Retrieve:
     """legalir's searcher core (:class:`legalir.Searcher`) as a PyTerrier retriever: BM25, dense or hybrid,
     partition routing, filters and citations exactly as the API, the CLI and ``legalir serve`` search.
@@ -387,38 +400,50 @@ def searcher(index: Any, k: int = DEFAULT_K, *, method: str | None = None, parti
     method, partition, filter, citations, as_of
         As for :meth:`legalir.Searcher.search` (without ``partition``, a per-partition index routes each
         topic by its own partition column; ``as_of``: a release the index keeps, or a date, its documents too).
-    text : bool or path
-        ``True``: add a ``text`` column from the Lucene index's stored documents (what a reranker
+    text : bool, path or legalir.Searcher
+        ``True``: add a ``text`` column of the documents this searcher shows (:meth:`legalir.Searcher.doc`:
+        the version's changes, its collection, else the Lucene index's stored documents: what a reranker
         reads); a path: from that collection folder or index.
     **options
         :class:`legalir.Searcher` options (``k1``, ``b``, ``rm3``, ``threads``, ``partition_field``,
-        ``encoder``, ``device``) when ``index`` is a path.
+        ``encoder``, ``device``, ``filter_by``, ``collection``, ``dense_options``) when ``index`` is a path.
 
     Returns
     -------
     Retrieve
+
+    Raises
+    ------
+    legalir.search.arguments.SearcherError
+        An option :class:`legalir.Searcher` does not take (named, with those it does).
     """
     from legalir.api import Searcher
+    from legalir.search.arguments import refuse_unknown
 
     if isinstance(index, Searcher) and options:
         raise PtError(f"{', '.join(sorted(options))}: Searcher options; give them to legalir.Searcher, not with an "
                       f"open searcher")
+    refuse_unknown("searcher", options, ("index", "k", "method", *SEARCH_OPTIONS, "text", *SEARCHER_OPTIONS))
     s = index if isinstance(index, Searcher) else Searcher(index, **options)
     if s.sparse is not None:
         _check_lucene_jvm()
-    source = (s.at(as_of).pair.sparse if text is True and as_of is not None else
-              s.sparse if text is True else (text or None))
+    source = Text(s, as_of=as_of) if text is True else (text or None)
     name = "/".join(p.name for p in (s.sparse, s.dense) if p is not None)
     owned = not isinstance(index, Searcher)  # a searcher the caller opened stays open
-    return Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations,
-                                as_of=as_of),
-                    k=k, texts=source,
-                    name=f"{(method or s.methods[0]).upper() if method != 'dense' else 'dense'}({name})")
+    r = Retrieve(s.retriever(owned=owned, method=method, partition=partition, filter=filter, citations=citations,
+                             as_of=as_of),
+                 k=k, texts=source,
+                 name=f"{(method or s.methods[0]).upper() if method != 'dense' else 'dense'}({name})")
+    #: how it was opened, for :func:`hybrid` to open both legs' indexes as one searcher
+    r.opened = (None if isinstance(index, Searcher) else index, dict(options),
+                {"method": method, "partition": partition, "filter": filter, "citations": citations, "as_of": as_of})
+    return r
 
 
 def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = None, b: float | None = None,
          rm3: Any = None, threads: int = 1, partition_field: str | None = None,
-         text: bool | str | os.PathLike = False) -> Retrieve:
+         text: bool | str | os.PathLike = False, partition: str | None = None, filter: Any = None,
+         citations: bool | None = None, as_of: Any = None) -> Retrieve:
     """BM25 (optionally + RM3) over a legalir Lucene index, as a PyTerrier retriever (:func:`searcher`).
 
     Parameters
@@ -430,7 +455,8 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
         Documents per topic.
     k1, b : float, optional
         BM25 parameters (default: the tuned values of the dataset the index was built from, as
-        ``legalir search`` and :class:`legalir.Searcher` use; else Pyserini's 0.9 and 0.4).
+        ``legalir search`` and :class:`legalir.Searcher` use; else Pyserini's, :data:`legalir.search.bm25.DEFAULT_K1`
+        and :data:`~legalir.search.bm25.DEFAULT_B`).
     rm3 : legalir.search.bm25.RM3, optional
         Query expansion.
     threads : int
@@ -438,8 +464,11 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     partition_field : str, optional
         The topic column naming the partition (default: recorded by the index's collection).
     text : bool or path
-        ``True``: add a ``text`` column from the index's stored documents (what a reranker reads);
+        ``True``: add a ``text`` column of the documents the searcher shows (what a reranker reads);
         a path: from that collection folder or index.
+    partition, filter, citations, as_of
+        As for :meth:`legalir.Searcher.search`: one partition for every topic, a metadata filter
+        (``"state=california,nevada"``), citation clauses on or off, a release or date the index keeps.
 
     Returns
     -------
@@ -458,15 +487,16 @@ def bm25(index: str | os.PathLike, k: int = DEFAULT_K, *, k1: float | None = Non
     >>> lpt.bm25("indexes/acord/bm25", k=100, k1=1.0, b=0.5) % 10  # doctest: +SKIP
     """
     _check_lucene_jvm()
-    r = searcher(index, k, method="bm25", text=text, k1=k1, b=b, rm3=rm3, threads=threads,
-                 partition_field=partition_field)
+    r = searcher(index, k, method="bm25", text=text, partition=partition, filter=filter, citations=citations,
+                 as_of=as_of, k1=k1, b=b, rm3=rm3, threads=threads, partition_field=partition_field)
     r.name = f"BM25({Path(index).name})"
     return r
 
 
 def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None = None, device: str | None = None,
-          partition_field: str | None = None, text: str | os.PathLike | None = None, **kwargs: Any) -> Retrieve:
-    """Dense retrieval over a legalir FAISS index, as a PyTerrier retriever.
+          partition_field: str | None = None, text: bool | str | os.PathLike = False, partition: str | None = None,
+          filter: Any = None, as_of: Any = None, **options: Any) -> Retrieve:
+    """Dense retrieval over a legalir FAISS index, as a PyTerrier retriever (:func:`searcher`, ``method="dense"``).
 
     Parameters
     ----------
@@ -481,11 +511,14 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
         ``cpu`` or ``cuda``.
     partition_field : str, optional
         The topic column naming the partition of a partitioned index.
-    text : path, optional
-        Collection folder or Lucene index to read a ``text`` column from.
-    **kwargs
-        Further :class:`legalir.search.vector.DenseRetriever` options (``instruction``,
-        ``ef_search``, ``nprobe``).
+    text : bool or path
+        ``True``: a ``text`` column of the documents the searcher shows (its collection); a path: from that
+        collection folder or Lucene index.
+    partition, filter, as_of
+        As for :meth:`legalir.Searcher.search` (dense search refuses ``filter``, as every face does).
+    **options
+        :class:`legalir.search.arguments.DenseOptions` (``instruction``, ``gpu``, ``ef_search``, ``nprobe``,
+        ``threads``, ``resident``); any other name is refused.
 
     Returns
     -------
@@ -495,20 +528,100 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
     ------
     legalir.indexing.dense.DenseIndexError
         When ``index`` is not a legalir FAISS index, or the encoder does not fit it.
+    legalir.search.arguments.SearcherError
+        An option the searcher core does not take.
 
     Examples
     --------
     >>> lpt.dense("indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
     """
-    from legalir.search import vector as dense_search
+    from legalir.search.arguments import DenseOptions, refuse_unknown
 
-    enc = dense_search.load_encoder(index, model=encoder, device=device)
-    r = dense_search.retriever(index, enc, partition_field=partition_field, **kwargs)
-    return Retrieve(r, k=k, texts=text, name=f"dense({Path(index).name})")
+    refuse_unknown("dense", options, ("index", "k", "encoder", "device", "partition_field", "text", "partition",
+                                      "filter", "as_of", *DenseOptions.names()))
+    r = searcher(index, k, method="dense", text=text, partition=partition, filter=filter, as_of=as_of,
+                 encoder=encoder, device=device, partition_field=partition_field,
+                 dense_options=DenseOptions(**options) if options else None)
+    r.name = f"dense({Path(index).name})"
+    return r
 
 
-class Hybrid(_pt.Transformer):
-    """Fuse the results of several PyTerrier retrievers with :func:`legalir.search.fusion.fuse`.
+def hybrid(*legs: Any, k: int = DEFAULT_K, partition: str | None = None, filter: Any = None,
+           citations: bool | None = None, as_of: Any = None, text: Any = False, **options: Any) -> Retrieve:
+    """Hybrid search as :class:`legalir.Searcher` does it, as a PyTerrier retriever: the searcher core's one
+    rule (both legs to ``max(k, 100)``, RRF with legalir's k, ranked in trec_eval's order, then cut at ``k``:
+    :func:`legalir.search.fusion.hybrid`), so its hits equal ``Searcher([bm25, dense]).batch_search(...,
+    method="hybrid")`` and every other face's.
+
+    Parameters
+    ----------
+    *legs : path or Retrieve
+        A Lucene and a FAISS index folder of one collection, or the retrievers :func:`bm25` and :func:`dense`
+        made of them (their indexes and options are opened as one searcher; their own ``k`` does not apply:
+        the hybrid rule sets the legs' depth).
+    k : int
+        Documents per topic.
+    partition, filter, citations, as_of, text
+        As :func:`searcher`.
+    **options
+        :class:`legalir.Searcher` options, when the legs are paths.
+
+    Returns
+    -------
+    Retrieve
+
+    Raises
+    ------
+    legalir.search.arguments.SearcherError
+        An argument the searcher core does not take (fusion's ``method``, ``weights``, ``rrf_k``, ``norm``,
+        ``depth``: :func:`fuse` fuses any runs so), named with those it does.
+    PtError
+        Legs that are not one Lucene and one FAISS index of legalir's.
+
+    Examples
+    --------
+    >>> lpt.hybrid("indexes/acord/bm25", "indexes/acord/dense/minilm", k=100)  # doctest: +SKIP
+    >>> lpt.hybrid(lpt.bm25(idx, k1=1.0, b=0.5), lpt.dense(didx))  # doctest: +SKIP
+    """
+    from legalir.search.arguments import refuse_unknown
+
+    refuse_unknown("hybrid", options, ("legs", "k", *SEARCH_OPTIONS, "text", *SEARCHER_OPTIONS))
+    if len(legs) != 2:
+        raise PtError(f"hybrid takes two legs, a Lucene and a FAISS index (or lpt.bm25 and lpt.dense of them), got "
+                      f"{len(legs)}; lpt.fuse fuses any retrievers' runs")
+    paths: list[Any] = []
+    merged: dict[str, Any] = {}
+    for leg in legs:
+        if isinstance(leg, (str, os.PathLike)):
+            paths.append(leg)
+            continue
+        opened = getattr(leg, "opened", None)
+        if not isinstance(leg, Retrieve) or opened is None or opened[0] is None:
+            raise PtError(f"hybrid's legs are index folders, or lpt.bm25 / lpt.dense of index folders, not {leg!r}; "
+                          f"lpt.fuse fuses any retrievers' runs")
+        index, leg_options, bound = opened
+        given = sorted(n for n in SEARCH_OPTIONS if bound.get(n) is not None)
+        if given:
+            raise PtError(f"{leg!r} was made with {', '.join(given)}: give {'them' if len(given) > 1 else 'it'} to "
+                          f"hybrid, which searches both legs at once")
+        for name, value in leg_options.items():
+            if value is not None and merged.get(name, value) != value:
+                raise PtError(f"hybrid's legs give {name} twice, differently ({merged[name]!r} and {value!r})")
+            if value is not None:
+                merged[name] = value
+        paths.extend(index if isinstance(index, (list, tuple)) else [index])
+        leg.close()  # its own searcher: the hybrid opens both indexes as one
+    merged.update({n: v for n, v in options.items() if v is not None})
+    r = searcher(paths, k, method="hybrid", partition=partition, filter=filter, citations=citations, as_of=as_of,
+                 text=text, **merged)
+    r.name = f"hybrid({'/'.join(Path(p).name for p in paths)})"
+    return r
+
+
+class Fuse(_pt.Transformer):
+    """Fuse the results of several PyTerrier retrievers as ``legalir fuse`` fuses run files
+    (:func:`legalir.search.fusion.fuse`): any retrievers, Terrier's too. Hybrid search of a Lucene and a FAISS
+    index is :func:`hybrid` (the searcher core's rule).
 
     Parameters
     ----------
@@ -518,8 +631,8 @@ class Hybrid(_pt.Transformer):
         Reciprocal rank fusion, or a weighted sum of per-topic normalised scores.
     weights : sequence of float, optional
         One per retriever (default: equal).
-    rrf_k : float
-        RRF's constant.
+    rrf_k : float, optional
+        RRF's constant (default: :data:`legalir.search.fusion.DEFAULT_RRF_K`, as ``legalir fuse``).
     norm : {'minmax', 'zscore'}
         Normalisation of ``linear``.
     depth : int, optional
@@ -529,15 +642,16 @@ class Hybrid(_pt.Transformer):
 
     Examples
     --------
-    >>> Hybrid([lpt.bm25(idx), lpt.dense(didx)], method="rrf")  # doctest: +SKIP
+    >>> Fuse([lpt.bm25(idx), terrier_bm25], method="rrf")  # doctest: +SKIP
     """
 
     def __init__(self, retrievers: Sequence[Any], method: str = "rrf", weights: Sequence[float] | None = None,
-                 rrf_k: float = 60, norm: str = "minmax", depth: int | None = None, k: int | None = None):
+                 rrf_k: float | None = None, norm: str = "minmax", depth: int | None = None, k: int | None = None):
         from legalir.search import fusion
 
         if len(retrievers) < 2:
-            raise PtError(f"hybrid needs at least two retrievers (got {len(retrievers)})")
+            raise PtError(f"fusion needs at least two retrievers (got {len(retrievers)})")
+        rrf_k = fusion.DEFAULT_RRF_K if rrf_k is None else rrf_k
         # every parameter checked now, not after the first searches
         fusion.fuse([{}] * len(retrievers), method=method, weights=weights, k=rrf_k, norm=norm, depth=depth)
         self.retrievers = list(retrievers)
@@ -575,23 +689,23 @@ class Hybrid(_pt.Transformer):
         return run_frame(fused, q)
 
     def __repr__(self) -> str:
-        return f"legalir.pt.Hybrid({self.method}, {len(self.retrievers)} retrievers)"
+        return f"legalir.pt.Fuse({self.method}, {len(self.retrievers)} retrievers)"
 
 
-def hybrid(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | None = None, rrf_k: float = 60,
-           norm: str = "minmax", depth: int | None = None, k: int | None = None) -> Hybrid:
-    """BM25 + dense (or any retrievers) fused as legalir fuses runs; see :class:`Hybrid`.
+def fuse(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | None = None, rrf_k: float | None = None,
+         norm: str = "minmax", depth: int | None = None, k: int | None = None) -> Fuse:
+    """Any retrievers' results fused as ``legalir fuse`` fuses runs; see :class:`Fuse`.
 
     Parameters
     ----------
     *retrievers : pyterrier.Transformer
         Two or more retrievers.
     method, weights, rrf_k, norm, depth, k
-        As :class:`Hybrid`.
+        As :class:`Fuse`.
 
     Returns
     -------
-    Hybrid
+    Fuse
 
     Raises
     ------
@@ -600,54 +714,62 @@ def hybrid(*retrievers: Any, method: str = "rrf", weights: Sequence[float] | Non
 
     Examples
     --------
-    >>> lpt.hybrid(lpt.bm25(idx), lpt.dense(didx), method="linear", weights=[0.3, 0.7])  # doctest: +SKIP
+    >>> lpt.fuse(lpt.bm25(idx), lpt.dense(didx), method="linear", weights=[0.3, 0.7])  # doctest: +SKIP
     """
-    return Hybrid(retrievers, method=method, weights=weights, rrf_k=rrf_k, norm=norm, depth=depth, k=k)
+    return Fuse(retrievers, method=method, weights=weights, rrf_k=rrf_k, norm=norm, depth=depth, k=k)
 
 
 # ------------------------------------------------------------------ document texts
 
-def _index_texts(index: Path, docids: set[str]) -> dict[str, str]:
-    from legalir.indexing import lucene, sparse
-
-    parts = sparse.partitions(index)
-    if not parts:
-        return dict(lucene.texts(index, docids))
-    out: dict[str, str] = {}
-    for key in parts:
-        if len(out) == len(docids):
-            break
-        out.update(lucene.texts(index / key, docids - set(out)))
-    return out
-
-
 class Text(_pt.Transformer):
-    """Add a ``text`` column (each document's text) to a results frame.
+    """Add a ``text`` column (each document's text) to a results frame: the documents the searcher core shows
+    (:meth:`legalir.Searcher.doc`; of a collection folder, :class:`legalir.indexing.changes.Documents`).
 
     Parameters
     ----------
-    source : path
-        A collection folder (``legalir convert``) or a Lucene index (``legalir index``; one per
-        partition is fine).
+    source : path or legalir.Searcher
+        A collection folder (``legalir convert``), an index (``legalir index``; one per partition is fine:
+        each document is looked up in the partition that holds it), or an open searcher.
     field : str
         The record field read (``contents``).
+    as_of : str or datetime.date, optional
+        The documents as release ``as_of`` held them (an index, or a searcher).
 
     Examples
     --------
     >>> lpt.bm25(idx) >> lpt.text("collections/acord")  # doctest: +SKIP
     """
 
-    def __init__(self, source: str | os.PathLike, field: str = "contents"):
+    def __init__(self, source: Any, field: str = "contents", *, as_of: Any = None):
         from legalir import collections
+        from legalir.api import Searcher
 
-        self.source = Path(source)
         self.field = field
-        self.is_collection = collections.is_collection(self.source)
-        if not self.is_collection:
-            from legalir.indexing import lucene, sparse
+        self.as_of = as_of
+        self.searcher: Any = None
+        self.documents: Any = None
+        if isinstance(source, Searcher):
+            self.searcher = source
+            self.source = Path(str(source.sparse or source.dense))
+        else:
+            self.source = Path(source)
+            if collections.is_collection(self.source):
+                from legalir.indexing.changes import Documents
 
-            if not sparse.partitions(self.source):
-                lucene.check_folder(self.source)
+                self.documents = Documents(collections.Corpus(self.source))
+            else:
+                self.searcher = Searcher(self.source)  # an index: its documents, as every face shows them
+
+    def _record(self, docid: str) -> dict | None:
+        if self.documents is not None:
+            return self.documents.record(docid)
+        s = self.searcher.at(self.as_of)
+        rec = s.doc(docid)
+        for key in s.partitions if rec is None or rec.get("id") != docid else ():
+            rec = s.doc(docid, key)  # one index per partition and no collection at hand: the one holding it
+            if rec is not None and rec.get("id") == docid:
+                break
+        return rec if rec is not None and rec.get("id") == docid else None  # not another, found by citation
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         """Look up every ``docno`` of ``inp``.
@@ -671,11 +793,12 @@ class Text(_pt.Transformer):
 
         _need(inp, ("docno",), "legalir.pt.text")
         wanted = set(inp["docno"].astype(str))
-        if self.is_collection:
-            found = rerank.collection_texts(self.source, wanted, field=self.field)
-        else:
-            found = _index_texts(self.source, wanted)
-            rerank._check_found(wanted, found, str(self.source))
+        found: dict[str, str] = {}
+        for d in sorted(wanted):
+            rec = self._record(d)
+            if rec is not None and self.field in rec:
+                found[d] = str(rec[self.field])
+        rerank._check_found(wanted, found, str(self.source))
         out = inp.copy()
         out["text"] = [found[d] for d in out["docno"].astype(str)]
         return out
@@ -684,15 +807,17 @@ class Text(_pt.Transformer):
         return f"legalir.pt.Text({self.source})"
 
 
-def text(source: str | os.PathLike, field: str = "contents") -> Text:
+def text(source: Any, field: str = "contents", *, as_of: Any = None) -> Text:
     """A transformer adding each result's document text (``text``), e.g. before a reranker; see :class:`Text`.
 
     Parameters
     ----------
-    source : path
-        Collection folder or Lucene index.
+    source : path or legalir.Searcher
+        Collection folder, index, or open searcher.
     field : str
         Record field.
+    as_of : str or datetime.date, optional
+        The documents of that release.
 
     Returns
     -------
@@ -700,14 +825,14 @@ def text(source: str | os.PathLike, field: str = "contents") -> Text:
 
     Raises
     ------
-    legalir.indexing.lucene.LuceneError
-        When ``source`` is neither a collection nor a Lucene index.
+    legalir.errors.LegalirError
+        When ``source`` is neither a collection nor an index.
 
     Examples
     --------
     >>> pipeline = lpt.dense(didx) >> lpt.text("collections/acord") >> lpt.cross_encoder("minilm")  # doctest: +SKIP
     """
-    return Text(source, field=field)
+    return Text(source, field=field, as_of=as_of)
 
 
 # ------------------------------------------------------------------ rerankers
@@ -736,10 +861,10 @@ class Rerank(_pt.Transformer):
 
     def __init__(self, scorer: Any, k: int | None = None, texts: str | os.PathLike | None = None,
                  name: str | None = None):
-        if k is not None and int(k) < 1:
-            raise PtError(f"rerank depth k must be at least 1 (got {k})")
+        from legalir.search.arguments import check_k
+
         self.scorer = scorer
-        self.k = None if k is None else int(k)
+        self.k = None if k is None else check_k(k, "rerank depth k")
         self.texts = None if texts is None else Text(texts)
         self.name = name or type(scorer).__name__
 

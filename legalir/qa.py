@@ -553,10 +553,11 @@ def run(dataset: str, data_dir: str | os.PathLike, split: str, condition: str, a
     """Everything `legalir qa` does: questions, passages, answers, accuracy; writes both outputs."""
     from legalir import collections, trec
     from legalir.runformats import read_any_run
+    from legalir.search.arguments import check_k
     from legalir.search.rerank import collection_texts
 
-    if condition == "topk" and k < 1:
-        raise QAError("-k must be >= 1")
+    if condition == "topk":
+        check_k(k, "-k")
     if Path(predictions).suffix != ".jsonl":
         raise QAError(f"{predictions}: predictions are written as .jsonl")
     items = load_items(dataset, data_dir, split)

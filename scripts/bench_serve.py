@@ -92,10 +92,10 @@ def setup(work: Path, scale: float, dense_partitions: int, log: Path) -> dict:
 
 
 def questions(coll: Path, n: int) -> list[tuple[str, str]]:
-    from legalir import collections, trec
+    from legalir import filters, trec
 
     topics = trec.read_topics(coll / "topics" / "test.jsonl")
-    out = [(t.text, collections.partition_key(t.fields["state"])) for t in topics.values()]
+    out = [(t.text, filters.partition_key(t.fields["state"])) for t in topics.values()]
     return (out * (n // len(out) + 1))[:n]
 
 

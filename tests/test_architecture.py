@@ -221,3 +221,195 @@ def test_the_checks_have_teeth():
     assert layer_of("legalir.serve.app") > layer_of("legalir.search.searcher") > layer_of("legalir.trec.runs")
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("elsewhere.module")
+
+
+# ------------------------------------------------------------------ one of each (issue 38): read from the AST
+def _trees() -> dict[str, ast.Module]:
+    return {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in modules().items() if p.suffix == ".py"}
+
+
+def _functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _called(node: ast.Call) -> str:
+    """The name a call calls: ``f`` for ``f(...)``, ``m.f(...)``, ``a.b.f(...)``."""
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
+        {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def routers(trees: dict[str, ast.Module]) -> list[str]:
+    """Where topics are routed to partitions: a class named ``*Partitioned*`` or ``*Router*``, or a loop that
+    keys topics by :func:`legalir.filters.partition_key` into groups (``setdefault``)."""
+    found = []
+    for m, tree in trees.items():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ClassDef) and ("Partitioned" in n.name or "Router" in n.name):
+                found.append(f"{m}.{n.name}")
+            elif isinstance(n, ast.For) and "partition_key" in _names(n) and "setdefault" in _names(n):
+                found.append(f"{m}:{n.lineno}")
+    return found
+
+
+def rrf_sums(trees: dict[str, ast.Module]) -> list[str]:
+    """Where a reciprocal rank is computed: ``x / (k + rank)`` (a division by a sum of a rank and a constant
+    that is a name, not a literal: ``p * m / (rank + 1)`` is Benjamini-Hochberg's step, not RRF)."""
+    return [f"{m}:{n.lineno}" for m, tree in trees.items() for n in ast.walk(tree)
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and isinstance(n.right, ast.BinOp)
+            and isinstance(n.right.op, ast.Add) and any("rank" in x for x in _names(n.right))
+            and not any(isinstance(side, ast.Constant) for side in (n.right.left, n.right.right))]
+
+
+def hybrid_rules(trees: dict[str, ast.Module]) -> list[str]:
+    """Where a hybrid search is put together: a call of ``fusion.hybrid`` / ``hybrid_depth``, a read of
+    ``HYBRID_DEPTH``, and any parameter ``rrf_k`` or ``depth`` of a function named ``*hybrid*`` with a number
+    of its own as default (RRF's k and a leg depth come from :mod:`legalir.search.fusion`)."""
+    found = []
+    for m, tree in trees.items():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and _called(n) in ("hybrid_depth",) or (
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "hybrid"
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "fusion"):
+                found.append(f"{m}:{n.lineno} calls {_called(n)}")
+            elif isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Load) and \
+                    (n.id if isinstance(n, ast.Name) else n.attr) == "HYBRID_DEPTH":
+                found.append(f"{m}:{n.lineno} reads HYBRID_DEPTH")
+        for f in _functions(tree):
+            args = f.args.args + f.args.kwonlyargs
+            defaults = dict(zip([a.arg for a in f.args.args][::-1], f.args.defaults[::-1]))
+            defaults.update({a.arg: d for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults) if d is not None})
+            for a in args:
+                d = defaults.get(a.arg)
+                if a.arg in ("rrf_k", "depth") and "hybrid" in f.name.lower() and isinstance(d, ast.Constant) \
+                        and isinstance(d.value, (int, float)) and not isinstance(d.value, bool):
+                    found.append(f"{m}.{f.name}: {a.arg}={d.value!r}")
+    return found
+
+
+def depth_checks(trees: dict[str, ast.Module]) -> list[str]:
+    """Where a search depth ``k`` is checked: a function named ``check_k``/``_check_k``/``check_depth`` outside
+    the run writers' depth (:func:`legalir.trec.runs.check_depth`: None for all), a call of
+    ``checks.integer``/``integer_or_text`` on a value named ``k``, or a comparison ``k < 1`` (``int(k) < 1``)."""
+    found = []
+    for m, tree in trees.items():
+        # the one check's own body; a function of another name that only calls it is a use, not a copy
+        inside = {id(x) for f in _functions(tree) if f.name == "check_k" for x in ast.walk(f)}
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("check_k", "_check_k", "check_depth") \
+                    and m != "legalir.trec.runs" and (n.name == "check_k" or "check_k" not in _names(n)):
+                found.append(f"{m}.{n.name}")
+            elif id(n) in inside:
+                continue
+            elif isinstance(n, ast.Call) and _called(n) in ("integer", "integer_or_text") and len(n.args) >= 2 \
+                    and isinstance(n.args[1], ast.Name) and n.args[1].id == "k":
+                found.append(f"{m}:{n.lineno} {_called(n)}(..., k)")
+            elif isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Lt) \
+                    and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 1 \
+                    and "k" in {x.id for x in ast.walk(n.left) if isinstance(x, ast.Name)}:
+                found.append(f"{m}:{n.lineno} k < 1")
+    return found
+
+
+def bm25_defaults(trees: dict[str, ast.Module]) -> list[str]:
+    """Where Pyserini's BM25 defaults are written as numbers: 0.9 for k1 or 0.4 for b as a parameter's
+    default, a keyword argument, a dict's value, ``.get("k1", 0.9)``, or an assignment to a name of k1/b."""
+    def bm25_name(name: str, value: float) -> bool:
+        low = name.lower()
+        return (value == 0.9 and "k1" in low) or (value == 0.4 and (low == "b" or low.endswith("_b")
+                                                                    or low.startswith("b_") or low == "default_b"))
+
+    found = []
+    for m, tree in trees.items():
+        for n in ast.walk(tree):
+            pairs: list[tuple[str, ast.AST]] = []
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                pos = n.args.posonlyargs + n.args.args
+                pairs += list(zip([a.arg for a in pos][::-1], n.args.defaults[::-1]))
+                pairs += [(a.arg, d) for a, d in zip(n.args.kwonlyargs, n.args.kw_defaults) if d is not None]
+            elif isinstance(n, ast.Call):
+                pairs += [(kw.arg or "", kw.value) for kw in n.keywords]
+                if _called(n) == "get" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):
+                    pairs.append((str(n.args[0].value), n.args[1]))
+            elif isinstance(n, ast.Dict):
+                pairs += [(str(k.value), v) for k, v in zip(n.keys, n.values) if isinstance(k, ast.Constant)]
+            elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                pairs += [(t.id, n.value) for t in targets if isinstance(t, ast.Name) and n.value is not None]
+            for name, value in pairs:
+                if isinstance(value, ast.Constant) and isinstance(value.value, float) and bm25_name(name, value.value):
+                    found.append(f"{m}:{value.lineno} {name}={value.value}")
+    return found
+
+
+def partition_key_homes(trees: dict[str, ast.Module]) -> list[str]:
+    """Where ``partition_key`` is defined, or reached through a module other than :mod:`legalir.filters`."""
+    found = []
+    for m, tree in trees.items():
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "partition_key":
+                found.append(f"{m}.partition_key")
+            elif isinstance(n, ast.ImportFrom) and any(a.name == "partition_key" for a in n.names) \
+                    and n.module != "legalir.filters":
+                found.append(f"{m}:{n.lineno} imports it from {n.module}")
+            elif isinstance(n, ast.Attribute) and n.attr == "partition_key" and \
+                    not (isinstance(n.value, ast.Name) and n.value.id == "filters"):
+                found.append(f"{m}:{n.lineno} {ast.unparse(n)}")
+            elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == "partition_key":
+                found.append(f"{m}:{n.lineno} an alias")
+    return found
+
+
+def test_one_router_one_hybrid_one_depth_check_one_bm25_default_one_partition_key():
+    """Each rule docs/architecture.md says lives in one place, found where it is written (not a grep for one
+    literal): a second router, hybrid or RRF, depth check, statement of 0.9/0.4 or home of partition_key fails."""
+    trees = _trees()
+    found = routers(trees)
+    assert [r.split(":")[0] for r in found] == ["legalir.search.routing.Router", "legalir.search.routing"], found
+    rrf = rrf_sums(trees)
+    assert [r.split(":")[0] for r in rrf] == ["legalir.search.fusion"], rrf
+    hybrid = hybrid_rules(trees)
+    assert [h.split(":")[0] for h in hybrid] == ["legalir.search.fusion", "legalir.search.searcher",
+                                                 "legalir.search.searcher"], hybrid
+    assert depth_checks(trees) == ["legalir.search.arguments.check_k"]
+    assert bm25_defaults(trees) == [] or all(h.startswith("legalir.datasets.dataset:") for h in bm25_defaults(trees))
+    assert len(bm25_defaults(trees)) == 2, bm25_defaults(trees)
+    assert partition_key_homes(trees) == ["legalir.filters.partition_key"]
+
+
+def test_the_one_of_each_checks_have_teeth():
+    """Each finder finds the second copy the issue found (a router, a hybrid with its own depth and k, an
+    inline depth check without the bool guard, the restated defaults, a second home of partition_key)."""
+    second = ast.parse('''
+class Partitioned:
+    def route(self, topics):
+        groups = {}
+        for q, t in topics.items():
+            groups.setdefault(partition_key(t.fields["state"]), {})[q] = t
+        return groups
+
+def hybrid(*legs, rrf_k=60, depth=1000):
+    return sum(1.0 / (rrf_k + rank) for rank in range(depth))
+
+def search(k):
+    if k is None or int(k) < 1:
+        raise ValueError(k)
+    return checks.integer("k", k, 1, 1000)
+
+def lucene(k1: float = 0.9, b: float = 0.4):
+    p = {}
+    return p.get("k1", 0.9), p.get("b", 0.4)
+
+from legalir.collections import partition_key
+''')
+    trees = {"second": second}
+    assert sorted(routers(trees)) == ["second.Partitioned", "second:5"]
+    assert rrf_sums(trees) == ["second:10"]
+    assert sorted(hybrid_rules(trees)) == ["second.hybrid: depth=1000", "second.hybrid: rrf_k=60"]
+    assert sorted(depth_checks(trees)) == ["second:13 k < 1", "second:15 integer(..., k)"]
+    assert sorted(bm25_defaults(trees)) == ["second:17 b=0.4", "second:17 k1=0.9", "second:19 b=0.4", "second:19 k1=0.9"]
+    assert partition_key_homes(trees) == ["second:21 imports it from legalir.collections"]

@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import marker_without_mtimes
 
-from legalir import atomic, collections, trec
+from legalir import atomic, collections, filters, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement
 from legalir.errors import LegalirError
 from legalir.trec import Topic
@@ -56,10 +56,10 @@ def test_strict_mode_fails_and_leaves_nothing(tmp_path):
 
 
 def test_partition_keys_are_case_insensitive():
-    assert collections.partition_key("New York") == collections.partition_key("new york") == "new_york"
-    assert collections.partition_key(" DC ") == "dc"
+    assert filters.partition_key("New York") == filters.partition_key("new york") == "new_york"
+    assert filters.partition_key(" DC ") == "dc"
     with pytest.raises(LegalirError, match="no letters or digits"):
-        collections.partition_key("--")
+        filters.partition_key("--")
 
 
 def test_unknown_topic_set_lists_known_ones(sample_collection):

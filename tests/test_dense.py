@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, requires
 
-from legalir import collections, trec
+from legalir import collections, filters, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import dense, encoders
 from legalir.search import vector as dense_search
@@ -47,15 +47,15 @@ class TinyHousing(Dataset):
     def documents(self):
         for state, d in STATES.items():
             for subject, text in SUBJECTS.items():
-                yield Document(f"{collections.partition_key(state)}-{subject}", text.format(d=d), {"state": state})
+                yield Document(f"{filters.partition_key(state)}-{subject}", text.format(d=d), {"state": state})
 
     def topic_sets(self):
-        topics = [Topic(f"{collections.partition_key(s)}-{subj}", q, {"state": s})
+        topics = [Topic(f"{filters.partition_key(s)}-{subj}", q, {"state": s})
                   for s in STATES for subj, q in QUESTIONS.items()]
         return {"test": topics}
 
     def qrels_sets(self):
-        return {"test": [Judgement(f"{collections.partition_key(s)}-{subj}", f"{collections.partition_key(s)}-{subj}", 1)
+        return {"test": [Judgement(f"{filters.partition_key(s)}-{subj}", f"{filters.partition_key(s)}-{subj}", 1)
                          for s in STATES for subj in QUESTIONS]}
 
 
@@ -211,12 +211,21 @@ def test_changed_settings_refuse_to_mix(encoder, tiny_collection, tmp_path, mini
 
 
 # ------------------------------------------------------------------ FAISS and search
+def _searched(index, encoder, **options):
+    """The searcher core's dense search of ``index`` (:class:`legalir.Searcher`: its routing), as a retriever."""
+    import legalir
+    from legalir.search.arguments import DenseOptions
+
+    return legalir.Searcher(index, encoder=encoder,
+                            dense_options=DenseOptions(**options)).retriever(method="dense")
+
+
 def _topics():
     return {t.qid: t for t in TinyHousing("/x").topic_sets()["test"]}
 
 
 def test_partitioned_search_stays_in_the_topics_partition(encoder, tiny_index):
-    retriever = dense_search.retriever(tiny_index, encoder)  # partition field recorded in the index
+    retriever = _searched(tiny_index, encoder)  # partition field recorded in the index
     run = retriever.search(_topics(), k=100)
     assert set(run) == set(_topics())
     for qid, docs in run.items():
@@ -227,9 +236,9 @@ def test_partitioned_search_stays_in_the_topics_partition(encoder, tiny_index):
 
 
 def test_hnsw_and_ivfpq_indexes(encoder, tiny_embeddings, tiny_index, tmp_path):
-    flat = dense_search.retriever(tiny_index, encoder).search(_topics(), k=5)
+    flat = _searched(tiny_index, encoder).search(_topics(), k=5)
     dense.build(tiny_embeddings, tmp_path / "hnsw", dense.IndexSpec(type="hnsw", hnsw_m=8), quiet=True)
-    hnsw = dense_search.retriever(tmp_path / "hnsw", encoder, ef_search=64).search(_topics(), k=5)
+    hnsw = _searched(tmp_path / "hnsw", encoder, ef_search=64).search(_topics(), k=5)
     for qid in flat:  # tiny graphs are searched exhaustively: same top 5, same scores
         assert [d for d, _ in trec.ranking(hnsw[qid])] == [d for d, _ in trec.ranking(flat[qid])]
         assert [v for _, v in trec.ranking(hnsw[qid])] == pytest.approx([v for _, v in trec.ranking(flat[qid])])
@@ -237,7 +246,7 @@ def test_hnsw_and_ivfpq_indexes(encoder, tiny_embeddings, tiny_index, tmp_path):
                 quiet=True)
     meta = json.loads((tmp_path / "ivfpq" / "ohio" / dense.META).read_text())
     assert meta["index"]["type"] == "ivfpq" and meta["encoder"]["pooling"] == "mean"
-    ivf = dense_search.retriever(tmp_path / "ivfpq", encoder, nprobe=2).search(_topics(), k=100)
+    ivf = _searched(tmp_path / "ivfpq", encoder, nprobe=2).search(_topics(), k=100)
     assert all(len(d) == len(SUBJECTS) for d in ivf.values())
     with pytest.raises(dense.DenseIndexError, match="needs at least 256 documents"):
         dense.build(tiny_embeddings, tmp_path / "bad", dense.IndexSpec(type="ivfpq"), quiet=True)
@@ -281,6 +290,18 @@ def test_cli_encode_index_search_fuse(tiny_collection, minilm_path, tmp_path):
         assert r.exit_code == 0, r.output
         runs.append(run)
     assert runs[0].read_text().replace(" a\n", " b\n") == runs[1].read_text()  # reproducible bytes
+    # search-dense is legalir.Searcher's dense search: its router's, filter's and releases' refusals, exit 2
+    guam = tmp_path / "guam.jsonl"
+    trec.write_topics_jsonl(guam, [Topic("g", "deposit", {"state": "Guam"})])
+    for args, said in (([guam], "topic 'g': this index has no state 'Guam' for dense; known: ohio"),
+                       ([topics, "--partition", "Texas"], "this index has no state 'Texas' for dense; known: ohio"),
+                       ([topics, "--filter", "state=ohio"], "filter= works with BM25"),
+                       ([topics, "--as-of", "85"], "keeps no version of release '85'")):
+        r = _cli("search-dense", idx, *args, tmp_path / "refused.trec")
+        assert r.exit_code == 2 and said in r.output, (args, r.output)
+        assert not (tmp_path / "refused.trec").exists()
+    r = _cli("search-dense", idx, topics, tmp_path / "ohio.trec", "-k", 5, "--partition", "OHIO")
+    assert r.exit_code == 0 and (tmp_path / "ohio.trec").read_text() == runs[0].read_text().replace(" a\n", " dense\n")
     lines = runs[0].read_text().splitlines()
     assert len(lines) == 3 * 5 and all(line.split()[2].startswith("ohio-") for line in lines)
     out = tmp_path / "fused.trec"
@@ -528,7 +549,7 @@ def test_library_calls_leave_the_callers_thread_counts_as_they_were(odd_counts, 
     assert _counts() == odd_counts
     index.search(vecs, 3)
     assert _counts() == odd_counts
-    retriever = dense_search.retriever(tiny_index, encoder, threads=1)
+    retriever = _searched(tiny_index, encoder, threads=1)
     retriever.search({"q": trec.Topic("q", "deposit", {"state": "ohio"})}, 2)
     assert _counts() == odd_counts
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import collections, datasets, trec
+from legalir import collections, datasets, filters, trec
 from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
-from legalir.search.runner import Partitioned, SearchError
 from legalir.trec import Topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"
@@ -132,23 +131,24 @@ def test_bm25_scores_equal_hand_computed_values(housing_collection, housing_run)
 
 
 def test_a_query_never_retrieves_another_jurisdictions_statute(housing_collection, housing_run):
-    state_of = {d["id"]: collections.partition_key(d["state"]) for d in collections.iter_documents(housing_collection)}
+    state_of = {d["id"]: filters.partition_key(d["state"]) for d in collections.iter_documents(housing_collection)}
     topics = trec.read_topics(housing_collection / "topics/test.jsonl")
     run = trec.read_run(housing_run)
     assert set(run) == set(topics)
     for qid, docs in run.items():
-        want = collections.partition_key(topics[qid].fields["state"])
+        want = filters.partition_key(topics[qid].fields["state"])
         assert docs and {state_of[d] for d in docs} == {want}, qid
         # and it ranks its whole jurisdiction's matching statutes, nothing more
         assert len(docs) <= collections.read_manifest(housing_collection)["partitions"][want]
 
 
 def test_unknown_jurisdiction_at_search_time_lists_known_ones(housing_collection, housing_index, tmp_path):
-    from legalir.search.bm25 import BM25
+    import legalir
+    from legalir.search.arguments import UnknownPartition
 
-    retriever = Partitioned(housing_index, "state", BM25, ["alaska", "new_york", "texas"])
-    with pytest.raises(SearchError, match=r"'Guam'.*known: alaska, new_york, texas"):
-        retriever.search({"q": Topic("q", "security deposit", {"state": "Guam"})}, 10)
+    with legalir.Searcher(housing_index) as s, pytest.raises(UnknownPartition,
+                                                             match=r"'Guam'.*known: alaska, new_york, texas"):
+        s.batch_search({"q": Topic("q", "security deposit", {"state": "Guam"})}, 10)
     topics = tmp_path / "t.jsonl"
     topics.write_text(json.dumps({"qid": "q", "text": "security deposit", "state": "Guam"}) + "\n")
     result = CliRunner().invoke(main, ["search", str(housing_index), str(topics), str(tmp_path / "r.trec")])

@@ -315,9 +315,11 @@ def _dense_index(coll: Path, out: Path, encoder, kind: str = "flat") -> Path:
 
 
 def _dense_run(index: Path, encoder, topics, **kwargs) -> dict:
-    from legalir.search import vector as dense_search
+    import legalir
+    from legalir.search.arguments import DenseOptions
 
-    return dense_search.retriever(index, encoder, **kwargs).search(topics, 20)
+    with legalir.Searcher(index, encoder=encoder, dense_options=DenseOptions(**kwargs)) as s:
+        return s.batch_search(topics, 20, method="dense")
 
 
 def test_lucene_and_faiss_updated_together_equal_their_rebuilds(base, tmp_path, minilm):

@@ -10,7 +10,8 @@ from conftest import Jurisdictions
 from legalir import collections, jvm, trec
 from legalir.indexing import sparse
 from legalir.search import bm25 as lucene
-from legalir.search.runner import Partitioned, SearchError
+from legalir.search.arguments import UnknownPartition
+from legalir.search.runner import SearchError
 from legalir.trec import Topic
 
 
@@ -130,13 +131,16 @@ def test_partitioned_index_and_routing(tmp_path):
     assert counts == {"alaska": 3, "new_york": 3, "ohio": 3}
     assert sparse.partitions(tmp_path / "idx") == ["alaska", "new_york", "ohio"]
     topics = trec.read_topics(coll / "topics" / "test.jsonl")
-    router = Partitioned(tmp_path / "idx", "state", lambda p: lucene.BM25(p), sparse.partitions(tmp_path / "idx"))
-    run = router.search(topics, 10)
+    import legalir
+
+    router = legalir.Searcher(tmp_path / "idx")  # the searcher core's router: each topic to its own partition
+    run = router.batch_search(topics, 10)
     assert set(run["q-ny"]) == {"ne-0", "ne-1", "ne-2"}
     assert set(run["q-oh"]) == {"oh-0", "oh-1", "oh-2"}
     bad = {"q": Topic("q", "deposit", {"state": "Texas"})}
-    with pytest.raises(SearchError, match="known: alaska, new_york, ohio"):
-        router.search(bad, 10)
+    with pytest.raises(UnknownPartition, match="known: alaska, new_york, ohio"):
+        router.batch_search(bad, 10)
+    router.close()
 
 
 def test_interrupted_build_leaves_no_half_index(sample_collection, tmp_path, monkeypatch):

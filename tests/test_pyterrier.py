@@ -130,22 +130,71 @@ def test_dense_and_hybrid(dense_index, sample_index, sample_collection, test_top
     d = lpt.dense(dense_index, k=10)
     res = d.transform(queries)
     enc = dense_search.load_encoder(dense_index, device="cpu")
-    own = dense_search.retriever(dense_index, enc).search(test_topics, 10)
+    own = {q: dict(trec.ranking(h, 10)) for q, h in dense_search.DenseRetriever(dense_index, enc).search(test_topics, 10).items()}
     got = lpt.frame_run(res)
     assert got.keys() == own.keys()
     for q in own:
         assert list(got[q]) == [x for x, _ in trec.ranking(own[q])]
         assert list(got[q].values()) == pytest.approx([s for _, s in trec.ranking(own[q])], abs=1e-6)
+    # lpt.fuse: any retrievers' runs fused as `legalir fuse` fuses them
     bm = BM25(sample_index).search(test_topics, 10)
-    h = lpt.hybrid(lpt.bm25(sample_index, k=10), d, method="rrf").transform(queries)
+    h = lpt.fuse(lpt.bm25(sample_index, k=10), d, method="rrf").transform(queries)
     fused, expected = lpt.frame_run(h), fusion.rrf([bm, own])
     assert fused.keys() == expected.keys() and all(fused[q] == pytest.approx(expected[q]) for q in expected)
-    lin = lpt.hybrid(lpt.bm25(sample_index, k=10), d, method="linear", weights=[0.3, 0.7], k=5).transform(queries)
+    lin = lpt.fuse(lpt.bm25(sample_index, k=10), d, method="linear", weights=[0.3, 0.7], k=5).transform(queries)
     assert lin.groupby("qid").size().max() == 5
     with pytest.raises(fusion.FusionError, match="2 run"):
-        lpt.hybrid(lpt.bm25(sample_index), d, weights=[1.0])
+        lpt.fuse(lpt.bm25(sample_index), d, weights=[1.0])
     with pytest.raises(lpt.PtError, match="at least two"):
-        lpt.hybrid(d)
+        lpt.fuse(d)
+
+
+def test_hybrid_is_the_searchers_hybrid(dense_index, sample_index, sample_collection, test_topics):
+    """lpt.hybrid is legalir.Searcher's hybrid (one rule: legs to max(k, 100), RRF, ranked, then cut), whether
+    given the two folders or lpt.bm25 / lpt.dense of them with their default depth (issue 38: 10 of 15 topics
+    equal before, the legs searched to 1000); fusion's own options are refused as serve refuses an unknown
+    argument."""
+    import legalir
+    from legalir.search.arguments import SearcherError
+
+    queries = lpt.topics(sample_collection, "test")
+    with legalir.Searcher([sample_index, dense_index]) as s:
+        for k in (10, 150):
+            want = s.batch_search(test_topics, k, method="hybrid")
+            for h in (lpt.hybrid(lpt.bm25(sample_index), lpt.dense(dense_index), k=k),
+                      lpt.hybrid(sample_index, dense_index, k=k)):
+                got = lpt.frame_run(h.transform(queries))
+                assert got.keys() == want.keys() and len(want) == len(test_topics)
+                assert all(list(got[q].items()) == list(want[q].items()) for q in want), k
+    with pytest.raises(SearcherError, match=r"hybrid has no argument 'weights'; its arguments are: legs, k, "
+                                            r"partition, filter, citations, as_of, text, k1, b"):
+        lpt.hybrid(sample_index, dense_index, weights=[1.0, 1.0])
+    with pytest.raises(SearcherError, match="dense has no argument 'rrf_k'"):
+        lpt.dense(dense_index, rrf_k=60)
+    with pytest.raises(lpt.PtError, match="two legs"):
+        lpt.hybrid(lpt.dense(dense_index))
+    with pytest.raises(lpt.PtError, match="made with filter: give it to hybrid"):
+        lpt.hybrid(lpt.bm25(sample_index, filter="category=x"), lpt.dense(dense_index))
+
+
+def test_bm25_takes_filter_partition_and_as_of_as_the_searcher(tmp_path):
+    """lpt.bm25's filter=, partition= and as_of=: the hits legalir.Searcher gives (issue 38: it took none)."""
+    import legalir
+    from legalir.indexing import sparse
+    from legalir.search.arguments import UnknownPartition, UnknownRelease
+
+    coll = tmp_path / "coll"
+    collections.write(Jurisdictions(tmp_path), coll, quiet=True)
+    sparse.build(coll, tmp_path / "idx", threads=1, quiet=True)
+    queries = lpt.topics(coll, "test")[["qid", "query"]]
+    with legalir.Searcher(tmp_path / "idx") as s:
+        want = s.batch_search(lpt.topics(coll, "test")[["qid", "query"]], 10, partition="ohio")
+        got = lpt.frame_run(lpt.bm25(tmp_path / "idx", k=10, partition="Ohio", text=True).transform(queries))
+        assert got == want and all(d.startswith("oh-") for docs in got.values() for d in docs)
+    with pytest.raises(UnknownPartition, match="known: alaska, new_york, ohio"):
+        lpt.bm25(tmp_path / "idx", partition="Texas").transform(queries)
+    with pytest.raises(UnknownRelease, match="keeps no version of release '85'"):
+        lpt.bm25(tmp_path / "idx", as_of="85").transform(queries)
 
 
 def test_partitioned_bm25_routes_each_topic_by_its_column(tmp_path):

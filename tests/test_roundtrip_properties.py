@@ -332,7 +332,6 @@ def minilm():
 def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids):
     from legalir.indexing import dense as dense_index
     from legalir.indexing import encoders
-    from legalir.search import vector as dense
     from legalir.search.runner import search_to_run
 
     class Docs(Unicode):
@@ -350,7 +349,7 @@ def test_encode_and_dense_search_keep_document_ids_or_refuse_them(minilm, docids
     assert encoders.read_docids(d / "emb") == docids
     dense_index.build(d / "emb", d / "idx", quiet=True)
     trec.write_topics(d / "t.tsv", [Topic("q1", "lease clause")])
-    search_to_run(lambda: dense.retriever(d / "idx", minilm), d / "t.tsv", d / "r.trec", k=5, tag="dense")
+    search_to_run(lambda: legalir.Searcher(d / "idx", encoder=minilm).retriever(method="dense"), d / "t.tsv", d / "r.trec", k=5, tag="dense")
     assert set(trec.read_run(d / "r.trec")["q1"]) == set(docids)
 
 

@@ -292,14 +292,14 @@ SEARCHER = textwrap.dedent("""
     from pathlib import Path
     from legalir import trec
     from legalir.indexing import sparse
-    from legalir.search.runner import Partitioned
-    from legalir.search.bm25 import BM25
+    import legalir
     idx, topics, expected, stop = sys.argv[1:5]
     topics = trec.read_topics(topics)
     expected = [json.loads(x) for x in json.loads(Path(expected).read_text())]
     n = 0
     while not os.path.exists(stop) or n == 0:
-        run = Partitioned(idx, "state", lambda p: BM25(p), sparse.partitions(idx)).search(topics, 50)
+        with legalir.Searcher(idx) as s:  # one version of every partition, held while searched
+            run = s.batch_search(topics, 50)
         if run not in expected:
             sys.exit(f"search {n}: a run that is neither the old index's nor the new one's")
         n += 1
@@ -310,15 +310,15 @@ SEARCHER = textwrap.dedent("""
 def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
     """A searcher loops over a partitioned index while it is rebuilt (alternately 4 and 6 documents per
     partition): every search sees all partitions of one version, never a mix, never an error."""
-    from legalir.search.bm25 import BM25
-    from legalir.search.runner import Partitioned
+    import legalir
 
     idx = tmp_path / "idx"
     topics = colls["pa"] / "topics" / "test.jsonl"
     expected = []
     for c in ("pb", "pa"):
         sparse.build(colls[c], idx, threads=1, quiet=True)
-        run = Partitioned(idx, "state", lambda p: BM25(p), sparse.partitions(idx)).search(trec.read_topics(topics), 50)
+        with legalir.Searcher(idx) as s:
+            run = s.batch_search(trec.read_topics(topics), 50)
         expected.append(json.dumps(run))
     (tmp_path / "expected.json").write_text(json.dumps(expected))
     stop = tmp_path / "stop"

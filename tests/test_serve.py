@@ -21,7 +21,7 @@ from conftest import WAIT_S, reference_module, requires
 from helpers import wait_for
 from serve_helpers import post_json, start_server, stop_server
 
-from legalir import collections, datasets, trec
+from legalir import collections, datasets, filters, trec
 from legalir.trec import Topic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,8 +61,8 @@ def housing(tmp_path_factory):
 @pytest.fixture(scope="module")
 def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_path_factory):
     """Runs written in-process, then `legalir serve` started on a free loopback port."""
+    import legalir
     from legalir.search import bm25 as lucene
-    from legalir.search.runner import Partitioned
     from legalir.search.vector import DenseRetriever
 
     root = tmp_path_factory.mktemp("serve-runs")
@@ -71,8 +71,8 @@ def served(sample_collection, sample_index, sample_dense, housing, minilm, tmp_p
     trec.write_run(root / "bm25.trec", bm25.search(topics, 100), tag="bm25")
     trec.write_run(root / "dense.trec", DenseRetriever(sample_dense, minilm).search(topics, 100), tag="dense")
     htopics = trec.read_topics(housing / "collection" / "topics" / "test.jsonl")
-    parts = Partitioned(housing / "bm25", "state", lambda p: lucene.BM25(p), ["alaska", "new_york", "texas"])
-    trec.write_run(root / "housing.trec", parts.search(htopics, 100), tag="bm25")
+    with legalir.Searcher(housing / "bm25") as parts:  # each topic in its own state's index
+        trec.write_run(root / "housing.trec", parts.batch_search(htopics, 100), tag="bm25")
     config = root / "serve.toml"
     config.write_text(
         "[qrels]\n"
@@ -249,7 +249,7 @@ def test_batch_equals_single_searches(served):
     for q, res in zip(queries, body["results"]):
         single = _search(base, q=q["q"], index="housing", partition=q["partition"], k=3)[1]
         assert [h["id"] for h in res["hits"]] == [h["id"] for h in single["hits"]]
-        assert res["partition"] == collections.partition_key(q["partition"])
+        assert res["partition"] == filters.partition_key(q["partition"])
 
 
 def test_concurrent_requests(served):

@@ -215,24 +215,41 @@ def index_dense(embeddings, index_dir, kind, hnsw_m, ef_construction, nlist, pq_
 @click.option("--nprobe", type=click.IntRange(min=1), default=None, help="IVF lists visited per query.")
 @click.option("--partition-field", default=None,
               help="Topic field naming each topic's partition [default: recorded in the index].")
+@click.option("--partition", default=None,
+              help="Search every topic in this partition of a per-partition index (an unknown one: exit 2, "
+                   "listing the known ones) [default: each topic's own --partition-field].")
+@click.option("--filter", "filter_specs", multiple=True, metavar="FIELD=VALUE[,VALUE]",
+              help="As `legalir search --filter`; dense search refuses it (a FAISS index has no filter "
+                   "clauses: use --partition, or BM25).")
+@click.option("--as-of", "as_of", default=None, metavar="RELEASE|DATE",
+              help="As `legalir search --as-of`: the version of INDEX_DIR that holds RELEASE, or the newest "
+                   "release dated on or before DATE (YYYY-MM-DD) [default: the current].")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="FAISS threads [default: all cores].")
 @tag("dense")
 @force_option("run")
 def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_format, doc_format, instruction,
                  normalize, dtype, backend, device, trust_remote_code, gpu, ef_search, nprobe,
-                 partition_field, threads, tag):
+                 partition_field, partition, filter_specs, as_of, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
-    TREC format."""
+    TREC format: legalir.Searcher's dense search, as `legalir search` is its BM25."""
+    from legalir import filters
+    from legalir.api import Searcher
     from legalir.search import vector as dense
+    from legalir.search.arguments import DenseOptions
     from legalir.search.runner import search_to_run
 
     overrides = encoder_overrides(pooling, max_length, query_format, doc_format, None, normalize, dtype, backend,
                                   trust_remote_code)
+    flt = filters.parse(list(filter_specs), "--filter")
+    # one shard in memory at a time: a run file's topics are searched once
+    options = DenseOptions(instruction=instruction, gpu=gpu, ef_search=ef_search, nprobe=nprobe,
+                                 threads=threads, resident=False)
 
     def make():
         enc = dense.load_encoder(index_dir, model=model, device=device, **overrides)
-        return dense.retriever(index_dir, enc, partition_field, instruction=instruction,
-                               gpu=gpu, ef_search=ef_search, nprobe=nprobe, threads=threads)
+        return Searcher(index_dir, encoder=enc, device=device, partition_field=partition_field,
+                        dense_options=options).retriever(method="dense", partition=partition, filter=flt or None,
+                                                         as_of=as_of)
 
     search_to_run(make, topics, run, k=k, tag=tag)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from legalir.datasets import dataset_class, names
-from legalir.datasets.dataset import Dataset
+from legalir.datasets.dataset import BM25_DEFAULTS, Dataset
 
 KINDS = ("bm25", "pool", "passages")
 #: the folder the Makefile writes converted collections under (``collections/<dataset>``)
@@ -93,7 +93,7 @@ def _fmt(x: float) -> str:
 def _bm25_args(cls: type[Dataset]) -> tuple[str, str]:
     """(search options, words for a title) of the dataset's BM25 parameters."""
     p = dict(cls.pipeline.bm25) if cls.pipeline else {}
-    k1, b = p.get("k1", 0.9), p.get("b", 0.4)
+    k1, b = p.get("k1", BM25_DEFAULTS["k1"]), p.get("b", BM25_DEFAULTS["b"])
     args = " ".join(f"--{k} {_fmt(p[k])}" for k in ("k1", "b") if k in p)
     return args, f"BM25 k1={_fmt(k1)} b={_fmt(b)}" + ("" if p else " (Pyserini's defaults)")
 

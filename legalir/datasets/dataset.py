@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from legalir.errors import LegalirError
@@ -29,6 +30,11 @@ __all__ = ["Document", "Topic", "Judgement", "Dataset", "DatasetError", "Referen
 
 class DatasetError(LegalirError, ValueError):
     """Published files missing or not in the expected layout."""
+
+
+#: Pyserini's ``LuceneSearcher`` BM25 parameters: what an index whose dataset declares no tuned ones is searched
+#: with (the one statement of them; :func:`legalir.search.bm25.bm25_params` applies them)
+BM25_DEFAULTS: Mapping[str, float] = MappingProxyType({"k1": 0.9, "b": 0.4})
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class Pipeline:
     topics: tuple[str, ...] = ("test",)
     #: topic sets that BM25 and fusion are tuned on (never test); empty: untuned
     tune: tuple[str, ...] = ()
-    #: BM25 parameters chosen on ``tune`` (legalir tune-bm25), empty: Pyserini's defaults
+    #: BM25 parameters chosen on ``tune`` (legalir tune-bm25), empty: Pyserini's defaults (:data:`BM25_DEFAULTS`)
     bm25: Mapping[str, float] = field(default_factory=dict)
     #: globs (relative to $DATA_DIR/<name>) of the published files the collection is made from
     sources: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ Each statute belongs to one jurisdiction, and a question is searched only
 among its own jurisdiction's statutes: ``partition_field = "state"``, so the
 collection holds one corpus folder per jurisdiction and ``legalir index``
 builds one Lucene index per jurisdiction. Question states are matched to
-statute states case-insensitively (:func:`legalir.collections.partition_key`).
+statute states case-insensitively (:func:`legalir.filters.partition_key`).
 
 Options (``legalir convert housing_qa --option KEY=VALUE``):
 
@@ -45,6 +45,7 @@ from legalir.datasets.dataset import (
     register,
 )
 from legalir.datasets.tabular import first_existing, read_json, read_rows
+from legalir.filters import partition_key
 
 _log = _logging.get(__name__)
 
@@ -75,13 +76,6 @@ def _id(value: Any, where: str, what: str = "statute_idx") -> str:
     if not text or any(c.isspace() for c in text):
         raise DatasetError(f"{where}: {what} {value!r} is empty or holds whitespace")
     return text
-
-
-def partition_key(value: Any) -> str:
-    """The jurisdiction key, as the collection names partitions (imported late: collections imports datasets)."""
-    from legalir.collections import partition_key as key
-
-    return key(value)
 
 
 def parse_text_option(value: str) -> tuple[str, ...]:

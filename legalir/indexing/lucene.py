@@ -317,7 +317,7 @@ class LuceneIndex:
         return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi
 
     def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
-                    partitions: Sequence[str] | None = None, k1: float = 0.9, b: float = 0.4):
+                    partitions: Sequence[str] | None, k1: float, b: float):
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
         ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
         a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.filters`). Filter clauses never score; a document

@@ -50,7 +50,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from legalir import atomic, log
+from legalir import atomic, filters, log
 from legalir.errors import LegalirError
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
@@ -189,7 +189,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
             if fields.get(pfield) in (None, ""):
                 raise UpdateError(f"{c.where}: document {c.docid!r} has no {pfield!r}, the field the collection is "
                                   f"partitioned on; give it one")
-            c.partition = collections.partition_key(fields[pfield])
+            c.partition = filters.partition_key(fields[pfield])
         try:
             c.record, names = collections.make_record(
                 c.docid, c.record["contents"], fields, citation_field=getattr(cls, "citation_field", None),
@@ -210,8 +210,6 @@ def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: d
     index has keeps its type, and a value not of it is refused (a rebuild would type the field anew: build
     the index again to change a type); a field it lacks is typed from the change set's values, as a rebuild
     would type it."""
-    from legalir import filters
-
     if types is None:  # an index built before types were recorded
         return None
     new = filters.TypeInference(declared)

@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from legalir import filters
 from legalir.collections import read_manifest
 from legalir.datasets import DatasetError, dataset_class
+from legalir.datasets.dataset import BM25_DEFAULTS
 from legalir.errors import LegalirError
 from legalir.indexing import collection_of, sparse
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
-#: Pyserini's LuceneSearcher defaults
-DEFAULT_K1 = 0.9
-DEFAULT_B = 0.4
+#: Pyserini's LuceneSearcher defaults (stated once: :data:`legalir.datasets.dataset.BM25_DEFAULTS`)
+DEFAULT_K1: float = BM25_DEFAULTS["k1"]
+DEFAULT_B: float = BM25_DEFAULTS["b"]
 
 
 @dataclass
@@ -86,7 +87,7 @@ class BM25:
         pooled index of several states, ``None``), read once from the index's ``filters`` field: the value of
         the ``jurisdiction_field`` (else ``state``) that every live document holds. ``None`` when the field is
         not filterable or its values differ."""
-        if self._jurisdiction is False:
+        if self._jurisdiction is False:  # not read yet
             self._jurisdiction = None
             field = self.jurisdiction_field or "state"
             if self.has_filters:
@@ -96,7 +97,7 @@ class BM25:
                                             if n != field and filters.partition_key(n).startswith(prefix)]
                 term = self.index.shared_term(filters.FIELD, prefix, others)
                 self._jurisdiction = term[len(prefix):] if term else None
-        return self._jurisdiction
+        return self._jurisdiction if isinstance(self._jurisdiction, str) else None
 
     def set_bm25(self, k1: float, b: float) -> None:
         check_bm25(k1, b)

@@ -77,8 +77,13 @@ def rrf(runs: Sequence[Run], k: float = DEFAULT_RRF_K, weights: Sequence[float] 
     return out
 
 
+def hybrid_depth(k: int) -> int:
+    """How deep each leg of a hybrid search of depth ``k`` is searched: ``max(k, HYBRID_DEPTH)``."""
+    return max(k, HYBRID_DEPTH)
+
+
 def hybrid(sparse: Run, dense: Run, k: int) -> Run:
-    """Hybrid search's one rule: RRF of the two legs (each searched to ``max(k, HYBRID_DEPTH)``), each
+    """Hybrid search's one rule: RRF of the two legs (each searched to :func:`hybrid_depth`), each
     topic's fused documents ranked in trec_eval's order, *then* cut at ``k``.
 
     Parameters

@@ -14,11 +14,22 @@ thread-safe). A notebook, a web application and ``legalir serve`` sharing one
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from legalir.trec import Run, Topic, ranking
+
+
+@dataclasses.dataclass
+class _Item:
+    """One caller's search waiting for the gate: its searcher getter, topics, depth and answer."""
+
+    get_searcher: Callable[[], Any]
+    topics: dict[str, Topic]
+    k: int
+    future: concurrent.futures.Future[Run]
 
 
 class LuceneGate:
@@ -37,7 +48,7 @@ class LuceneGate:
 
     def __init__(self) -> None:
         self.jvm = threading.RLock()
-        self._queue: list[list] = []
+        self._queue: list[_Item] = []
         self._mutex = threading.Lock()
         self.batches = 0
 
@@ -52,36 +63,36 @@ class LuceneGate:
         ``get_searcher`` is called with the JVM lock held; callers passing the same
         ``get_searcher`` object at the same time share one Java batch.
         """
-        item = [get_searcher, dict(topics), k, concurrent.futures.Future()]
+        item = _Item(get_searcher, dict(topics), k, concurrent.futures.Future())
         with self._mutex:
             self._queue.append(item)
         with self.jvm:
-            if not item[3].done():
+            if not item.future.done():
                 with self._mutex:
                     batch, self._queue = self._queue, []
                 self._run(batch)
-        return item[3].result()
+        return item.future.result()
 
-    def _run(self, batch: list[list]) -> None:
-        groups: dict[Any, list[list]] = {}
+    def _run(self, batch: list[_Item]) -> None:
+        groups: dict[Any, list[_Item]] = {}
         for it in batch:
-            groups.setdefault(it[0], []).append(it)
+            groups.setdefault(it.get_searcher, []).append(it)
         for get_searcher, items in groups.items():
             try:
                 if len(items) == 1:
-                    merged, k = items[0][1], items[0][2]
+                    merged, k = items[0].topics, items[0].k
                 else:
-                    merged = {f"{i}\t{q}": t for i, it in enumerate(items) for q, t in it[1].items()}
-                    k = max(it[2] for it in items)
+                    merged = {f"{i}\t{q}": t for i, it in enumerate(items) for q, t in it.topics.items()}
+                    k = max(it.k for it in items)
                 run = get_searcher().search(merged, k)
                 self.batches += 1
                 for i, it in enumerate(items):
                     key = (lambda q: q) if len(items) == 1 else (lambda q, i=i: f"{i}\t{q}")
-                    it[3].set_result({q: dict(ranking(run.get(key(q), {}), it[2])) for q in it[1]})
+                    it.future.set_result({q: dict(ranking(run.get(key(q), {}), it.k)) for q in it.topics})
             except BaseException as e:  # each waiting caller gets the error
                 for it in items:
-                    if not it[3].done():
-                        it[3].set_exception(e)
+                    if not it.future.done():
+                        it.future.set_exception(e)
 
 
 #: the process's only way into the JVM for searching (one per process, as the JVM is)

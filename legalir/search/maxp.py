@@ -148,6 +148,7 @@ def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection
     passages = runformats.read_any_run(run_path)
     chosen = set(passages)
     if auto:
+        assert collection is not None  # refused above without it
         topics = {}
         for path in sorted((Path(collection) / "topics").glob("*.jsonl")):
             topics.update(trec.read_topics(path))

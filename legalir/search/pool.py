@@ -137,11 +137,13 @@ def rank_file(topics_path: str | os.PathLike, run_path: str | os.PathLike, ranke
     topics = trec.read_topics(topics_path)
     depth = max(len(v) for v in candidate_pools(topics).values())
 
-    def make():
+    def make() -> PoolBM25 | PoolTfidf:
         if ranker == "bm25":
+            assert index_dir is not None  # refused above without it
             k1_, b_, source = bm25_params(index_dir, k1, b)
             _log.info(f"BM25 k1={k1_:g} b={b_:g} ({source})")
             return PoolBM25(index_dir, k1=k1_, b=b_)
+        assert collection is not None  # refused above without it
         return PoolTfidf.from_collection(collection)
 
     return search_to_run(make, topics_path, run_path, k=depth, tag=tag or ranker, depth=None, force=force,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,67 @@ class NotInAnyRelease(ReleaseError, LookupError):
     status = 404
 
 
+def release_of_folder(folder: Path | None) -> str | None:
+    """The release an index version's marker names (``"86"``), else None."""
+    if folder is None:
+        return None
+    release = (atomic.read_marker(folder) or {}).get("release")
+    return release if isinstance(release, str) and release else None
+
+
+class Kept:
+    """The releases of a code an index keeps, as one searcher sees them: the release of the versions it holds,
+    and the newest version of every other release (:func:`legalir.atomic.newest_of_each_release`).
+
+    Parameters
+    ----------
+    links : mapping
+        ``{"sparse"|"dense": the index folder as given}`` (a versioned index: its link).
+    held : pathlib.Path
+        The version folder held (the Lucene one where there is one): its release is :attr:`release`.
+    """
+
+    def __init__(self, links: Mapping[str, Path | None], held: Path):
+        self.links = {kind: p for kind, p in links.items() if p is not None}
+        self.held = held
+
+    @property
+    def release(self) -> str | None:
+        """The release the versions held hold, or None."""
+        return release_of_folder(self.held)
+
+    def versions(self) -> dict[str, dict[str, Path]]:
+        """``{release: {"sparse"|"dense": version folder}}`` of every release every index keeps a version of."""
+        out: dict[str, dict[str, Path]] = {}
+        for kind, link in self.links.items():
+            for release, folder in atomic.newest_of_each_release(atomic.versions(link)).items():
+                out.setdefault(release, {})[kind] = folder
+        return {r: v for r, v in out.items() if all(k in v for k in self.links)}
+
+    def folders(self, release: str) -> Sequence[Path] | None:
+        """The version folders of ``release`` (Lucene first), or None when not kept."""
+        found = self.versions().get(release)
+        return None if found is None else [found[k] for k in ("sparse", "dense") if k in found]
+
+    @property
+    def releases(self) -> list[str]:
+        """The releases kept, oldest first; [] for an index of no release."""
+        held = set(self.versions())
+        if self.release:
+            held.add(self.release)
+        return sorted(held, key=release_key)
+
+    @property
+    def date(self) -> str | None:
+        """The date of :attr:`release` as recorded, or None."""
+        return date_of(self.held)
+
+    @property
+    def dates(self) -> dict[str, str | None]:
+        """``{release: date}`` of :attr:`releases`, oldest first; None where no date was recorded."""
+        folders = self.versions()
+        return {r: date_of(self.held if r == self.release else next(iter(folders[r].values())))
+                for r in self.releases}
 
 
 def date_of(folder: Path | None) -> str | None:
@@ -103,8 +164,9 @@ def release_for_date(as_of: str, dates: Mapping[str, str | None]) -> str:
                            f"recorded dates): give a release instead (as_of={undated[-1]}), or convert it again with "
                            f"its date and update the index")
     day = datetime.date.fromisoformat(as_of)
-    order = sorted(dates, key=lambda r: (first_day(dates[r]), release_key(r)))
-    before = [r for r in order if first_day(dates[r]) <= day]
+    dated = {r: d for r, d in dates.items() if d}  # every one (an undated release was refused above)
+    order = sorted(dated, key=lambda r: (first_day(dated[r]), release_key(r)))
+    before = [r for r in order if first_day(dated[r]) <= day]
     if not before:
         oldest = order[0]
         raise NoReleaseThen(f"as_of={as_of!r} is before the oldest release this index keeps: release {oldest}, "
@@ -158,7 +220,8 @@ def history(searcher: Any, ref: str, partition: str | None = None) -> list[dict]
     # a citation one release's collection does not resolve: the id another release resolved it to
     ids = list(dict.fromkeys(str(r["id"]) for r in found.values() if r is not None))
     if not ids:
-        kept = f"releases: {shown(dates)}" if None not in dates else "it keeps no release of a code"
+        kept = (f"releases: {shown({r: d for r, d in dates.items() if r is not None})}" if None not in dates
+                else "it keeps no release of a code")
         raise NotInAnyRelease(f"{ref!r}: no version of this index holds it (by id or citation); {kept}")
     for release, rec in found.items():
         for docid in ids if rec is None else ():

@@ -38,10 +38,11 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from legalir import atomic, collections, log, models, numeric, trec
 from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
+from legalir.search.arguments import check_k
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
 
@@ -60,8 +61,7 @@ class RerankError(SearchError):
 
 def candidates(run: Mapping[str, Mapping[str, float]], k: int) -> dict[str, list[str]]:
     """Each topic's top ``k`` document ids, in trec_eval's order."""
-    if k < 1:
-        raise RerankError(f"rerank depth k must be >= 1 (got {k})")
+    check_k(k, "rerank depth k")
     return {qid: [d for d, _ in trec.ranking(docs)[:k]] for qid, docs in run.items()}
 
 
@@ -119,7 +119,13 @@ class Scorer(Protocol):
     """Scores (query, document) pairs; higher is more relevant."""
 
     def score(self, queries: Sequence[str], docs: Sequence[str], *, keys: Sequence[tuple[str, str]] | None = None,
-              progress: bool = True) -> list[float | None]: ...
+              progress: bool = True) -> Sequence[float | None]: ...
+
+
+class _Generating(Protocol):
+    """What :func:`rerank_files` reads of a :class:`legalir.generate.Generator`: its generation count."""
+
+    calls: int
 
 
 class CrossEncoderScorer:
@@ -136,7 +142,7 @@ class CrossEncoderScorer:
         path = str(models.resolve(model, error=RerankError))
         self.device = device or default_device()
         self.precision = resolve_precision(precision, self.device)
-        kwargs = {"device": self.device}
+        kwargs: dict[str, Any] = {"device": self.device}
         if num_labels is not None:
             kwargs["num_labels"] = num_labels
         try:
@@ -156,7 +162,8 @@ class CrossEncoderScorer:
     def tokenizer(self):
         return self.ce.tokenizer
 
-    def score(self, queries, docs, *, keys=None, progress=True) -> list[float]:
+    def score(self, queries: Sequence[str], docs: Sequence[str], *, keys: Sequence[tuple[str, str]] | None = None,
+              progress: bool = True) -> list[float]:
         return score_pairs(self.model, self.tokenizer, queries, docs, max_length=self.max_length,
                            batch_size=self.batch_size, progress=progress, precision=self.precision)
 
@@ -234,10 +241,10 @@ def parse_grade(text: str | None, lo: int = 1, hi: int = 5) -> int | None:
     for pattern, whole in ((_LONE, True), (_LABELED, False), (_OUT_OF, False), (_STARS, False), (_DIGIT, False)):
         if whole:
             m = pattern.match(t)
-            found = [m.group(1)] if m else []
+            matched = [m.group(1)] if m else []
         else:
-            found = pattern.findall(t)
-        found = [int(x) for x in found if lo <= int(x) <= hi]
+            matched = pattern.findall(t)
+        found = [int(x) for x in matched if lo <= int(x) <= hi]
         if found:
             return found[-1]
     return None
@@ -694,7 +701,7 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
                  method: str | None = None, collection: str | os.PathLike | None = None,
                  index_dir: str | os.PathLike | None = None, k: int = DEFAULT_K, model: str | None = None,
                  judge: str | None = None, prompt: str | os.PathLike | None = None,
-                 make_generator: Callable[[], object] | None = None, window: int = 20, step: int = 10,
+                 make_generator: Callable[[], _Generating] | None = None, window: int = 20, step: int = 10,
                  passes: int | None = None, pairwise: str = "allpairs", max_words: int = 300,
                  batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None, precision: str = "auto",
                  device: str | None = None, threads: int | None = None, tag: str | None = None,
@@ -726,10 +733,16 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
     with numeric.threads(threads, faiss=False):  # torch's count for this call only
         run = trec.read_run(run_path)
         topics = trec.read_topics(topics_path)
-        texts = collection_texts(collection, run, k=k) if collection else index_texts(index_dir, run, k=k)
-        gen = make_generator() if method != "cross-encoder" else None
-        llm = None
+        if collection:
+            texts = collection_texts(collection, run, k=k)
+        else:
+            assert index_dir is not None  # exactly one of them, refused above otherwise
+            texts = index_texts(index_dir, run, k=k)
+        # a generator for every method but the cross-encoder's (refused above without one)
+        gen = make_generator() if make_generator is not None and method != "cross-encoder" else None
+        llm: LLMJudge | _LLMReranker | None = None
         if method == "cross-encoder":
+            assert model is not None  # refused above without it
             scorer = CrossEncoderScorer(model, max_length=max_length, batch_size=batch_size, device=device,
                                         precision=precision)
             result = rerank(run, topics, texts, scorer, k=k)
@@ -737,11 +750,12 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
             llm = LLMJudge(gen, scale=judge or "graded", prompt=prompt)
             result = rerank(run, topics, texts, llm, k=k)
         elif method == "listwise":
-            llm = ListwiseReranker(gen, window=window, step=step, passes=passes or 1, prompt=prompt, max_words=max_words)
-            result = llm.rerank(run, topics, texts, k=k)
+            listwise = ListwiseReranker(gen, window=window, step=step, passes=passes or 1, prompt=prompt,
+                                        max_words=max_words)
+            result, llm = listwise.rerank(run, topics, texts, k=k), listwise
         else:
-            llm = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
-            result = llm.rerank(run, topics, texts, k=k)
+            pairs = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
+            result, llm = pairs.rerank(run, topics, texts, k=k), pairs
         n = trec.write_run(out, result, tag=tag or "rerank", inputs=[run_path, topics_path], force=force)
         msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
         if gen is not None:
@@ -755,10 +769,11 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
         return msg
 
 
-def _requests_of(llm) -> tuple[list, list[str]]:
+def _requests_of(llm: LLMJudge | _LLMReranker) -> tuple[list, list[str]]:
     if isinstance(llm, _LLMReranker):
         seen: dict[str, int] = {}
-        reqs, answers = [], []
+        reqs: list = []
+        answers: list[str] = []
         for r, a in zip(llm.requests, llm.answers):  # one line per distinct request (a window asked twice)
             if r.key not in seen:
                 seen[r.key] = len(reqs)

@@ -1,19 +1,19 @@
-"""The retriever interface, partition routing, and the one `topics -> retriever -> run file` chain.
+"""The retriever interface and the one `topics -> retriever -> run file` chain.
 
-Every search command (BM25, dense, pools) ends in :func:`search_to_run`:
+Every search command (``legalir search`` and ``search-dense`` through :class:`legalir.Searcher`, pools) ends
+in :func:`search_to_run`:
 options are checked first (depth, run tag), then the topics are read,
 searched, topics that retrieved nothing are reported, and the run is written.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from legalir import atomic, log, trec
-from legalir.collections import partition_key
 from legalir.errors import LegalirError
+from legalir.search.arguments import check_k
 from legalir.trec import Run, Topic
 
 _log = log.get(__name__)
@@ -53,12 +53,6 @@ def _warn_empty(missing: list[str]) -> None:
                      + (" ..." if len(missing) > 10 else ""))
 
 
-def check_depth(k: int, what: str = "documents retrieved per topic") -> int:
-    if k is None or int(k) < 1:
-        raise SearchError(f"{what} must be at least 1 (got {k}); e.g. -k 1000")
-    return int(k)
-
-
 def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os.PathLike,
                   run_path: str | os.PathLike, *, k: int, tag: str, depth: int | None = None,
                   force: bool = False, topics: Mapping[str, Topic] | None = None) -> tuple[int, int]:
@@ -71,9 +65,7 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     input); ``topics``: the topics when already read from it. Returns (lines
     written, topics).
     """
-
-
-    check_depth(k)
+    check_k(k)
     trec.check_tag(tag)
     atomic.check_file(run_path, [topics_path], force=force)
     if topics is None:
@@ -82,7 +74,7 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     found: set[str] = set()  # topics with results
     seen = [0]  # topics in the run
 
-    def written(hits):
+    def written(hits: Iterator[tuple[str, Mapping[str, float]]]) -> Iterator[tuple[str, Mapping[str, float]]]:
         for qid, docs in log.progress(hits, total=len(topics), desc="search", unit=" topics"):
             seen[0] += 1
             if docs:
@@ -104,63 +96,3 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     _warn_empty(sorted(set(topics) - found))
     _log.info(f"{run_path}: {n} lines for {seen[0]} topics")
     return n, seen[0]
-
-
-class Partitioned:
-    """Send each topic only to its own partition's retriever.
-
-    ``field`` names the topic metadata field holding the partition value
-    (matched case-insensitively through :func:`legalir.collections.partition_key`);
-    ``make(key)`` builds the retriever for partition ``key`` (under ``root``).
-    """
-
-    def __init__(self, root: str | os.PathLike, field: str, make: Callable[[Path], Retriever], known: list[str]):
-        self.root = Path(root)
-        self.field = field
-        self.make = make
-        self.known = sorted(known)
-        if not self.known:
-            raise SearchError(f"{self.root}: no partition indexes found")
-
-    def route(self, topics: Mapping[str, Topic]) -> dict[str, dict[str, Topic]]:
-        groups: dict[str, dict[str, Topic]] = {}
-        for qid, t in topics.items():
-            value = t.fields.get(self.field)
-            if value in (None, ""):
-                raise SearchError(f"topic {qid!r} has no {self.field!r} to route it to a partition")
-            key = partition_key(value)
-            if key not in self.known:
-                raise SearchError(f"topic {qid!r}: no index for {self.field} {value!r} under {self.root}; "
-                                  f"known: {', '.join(self.known)}")
-            groups.setdefault(key, {})[qid] = t
-        return groups
-
-    def search(self, topics: Mapping[str, Topic], k: int) -> Run:
-        return {q: dict(zip(docids, scores)) for q, docids, scores in self.search_hits(topics, k)}
-
-    def search_hits(self, topics: Mapping[str, Topic], k: int):
-        """``(qid, docids, scores)`` in qid order, for :func:`search_to_run` to write as they come.
-
-        Each partition is searched (and its retriever closed) in turn; until written, the hits
-        are kept as each retriever returns them (lists, or a dense index's array views), not as
-        one dict per topic."""
-        found: dict[str, object] = {}
-        # one version of a versioned index for every partition, held (atomic.pin) until all are searched: a
-        # rebuild publishing meanwhile removes no partition this search has yet to open
-        with atomic.pin(self.root) as pin:
-            root = Path(os.path.realpath(pin.path))
-            for key, group in sorted(self.route(topics).items()):
-                retriever = self.make(root / key)
-                try:
-                    if hasattr(retriever, "search_hits"):
-                        found.update((q, (docids, scores)) for q, docids, scores in retriever.search_hits(group, k))
-                    else:
-                        found.update(retriever.search(group, k))
-                finally:
-                    retriever.close()
-        for qid in sorted(found):
-            hits = found.pop(qid)
-            yield (qid, *hits) if isinstance(hits, tuple) else (qid, list(hits), list(hits.values()))
-
-    def close(self) -> None:
-        """Each partition's retriever is closed after its topics are searched."""

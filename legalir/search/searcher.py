@@ -1,189 +1,67 @@
-"""The one searcher core: every face (the Python API, ``legalir search``, ``legalir serve``, MCP, PyTerrier)
-searches through :class:`Searcher`.
+"""The one searcher core: every face (the Python API, ``legalir search`` and ``search-dense``, ``legalir serve``,
+MCP, PyTerrier) searches through :class:`Searcher`.
 
-It owns each search rule once:
+It owns each search rule once, each in the module of its job:
 
+* argument checks at the door (:mod:`legalir.search.arguments`): a bad argument is a :class:`SearcherError`
+  naming it and what is accepted, the same text through every face; :func:`check_k` the one depth check;
+* partition routing (:mod:`legalir.search.routing`): one index per partition (a topic goes to its own), or a
+  pooled index (``legalir index --pooled``: ``partition=`` and each topic's own partition field become
+  filters, AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction (else the index's
+  own: a bare ``§ N`` asked of a code of one state is read in that code,
+  :attr:`legalir.search.bm25.BM25.jurisdiction`);
+* the versions held and the releases kept, ``as_of=`` (:mod:`legalir.search.releases`);
+* documents shown and looked up (:mod:`legalir.search.documents`);
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
-* partition routing: one index per partition (a topic goes to its own), or a pooled index
-  (``legalir index --pooled``: ``partition=`` and each topic's own partition field become filters,
-  AND-ed with any ``filter=``), and the citation hint of a topic's jurisdiction (else the index's own:
-  a bare ``§ N`` asked of a code of one state is read in that code, :attr:`legalir.search.bm25.BM25.jurisdiction`);
 * metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
-* dense search, and hybrid search: both legs to ``max(k, HYBRID_DEPTH)``, fused with RRF, ranked in
+* dense search (:class:`legalir.search.vector.DenseRetriever`, :class:`~legalir.search.arguments.DenseOptions`),
+  and hybrid search: both legs to :func:`legalir.search.fusion.hybrid_depth`, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
-* document lookup of the versions it holds (:class:`legalir.indexing.changes.Documents`);
 * the Java gate (:data:`legalir.search.gate.LUCENE`): every Lucene call one at a time, concurrent
-  searches batched, so one ``Searcher`` may be shared by many threads;
-* argument checks at the door: a bad argument is a :class:`SearcherError` naming it and what is
-  accepted, the same text through every face.
+  searches batched, so one ``Searcher`` may be shared by many threads.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
 import threading
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from legalir import atomic, checks, filters
 from legalir.collections import Corpus
-from legalir.errors import ApiError
-from legalir.filters import FilterError, partition_key
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
 from legalir.search import bm25 as lucene
 from legalir.search import fusion
 from legalir.search import releases as _releases
+from legalir.search.arguments import (
+    MAX_DEPTH,
+    DenseOptions,
+    SearcherError,
+    UnknownPartition,
+    UnknownRelease,
+    as_topics,
+    check_k,
+    check_optional_str,
+    check_query,
+    frame_topics,
+    index_paths,
+    refuse_unknown,
+)
+from legalir.search.documents import Display, Hit
 from legalir.search.gate import LUCENE
+from legalir.search.routing import Router, key_of
 from legalir.trec import Run, Topic, ranking
 
 _log = logging.getLogger(__name__)
 
-#: the deepest search a caller may ask for (Lucene takes a Java int; FAISS allocates k per query)
-MAX_DEPTH = 1_000_000
-
-
-class SearcherError(ApiError):
-    """A bad argument to a search (what was given, what is accepted): the API's :class:`ApiError`."""
-
-    status = 400
-
-
-class UnknownPartition(SearcherError, LookupError):
-    """A partition the index does not hold (404 over HTTP)."""
-
-    status = 404
-
-
-class UnknownRelease(SearcherError, LookupError):
-    """A release (``as_of=``) the index does not hold (404 over HTTP)."""
-
-    status = 404
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result.
-
-    Attributes
-    ----------
-    docid : str
-    score : float
-    rank : int
-        1 for the best.
-    text : str or None
-        The document's ``contents`` (``None`` when the collection is not at hand).
-    fields : dict
-        The document's other fields (metadata such as ``state``, ``category``, ``citation``, and the
-        normalised ``citations`` that ``legalir convert`` extracts; not the index-only ``filters`` tokens).
-    partition : str or None
-        The partition searched (an index with one index per partition), else ``None``.
-    """
-
-    docid: str
-    score: float
-    rank: int
-    text: str | None = None
-    fields: dict = field(default_factory=dict)
-    partition: str | None = None
-
-
-# ------------------------------------------------------------------ checks at the door
-def check_k(k: Any, name: str = "k") -> int:
-    """``k`` as an int from 1 to :data:`MAX_DEPTH` (:func:`legalir.checks.integer`: the API's one check)."""
-    return checks.integer(name, k, 1, MAX_DEPTH)
-
-
-def check_query(q: Any, name: str = "query") -> str:
-    """A non-empty string that UTF-8 can hold, no lone surrogate (:func:`legalir.checks.text`)."""
-    return checks.text(name, q)
-
-
-def _check_optional_str(value: Any, name: str, accepted: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise SearcherError(f"{name} must be {accepted}, not {type(value).__name__} {value!r}"[:300])
-    return value
-
-
-def _paths(path: Any) -> list[Path]:
-    if isinstance(path, (str, os.PathLike)):
-        return [Path(path)]
-    if isinstance(path, Sequence) and path and all(isinstance(p, (str, os.PathLike)) for p in path):
-        return [Path(p) for p in path]
-    raise SearcherError(f"path must be an index folder, or a list of one Lucene and one FAISS folder, not "
-                        f"{type(path).__name__} {path!r}"[:300])
-
-
-def _empty_cell(v: Any) -> bool:
-    """A frame's missing value: None, pandas' NA, NaN."""
-    return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
-
-
-def frame_topics(frame: Any) -> dict[str, Topic]:
-    """``Topic`` objects of a PyTerrier-style queries DataFrame: ``qid``, ``query``, and every other column a
-    topic field, as a topics file's other keys are (``state``: the partition a topic is routed to and the code
-    its bare ``§ N`` is read in); a missing cell is no field. The one reader of a frame's topics
-    (:meth:`Searcher.batch_search`, :mod:`legalir.pt`)."""
-    cols = [str(c) for c in frame.columns]
-    if not {"qid", "query"} <= set(cols):
-        raise SearcherError(f"a topics DataFrame needs the columns qid and query (has {', '.join(cols)})")
-    out: dict[str, Topic] = {}
-    for rec in frame.to_dict("records"):
-        qid = str(rec["qid"])
-        out[qid] = Topic(qid, check_query(rec["query"], f"the query of topic {qid!r}"),
-                         {str(k): v for k, v in rec.items() if k not in ("qid", "query") and not _empty_cell(v)})
-    return out
-
-
-def as_topics(topics: Any) -> dict[str, Topic]:
-    """``Topic`` objects from ``{qid: text}``, ``{qid: Topic}``, a Benchmark (its split's topics, with
-    their fields) or a PyTerrier-style DataFrame (``qid``, ``query``, other columns its fields:
-    :func:`frame_topics`)."""
-    records = getattr(topics, "topic_records", None)
-    if records is not None and not isinstance(topics, Mapping):
-        return dict(records)
-    if type(topics).__name__ == "DataFrame" and hasattr(topics, "to_dict"):
-        return frame_topics(topics)
-    if not isinstance(topics, Mapping):
-        raise SearcherError(f"topics must be a mapping {{qid: text}}, a Benchmark or a DataFrame, not "
-                            f"{type(topics).__name__}")
-    if not topics:
-        raise SearcherError("topics is empty: give at least one {qid: text}")
-    out = {}
-    for qid, t in topics.items():
-        if not isinstance(qid, (str, int)) or isinstance(qid, bool) or not str(qid).strip():
-            raise SearcherError(f"topic ids must be non-empty strings, got {qid!r}")
-        if isinstance(t, Topic):
-            check_query(t.text, f"the query of topic {qid!r}")
-            out[str(qid)] = t
-        elif isinstance(t, str):
-            out[str(qid)] = Topic(str(qid), check_query(t, f"the query of topic {qid!r}"))
-        else:
-            raise SearcherError(f"topic {qid!r}: the query is a {type(t).__name__}; expected a string")
-    return out
-
-
-# ------------------------------------------------------------------ the searcher
-_ENCODER_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
-_ENCODER_LOCKS_LOCK = threading.Lock()
-
-
-def _lock_of(encoder: Any) -> threading.Lock:
-    """One lock per encoder object: a Hugging Face fast tokenizer must not be called from two threads at
-    once ("Already borrowed"), whichever searchers share it."""
-    with _ENCODER_LOCKS_LOCK:
-        lock = _ENCODER_LOCKS.get(encoder)
-        if lock is None:
-            lock = _ENCODER_LOCKS[encoder] = threading.Lock()
-        return lock
+#: the searcher core's names, importable from here as before the split
+__all__ = ["Searcher", "BoundSearch", "Hit", "SearcherError", "UnknownPartition", "UnknownRelease", "MAX_DEPTH",
+           "check_k", "check_query", "as_topics", "frame_topics"]
 
 
 class Searcher:
@@ -209,6 +87,9 @@ class Searcher:
         Dense: where the encoder runs.
     threads : int
         Lucene search threads (Java) per batch.
+    dense_options : legalir.search.arguments.DenseOptions, optional
+        Dense: how the FAISS index is searched (an instruction for every query, GPU, HNSW ``ef_search``,
+        IVF ``nprobe``, FAISS threads, shards kept loaded).
     rm3 : legalir.search.bm25.RM3, optional
         BM25 with RM3 pseudo-relevance feedback.
     filter_by : sequence of str, optional
@@ -237,8 +118,9 @@ class Searcher:
     def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
                  b: float | None = None, encoder: Any = None, device: str | None = None, threads: int = 1,
                  rm3: lucene.RM3 | None = None, filter_by: Sequence[str] | None = None,
-                 partition_field: str | None = None, collection: Any = None):
-        paths = _paths(path)
+                 partition_field: str | None = None, collection: Any = None,
+                 dense_options: DenseOptions | None = None):
+        paths = index_paths(path)
         for name, v in (("k1", k1), ("b", b)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
                 raise SearcherError(f"{name} must be a finite number, not {v!r}")
@@ -247,6 +129,9 @@ class Searcher:
         if filter_by is not None and (isinstance(filter_by, str) or
                                       not all(isinstance(f, str) for f in filter_by)):
             raise SearcherError(f"filter_by must be a list of field names, not {filter_by!r}")
+        if dense_options is not None and not isinstance(dense_options, DenseOptions):
+            raise SearcherError(f"dense_options must be a legalir.search.arguments.DenseOptions, not "
+                                f"{type(dense_options).__name__}")
         self._closed = True  # until opened whole
         self._pins: dict[str, atomic.Pin] = {}
         given = IndexPair(paths)
@@ -269,44 +154,59 @@ class Searcher:
             if isinstance(collection, Corpus):
                 self.corpus: Corpus | None = collection
             elif collection is not None:
-                self.corpus = Corpus(_paths(collection)[0])
+                self.corpus = Corpus(index_paths(collection)[0])
             else:
                 root = next((c for c in (collection_of(p) for p in paths) if c is not None), None)
                 self.corpus = Corpus(root) if root is not None else None
             # an updated version's changed documents (legalir index update) first, then the collection
             self._docs = Documents(self.corpus, [p for p in (self.pair.sparse, self.pair.dense) if p is not None])
             self.partition_field: str | None = partition_field or (self.corpus.partition_field if self.corpus else None)
-            self.k1 = self.b = None
+            self.k1: float | None = None
+            self.b: float | None = None
             self.jurisdiction_field: str | None = None
             self.pooled = False
             self._filter_by: list[str] = []
             self._filter_by_optional = True
-            if self.pair.sparse is not None:
-                self.k1, self.b, source = lucene.bm25_params(self.sparse, k1, b)
+            if given.sparse is not None:
+                self.k1, self.b, source = lucene.bm25_params(given.sparse, k1, b)
                 _log.info(f"BM25 k1={self.k1:g} b={self.b:g} ({source})")
-                part, jur = lucene.structure(self.sparse)
+                part, jur = lucene.structure(given.sparse)
                 self.partition_field = self.partition_field or part
                 self.jurisdiction_field = jur
                 #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
-                self.pooled = bool(not self.pair.sparse_parts and sparse_index.index_meta(self.pair.sparse).get("pooled"))
+                self.pooled = bool(self.pair.sparse is not None and not self.pair.sparse_parts
+                                   and sparse_index.index_meta(self.pair.sparse).get("pooled"))
                 if filter_by is not None:
                     self._filter_by, self._filter_by_optional = list(filter_by), False
                 elif self.pooled and self.partition_field:
                     self._filter_by = [self.partition_field]
+            if self.pair.dense is not None and not self.partition_field and self.pair.dense_parts:
+                from legalir.indexing import dense as dense_index
+
+                # a FAISS index of one index per partition records the topic field that names it
+                self.partition_field = dense_index.read_meta(self.pair.dense).get("partition_field")
         except BaseException:
             for pin in self._pins.values():
                 pin.close()
             raise
+        held = self.pair.sparse if self.pair.sparse is not None else self.pair.dense
+        assert held is not None  # IndexPair holds one index at least
+        #: the releases kept (:mod:`legalir.search.releases`)
+        self._kept = _releases.Kept({"sparse": self.sparse, "dense": self.dense}, held)
+        self._router = Router(self.pair, self.partition_field, self.pooled)
+        self._display = Display(self._docs, self.pair, self._stored)
         self._rm3 = rm3
         self._threads = threads
         self._encoder, self._device = encoder, device
+        self._dense_options = dense_options or DenseOptions()
         #: what a searcher of an older release (as_of=) is opened with: this one's own options
-        self._options = dict(k1=k1, b=b, device=device, threads=threads, rm3=rm3, filter_by=filter_by,
-                             partition_field=partition_field)
+        self._options: dict[str, Any] = dict(k1=k1, b=b, device=device, threads=threads, rm3=rm3,
+                                             filter_by=filter_by, partition_field=partition_field,
+                                             dense_options=dense_options)
         self._past: dict[str, Searcher] = {}
         self._bm25: dict[str, lucene.BM25] = {}
         self._getters: dict[str, Any] = {}
-        self._dense: dict[str, Any] = {}
+        self._dense: dict[str, Any] = {}  # legalir.search.vector.DenseRetriever, loaded on first use
         self._lock = threading.Lock()        # opening retrievers, closing
         self._closed = False
 
@@ -321,53 +221,29 @@ class Searcher:
         """The pins that hold :attr:`versions` (released by :meth:`close`)."""
         return dict(self._pins)
 
-    # ---- releases: point-in-time search
+    # ---- releases: point-in-time search (legalir.search.releases)
     @property
     def release(self) -> str | None:
         """The release the versions held hold (an index of a code's release, ``legalir index update --to``), or
         None."""
-        return self._release_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
-
-    @staticmethod
-    def _release_of(folder: Path | None) -> str | None:
-        if folder is None:
-            return None
-        release = (atomic.read_marker(folder) or {}).get("release")
-        return release if isinstance(release, str) and release else None
-
-    def _release_versions(self) -> dict[str, dict[str, Path]]:
-        """``{release: {"sparse"|"dense": version folder}}`` of every release the indexes keep a version of."""
-        out: dict[str, dict[str, Path]] = {}
-        for kind, link in (("sparse", self.sparse), ("dense", self.dense)):
-            if link is None:
-                continue
-            for release, folder in atomic.newest_of_each_release(atomic.versions(link)).items():
-                out.setdefault(release, {})[kind] = folder
-        kinds = [k for k, p in (("sparse", self.sparse), ("dense", self.dense)) if p is not None]
-        return {r: v for r, v in out.items() if all(k in v for k in kinds)}
+        return self._kept.release
 
     @property
     def releases(self) -> list[str]:
         """The releases this index can be searched as of (``as_of=``), oldest first: the newest version of each
         release ``legalir index`` and ``legalir index update --to`` made is kept; [] for an index of no release."""
-        held = set(self._release_versions())
-        if self.release:
-            held.add(self.release)
-        return sorted(held, key=_releases.release_key)
+        return self._kept.releases
 
     @property
     def release_date(self) -> str | None:
         """The date of :attr:`release` as recorded (``"2022-11"``), or None."""
-        return _releases.date_of(self.pair.sparse if self.pair.sparse is not None else self.pair.dense)
+        return self._kept.date
 
     @property
     def release_dates(self) -> dict[str, str | None]:
         """``{release: date}`` of :attr:`releases`, oldest first: each release's date as the publisher printed it
         (``"2022-11"``, ``"2020-04-20"``), recorded by ``legalir convert statutes``; None where none was."""
-        folders = self._release_versions()
-        held = self.pair.sparse if self.pair.sparse is not None else self.pair.dense
-        return {r: _releases.date_of(held if r == self.release else
-                                     next(iter(folders[r].values()))) for r in self.releases}
+        return self._kept.dates
 
     def history(self, ref: str, partition: str | None = None) -> list[dict]:
         """The section ``ref`` (an id, or a citation: ``O.C.G.A. § 8-2-1``) in each release the index keeps,
@@ -410,14 +286,13 @@ class Searcher:
             found = self._past.get(release)
         if found is not None:
             return found
-        folders = self._release_versions().get(release)
+        folders = self._kept.folders(release)
         if folders is None:
             known = ", ".join(self.releases) or "none: it was not built from a release (legalir convert statutes)"
             raise UnknownRelease(f"as_of={release!r}: this index keeps no version of release {release!r}; "
                                  f"releases: {known}")
-        paths = [folders[k] for k in ("sparse", "dense") if k in folders]
         try:
-            past = Searcher(paths, encoder=self._encoder, **self._options)
+            past = Searcher(folders, encoder=self._encoder, **self._options)
         except atomic.OutputError:  # removed between listing and opening: a publish dropped it
             raise UnknownRelease(f"as_of={release!r}: its version was removed while being opened; try again") from None
         with self._lock:
@@ -438,6 +313,8 @@ class Searcher:
         found = self._bm25.get(key)
         if found is None:
             root = self.pair.sparse
+            if root is None or self.k1 is None or self.b is None:
+                raise SearcherError("this searcher holds no Lucene index: BM25 cannot search it")
             found = lucene.BM25(root / key if key else root, k1=self.k1, b=self.b, rm3=self._rm3,
                                 threads=self._threads, filter_by=self._filter_by,
                                 filter_by_optional=self._filter_by_optional,
@@ -460,6 +337,8 @@ class Searcher:
         from legalir.search import vector as dense_search
 
         if self._encoder is None or isinstance(self._encoder, str):
+            if self.pair.dense is None:
+                raise SearcherError("this searcher holds no FAISS index: it has no query encoder")
             self._encoder = dense_search.load_encoder(self.pair.dense, self._encoder, device=self._device)
         return self._encoder
 
@@ -468,7 +347,7 @@ class Searcher:
         several searchers) instead of loading the one the index records."""
         self._encoder = encoder
 
-    def _dense_retriever(self, key: str):
+    def _dense_retriever(self, key: str) -> Any:
         from legalir.search import vector as dense_search
 
         with self._lock:
@@ -476,9 +355,12 @@ class Searcher:
             found = self._dense.get(key)
             if found is None:
                 root = self.pair.dense
-                # resident: a sharded index keeps its shards loaded between searches
+                if root is None:
+                    raise SearcherError("this searcher holds no FAISS index: dense search cannot search it")
+                o = self._dense_options
                 found = dense_search.DenseRetriever(root / key if key else root, self._encoder_object(),
-                                                    resident=True)
+                                                    instruction=o.instruction, gpu=o.gpu, ef_search=o.ef_search,
+                                                    nprobe=o.nprobe, threads=o.threads, resident=o.resident)
                 self._dense[key] = found
         return found
 
@@ -501,59 +383,18 @@ class Searcher:
         """Partitions whose FAISS retriever is loaded."""
         return sorted(self._dense)
 
-    # ---- routing
+    # ---- routing (legalir.search.routing)
     def route(self, topics: Mapping[str, Topic], partition: str | None, method: str) -> dict[str, dict[str, Topic]]:
-        """``{partition key: topics}``: where each topic is searched ('' for an index that is not partitioned).
-
-        On a pooled index, ``partition`` becomes a filter on the partition field (and the topics'
-        partition field, which the citation hint reads)."""
-        partition = checks.optional_text("partition", partition)
-        if not self.pair.sparse_parts and not self.pair.dense_parts:
-            if partition is None:
-                return {"": dict(topics)}
-            if not self.pooled:
-                raise SearcherError(f"this index is not partitioned: leave out partition (got {partition!r}), "
-                                    f"or give filter=")
-            field_ = str(self.partition_field)
-            out = {}
-            for q, t in topics.items():
-                # a clause of its own, AND-ed with filter= (legalir.filters: a repeated field is AND-ed)
-                flt = filters.combine(t.fields.get("_filter"), [(field_, (partition,))])
-                out[q] = Topic(q, t.text, {**t.fields, field_: partition, "_filter": flt})
-            return {"": out}
-        have = {"bm25": self.pair.sparse_parts, "dense": self.pair.dense_parts,
-                "hybrid": sorted(set(self.pair.sparse_parts) & set(self.pair.dense_parts))}[method]
-        groups: dict[str, dict[str, Topic]] = {}
-        missing = []
-        for q, t in topics.items():
-            value = partition if partition is not None else t.fields.get(self.partition_field or "")
-            if value in (None, ""):
-                missing.append(q)
-                continue
-            try:
-                key = partition_key(value)
-            except FilterError:
-                key = None
-            if key not in have:
-                where = f"topic {q!r}: " if partition is None else ""
-                raise UnknownPartition(f"{where}this index has no {self.partition_field or 'partition'} {value!r} "
-                                       f"for {method}; known: {', '.join(have)}")
-            if partition is not None:
-                t = Topic(q, t.text, {**t.fields, str(self.partition_field): partition})
-            groups.setdefault(key, {})[q] = t
-        if missing:
-            known = ", ".join(self.partitions[:5]) + (" ..." if len(self.partitions) > 5 else "")
-            raise SearcherError(f"this index holds one index per {self.partition_field or 'partition'} ({known}): "
-                                f"give partition=, or topics whose {self.partition_field!r} field names it "
-                                f"(e.g. a Benchmark's); missing for: {', '.join(missing[:5])}")
-        return groups
+        """``{partition key: topics}``: where each topic is searched ('' for an index that is not partitioned);
+        :meth:`legalir.search.routing.Router.route`, the one router."""
+        return self._router.route(topics, partition, method)
 
     # ---- searching
     def _prepare(self, topics: Mapping[str, Topic], k: Any, method: Any, partition: Any, filter: Any,
                  citations: Any) -> tuple[dict[str, dict[str, Topic]], int, str]:
         self._check_open()
         k = check_k(k)
-        method = _check_optional_str(method, "method", f"one of {', '.join(METHODS)} or None")
+        method = check_optional_str(method, "method", f"one of {', '.join(METHODS)} or None")
         try:
             method = self.pair.method(method)
         except MethodError as e:
@@ -577,14 +418,12 @@ class Searcher:
             return LUCENE.search(self._bm25_getter(key), topics, k)
         if method == "dense":
             return self._dense_search(key, topics, k)
-        depth = max(k, fusion.HYBRID_DEPTH)
+        depth = fusion.hybrid_depth(k)
         sparse_run = LUCENE.search(self._bm25_getter(key), topics, depth)
         return fusion.hybrid(sparse_run, self._dense_search(key, topics, depth), k)
 
     def _dense_search(self, key: str, topics: Mapping[str, Topic], k: int) -> Run:
-        retriever = self._dense_retriever(key)
-        with _lock_of(retriever.encoder):
-            run = retriever.search(topics, k)
+        run = self._dense_retriever(key).search(topics, k)
         return {q: dict(ranking(run.get(q, {}), k)) for q in topics}
 
     def _run(self, groups: Mapping[str, Mapping[str, Topic]], k: int, method: str) -> tuple[Run, dict[str, str]]:
@@ -654,24 +493,13 @@ class Searcher:
             by_partition.setdefault(partition, {})[str(i)] = Topic(str(i), text)
         run: Run = {}
         keys: dict[str, str] = {}
-        k_checked = k
         for partition, topics in by_partition.items():
             groups, k_checked, m = self._prepare(topics, k, method, partition, filter, citations)
-            found, where = self._run(groups, k_checked, m)
+            found, placed = self._run(groups, k_checked, m)
             run.update(found)
-            keys.update(where)
-        out = []
-        for i in range(len(queries)):
-            key = keys[str(i)]
-            hits = []
-            # each group's run is ranked and cut already (the gate, fusion.hybrid, _dense_search): read it in order
-            for rank, (docid, score) in enumerate(run.get(str(i), {}).items(), 1):
-                rec = self._record(docid, key) or {}
-                hits.append(Hit(docid, float(score), rank, rec.get("contents"),
-                                {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)},
-                                key or None))
-            out.append(hits)
-        return out
+            keys.update(placed)
+        # each group's run is ranked and cut already (the gate, fusion.hybrid, _dense_search): read it in order
+        return [self._display.hits(run.get(str(i), {}), keys[str(i)]) for i in range(len(queries))]
 
     def batch_search(self, topics: Any, k: int = 1000, *, method: str | None = None,
                      partition: str | None = None, filter: Any = None,
@@ -701,8 +529,8 @@ class Searcher:
             return self.at(as_of).batch_search(topics, k, method=method, partition=partition, filter=filter,
                                                citations=citations)
         found = as_topics(topics)
-        groups, k, method = self._prepare(found, k, method, partition, filter, citations)
-        run, _ = self._run(groups, k, method)
+        groups, depth, how = self._prepare(found, k, method, partition, filter, citations)
+        run, _ = self._run(groups, depth, how)
         return {q: run.get(q, {}) for q in found}
 
     def search_hits(self, topics: Mapping[str, Topic], k: int, *, method: str | None = None,
@@ -716,17 +544,17 @@ class Searcher:
                                                   citations=citations, chunk=chunk)
             return
         found = as_topics(topics)
-        groups, k, method = self._prepare(found, k, method, partition, filter, citations)
+        groups, depth, how = self._prepare(found, k, method, partition, filter, citations)
         if len(groups) == 1:
             (key, group), = groups.items()
             qids = sorted(group)
             for start in range(0, len(qids), chunk):
                 part = {q: group[q] for q in qids[start:start + chunk]}
-                run = self._search_group(key, part, k, method)
+                run = self._search_group(key, part, depth, how)
                 for q in sorted(part):
                     yield q, run.get(q, {})
             return
-        run, _ = self._run(groups, k, method)
+        run, _ = self._run(groups, depth, how)
         for q in sorted(run):
             yield q, run.pop(q)
 
@@ -734,9 +562,16 @@ class Searcher:
         """This searcher with fixed search options (``method``, ``partition``, ``filter``, ``citations``), as
         the retriever protocol of :mod:`legalir.search.runner` (``search(topics, k)``, ``search_hits``,
         ``close``); ``owned``: its ``close`` closes this searcher. A ``method`` the indexes cannot serve is
-        refused here, before any search (:class:`SearcherError`)."""
+        refused here, before any search (:class:`SearcherError`), as is an option :meth:`batch_search` does not
+        take."""
+        try:
+            refuse_unknown("retriever", options, ("method", "partition", "filter", "citations", "as_of"))
+        except SearcherError:
+            if owned:
+                self.close()
+            raise
         if options.get("method") is not None:
-            method = _check_optional_str(options["method"], "method", f"one of {', '.join(METHODS)} or None")
+            method = check_optional_str(options["method"], "method", f"one of {', '.join(METHODS)} or None")
             try:
                 self._given.method(method)
             except MethodError as e:
@@ -745,16 +580,14 @@ class Searcher:
                 raise SearcherError(str(e)) from None
         return BoundSearch(self, options, owned)
 
-    # ---- documents
+    # ---- documents (legalir.search.documents)
+    def _stored(self, docid: str, key: str) -> str | None:
+        """The JSON the Lucene index of partition ``key`` stores for ``docid`` (through the Java gate)."""
+        return LUCENE.call(lambda: self._open_bm25(key).index.raw(docid))
+
     def _record(self, docid: str, key: str) -> dict | None:
-        """The record shown for a hit: the version's changes, then the collection, else the document
-        the Lucene index stores (a collection of the user's own that is not at hand)."""
-        if self.corpus is not None or self._docs.changed:
-            return self._docs.record(docid, key or None)
-        if self.pair.sparse is None or (key and key not in self.pair.sparse_parts):
-            return None
-        raw = LUCENE.call(lambda: self._open_bm25(key).index.raw(docid))
-        return None if raw is None else json.loads(raw)
+        """The record shown for a hit (:meth:`legalir.search.documents.Display.record`)."""
+        return self._display.record(docid, key)
 
     def doc(self, docid: str, partition: str | None = None, *, as_of: Any = None) -> dict | None:
         """The stored record ``{"id", "contents", ...}`` of ``docid``, or ``None`` when absent (or deleted by
@@ -770,23 +603,7 @@ class Searcher:
         self._check_open()
         if not isinstance(docid, str) or not docid:
             raise SearcherError(f"docid must be a non-empty string, not {docid!r}")
-        partition = checks.optional_text("partition", partition)
-        key = None
-        if partition is not None:
-            try:
-                key = partition_key(partition)
-            except FilterError as e:
-                raise SearcherError(str(e)) from None
-        if self.corpus is None and not self._docs.changed and self.pair.sparse_parts and key is None:
-            return None  # one index per partition and no collection: which one holds it?
-        rec = self._record(docid, key or "")
-        if rec is None and (self.corpus is not None or self._docs.changed):
-            # by citation, in the version held: a section `legalir index update` added is found as the others
-            for found in self._docs.resolve(docid):
-                rec = self._record(found, key or "")
-                if rec is not None:
-                    break
-        return rec
+        return self._display.lookup(docid, key_of(partition))
 
     @property
     def documents(self) -> Documents:
@@ -810,8 +627,8 @@ class Searcher:
                 LUCENE.call(s.close)
             except Exception as e:  # pragma: no cover - a searcher that cannot close still lets the pins go
                 _log.warning(f"closing {s.index_dir}: {e}")
-        for p in self._pins.values():
-            p.close()
+        for pin in self._pins.values():
+            pin.close()
 
     @property
     def closed(self) -> bool:

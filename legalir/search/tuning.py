@@ -15,8 +15,8 @@ from legalir import atomic, collections, log, trec
 from legalir.collections import base_set
 from legalir.errors import LegalirError
 from legalir.indexing.lucene import check_folder
+from legalir.search.arguments import check_k
 from legalir.search.bm25 import BM25
-from legalir.search.runner import check_depth
 from legalir.trec import Qrels, Run, Topic
 
 K1_GRID = (0.4, 0.6, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0)
@@ -96,7 +96,7 @@ def tune_bm25(dataset_cls, index_dir, collection, topic_sets: Sequence[str], mea
               threads: int = 1) -> tuple[list[tuple[float, float, float]], int]:
     """BM25 grid on ``topic_sets`` of ``collection`` with the dataset's judged-only rule; (grid, topics)."""
 
-    check_depth(k)
+    check_k(k)
     objective(measure)
     check_folder(index_dir)
     topics, qrels = training_data(collection, topic_sets)

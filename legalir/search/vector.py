@@ -1,25 +1,42 @@
-"""Dense retrieval: encode the topics, search a FAISS index, return a run.
+"""Dense retrieval of one FAISS index: encode the topics, search the index, return a run.
 
-:class:`DenseRetriever` follows the ``Retriever`` protocol of
-:mod:`legalir.search.runner`, so partitioned search goes through
-:class:`~legalir.search.runner.Partitioned` exactly as BM25 does: one encoder
-is loaded once and shared by every partition's index.
+:class:`DenseRetriever` searches one index (or one partition's); partition routing, releases and the
+hybrid rule are the searcher core's (:class:`legalir.Searcher`, which opens one per partition and shares one
+encoder between them). :class:`DenseOptions` are the dense search options every face passes to the
+searcher (``legalir search-dense --ef-search``, ``legalir.pt.dense(ef_search=)``, ``Searcher(dense_options=)``).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from legalir import log
 from legalir.indexing import IndexPair, MethodError, dense, encoders
-from legalir.search.runner import Partitioned, Retriever, SearchError, check_topics
-from legalir.trec import Run, Topic
+from legalir.search.runner import SearchError, check_topics
+from legalir.trec import Topic
 
 _log = log.get(__name__)
 
 #: topic metadata field holding a per-topic instruction (CRUMB)
 INSTRUCTION_FIELD = "instruction"
+
+
+_ENCODER_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+_ENCODER_LOCKS_LOCK = threading.Lock()
+
+
+def lock_of(encoder: Any) -> threading.Lock:
+    """One lock per encoder object: a Hugging Face fast tokenizer must not be called from two threads at
+    once ("Already borrowed"), whichever retrievers share it."""
+    with _ENCODER_LOCKS_LOCK:
+        lock = _ENCODER_LOCKS.get(encoder)
+        if lock is None:
+            lock = _ENCODER_LOCKS[encoder] = threading.Lock()
+        return lock
 
 
 def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device: str | None = None,
@@ -30,8 +47,6 @@ def load_encoder(index_dir: str | os.PathLike, model: str | None = None, device:
     with other document-side settings is allowed only for the query side
     (formats, instruction) and is reported on stderr.
     """
-    import dataclasses
-
     _check_dense(index_dir)
     meta = dense.read_meta(index_dir)
     recorded = encoders.EncoderSettings.from_dict(meta["encoder"])
@@ -71,12 +86,15 @@ class DenseRetriever:
         self.encoder = encoder
         self.instruction = instruction
 
-    def search(self, topics: Mapping[str, Topic], k: int) -> Run:
+    def search(self, topics: Mapping[str, Topic], k: int) -> dict[str, Mapping[str, float]]:
+        """``{qid: {docid: score}}`` (each a :class:`legalir.trec.Hits`, best first) of the top ``k``."""
         check_topics(topics)
         qids = list(topics)
         instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
-        vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions)
-        return dict(zip(qids, self.index.search(vecs, k)))
+        # the encoder's lock around the search too: FAISS's thread count is set per search (legalir.numeric)
+        with lock_of(self.encoder):
+            vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions)
+            return dict(zip(qids, self.index.search(vecs, k)))
 
     def close(self) -> None:
         """The FAISS index stays loaded (partitions share one encoder and may be searched again)."""
@@ -89,23 +107,3 @@ def _check_dense(index_dir: str | os.PathLike) -> None:
         IndexPair([index_dir]).method("dense")
     except MethodError as e:
         raise SearchError(str(e)) from None
-
-
-def retriever(index_dir: str | os.PathLike, encoder: encoders.Encoder, partition_field: str | None = None,
-              **kwargs: Any) -> Retriever:
-    """A retriever over ``index_dir``: one index, or one per partition routed by ``partition_field``."""
-    _check_dense(index_dir)
-    parts = dense.partitions(index_dir)
-    if not parts:
-        return DenseRetriever(index_dir, encoder, **kwargs)
-    field = partition_field or dense.read_meta(index_dir).get("partition_field")
-    if not field:
-        raise SearchError(f"{index_dir} holds one index per partition: name the topic field with --partition-field")
-    loaded: dict[str, DenseRetriever] = {}
-
-    def make(path):
-        if str(path) not in loaded:
-            loaded[str(path)] = DenseRetriever(path, encoder, **kwargs)
-        return loaded[str(path)]
-
-    return Partitioned(index_dir, field, make, parts)

@@ -28,14 +28,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from legalir import api, checks, collections, datasets, filters, log, runformats, trec
+from legalir import api, checks, datasets, filters, log, runformats, trec
 from legalir.api import Hit
 from legalir.errors import ApiError, LegalirError
-from legalir.indexing import METHODS  # re-exported for the app
+from legalir.indexing import METHODS
 from legalir.scoring.judged import is_judged
 from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: F401  (the one default set, legalir.evaluate's)
 from legalir.search import bm25 as lucene
 from legalir.search import fusion, gate
+from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
 # the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
@@ -263,7 +264,8 @@ class Engine:
 
     @staticmethod
     def _check_k(k: Any) -> int:
-        return checks.integer("k", k, 1, MAX_K)
+        """The searcher core's one depth check, with serve's transport limit (k <= :data:`MAX_K`)."""
+        return check_k(k, high=MAX_K)
 
     @staticmethod
     def _hit(hit: Hit, terms: list[str]) -> dict:
@@ -317,7 +319,7 @@ class Engine:
                 terms = query_terms(text)
                 out.append({"id": qid, "query": text, "index": index, "method": method,
                             **self._release_of(searcher),
-                            "partition": collections.partition_key(partition) if partition else None,
+                            "partition": filters.partition_key(partition) if partition else None,
                             "k": k, "terms": terms,
                             "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
         return out
@@ -585,7 +587,7 @@ def _table() -> dict[str, dict[str, checks.Param]]:
     release = opt(checks.identifier, blank=True)
 
     def k(name: str, value: Any) -> int:
-        return checks.integer_or_text(name, value, 1, MAX_K)
+        return check_k(value, name, high=MAX_K, text=True)
 
     def on_off(name: str, value: Any) -> str | None:
         return checks.choice(name, value, ("on", "off"))
