@@ -430,7 +430,8 @@ def update(path: str | os.PathLike | Sequence[str | os.PathLike], *, add: Any = 
                                        f'{{"id": ..., "contents": ..., ...fields}}')
                     f.write(json.dumps(dict(item), ensure_ascii=False) + "\n")
             files[name] = [out]
-        return upd.update(paths, **files, to=to, allow_older=checks.boolean("allow_older", allow_older), threads=threads,
+        return upd.update(paths, add=files.get("add", ()), replace=files.get("replace", ()), delete=files.get("delete", ()),
+                          to=to, allow_older=checks.boolean("allow_older", allow_older), threads=threads,
                           device=device, batch_size=batch_size, quiet=True)
 
 

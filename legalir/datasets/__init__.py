@@ -2,6 +2,7 @@
 
 Importing this package registers every dataset module listed here.
 """
+import os
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def dataset_class(name: str) -> type[Dataset]:
     return _REGISTRY[name]
 
 
-def get(name: str, data_dir: str | Path, **options: Any) -> Dataset:
+def get(name: str, data_dir: str | os.PathLike, **options: Any) -> Dataset:
     """The dataset ``name`` reading from ``data_dir/<name>``."""
     cls = dataset_class(name)
     return cls(Path(data_dir) / name, **options)
