@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade pip
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[$(EXTRAS)]"
-	$(BIN)/python -c "import legalir.jvm as j; j.start(); print('legalir: JVM ok, Java', j.autoclass('java.lang.System').getProperty('java.version'))"
+	$(BIN)/python -c "import legalir.base.jvm as j; j.start(); print('legalir: JVM ok, Java', j.autoclass('java.lang.System').getProperty('java.version'))"
 	@touch $@
 
 # ------------------------------------------------------------------ tests and static checks (docs/testing.md)

@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from legalir import atomic, checks, collections, datasets, trec
+from legalir import collections, datasets, trec
+from legalir.base import atomic, checks
 from legalir.collections import Corpus, read_manifest
 from legalir.datasets import DatasetError, dataset_class
 from legalir.datasets.dataset import Dataset, Document
-from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.checks), public here
+from legalir.errors import ApiError, LegalirError  # ApiError: a bad argument (legalir.base.checks), public here
 from legalir.search import searcher as _searcher
 
 if TYPE_CHECKING:  # excluded from coverage by pyproject.toml

@@ -48,7 +48,7 @@ class LegalirGroup(click.Group):
             click.echo("error: stopped by SIGINT (interrupted): nothing was published", err=True)
             ctx.exit(130)
         except SystemExit as e:
-            from legalir.atomic.common import _Terminated
+            from legalir.base.atomic.common import _Terminated
 
             if isinstance(e, _Terminated):  # SIGTERM unwound the command, as Ctrl-C does
                 click.echo("error: stopped by SIGTERM: nothing was published", err=True)
@@ -94,7 +94,7 @@ def _is_the_program() -> bool:
 
 def _terminate(signum, frame):
     """SIGTERM as an exception: ``finally`` blocks run (temporaries removed), exit status 143."""
-    from legalir.atomic.common import _Terminated
+    from legalir.base.atomic.common import _Terminated
 
     raise _Terminated(128 + signum)
 
@@ -107,7 +107,7 @@ def stop_on_signals(grace: float = GRACE_S) -> bool:
     Ray connection does not run Python until that call returns: the signal also wakes a watchdog thread
     (through :func:`signal.set_wakeup_fd`, written by the C-level handler at once), which, if the process is
     still alive ``grace`` seconds later (or at a second signal), removes the temporaries being written
-    (:func:`legalir.atomic.abandon`), says so on stderr and ends the process (exit status 128 + signal).
+    (:func:`legalir.base.atomic.abandon`), says so on stderr and ends the process (exit status 128 + signal).
     Main thread only, once per process; returns whether it is in force.
     """
     if _stopper:
@@ -138,7 +138,7 @@ def stop_on_signals(grace: float = GRACE_S) -> bool:
             ready, _, _ = select.select([r], [], [], left)
             if ready and any(b in (signal.SIGINT, signal.SIGTERM) for b in os.read(r, 64)):
                 break  # a second signal: stop now
-        from legalir import atomic
+        from legalir.base import atomic
 
         gone = atomic.abandon()
         name = signal.Signals(first).name
@@ -178,7 +178,7 @@ def main(debug, verbose, quiet):
 
     A failure caused by the input prints `error: <file>[:<line>]: ...` and exits with status 2.
     """
-    from legalir import log
+    from legalir.base import log
 
     root = log.configure("DEBUG" if verbose else "WARNING" if quiet else None)
     if quiet or not root.isEnabledFor(logging.INFO):  # -q, LEGALIR_LOG_LEVEL=WARNING: no library's warnings either

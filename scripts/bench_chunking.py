@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from legalir.chunking import Chunker
+    from legalir.collections.chunking import Chunker
 
     docs = documents(args.docs, args.sections, args.seed)
     chunker = Chunker(args.max_tokens)

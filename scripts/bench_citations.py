@@ -46,7 +46,7 @@ def sections(archive: Path, release: str | None):
 def codes(args) -> None:
     import logging
 
-    from legalir import citations
+    from legalir.legal import citations
 
     logging.getLogger("eyecite").setLevel(logging.ERROR)  # "Unknown overlap case" on the codes' LEXIS cites
 

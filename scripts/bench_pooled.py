@@ -63,7 +63,7 @@ def sample_topics(src: Path, out: Path, n: int) -> int:
 
 def citation_topics(collection: Path, out_topics: Path, out_qrels: Path, n: int, seed: int = 0) -> int:
     """``n`` questions naming one statute each (sampled with ``seed``) by its citation, in varied forms."""
-    from legalir import citations
+    from legalir.legal import citations
 
     manifest = json.loads((collection / "manifest.json").read_text())
     parts = manifest["partitions"]
@@ -105,7 +105,7 @@ def citation_topics(collection: Path, out_topics: Path, out_qrels: Path, n: int,
 
 def reference_index(collection: Path, out: Path, log: Path, threads: int, fields: list[str]) -> dict:
     """Anserini's IndexCollection (its fat jar, one JVM) over the pooled input, legalir's flags."""
-    from legalir import jvm
+    from legalir.base import jvm
 
     java = Path(jvm.java_home()) / "bin" / "java"
     cmd = [str(java), "-cp", jvm.anserini_jar(), "--sun-misc-unsafe-memory-access=allow",

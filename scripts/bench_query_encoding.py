@@ -26,7 +26,7 @@ def main() -> None:
 
     import torch
 
-    from legalir import models
+    from legalir.base import models
     from legalir.indexing import encoders
 
     enc = encoders.Encoder.load(str(models.bundled_minilm()), device="cpu")

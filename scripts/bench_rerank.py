@@ -52,7 +52,8 @@ def main() -> None:
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir import models, trec
+    from legalir import trec
+    from legalir.base import models
     from legalir.search import rerank as rr
 
     if args.threads:

@@ -119,7 +119,7 @@ PANDAS_CONVERT = textwrap.dedent("""
 def reference_index(collection: Path, out: Path, log: Path, threads: int) -> dict:
     """Anserini's IndexCollection from its fat jar, one JVM per jurisdiction, the flags legalir uses."""
     sys.path.insert(0, str(REPO))
-    from legalir import jvm
+    from legalir.base import jvm
 
     java = Path(jvm.java_home()) / "bin" / "java"
     script = out.parent / "reference_index.sh"

@@ -65,7 +65,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=REPO / "results" / "bench_search.json")
     args = ap.parse_args(argv)
 
-    from legalir import jvm
+    from legalir.base import jvm
 
     py = sys.executable
     d = args.work / f"s{args.scale:g}"

@@ -92,7 +92,8 @@ def setup(work: Path, scale: float, dense_partitions: int, log: Path) -> dict:
 
 
 def questions(coll: Path, n: int) -> list[tuple[str, str]]:
-    from legalir import filters, trec
+    from legalir import trec
+    from legalir.legal import filters
 
     topics = trec.read_topics(coll / "topics" / "test.jsonl")
     out = [(t.text, filters.partition_key(t.fields["state"])) for t in topics.values()]

@@ -5,7 +5,7 @@ is a labelled example written by the code's editors: the citation around the lin
 sentence, must give the key of the linked section. For each example the sentence holding the link is
 read by each system, and the citations it finds over the link's text are compared with the gold:
 
-* ``legalir``: :func:`legalir.citations.extract` as legalir reads a section's text at conversion
+* ``legalir``: :func:`legalir.legal.citations.extract` as legalir reads a section's text at conversion
   (``context`` = the code's own prefix, so a bare ``§ 8-2-3`` is this code's) and as it reads a query
   (``query``: the state as the jurisdiction hint, no context). Right when a key's section (its ``base``)
   is the linked section's key.
@@ -18,7 +18,7 @@ ends it covers is right: the editors link a range's ends only); recall = links w
 Per state and per *form* (what precedes the link: ``§``, ``§§``, ``Code Section``, ``G.S.``, a list
 item, a range end, bare; ``+sub`` when the link prints a subsection).
 
-Re-runnable after any change to legalir/citations.py::
+Re-runnable after any change to legalir/legal/citations.py::
 
     PYTHONPATH=. python scripts/citation_groundtruth.py --data-dir ../shared/data/statutes \\
         --state ga --release 86 --systems legalir,eyecite,citeurl --json gt-ga86.json
@@ -36,9 +36,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from legalir import citations
 from legalir.datasets import get
 from legalir.datasets.statutes import STATES, GuardedCitations
+from legalir.legal import citations
 
 _BOUNDARY = re.compile(r"(?<=[a-z]{3}[.;])\s+(?=[A-Z“\"(])")
 #: (form, regex on the text just before the link) in order; the link's own text is checked first for "G.S."
@@ -163,7 +163,7 @@ def measure(exs: list[dict], state: str, systems: tuple[str, ...], timeout: floa
                     def ok(f, ex):
                         return f[2].startswith("home:") and citations.section_key(
                             re.sub(r"\(.*$", "", f[2].split(":", 1)[1])) == _section_from_key(ex["gold"])
-                # recall: a link is found when a citation over it is its section. legalir.citations gives
+                # recall: a link is found when a citation over it is its section. legalir.legal.citations gives
                 # each key once per text: a repeated link counts as found where its first copy was read.
                 for ex in group:
                     over = [f for f in found if f[0] < ex["end"] and f[1] > ex["start"]]

@@ -62,7 +62,7 @@ def load(name: str) -> dict:
 
 
 def save(path: str | Path, data: dict) -> None:
-    from legalir import atomic
+    from legalir.base import atomic
 
     atomic.write_json(path, data)
 
@@ -233,7 +233,7 @@ def check() -> list[str]:
 
 
 def write() -> list[str]:
-    from legalir import atomic
+    from legalir.base import atomic
 
     done = [(p, *regenerate(p)) for p in documents()]  # every block rendered before any file is written
     for p, text, stale in done:

@@ -87,7 +87,7 @@ def _model(name: str, spec: dict, layers: int):
     if spec.get("real_weights"):
         from transformers import AutoModel
 
-        from legalir.models import bundled_minilm
+        from legalir.base.models import bundled_minilm
 
         return AutoModel.from_pretrained(str(bundled_minilm()))
     if spec["kind"] == "bert":
@@ -166,7 +166,7 @@ def measure_tokenizer(length: int, min_seconds: float) -> dict:
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from transformers import AutoTokenizer
 
-    from legalir.models import bundled_minilm
+    from legalir.base.models import bundled_minilm
 
     tok = AutoTokenizer.from_pretrained(str(bundled_minilm()))
     words = ("the landlord shall return the security deposit within thirty days after the tenant vacates the "

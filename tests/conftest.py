@@ -26,7 +26,7 @@ REQUIRE_REFERENCES = os.environ.get("LEGALIR_REQUIRE_REFERENCES", "") not in (""
 def marker_without_mtimes(folder) -> dict:
     """A legalir output's marker (``.legalir-output.json``) as JSON, each file's modification time left out:
     what two writes of the same output must agree on (the marker records when each file was written)."""
-    from legalir import atomic
+    from legalir.base import atomic
 
     doc = atomic.read_marker(folder)
     return {**doc, "files": {n: {k: v for k, v in e.items() if k != "mtime_ns"} for n, e in doc["files"].items()}}
@@ -126,7 +126,7 @@ def cli_logging():
     """Library messages on stderr as the command line shows them (the CLI's handler), whatever test runs
     first: tests that read a warning from captured stderr do not depend on an earlier in-process CLI run.
     (That importing legalir attaches no handler is tested in a child process: tests/test_api.py.)"""
-    from legalir import log
+    from legalir.base import log
 
     log.configure()
     yield
@@ -204,7 +204,7 @@ def ce_dir(tmp_path_factory):
         import torch
         from sentence_transformers import CrossEncoder
 
-        from legalir import models
+        from legalir.base import models
 
         torch.manual_seed(0)
         ce = CrossEncoder(str(models.bundled_minilm()), num_labels=1, max_length=128, device="cpu")
@@ -272,7 +272,7 @@ def trec_eval_bin(tmp_path_factory):
     import platform
     import zipfile
 
-    from legalir.jvm import anserini_jar
+    from legalir.base.jvm import anserini_jar
 
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         missing_reference("the Anserini jar's trec_eval 9.0.4 binary used here is linux-amd64")

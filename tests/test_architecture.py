@@ -15,19 +15,21 @@ PKG = Path(__file__).resolve().parent.parent / "legalir"
 
 #: bottom to top: a module may import its own layer and the layers below it, never one above
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("legalir.errors", "legalir.checks", "legalir.log", "legalir.version", "legalir.atomic", "legalir.jvm",
-                    "legalir.numeric", "legalir.models", "legalir._plain")),
-    ("formats", ("legalir.trec", "legalir.runformats")),
-    ("legal structure", ("legalir.citations", "legalir.filters")),
-    ("datasets and collections", ("legalir.datasets", "legalir.collections", "legalir.download",
-                                  "legalir.chunking", "legalir.generate")),
+    ("foundation", ("legalir.errors", "legalir.version", "legalir._plain", "legalir.base")),
+    ("formats", ("legalir.trec",)),
+    ("legal structure", ("legalir.legal",)),
+    ("datasets and collections", ("legalir.datasets", "legalir.collections")),
     ("index", ("legalir.indexing",)),
-    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report", "legalir.finetune",
-                            "legalir.qa", "legalir.regress")),
+    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report")),
     ("public API", ("legalir.api", "legalir")),
     ("analyses on the public API", ("legalir.analyze",)),
     ("faces", ("legalir.cli", "legalir.commands", "legalir.serve", "legalir.pt", "legalir.irds")),
 ]
+
+#: the top level of legalir/ (docs/architecture.md, "The top level"): the package's entry points (the API, the
+#: command line, the PyTerrier and ir_datasets faces, each imported by that name), the one error type every
+#: layer raises, the version, and the compiled helper; every other module lives in the package of its layer
+TOP_LEVEL = {"__init__", "api", "cli", "errors", "version", "pt", "irds", "_plain"}
 
 
 def modules() -> dict[str, Path]:
@@ -245,7 +247,7 @@ def _names(node: ast.AST) -> set[str]:
 
 def routers(trees: dict[str, ast.Module]) -> list[str]:
     """Where topics are routed to partitions: a class named ``*Partitioned*`` or ``*Router*``, or a loop that
-    keys topics by :func:`legalir.filters.partition_key` into groups (``setdefault``)."""
+    keys topics by :func:`legalir.legal.filters.partition_key` into groups (``setdefault``)."""
     found = []
     for m, tree in trees.items():
         for n in ast.walk(tree):
@@ -347,14 +349,14 @@ def bm25_defaults(trees: dict[str, ast.Module]) -> list[str]:
 
 
 def partition_key_homes(trees: dict[str, ast.Module]) -> list[str]:
-    """Where ``partition_key`` is defined, or reached through a module other than :mod:`legalir.filters`."""
+    """Where ``partition_key`` is defined, or reached through a module other than :mod:`legalir.legal.filters`."""
     found = []
     for m, tree in trees.items():
         for n in ast.walk(tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "partition_key":
                 found.append(f"{m}.partition_key")
             elif isinstance(n, ast.ImportFrom) and any(a.name == "partition_key" for a in n.names) \
-                    and n.module != "legalir.filters":
+                    and n.module != "legalir.legal.filters":
                 found.append(f"{m}:{n.lineno} imports it from {n.module}")
             elif isinstance(n, ast.Attribute) and n.attr == "partition_key" and \
                     not (isinstance(n.value, ast.Name) and n.value.id == "filters"):
@@ -378,7 +380,7 @@ def test_one_router_one_hybrid_one_depth_check_one_bm25_default_one_partition_ke
     assert depth_checks(trees) == ["legalir.search.arguments.check_k"]
     assert bm25_defaults(trees) == [] or all(h.startswith("legalir.datasets.dataset:") for h in bm25_defaults(trees))
     assert len(bm25_defaults(trees)) == 2, bm25_defaults(trees)
-    assert partition_key_homes(trees) == ["legalir.filters.partition_key"]
+    assert partition_key_homes(trees) == ["legalir.legal.filters.partition_key"]
 
 
 def test_the_one_of_each_checks_have_teeth():
@@ -413,3 +415,30 @@ from legalir.collections import partition_key
     assert sorted(depth_checks(trees)) == ["second:13 k < 1", "second:15 integer(..., k)"]
     assert sorted(bm25_defaults(trees)) == ["second:17 b=0.4", "second:17 k1=0.9", "second:19 b=0.4", "second:19 k1=0.9"]
     assert partition_key_homes(trees) == ["second:21 imports it from legalir.collections"]
+
+
+def test_the_top_level_holds_only_what_docs_architecture_names():
+    files = {p.stem.split(".")[0] for p in PKG.iterdir() if p.is_file() and p.suffix in (".py", ".c")}
+    assert files == TOP_LEVEL, f"top-level modules not in TOP_LEVEL (move them into their layer's package): " \
+                               f"{sorted(files - TOP_LEVEL)}; gone: {sorted(TOP_LEVEL - files)}"
+    packages = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    layered = {prefix.split(".")[1] for _, prefixes in LAYERS for prefix in prefixes if prefix.count(".") == 1}
+    assert packages <= layered, f"packages in no layer: {sorted(packages - layered)}"
+    text = (PKG.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in text or f"`{name}/`" in text for name in (TOP_LEVEL - {"__init__"}) | packages)
+
+
+def test_no_import_alias_takes_another_modules_name():
+    """``from legalir.search import vector as dense`` reads as the index module; an alias may shorten a name
+    (``citations as cite``), never rename a module as another of legalir's."""
+    names = {m.rpartition(".")[2] for m in modules()}
+    wrong = []
+    for m, path in modules().items():
+        if path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and (getattr(node, "module", None) or "legalir").startswith("legalir"):
+                for a in node.names:
+                    if a.asname and a.asname != a.name.rpartition(".")[2] and a.asname in names:
+                        wrong.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {a.name} as {a.asname}")
+    assert not wrong, "imports that rename a module as another module of legalir:\n" + "\n".join(wrong)

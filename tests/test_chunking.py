@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir.chunking import Chunker, ChunkingError, split_blocks
+from legalir.collections.chunking import Chunker, ChunkingError, split_blocks
 
 DOC = """# Residential Tenancies Act
 
@@ -139,7 +139,7 @@ def test_chunked_collection_searched_and_mapped_back_with_maxp(tmp_path):
     """Chunk a markdown collection (CRUMB fixture's Legal QA statutes, whole), index the passages with
     Lucene, search, and map the passage run back to the source's document ids with MaxP."""
     from legalir import collections, datasets, trec
-    from legalir.chunking import chunk_corpus
+    from legalir.collections.chunking import chunk_corpus
     from legalir.indexing import sparse
     from legalir.search.bm25 import BM25
     from legalir.search.maxp import MaxP, parents_from_collection

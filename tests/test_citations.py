@@ -15,7 +15,7 @@ from conftest import DEEP, examples, needs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from legalir import citations
+from legalir.legal import citations
 
 #: each property's examples (tests/conftest.py's profile: 30 under ci, 2,000 under deep)
 EXAMPLES = examples(30, deep=0.5)

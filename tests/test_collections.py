@@ -6,9 +6,11 @@ import json
 import pytest
 from conftest import marker_without_mtimes
 
-from legalir import atomic, collections, filters, trec
+from legalir import collections, trec
+from legalir.base import atomic
 from legalir.datasets.dataset import Dataset, Document, Judgement
 from legalir.errors import LegalirError
+from legalir.legal import filters
 from legalir.trec import Topic
 
 
@@ -40,7 +42,7 @@ def test_counts_duplicates_empty_and_dangling_qrels_are_reported(tmp_path, capsy
     lines = (tmp_path / "c" / "corpus" / "docs.jsonl").read_text().splitlines()
     recs = [json.loads(x) for x in lines]
     assert [r["id"] for r in recs] == ["a", "b", "d"]
-    # metadata is also written as filter tokens (legalir.filters)
+    # metadata is also written as filter tokens (legalir.legal.filters)
     assert recs[0] == {"id": "a", "contents": "first clause", "category": "x", "filters": "category_x"}
     # qrels keep the dangling judgement (a gold that can never be retrieved still counts)
     assert trec.read_qrels(tmp_path / "c" / "qrels" / "test.txt") == {"q1": {"a": 2, "b": 0, "zz": 1}}

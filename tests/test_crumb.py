@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import collections, datasets, runformats, trec
+from legalir import collections, datasets, trec
 from legalir.datasets.crumb import Crumb
 from legalir.datasets.dataset import DatasetError
+from legalir.trec import runformats
 
 FIX = Path(__file__).parent / "fixtures"
 CRUMB = FIX / "crumb"

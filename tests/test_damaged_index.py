@@ -22,7 +22,7 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 import legalir
-from legalir import atomic
+from legalir.base import atomic
 from legalir.errors import LegalirError
 
 DELETE = object()

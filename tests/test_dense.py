@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, requires
 
-from legalir import collections, filters, trec
+from legalir import collections, trec
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import dense, encoders
+from legalir.legal import filters
 from legalir.search import vector as dense_search
 
 SUBJECTS = {
@@ -454,7 +455,7 @@ def test_bench_gpu_script_runs_on_cpu(tmp_path):
 
 
 def test_rebuilding_one_partition_keeps_the_others(tiny_embeddings, tmp_path):
-    from legalir import atomic
+    from legalir.base import atomic
 
     out = tmp_path / "idx"
     dense.build(tiny_embeddings, out, quiet=True)
@@ -521,7 +522,7 @@ def odd_counts():
 
 
 def test_numeric_threads_sets_for_the_block_and_restores_whatever_ends_it(odd_counts):
-    from legalir import numeric
+    from legalir.base import numeric
 
     with numeric.threads(1):
         assert _counts() == (1, 1)

@@ -90,7 +90,7 @@ def test_no_java_is_a_located_error(sample_index, sample_collection, tmp_path):
 
 def test_a_jvm_crash_reports_into_the_cache_and_says_so(tmp_path):
     """A fatal error in native code with the JVM loaded (what a Lucene crash is to the JVM): its report goes to
-    the cache's legalir/jvm folder, never to the working folder, and stderr says what happened."""
+    the cache's legalir/base/jvm folder, never to the working folder, and stderr says what happened."""
     import os
 
     work, cache = tmp_path / "work", tmp_path / "cache"

@@ -1,4 +1,4 @@
-"""Typed metadata filters (legalir/filters.py, docs/legal-structure.md) against a brute-force filter in Python.
+"""Typed metadata filters (legalir/legal/filters.py, docs/legal-structure.md) against a brute-force filter in Python.
 
 Collections of generated documents (keyword, integer, float and date fields, each missing from some documents,
 numbers written as JSON numbers and as strings) are indexed once per test module; hypothesis then generates
@@ -28,8 +28,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import legalir
-from legalir import filters
 from legalir.cli import main
+from legalir.legal import filters
 
 #: expressions per collection (tests/conftest.py's profile: 60 under ci, a tenth of LEGALIR_HYPOTHESIS_EXAMPLES
 #: under deep); FEW for the properties that run a CLI command per example
@@ -342,7 +342,7 @@ def test_declared_types_win_over_inference_and_are_checked(tmp_path):
 def test_update_keeps_types_refuses_a_value_of_another_type_and_types_a_new_field(years, tmp_path):
     import shutil
 
-    from legalir import atomic
+    from legalir.base import atomic
     from legalir.indexing import sparse
 
     shutil.copytree(atomic.current(years), tmp_path / "idx.v1")

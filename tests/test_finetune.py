@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, requires
 
-from legalir import finetune, trec
+from legalir import trec
 from legalir.cli import main
+from legalir.search import finetune
 from legalir.search import rerank as rr
 from legalir.trec import Topic
 

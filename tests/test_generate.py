@@ -9,7 +9,7 @@ import pytest
 from chat_server import ChatServer
 from conftest import requires
 
-from legalir import generate
+from legalir.datasets import generate
 from legalir.trec import FormatError
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from legalir import collections, datasets, filters, trec
+from legalir import collections, datasets, trec
 from legalir.cli import main
 from legalir.datasets.dataset import DatasetError
+from legalir.legal import filters
 from legalir.trec import Topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures"

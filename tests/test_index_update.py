@@ -70,7 +70,7 @@ def records(coll: Path) -> dict[str, dict]:
 
 def versioned_copy(index: Path, dest: Path) -> Path:
     """A copy of ``index`` (its current version) at ``dest``, versioned as `legalir index` publishes."""
-    from legalir import atomic
+    from legalir.base import atomic
 
     shutil.copytree(atomic.current(index), dest.with_name(dest.name + ".v1"))
     os.symlink(dest.name + ".v1", dest)
@@ -209,7 +209,7 @@ def plain(tmp_path):
 
 
 def test_cli_reports_each_version_and_keeps_the_previous(plain, tmp_path):
-    from legalir import atomic
+    from legalir.base import atomic
 
     (tmp_path / "new.jsonl").write_text('{"id": "d9", "contents": "governing law of the state of utah"}\n')
     code, out = cli("index", "update", plain, "--add", tmp_path / "new.jsonl")
@@ -241,7 +241,7 @@ def test_cli_reports_each_version_and_keeps_the_previous(plain, tmp_path):
     ("nothing", "no changes: give --add, --replace or --delete"),
 ])
 def test_bad_change_sets_are_refused_and_nothing_is_written(plain, tmp_path, case, message):
-    from legalir import atomic
+    from legalir.base import atomic
 
     new, gone = tmp_path / "new.jsonl", tmp_path / "gone.txt"
     args = {
@@ -359,7 +359,7 @@ def test_lucene_and_faiss_updated_together_equal_their_rebuilds(base, tmp_path, 
 def test_a_lucene_and_faiss_pair_that_drifted_apart_is_refused_whole(plain, tmp_path, minilm):
     """The Lucene index updated on its own, then the pair with a change set naming neither drifted id: refused
     before anything is written, the ids only in each counted and named."""
-    from legalir import atomic
+    from legalir.base import atomic
     from legalir.indexing import encoders
 
     coll = plain.with_name(plain.name + ".collection")
@@ -491,7 +491,7 @@ def _statutes(tmp_path_factory, release: str) -> Path:
 
 def test_an_older_or_the_same_release_is_refused_naming_both_unless_allowed(tmp_path_factory, tmp_path, caplog):
     import legalir
-    from legalir import atomic
+    from legalir.base import atomic
 
     nc80, nc81 = _statutes(tmp_path_factory, "80"), _statutes(tmp_path_factory, "81")
     idx = tmp_path / "nc"

@@ -12,7 +12,8 @@ import shutil
 import pytest
 from helpers import cli
 
-from legalir import atomic, collections, datasets, trec
+from legalir import collections, datasets, trec
+from legalir.base import atomic
 from legalir.datasets.dataset import DatasetError
 from legalir.datasets.sample import PACKAGED
 
@@ -64,7 +65,7 @@ def test_other_commands_refuse_their_inputs_too(sample_collection, tmp_path):
     assert cli("chunk", sample_collection / "topics" / "test.jsonl", sample_collection / "topics" / "test.jsonl")[0] == 2
     assert run.read_bytes() == before
     with pytest.raises(atomic.OutputError, match="is also an input"):  # the API: the library functions themselves
-        from legalir import runformats
+        from legalir.trec import runformats
 
         runformats.convert_run(run, run, "trec")
 

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 import legalir
-from legalir import citations, filters, trec
+from legalir import trec
 from legalir.cli import main
+from legalir.legal import citations, filters
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

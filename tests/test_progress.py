@@ -191,7 +191,8 @@ def test_eyecite_says_nothing(cq, tmp_path, monkeypatch):
     import contextlib
     import logging
 
-    from legalir import citations, log
+    from legalir.base import log
+    from legalir.legal import citations
 
     query = "landlord rent: 410 U.S. 113 § 5"
     seen: list[str] = []
@@ -269,12 +270,12 @@ def test_the_helper_decides_alone():
     terminal, under -q, on a worker thread or when the caller is quiet."""
     import threading
 
-    from legalir import log
+    from legalir.base import log
 
     pkg = Path(log.__file__).parent
     own = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
            if re.search(r"\btqdm\(", p.read_text(encoding="utf-8")) and p.name != "log.py"]
-    assert own == [], f"tqdm bars outside legalir.log.progress: {own}"
+    assert own == [], f"tqdm bars outside legalir.base.log.progress: {own}"
     assert not log.progress_shown()  # pytest's stderr is no terminal
     assert log.progress(range(3)).disable
     got = []

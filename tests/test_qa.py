@@ -10,8 +10,9 @@ from chat_server import ChatServer
 from click.testing import CliRunner
 from conftest import FIXTURES, requires
 
-from legalir import qa, trec
+from legalir import trec
 from legalir.cli import main
+from legalir.search import qa
 
 
 def _cli(*args):

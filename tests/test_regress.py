@@ -6,8 +6,8 @@ import shutil
 
 from click.testing import CliRunner
 
-from legalir import regress
 from legalir.cli import main
+from legalir.scoring import regress
 
 
 def test_expectations_file_and_verdicts(tmp_path):

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from test_statutes import FIXTURES, SHARED, convert, docs
 
 import legalir
-from legalir import atomic, collections
+from legalir import collections
+from legalir.base import atomic
 from legalir.cli import main
 from legalir.datasets.statutes import readme_release_dates
 from legalir.search import releases

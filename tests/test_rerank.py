@@ -218,7 +218,7 @@ def _ideal(topics, run, texts, k):
 
 
 def _api(server, cache=None):
-    from legalir import generate
+    from legalir.datasets import generate
 
     return generate.make("api", model="oracle", base_url=server.url, cache=cache or None, max_retries=0)
 

@@ -18,8 +18,9 @@ import pytest
 from conftest import WAIT_S, requires
 from helpers import cli
 
-from legalir import atomic, collections, datasets, trec
-from legalir.atomic.common import _REGISTRY_LOCK
+from legalir import collections, datasets, trec
+from legalir.base import atomic
+from legalir.base.atomic.common import _REGISTRY_LOCK
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 from legalir.indexing import lucene, sparse
 
@@ -106,7 +107,7 @@ def test_a_users_file_inside_a_legalir_output_blocks_its_replacement(tmp_path, c
     (out / "topics" / "mine.tsv").unlink()
     assert cli("convert", "sample", "--out", out, "--quiet")[0] == 0  # only its own output: replaced
     (out / "notes.txt").write_text("keep me")
-    with caplog.at_level("WARNING", logger="legalir.atomic"):
+    with caplog.at_level("WARNING", logger="legalir.base.atomic"):
         code, msg = cli("convert", "sample", "--out", out, "--quiet", "--overwrite")  # the user's explicit yes
     assert code == 0, msg
     assert "--overwrite: replacing 1 entry that legalir did not write there" in caplog.text + msg
@@ -342,7 +343,7 @@ def test_searches_during_rebuilds_read_one_consistent_version(colls, tmp_path):
 # anywhere, and a kill after the end checks nothing. Points before the publish must leave the old state, points
 # after it the new one; both are asserted seen.
 def _staging(target: Path, pid: int, *parts: str) -> Path:
-    """Where process ``pid`` builds ``target`` (:func:`legalir.atomic.atomic_dir`), or a path inside it."""
+    """Where process ``pid`` builds ``target`` (:func:`legalir.base.atomic.atomic_dir`), or a path inside it."""
     return target.with_name(f"{target.name}.tmp-{pid}").joinpath(*parts)
 
 
@@ -430,7 +431,7 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
     code = textwrap.dedent(f"""
         import os, sys
         from legalir import atomic
-        from legalir.atomic import versioning  # where an old version is removed
+        from legalir.base.atomic import versioning  # where an old version is removed
         from legalir.indexing import sparse
 
         remove = versioning._remove

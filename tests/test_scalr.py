@@ -188,7 +188,7 @@ def test_bad_rows_and_columns_name_file_and_line(tmp_path):
 
 
 def test_download_takes_only_scalr_from_legalbench_archive(tmp_path, monkeypatch):
-    from legalir import download
+    from legalir.datasets import download
 
     archive = tmp_path / "data.tar.gz"
     with tarfile.open(archive, "w:gz") as tf:

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from serve_helpers import env, post_json, start_server, stop_server
 
 import legalir
-from legalir import runformats, trec
+from legalir import trec
 from legalir.cli import main
 from legalir.errors import ApiError, LegalirError, http_status, user_message
+from legalir.trec import runformats
 
 #: each property's examples (tests/conftest.py's profile: 8 under ci, 300 under deep); bad-value properties are
 #: cheap (no file, no server): CHEAP, 8 times more

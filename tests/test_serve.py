@@ -21,7 +21,8 @@ from conftest import WAIT_S, reference_module, requires
 from helpers import wait_for
 from serve_helpers import post_json, start_server, stop_server
 
-from legalir import collections, datasets, filters, trec
+from legalir import collections, datasets, trec
+from legalir.legal import filters
 from legalir.trec import Topic
 
 REPO = Path(__file__).resolve().parent.parent

@@ -23,8 +23,9 @@ from conftest import WAIT_S, requires
 from helpers import wait_for
 from serve_helpers import env, post_json, start_server, stop_server
 
-from legalir import atomic, collections
-from legalir.atomic.common import _state
+from legalir import collections
+from legalir.base import atomic
+from legalir.base.atomic.common import _state
 from legalir.datasets.dataset import Dataset, Document, Judgement, Topic
 
 TEXTS = {f"d{i}": text for i, text in enumerate([

@@ -15,10 +15,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, needs, requires
 
-from legalir import citations, collections, datasets
+from legalir import collections, datasets
 from legalir.cli import main
 from legalir.datasets import statutes
 from legalir.datasets.dataset import DatasetError
+from legalir.legal import citations
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "statutes"
@@ -80,7 +81,7 @@ def test_annotations_never_in_contents(ga86, nc81):
 
 
 def test_ids_are_the_citation_keys_of_the_official_form(ga86, nc81):
-    """The id is the key legalir.citations gives the section's official citation (O.C.G.A. § 8-2-1,
+    """The id is the key legalir.legal.citations gives the section's official citation (O.C.G.A. § 8-2-1,
     N.C. Gen. Stat. § 42-25.6), so a citation to the section finds it."""
     for coll in (ga86, nc81):
         for d in docs(coll).values():
@@ -113,7 +114,7 @@ def test_citations_from_links_exactly(nc81, ga86):
     assert all("ol" not in k for doc in d.values() for k in citations.parse_field(doc["citations"])["cites"])
     # case notes' links are not the section's citations
     assert "nc_code_42_30" not in citations.parse_field(d["nc_code_42_25_6"]["citations"])["cites"]
-    # legalir.citations reads the rest: "42 U.S.C. Section 6297(d)" in GA 8-2-3's text
+    # legalir.legal.citations reads the rest: "42 U.S.C. Section 6297(d)" in GA 8-2-3's text
     assert "us_usc_42_6297_d" in citations.parse_field(docs(ga86)["ga_code_8_2_3"]["citations"])["cites"]
 
 
@@ -226,7 +227,7 @@ def test_reads_the_publishers_archive(tmp_path_factory):
 
 
 # ---------------------------------------------------------------- citation extraction against the codes' links
-#: measured with scripts/citation_groundtruth.py on the fixture (legalir.citations of 2026-11-26): floors, so an
+#: measured with scripts/citation_groundtruth.py on the fixture (legalir.legal.citations of 2026-11-26): floors, so an
 #: extraction that reads fewer of the editors' links fails, and one that reads more passes (raise them then)
 GT_FLOORS = {
     ("ga", "86"): {"legalir": {"all": (0.95, 0.89), "O.C.G.A. §": (0.94, 0.94), "O.C.G.A. § +sub": (1.0, 1.0),

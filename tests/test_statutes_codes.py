@@ -15,7 +15,8 @@ from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from legalir import citations, collections, datasets
+from legalir import collections, datasets
+from legalir.legal import citations
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "statutes_heldout"
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def test_idaho_files_are_titles_and_a_letter_suffix_is_a_section(codes):
     assert compact["notes"].startswith("STATUTORY NOTES") and "STATUTORY NOTES" not in compact["contents"]
     assert report["notes"]["<h3> inside a section that is not a section's heading: read as a paragraph of that section"] >= 2
     # a link the markup runs into the next word ("codified as<cite><a>§§ 16-1901 </a></cite>and 16-1902"): a space,
-    # so that legalir.citations reads the list (before: hit@1 0.50 on Idaho's cross-reference questions)
+    # so that legalir.legal.citations reads the list (before: hit@1 0.50 on Idaho's cross-reference questions)
     assert "codified as §§ 16-1901 and 16-1902" in docs["id_code_16_1902"]["notes"]
     cites = citations.parse_field(docs["id_code_16_1902"]["citations"])["cites"]
     assert "id_code_16_1901" in cites

@@ -137,14 +137,14 @@ def test_colorado_source_notes_annotation_constitution_and_one_key_for_two_numbe
     assert d["history"] == "L. 92: Entire article R&RE, p. 624, § 1."
     assert d["notes"].startswith("Editor's note: This section is similar") and "Cross references:" in d["notes"]
     assert d["case_notes"].startswith("ANNOTATION\nSubstantial compliance")
-    # the constitution is not the code; two numbers legalir.citations writes alike are two documents
+    # the constitution is not the code; two numbers legalir.legal.citations writes alike are two documents
     assert set(docs) == {"co_code_1_1_103", "co_code_26_5_3_101", "co_code_26_5d3_101"}
     assert docs["co_code_26_5_3_101"]["section"] == "26.5-3-101"  # title 26.5's file is read first
     assert docs["co_code_26_5d3_101"]["section"] == "26-5.3-101"
     skipped = report["skipped"]
     assert skipped == {"a file that is not a title of the code (the publisher's copy of a constitution): not read, "
                        "its <h3>s not counted": 1}
-    assert report["notes"]["two section numbers with one citation key (legalir.citations writes them alike): the "
+    assert report["notes"]["two section numbers with one citation key (legalir.legal.citations writes them alike): the "
                            "later one's id writes its dots as 'd'"] == 1
     assert report["sections_read"] == 3 and report["documents_written"] == 3
     # the held-out check's own reader agrees: 3 printed numbers, the constitution's <h3> apart

@@ -13,10 +13,12 @@ import pytest
 from helpers import cli
 
 import legalir
-from legalir import atomic, runformats, trec
+from legalir import trec
+from legalir.base import atomic
 from legalir.errors import LegalirError
 from legalir.indexing import sparse
 from legalir.search import fusion
+from legalir.trec import runformats
 
 
 @pytest.fixture()

@@ -1,6 +1,6 @@
 """Citations in a benchmark (``legalir analyze citations DATASET``): who carries them, and what they change.
 
-Counts the topics whose text cites an authority (:func:`legalir.citations.extract`, with the
+Counts the topics whose text cites an authority (:func:`legalir.legal.citations.extract`, with the
 topic's jurisdiction field as the jurisdiction of a code named without one), the gold documents
 that carry a ``citations`` field (written by ``legalir convert``), the gold documents that *are*
 an authority their topic cites, and the documents of the corpus with at least one citation.
@@ -59,7 +59,8 @@ def collection_dir(dataset: str | os.PathLike) -> Path:
 def analyze(dataset: str | os.PathLike, runs: Sequence[tuple[str, str]] = (), *, topic_set: str | None = None,
             measure: str | None = None) -> CitationReport:
     """The counts and, per ``(label, run path)``, the measure split by topics with and without citations."""
-    from legalir import api, citations
+    from legalir import api
+    from legalir.legal import citations
 
     bench = api.load(collection_dir(dataset), topic_set)
     cls = bench._dataset_class()

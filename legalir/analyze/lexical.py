@@ -188,7 +188,7 @@ def _group_value(v) -> str:
 
 def dataset_answers(dataset: str, data_dir: str | os.PathLike, split: str = "test") -> dict[str, str]:
     """Answer texts from a QA dataset's published files: Bar Exam QA's correct choice, Housing's Yes/No."""
-    from legalir import qa
+    from legalir.search import qa
 
     out = {}
     for it in qa.load_items(dataset, data_dir, split):
@@ -272,7 +272,7 @@ def run_analysis(inputs: Sequence[tuple[str, str]], *, topic_set: str = "test", 
                  out_dir: str | os.PathLike | None = None) -> dict:
     """What `legalir analyze lexical` does; figures and lexical.json under ``out_dir``."""
     from legalir import collections, scoring, trec
-    from legalir.runformats import read_any_run
+    from legalir.trec.runformats import read_any_run
 
     samples = []
     for i, (label, coll) in enumerate(inputs):

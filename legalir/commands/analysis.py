@@ -10,7 +10,7 @@ from legalir.commands.options import force_option, generator_options, make_gener
 from legalir.errors import read_json
 
 
-# ------------------------------------------------------------------ downstream QA (legalir.qa)
+# ------------------------------------------------------------------ downstream QA (legalir.search.qa)
 @click.command()
 @click.argument("dataset", type=click.Choice(["barexam_qa", "housing_qa"]))
 @click.argument("predictions", type=click.Path(dir_okay=False))
@@ -44,7 +44,7 @@ def qa(dataset, predictions, data_dir, split, condition, run_path, collection, k
     --backend local scores the answer labels by likelihood (no generation); --backend api / precomputed
     parse free-text answers (refusals and unreadable answers count as wrong and are reported).
     """
-    from legalir import qa as qa_mod
+    from legalir.search import qa as qa_mod
 
     answerer = (qa_mod.LikelihoodAnswerer(gen_opts["llm_model"] or "", device=device, batch_size=batch_size,
                                           cache=False if gen_opts["no_cache"] else (gen_opts["cache_dir"] or True))
@@ -62,7 +62,7 @@ def qa(dataset, predictions, data_dir, split, condition, run_path, collection, k
 @click.option("--label", "labels", multiple=True, help="Row label per results file [default: file name].")
 def qa_report(dataset, results, labels):
     """Print QA accuracies (RESULTS from `legalir qa`) beside the paper's Llama 3 8B rows."""
-    from legalir import qa as qa_mod
+    from legalir.search import qa as qa_mod
 
     if labels and len(labels) != len(results):
         raise click.BadParameter(f"{len(labels)} labels for {len(results)} results", param_hint="--label")
@@ -136,7 +136,7 @@ def analyze_citations(dataset, topic_set, runs, measure):
     click.echo(citing.format_report(citing.analyze(dataset, runs, topic_set=topic_set, measure=measure)))
 
 
-# ------------------------------------------------------------------ regressions (legalir.regress)
+# ------------------------------------------------------------------ regressions (legalir.scoring.regress)
 @click.command()
 @click.argument("dataset")
 @click.option("--all", "all_tiers", is_flag=True, help="Also run the slow tier (e.g. dense encoding).")
@@ -148,7 +148,7 @@ def regress(dataset, all_tiers, root, data_dir):
     """Rerun DATASET's published pipelines (resources/regressions/DATASET.toml); OK / off by / FAIL per number.
 
     Exit status 1 when a number FAILs."""
-    from legalir import regress as rg
+    from legalir.scoring import regress as rg
 
     spec = rg.load(dataset)
     Path(root).mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from legalir.commands.options import force_option, key_values
 @click.option("--force", is_flag=True, help="Fetch even when the files are already there.")
 def download(dataset, data_dir, revision, timeout, force):
     """Fetch DATASET's published files from the Hugging Face Hub (fails at once when offline)."""
-    from legalir import download as dl
+    from legalir.datasets import download as dl
 
     for path in dl.fetch(dataset, data_dir, timeout=timeout, force=force, revision=revision):
         click.echo(str(path))
@@ -181,7 +181,7 @@ def chunk(source, out, max_tokens, tokenizer, id_field, text_field, quiet):
     and the source's topics) ready for `legalir index`. Passage ids are
     <docid>:<n> with parent_id; score passage runs after `legalir maxp`.
     """
-    from legalir.chunking import Chunker, chunk_corpus
+    from legalir.collections.chunking import Chunker, chunk_corpus
 
     stats = chunk_corpus(source, out, Chunker(max_tokens, tokenizer), id_field=id_field, text_field=text_field,
                          quiet=quiet)

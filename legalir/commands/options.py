@@ -89,7 +89,7 @@ def encoder_overrides(pooling, max_length, query_format, doc_format, instruction
 
 
 def generator_options(fn):
-    """Options that pick and configure a text generator (legalir.generate)."""
+    """Options that pick and configure a text generator (legalir.datasets.generate)."""
     return _apply(fn, [
         click.option("--backend", type=click.Choice(["api", "local", "precomputed"]), default="api",
                      show_default=True, help="api: OpenAI-compatible server; local: transformers model folder; "
@@ -118,7 +118,7 @@ def generator_options(fn):
 def make_generator(backend, llm_model, base_url, generations, temperature, max_tokens, top_p, gen_seed,
                    concurrency, max_retries, cache_dir, no_cache):
     """The generator the generator options describe."""
-    from legalir import generate
+    from legalir.datasets import generate
 
     sampling = generate.Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p, seed=gen_seed)
     cache = False if no_cache else (cache_dir or True)
@@ -154,16 +154,16 @@ def _paths(value) -> list[str]:
 def force_option(*outputs: str):
     """The one ``--force`` option, and the output rule for the command it decorates.
 
-    The command runs inside :func:`legalir.atomic.command`: its inputs are its path arguments and
+    The command runs inside :func:`legalir.base.atomic.command`: its inputs are its path arguments and
     options that must exist (``click.Path(exists=True)``, standard input ``-`` aside), so no output
     it writes may be one of them; ``--force`` lets an output replace a file legalir did not write.
     The output files named by the parameters ``outputs`` are checked before the command starts
-    (:func:`legalir.atomic.check_file`), so a refusal comes before any long work.
+    (:func:`legalir.base.atomic.check_file`), so a refusal comes before any long work.
     """
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            from legalir import atomic
+            from legalir.base import atomic
 
             ctx = click.get_current_context()
             inputs = [v for p in ctx.command.params

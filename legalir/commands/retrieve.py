@@ -50,12 +50,12 @@ STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
 def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_query_weight, partition_field,
            threads, filter_specs, filter_by, citations, as_of, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
-    from legalir import filters
     from legalir.api import Searcher
-    from legalir.search import bm25 as lucene
+    from legalir.legal import filters
+    from legalir.search import bm25
     from legalir.search.runner import search_to_run
 
-    rm3_cfg = lucene.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
+    rm3_cfg = bm25.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
     flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,
                                    filter_by=filter_by_option(filter_by)).retriever(
@@ -232,9 +232,9 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
                  partition_field, partition, filter_specs, as_of, threads, tag):
     """Dense search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR (FAISS), written to RUN in
     TREC format: legalir.Searcher's dense search, as `legalir search` is its BM25."""
-    from legalir import filters
     from legalir.api import Searcher
-    from legalir.search import vector as dense
+    from legalir.legal import filters
+    from legalir.search import vector
     from legalir.search.arguments import DenseOptions
     from legalir.search.runner import search_to_run
 
@@ -246,7 +246,7 @@ def search_dense(index_dir, topics, run, k, model, pooling, max_length, query_fo
                                  threads=threads, resident=False)
 
     def make():
-        enc = dense.load_encoder(index_dir, model=model, device=device, **overrides)
+        enc = vector.load_encoder(index_dir, model=model, device=device, **overrides)
         return Searcher(index_dir, encoder=enc, device=device, partition_field=partition_field,
                         dense_options=options).retriever(method="dense", partition=partition, filter=flt or None,
                                                          as_of=as_of)
@@ -370,7 +370,7 @@ def maxp(run, out, collection, auto, depth, tag):
 @force_option("dst")
 def convert_run(src, dst, to, tag, depth):
     """Convert a run between TREC and CRUMB's JSONL format (the input format is detected; SRC may be -)."""
-    from legalir import runformats
+    from legalir.trec import runformats
 
     n = runformats.convert_run(src, dst, to, tag=tag, depth=depth)
     click.echo(f"{dst}: {n} entries ({to})", err=True)

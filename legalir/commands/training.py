@@ -68,7 +68,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
     best seed, and saved with legalir-train.json. Killed or stopped, the same
     command resumes from the last save and gives the same model. Test topic sets are refused.
     """
-    from legalir import finetune
+    from legalir.search import finetune
 
     cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
                                checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
@@ -100,7 +100,8 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
 
     OUT is an ordinary topics file: `legalir search` (and dense search) run on it unchanged.
     """
-    from legalir import generate, trec
+    from legalir import trec
+    from legalir.datasets import generate
     from legalir.search import expansion
 
     tops = trec.read_topics(topics)

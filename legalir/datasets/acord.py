@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from legalir import log
+from legalir.base import log
 from legalir.datasets.beir import BeirDataset
 from legalir.datasets.dataset import DatasetError, Pipeline, Reference, Topic, register
 

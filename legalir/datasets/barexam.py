@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from legalir import log as _logging
+from legalir.base import log as _logging
 from legalir.datasets.dataset import (
     Dataset,
     DatasetError,

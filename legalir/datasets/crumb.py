@@ -44,7 +44,7 @@ Qrels sets (labels cast to int, as CRUMB's evaluator does; ``valid.*`` alike):
   not already ``test``.
 
 Ids holding whitespace or ``%`` (which a TREC file cannot hold) are stored
-percent-encoded (:func:`legalir.runformats.trec_id`); ``legalir convert-run
+percent-encoded (:func:`legalir.trec.runformats.trec_id`); ``legalir convert-run
 --to crumb`` writes the original ids back.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from legalir import log as _logging
+from legalir.base import log as _logging
 from legalir.datasets.dataset import (
     Dataset,
     DatasetError,
@@ -66,7 +66,7 @@ from legalir.datasets.dataset import (
     Topic,
     register,
 )
-from legalir.runformats import trec_id
+from legalir.trec.runformats import trec_id
 
 _log = _logging.get(__name__)
 

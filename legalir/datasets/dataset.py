@@ -129,14 +129,14 @@ class Dataset(ABC):
     #: a document field whose values partition the corpus (one index per value), if any
     partition_field: ClassVar[str | None] = None
     #: a document field holding the document's own citation (Housing: ``citation``), read with its text
-    #: into the collection's ``citations`` field (:mod:`legalir.citations`)
+    #: into the collection's ``citations`` field (:mod:`legalir.legal.citations`)
     citation_field: ClassVar[str | None] = None
     #: a document and topic field naming the jurisdiction that a citation without one belongs to
     jurisdiction_field: ClassVar[str | None] = None
-    #: document fields made filterable (:mod:`legalir.filters`); ``None``: every short scalar field
+    #: document fields made filterable (:mod:`legalir.legal.filters`); ``None``: every short scalar field
     filter_fields: ClassVar[tuple[str, ...] | None] = None
     #: types of filterable fields (``{"year": "integer"}``: keyword, integer, float or date); a field not
-    #: named is typed by its values at conversion (:mod:`legalir.filters`)
+    #: named is typed by its values at conversion (:mod:`legalir.legal.filters`)
     filter_types: ClassVar[Mapping[str, str] | None] = None
     #: the ``--option KEY=VALUE`` it accepts; any other key is refused
     options_spec: ClassVar[Mapping[str, Option]] = {}

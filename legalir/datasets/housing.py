@@ -12,7 +12,7 @@ Each statute belongs to one jurisdiction, and a question is searched only
 among its own jurisdiction's statutes: ``partition_field = "state"``, so the
 collection holds one corpus folder per jurisdiction and ``legalir index``
 builds one Lucene index per jurisdiction. Question states are matched to
-statute states case-insensitively (:func:`legalir.filters.partition_key`).
+statute states case-insensitively (:func:`legalir.legal.filters.partition_key`).
 
 Options (``legalir convert housing_qa --option KEY=VALUE``):
 
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from legalir import log as _logging
+from legalir.base import log as _logging
 from legalir.datasets.dataset import (
     Dataset,
     DatasetError,
@@ -45,7 +45,7 @@ from legalir.datasets.dataset import (
     register,
 )
 from legalir.datasets.tabular import first_existing, read_json, read_rows
-from legalir.filters import partition_key
+from legalir.legal.filters import partition_key
 
 _log = _logging.get(__name__)
 

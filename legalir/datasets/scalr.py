@@ -60,7 +60,7 @@ class Scalr(Dataset):
     required_files = ("data/scalr/test.tsv",)
     hub_repo = "nguha/legalbench"
     #: only the scalr files of LegalBench: Parquet/TSV under scalr/ if the repository has them,
-    #: else the data/scalr/ members of data.tar.gz (see legalir.download)
+    #: else the data/scalr/ members of data.tar.gz (see legalir.datasets.download)
     hub_files = ("scalr/*", "data/scalr/*")
     hub_archive = ("data.tar.gz", "data/scalr/")
 

@@ -19,7 +19,7 @@ cited section's anchor, ``<cite class="ocga"><a href="#t08c02a01p01s8-2-3">8-2-3
 One document per section (``legalir convert statutes --option state=ga --option release=86``):
 
 * ``id``: legalir's citation key of the section's official citation (what
-  :mod:`legalir.citations` gives ``O.C.G.A. § 8-2-1``; where it reads none, the key of the
+  :mod:`legalir.legal.citations` gives ``O.C.G.A. § 8-2-1``; where it reads none, the key of the
   state's general code it gives other forms, ``ga_code_8_2_1``, counted in the report);
 * ``section`` (as printed), ``state``, ``release``, ``citation`` (the official form),
   ``title`` (the heading), ``heading_path`` (Title > Chapter > Article > Part);
@@ -28,9 +28,9 @@ One document per section (``legalir convert statutes --option state=ga --option 
   references, comments), ``case_notes``: separate fields (``--option text=`` adds them);
 * ``status``: ``in force``, ``repealed`` (also transferred, redesignated) or ``reserved``;
   such sections are kept (their heading is their text) so a citation to them resolves;
-* ``citations`` (:mod:`legalir.citations` roles): ``is_<id>``, ``cites_<key>`` of every link
+* ``citations`` (:mod:`legalir.legal.citations` roles): ``is_<id>``, ``cites_<key>`` of every link
   to a section of this code, exactly (its target, plus the subsection its text prints), and
-  of what :mod:`legalir.citations` reads in the rest of the statutory text (other codes, U.S.C.,
+  of what :mod:`legalir.legal.citations` reads in the rest of the statutory text (other codes, U.S.C.,
   cases; the notes' own links are read, their other text is not: law reviews and case reporters).
   A link whose text the page says is another state's code ("Ark. Code § 16-13-301" linked to
   the home state's title 16) is not a reference to this code.
@@ -65,8 +65,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from legalir import checks
-from legalir import log as _logging
+from legalir.base import checks
+from legalir.base import log as _logging
 from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Topic, register
 from legalir.errors import ApiError
 
@@ -110,8 +110,8 @@ TEXT_PARTS = ("heading", "text", "history", "notes", "case_notes")
 TEXT_DEFAULT = "text"
 SPLITS = ("train", "valid", "test")
 MASK = "[CITATION]"
-#: seconds one call of legalir.citations may take on one section before it is given up (and counted)
-#: seconds legalir.citations may take on one section: 0, no guard (its extraction is linear in the text since
+#: seconds one call of legalir.legal.citations may take on one section before it is given up (and counted)
+#: seconds legalir.legal.citations may take on one section: 0, no guard (its extraction is linear in the text since
 #: issue 29; the option remains for a guard in a child process)
 CITE_TIMEOUT_S = 0.0
 
@@ -270,7 +270,7 @@ def parse_text_option(value: str) -> tuple[str, ...]:
 
 
 def _check_date(value: str) -> str:
-    """``--option date``: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (:func:`legalir.checks.calendar_date`), as ISO text."""
+    """``--option date``: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (:func:`legalir.base.checks.calendar_date`), as ISO text."""
     try:
         return checks.calendar_date("date", str(value).strip(), partial=True)
     except ApiError:
@@ -315,17 +315,17 @@ def official_citation(state: str, section: str, title: str | None = None) -> str
 
 @lru_cache(maxsize=200_000)
 def section_key(state: str, section: str, title: str | None = None) -> tuple[str, bool]:
-    """(key, from legalir.citations) of a section: the one key :mod:`legalir.citations` gives its
+    """(key, from legalir.legal.citations) of a section: the one key :mod:`legalir.legal.citations` gives its
     official citation, else the key of the state's general code it gives other forms
     (``ga_code_8_2_1``; with the title where numbers repeat across titles, ``vt_code_9_2470aa``) and ``False``."""
-    from legalir import citations
+    from legalir.legal import citations
 
     found = citations.keys(official_citation(state, section, title), use_eyecite=False)
     tail = "_" + citations.section_key(section)
     if len(found) == 1 and found[0].endswith(tail):
         return found[0], True
     if len(found) == 1:
-        # legalir.citations reads the number otherwise (Vermont's ``§ 2470aa`` as ``2470a``): the code's key (that
+        # legalir.legal.citations reads the number otherwise (Vermont's ``§ 2470aa`` as ``2470a``): the code's key (that
         # of a section it reads, ``1`` of the same title) with the number as printed, so two sections keep two ids
         probe = citations.keys(official_citation(state, "1", title), use_eyecite=False)
         if len(probe) == 1 and probe[0].endswith("_1"):
@@ -335,7 +335,7 @@ def section_key(state: str, section: str, title: str | None = None) -> tuple[str
 
 def key_prefix(key: str, section: str) -> str:
     """The code part of a section's key (``ga_code`` of ``ga_code_8_2_1``)."""
-    from legalir import citations
+    from legalir.legal import citations
 
     tail = "_" + citations.section_key(section)
     return key[: -len(tail)] if key.endswith(tail) else key.rsplit("_", 1)[0]
@@ -343,7 +343,7 @@ def key_prefix(key: str, section: str) -> str:
 
 # ------------------------------------------------------------------ guarded extraction
 def _cite_worker(conn) -> None:  # pragma: no cover - runs in the child process
-    from legalir import citations
+    from legalir.legal import citations
 
     while True:
         try:
@@ -358,9 +358,9 @@ def _cite_worker(conn) -> None:  # pragma: no cover - runs in the child process
 
 
 class GuardedCitations:
-    """:func:`legalir.citations.extract` in a child process, given up after ``timeout`` seconds.
+    """:func:`legalir.legal.citations.extract` in a child process, given up after ``timeout`` seconds.
 
-    legalir.citations can take time exponential in the length of a ``§§`` list (issue "Legal
+    legalir.legal.citations can take time exponential in the length of a ``§§`` list (issue "Legal
     structure that is exact"); a conversion must finish on every file, so a call that runs past
     ``timeout`` is ended (the child, which this object started, is killed and started again on the
     next call) and counted by the caller. ``timeout=None``: called in this process, unguarded.
@@ -382,7 +382,7 @@ class GuardedCitations:
     def extract(self, text: str, **kwargs) -> list[tuple[str, str, int, int, str]] | None:
         """``(key, base, start, end, source)`` of each citation, or ``None`` when it timed out."""
         if self.timeout is None:
-            from legalir import citations
+            from legalir.legal import citations
 
             return [(c.key, c.base, c.start, c.end, c.source) for c in citations.extract(text, **kwargs)]
         if self._proc is None or not self._proc.is_alive():
@@ -393,7 +393,7 @@ class GuardedCitations:
             return None
         status, value = self._conn.recv()
         if status != "ok":
-            raise DatasetError(f"legalir.citations failed: {value}")
+            raise DatasetError(f"legalir.legal.citations failed: {value}")
         return value
 
     def close(self) -> None:
@@ -1060,9 +1060,9 @@ def _expand(first: str, last: str, limit: int = 500) -> list[str] | None:
 
 
 def _alt_id(key: str, number: str) -> str:
-    """The id of a section whose number legalir.citations writes as another's (``4-4.1-1`` as ``4-4-1.1``): the
+    """The id of a section whose number legalir.legal.citations writes as another's (``4-4.1-1`` as ``4-4-1.1``): the
     key with the number's dots written ``d`` (``ri_code_4_4d1_1``)."""
-    from legalir import citations
+    from legalir.legal import citations
 
     tail = "_" + citations.section_key(number)
     base = key[: -len(tail)] if key.endswith(tail) else key
@@ -1152,7 +1152,7 @@ class Statutes(Dataset):
                        "repository's README gives: 'Release 86 dated 2022.11.']", check=lambda v: _check_date(v)),
         "text": Option(f"what `contents` holds: '+'-joined parts of {', '.join(TEXT_PARTS)} (text: the "
                        f"statutory text)", TEXT_DEFAULT, check=lambda v: parse_text_option(v)),
-        "cite_timeout": Option("seconds legalir.citations may take on one section before it is given up and "
+        "cite_timeout": Option("seconds legalir.legal.citations may take on one section before it is given up and "
                                "counted (0: no guard, in this process)", str(int(CITE_TIMEOUT_S)),
                                check=lambda v: _check_timeout(v)),
     }
@@ -1269,9 +1269,9 @@ class Statutes(Dataset):
                 continue
             sections += _read_sections(label, data, report, self.state)
         by_anchor = {s.anchor: s for s in sections}
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
-        # two numbers legalir.citations writes alike (Rhode Island's 4-4-1.1 and 4-4.1-1, Colorado's 26-5.3-101 and
+        # two numbers legalir.legal.citations writes alike (Rhode Island's 4-4-1.1 and 4-4.1-1, Colorado's 26-5.3-101 and
         # 26.5-3-101: one key): the later number's id writes its dots as "d" (ri_code_4_4d1_1), so both are kept
         self._alt_ids = {}
         firsts: dict[str, str] = {}
@@ -1281,7 +1281,7 @@ class Statutes(Dataset):
                 key = self._key(number, title)
                 if firsts.setdefault(key, number) != number and (number, title) not in self._alt_ids:
                     self._alt_ids[(number, title)] = _alt_id(key, number)
-                    report.note("two section numbers with one citation key (legalir.citations writes them alike): "
+                    report.note("two section numbers with one citation key (legalir.legal.citations writes them alike): "
                                 "the later one's id writes its dots as 'd'",
                                 f"{_where(s.file, s.line, s.anchor)}: {number} ({self._alt_ids[(number, title)]}; "
                                 f"{key} is {firsts[key]})")
@@ -1302,13 +1302,13 @@ class Statutes(Dataset):
             return alt
         key, from_lib = section_key(self.state, section, title if self.state == "vt" else None)
         if count and not from_lib:
-            self.report.counts["ids: legalir.citations reads no key in the official form (the general code's key)"] += 1
+            self.report.counts["ids: legalir.legal.citations reads no key in the official form (the general code's key)"] += 1
         return key
 
     def _title_first(self, text: str, own: str, found: list[str]) -> str:
         """The code's title-first citations in ``text`` (``13 V.S.A. § 2901``), keyed by the title they print (the
         key :func:`section_key` gives ``Vt. Stat. Ann. tit. 13, § 2901``: ``vt_code_13_2901``) into ``found``;
-        returns the text with them blanked, so that legalir.citations does not read their ``§ 2901`` in the
+        returns the text with them blanked, so that legalir.legal.citations does not read their ``§ 2901`` in the
         citing section's title."""
         abbr = STATES[self.state].title_first
         if not abbr:
@@ -1353,7 +1353,7 @@ class Statutes(Dataset):
 
     def _foreign(self, block: Block, link: Link) -> str | None:
         """The key of another code's citation when the text around the link says the link is one."""
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         a = max(0, link.start - 60)
         window = block.text[a:link.end]
@@ -1457,15 +1457,15 @@ class Statutes(Dataset):
             if key in seen:
                 first_where, first_number = seen[key]
                 if first_number != number:
-                    # Colorado's 26-5.3-101 (title 26) and 26.5-3-101 (title 26.5): legalir.citations gives both
+                    # Colorado's 26-5.3-101 (title 26) and 26.5-3-101 (title 26.5): legalir.legal.citations gives both
                     # the key co_code_26_5_3_101, so one id cannot hold both
-                    report.skip("two section numbers with one citation key (legalir.citations writes them alike): "
+                    report.skip("two section numbers with one citation key (legalir.legal.citations writes them alike): "
                                 "the first kept", f"{where}: {number} (first: {first_number} at {first_where})")
                 else:
                     report.skip("a section number read twice: the first kept", f"{where}: {number} (first at {first_where})")
                 continue
             seen[key] = (where, number)
-            # the rest of the text through legalir.citations (links blanked: they are read above)
+            # the rest of the text through legalir.legal.citations (links blanked: they are read above)
             found = list(dict.fromkeys(c for c in cites if c != key))
             for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
                 blanked = "\n".join(_blank(b) for b in part_blocks)
@@ -1474,7 +1474,7 @@ class Statutes(Dataset):
                 blanked = self._title_first(blanked, key, found)
                 got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
                 if got is None:
-                    report.skip("citations of the text not read: legalir.citations ran past the time limit "
+                    report.skip("citations of the text not read: legalir.legal.citations ran past the time limit "
                                 "(links kept)", f"{where}: {number}")
                     continue
                 found += [k for k, *_ in got if k != key and k not in found]
@@ -1605,7 +1605,7 @@ def _title_first_pattern(abbr: str) -> re.Pattern:
 @cache
 def _other_states(state: str) -> re.Pattern:
     """Names and abbreviations of every jurisdiction but ``state`` (a cheap test before reading a window)."""
-    from legalir import citations as cite
+    from legalir.legal import citations as cite
 
     words = sorted({w for j, (name, abbrs) in cite.JURISDICTIONS.items() if j != state for w in (name, *abbrs)},
                    key=len, reverse=True)

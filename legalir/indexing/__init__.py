@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from legalir import atomic
+from legalir.base import atomic
 from legalir.errors import LegalirError
 from legalir.indexing.folders import (  # noqa: F401
     keep_partitions,

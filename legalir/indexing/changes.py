@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from legalir import atomic, log
+from legalir.base import atomic, log
 from legalir.errors import LegalirError
 
 _log = log.get(__name__)
@@ -183,7 +183,7 @@ class Documents:
 
     def _changed_citations(self) -> tuple[dict[str, list[str]], set[str]]:
         """``({citation key: changed documents whose own citation it is}, the changed documents' jurisdictions)``."""
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         if self._cited is None:
             field = (self.corpus.partition_field if self.corpus is not None else None) or "state"

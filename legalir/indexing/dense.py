@@ -19,7 +19,7 @@ one flat index over the same vectors returns, ties at the cut included (both
 keep the lowest rows, :func:`_search_exact`).
 
 Builds are atomic and versioned as a whole (every partition), like Lucene
-builds: see :mod:`legalir.atomic`. An index is searched on
+builds: see :mod:`legalir.base.atomic`. An index is searched on
 the GPU when FAISS was built with GPU support and a CUDA device is visible
 (``faiss.get_num_gpus() > 0``; flat and IVF-PQ, HNSW has no GPU form), on
 the CPU otherwise. FAISS is imported lazily: it comes from the ``[cpu]``
@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from legalir import atomic, collections, log, numeric
+from legalir import collections
+from legalir.base import atomic, log, numeric
 from legalir.errors import LegalirError
 from legalir.indexing import encoders
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
@@ -285,7 +286,7 @@ def build(emb_dir: str | os.PathLike, index_dir: str | os.PathLike, spec: IndexS
           shard_size: int | None = None) -> dict[str, int]:
     """Index an embeddings folder: one index, or one per partition (``index_dir/<partition>/``).
 
-    Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.atomic`); building only some
+    Atomic and versioned as a whole, like Lucene builds (:mod:`legalir.base.atomic`); building only some
     ``partitions`` keeps the other partitions of the current index.
     """
     from legalir.indexing.changes import refuse_rebuild
@@ -433,7 +434,7 @@ class LoadedIndex:
             raise DenseIndexError(f"{self.dir}: no dense index here; build it first (legalir index-dense)")
         self.meta = read_meta(self.dir)
         self._read_docids()
-        self.threads = threads  # FAISS's OpenMP count, set for each search only (legalir.numeric)
+        self.threads = threads  # FAISS's OpenMP count, set for each search only (legalir.base.numeric)
         self.kind = self.meta["index"]["type"]
         use_gpu = _use_gpu(gpu)
         index, self._res = _open_faiss(self.dir / INDEX_FILE, self.kind, use_gpu, ef_search, nprobe)

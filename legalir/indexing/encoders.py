@@ -50,11 +50,12 @@ from typing import Any
 
 import numpy as np
 
-from legalir import atomic, log, models, numeric, trec
-from legalir.atomic import OutputError
-from legalir.atomic.outputs import _swap_in
+from legalir import trec
+from legalir.base import atomic, log, models, numeric
+from legalir.base.atomic import OutputError
+from legalir.base.atomic.outputs import _swap_in
+from legalir.base.models import default_device
 from legalir.errors import LegalirError
-from legalir.models import default_device
 
 _log = log.get(__name__)
 
@@ -145,7 +146,7 @@ class EncoderSettings:
 
 
 def resolve_model_dir(model: str, revision: str | None = None) -> Path:
-    """A local folder holding ``model`` (see :func:`legalir.models.resolve`: ``minilm``, a folder, a Hub name)."""
+    """A local folder holding ``model`` (see :func:`legalir.base.models.resolve`: ``minilm``, a folder, a Hub name)."""
 
     return models.resolve(model, revision, what="encoder", error=EncoderError)
 
@@ -370,7 +371,7 @@ class Encoder:
         This is the one place a query becomes a vector, for every face (the API, the
         CLI, HTTP, MCP, PyTerrier). Each query is encoded by itself, never padded to a
         longer neighbour (padding changes the shapes of the matrix products and with
-        them the last bits), and on the CPU with :data:`legalir.numeric.QUERY_THREADS`
+        them the last bits), and on the CPU with :data:`legalir.base.numeric.QUERY_THREADS`
         torch threads, whatever count the calling process set (restored after). So a
         query's vector, and its scores, are the same alone or in any batch, in any
         process. Measured cost against batches of 32: ``scripts/bench_query_encoding.py``.
@@ -543,7 +544,7 @@ def encode_corpus(
     resumable by the same command) and replaces ``out_dir`` with it only when
     complete: the old embeddings stay usable until then. ``stop_after_shards``
     stops after writing that many new shards (to split a long job, or to test
-    resuming). One process at a time writes ``out_dir`` (:func:`legalir.atomic.lock`).
+    resuming). One process at a time writes ``out_dir`` (:func:`legalir.base.atomic.lock`).
     """
 
     out = Path(out_dir)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from legalir import atomic
-from legalir.atomic.common import _TMP
+from legalir.base import atomic
+from legalir.base.atomic.common import _TMP
 
 
 def partition_keys(index_dir: str | os.PathLike, marker: str) -> list[str]:
@@ -43,7 +43,7 @@ def recorded_path(key: str, path: str | os.PathLike, meta_folder: str | os.PathL
         The folder to record.
     meta_folder : str or PathLike
         The folder the metadata file is written into (inside the build folder of
-        :func:`legalir.atomic.atomic_dir`).
+        :func:`legalir.base.atomic.atomic_dir`).
 
     Returns
     -------

@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from legalir import jvm
+from legalir.base import jvm
 from legalir.errors import LegalirError
 from legalir.indexing.folders import partition_keys
 
@@ -251,8 +251,8 @@ class LuceneIndex:
         significant digits, read back into ``array('f')``): the same float32
         values as the hits' ``score`` fields.
 
-        ``filters`` (``{qid: clauses}``, :func:`legalir.filters.clauses`) and ``citations``
-        (``{qid: [(token, tier), ...]}``, :func:`legalir.citations.query_clauses`) make the
+        ``filters`` (``{qid: clauses}``, :func:`legalir.legal.filters.clauses`) and ``citations``
+        (``{qid: [(token, tier), ...]}``, :func:`legalir.legal.citations.query_clauses`) make the
         topics that have them go through :meth:`_structured` one query at a time; the others
         keep the batch. ``partitions`` (``{qid: partition keys}``, on a pooled index built by
         ``legalir index --pooled``) searches those topics over their partitions' segments only, with
@@ -320,7 +320,7 @@ class LuceneIndex:
                     partitions: Sequence[str] | None, k1: float, b: float):
         """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
         ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
-        a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.filters`). Filter clauses never score; a document
+        a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.legal.filters`). Filter clauses never score; a document
         matching citation tokens gets ``t * W`` added for the highest tier ``t`` it matches (one
         ``DisjunctionMaxQuery``: the tiers are not summed, so a document citing five of a query's
         sections, tier 1 each, never outranks a section the query cites, tier 3), ``W`` larger than any
@@ -344,7 +344,7 @@ class LuceneIndex:
         ranked = B()
         ranked.add(bow, occur.SHOULD)
         if cite:
-            from legalir.citations import FIELD
+            from legalir.legal.citations import FIELD
 
             weight = (len(tokens) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
             Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
@@ -359,7 +359,7 @@ class LuceneIndex:
         outer = B()
         outer.add(ranked.build(), occur.MUST)
         if filter_clauses:
-            from legalir.filters import FIELD as FF
+            from legalir.legal.filters import FIELD as FF
 
             Range = jvm.autoclass("org.apache.lucene.search.TermRangeQuery")
 
@@ -373,7 +373,7 @@ class LuceneIndex:
                     if alt[0] == "term":
                         either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
                     else:
-                        # FIELD__DIGITS (legalir.filters.encode): the analyzer leaves such tokens as they are
+                        # FIELD__DIGITS (legalir.legal.filters.encode): the analyzer leaves such tokens as they are
                         either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
                 outer.add(either.build(), occur.FILTER)
         return self._search_sub(sub, outer.build(), text, tokens, k)

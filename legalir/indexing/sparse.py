@@ -4,7 +4,7 @@ Each index stores positions, document vectors and the raw JSON, which is what
 BM25, RM3 (document vectors) and raw-text display need. A partitioned
 collection gets one index per partition value, under one folder.
 
-Builds are atomic and versioned (:mod:`legalir.atomic`): ``INDEX_DIR`` is a
+Builds are atomic and versioned (:mod:`legalir.base.atomic`): ``INDEX_DIR`` is a
 link to ``INDEX_DIR.vN``; a build writes the next version and switches the
 link when every partition is complete, so an interrupted build leaves the
 old index, and a search opened before or during a build keeps reading one
@@ -16,10 +16,12 @@ import os
 import time
 from pathlib import Path
 
-from legalir import atomic, collections, filters, jvm, log, trec
+from legalir import collections, trec
+from legalir.base import atomic, jvm, log
 from legalir.errors import LegalirError
 from legalir.indexing import lucene
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
+from legalir.legal import filters
 
 _log = log.get(__name__)
 
@@ -139,7 +141,7 @@ def indexed_fields(manifest: dict) -> list[str]:
 
 def filter_types(manifest: dict) -> dict | None:
     """What an index built from a collection records of its filterable fields (``{field: type}``,
-    :mod:`legalir.filters`), or ``None`` when the collection has no ``filters`` field."""
+    :mod:`legalir.legal.filters`), or ``None`` when the collection has no ``filters`` field."""
 
     return filters.schema_from_manifest(manifest) if filters.FIELD in (manifest.get("fields") or {}) else None
 
@@ -210,7 +212,7 @@ def _build_pooled(collection_dir: Path, index_dir: Path, dirs: dict[str, Path], 
 
 def build_one(input_dir: Path, index_dir: Path, threads: int = DEFAULT_THREADS, expected: int | None = None,
               overwrite: bool = False, fields: list[str] | None = None) -> int:
-    """Build one index atomically (see :mod:`legalir.atomic`); returns its document count."""
+    """Build one index atomically (see :mod:`legalir.base.atomic`); returns its document count."""
     from legalir.indexing.changes import refuse_rebuild
 
     refuse_rebuild(index_dir, overwrite)
@@ -224,14 +226,14 @@ def build(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, threa
     """Index a collection: one index, or one per partition under ``index_dir/<partition>/``.
 
     The whole build is atomic: ``index_dir`` holds the old index (every partition of it) until the
-    new one is complete, then switches to it at once (:mod:`legalir.atomic`, versioned). Building
+    new one is complete, then switches to it at once (:mod:`legalir.base.atomic`, versioned). Building
     only some ``partitions`` keeps the other partitions of the current index (hard-linked, not
     rebuilt). Returns document counts by partition key (``""`` when not partitioned). An index holding
     changes applied by ``legalir index update`` is rebuilt only with ``overwrite`` (the changes are not
     in the collection: :func:`legalir.indexing.changes.refuse_rebuild`).
 
     ``pooled``: one index over every partition of a partitioned collection (searched with a
-    filter on the partition field, :mod:`legalir.filters`, instead of one index per partition).
+    filter on the partition field, :mod:`legalir.legal.filters`, instead of one index per partition).
     Each partition is indexed on its own, then its segments are added to the one index unmerged
     (Lucene ``IndexWriter.addIndexes`` with ``NoMergePolicy``), and ``legalir-index.json`` records
     which segments hold which partition: a search filtered to some partitions then reads the

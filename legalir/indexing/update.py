@@ -3,7 +3,7 @@
 ``legalir index update INDEX [INDEX] --add FILE --replace FILE --delete FILE``
 (:func:`update`) applies a change set to a built Lucene index, a FAISS index,
 or both (the two indexes of one collection, updated together), each as a new
-version published like a rebuild (:mod:`legalir.atomic`, versioned): a search
+version published like a rebuild (:mod:`legalir.base.atomic`, versioned): a search
 or a server that opened the old version keeps reading it; ``legalir serve``
 switches to the new one between requests.
 
@@ -50,7 +50,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from legalir import atomic, filters, log
+from legalir.base import atomic, log
 from legalir.errors import LegalirError
 from legalir.indexing import IndexPair, NotAnIndex, collection_of
 
@@ -67,6 +67,7 @@ from legalir.indexing.changes import (  # noqa: F401
     release_key,
 )
 from legalir.indexing.folders import recorded_path
+from legalir.legal import filters
 
 _log = log.get(__name__)
 
@@ -170,9 +171,9 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
 def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
     """Each added or replaced record as the collection would hold it, and its partition key; returns each
     record's filterable fields."""
-    from legalir import citations as cite
     from legalir import collections
     from legalir.datasets import dataset_class
+    from legalir.legal import citations as cite
 
     try:
         cls = dataset_class(str(manifest.get("dataset")))
@@ -206,7 +207,7 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
 
 def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: dict | None, declared,
                   index_dir) -> dict | None:
-    """The index's filterable fields and types after the change set (:mod:`legalir.filters`): a field the
+    """The index's filterable fields and types after the change set (:mod:`legalir.legal.filters`): a field the
     index has keeps its type, and a value not of it is refused (a rebuild would type the field anew: build
     the index again to change a type); a field it lacks is typed from the change set's values, as a rebuild
     would type it."""
@@ -819,7 +820,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
         return done
 
-    from legalir import collections, filters
+    from legalir import collections
     from legalir import datasets as datasets_base
     from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, kind_of, sparse
 

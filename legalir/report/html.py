@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from legalir import atomic
+from legalir.base import atomic
 from legalir.report import breakdown as bd
 from legalir.report.tables import _counts, display_name, headline, measure_columns, protocol
 from legalir.version import __version__

@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from legalir import atomic
+from legalir.base import atomic
 
 FORMATS = ("png", "svg")
 plt.rcParams.update({"svg.hashsalt": "legalir", "figure.dpi": 100, "font.size": 9})

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from legalir import atomic, trec
+from legalir import trec
+from legalir.base import atomic
 from legalir.errors import LegalirError, read_json
 
 
@@ -64,7 +65,7 @@ def score_run(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.Pat
     p = protocol(dataset_cls)
     if not p["measures"]:
         raise ReportError(f"dataset {dataset_cls.name!r} declares no measures; score its runs with legalir eval")
-    from legalir.runformats import read_any_run
+    from legalir.trec.runformats import read_any_run
 
     qrels = trec.read_qrels(qrels_path)
     run = read_any_run(run_path)
@@ -134,7 +135,7 @@ def score_inputs(dataset_cls, inputs: Sequence[str], qrels: str | None = None, r
 
 
 def save_json(result: Mapping, path: str | os.PathLike) -> None:
-    """``result`` as a results JSON file, written under the output rule (:func:`legalir.atomic.check_file`)."""
+    """``result`` as a results JSON file, written under the output rule (:func:`legalir.base.atomic.check_file`)."""
 
     atomic.write_json(path, result, indent=1, ensure_ascii=True, output=True)
 
@@ -237,8 +238,8 @@ CURVE_CUTOFFS = (1, 5, 10, 20, 50, 100, 1000)
 def recall_curve(dataset_cls, qrels_path: str | os.PathLike, run_path: str | os.PathLike,
                  cutoffs: Sequence[int] = CURVE_CUTOFFS) -> dict[int, float]:
     """Mean recall@k at each cutoff, scored with the dataset's protocol (judged-only for ACORD)."""
-    from legalir.runformats import read_any_run
     from legalir.scoring import evaluate, parse_measures
+    from legalir.trec.runformats import read_any_run
 
     spec = "recall." + ",".join(str(k) for k in cutoffs)
     result = evaluate(trec.read_qrels(qrels_path), read_any_run(run_path), parse_measures([spec]),

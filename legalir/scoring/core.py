@@ -18,7 +18,7 @@ Python API), `legalir eval` / `legalir compare` (the CLI), `legalir serve`'s run
 * **one comparison with one set of defaults**: :func:`compare` (paired t-test, Holm's correction,
   alpha 0.05, 1,000 bootstrap resamples at 95 %, seed 0).
 
-Every argument is checked at the door (:mod:`legalir.checks`): a bad one is an
+Every argument is checked at the door (:mod:`legalir.base.checks`): a bad one is an
 :class:`~legalir.errors.ApiError` naming it and what is accepted, the same through every face.
 """
 from __future__ import annotations
@@ -30,13 +30,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from legalir import checks, runformats, trec
+from legalir import trec
+from legalir.base import checks
 from legalir.errors import ApiError
 from legalir.scoring.evaluator import Evaluation, evaluate_batches
 from legalir.scoring.exceptions import NoCommonTopics
 from legalir.scoring.measures import DEFAULT_MEASURES, VERSIONS
 from legalir.scoring.parsing import parse_measures
 from legalir.scoring.runfiles import evaluate_files
+from legalir.trec import runformats
 
 #: the defaults of every comparison (legalir.compare and `legalir compare` alike)
 CORRECTION = "holm"

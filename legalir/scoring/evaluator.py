@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 
-from legalir import log, trec
+from legalir import trec
+from legalir.base import log
 from legalir.scoring import pytrec
 from legalir.scoring.exceptions import EvaluationError, NoCommonTopics
 from legalir.scoring.measures import VERSIONS, AnyMeasure, Context, IrMeasure, Measure

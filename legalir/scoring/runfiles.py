@@ -45,7 +45,7 @@ def evaluate_files(qrels_path: str | os.PathLike, run_path: str | os.PathLike, m
 
 def _evaluate_data(qrels: trec.Qrels, run_path: str | os.PathLike, data: bytes, measures: Any,
                    options: dict[str, Any]) -> Evaluation:
-    from legalir import runformats
+    from legalir.trec import runformats
 
     notes: list[str] = []
     if runformats.sniff_bytes(data) == "crumb":

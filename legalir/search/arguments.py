@@ -7,7 +7,7 @@ PyTerrier).
 * :func:`as_topics` / :func:`frame_topics`: topics as a mapping, a Benchmark or a PyTerrier-style DataFrame;
 * :class:`DenseOptions`: how a FAISS index is searched;
 * :func:`refuse_unknown`: a face's argument that the searcher core does not take, refused in the words of
-  :func:`legalir.checks.arguments` (what serve and MCP say of an unknown argument).
+  :func:`legalir.base.checks.arguments` (what serve and MCP say of an unknown argument).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from legalir import checks
+from legalir.base import checks
 from legalir.errors import ApiError
 from legalir.trec import Topic
 
@@ -78,15 +78,15 @@ class DenseOptions:
 
 def check_k(k: Any, name: str = "k", *, high: int = MAX_DEPTH, text: bool = False) -> int:
     """``k`` as an int from 1 to ``high`` (:data:`MAX_DEPTH`; serve gives its transport limit): the one check
-    of a search depth, :func:`legalir.checks.integer` (a bool or a float is refused). ``text``: its decimal
-    text is taken too (a URL's query string, :func:`legalir.checks.integer_or_text`)."""
+    of a search depth, :func:`legalir.base.checks.integer` (a bool or a float is refused). ``text``: its decimal
+    text is taken too (a URL's query string, :func:`legalir.base.checks.integer_or_text`)."""
     if text:
         return checks.integer_or_text(name, k, 1, high)
     return checks.integer(name, k, 1, high)
 
 
 def check_query(q: Any, name: str = "query") -> str:
-    """A non-empty string that UTF-8 can hold, no lone surrogate (:func:`legalir.checks.text`)."""
+    """A non-empty string that UTF-8 can hold, no lone surrogate (:func:`legalir.base.checks.text`)."""
     return checks.text(name, q)
 
 
@@ -100,7 +100,7 @@ def check_optional_str(value: Any, name: str, accepted: str) -> str | None:
 
 def refuse_unknown(operation: str, given: Mapping[str, Any], accepted: Sequence[str]) -> None:
     """Refuse the names of ``given`` that are not ``accepted``, in the words serve and MCP refuse an unknown
-    argument with (:func:`legalir.checks.arguments`): ``OPERATION has no argument 'x'; its arguments are: ...``."""
+    argument with (:func:`legalir.base.checks.arguments`): ``OPERATION has no argument 'x'; its arguments are: ...``."""
     params = {n: checks.Param(lambda _name, v: v) for n in accepted}
     unknown = {n: v for n, v in given.items() if n not in params}
     if unknown:

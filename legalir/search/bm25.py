@@ -7,7 +7,7 @@ Partition routing, the pooled index's default filter and the citation hint are t
 core's (:class:`legalir.search.searcher.Searcher`), which opens one :class:`BM25` per partition.
 
 Legal structure (docs/legal-structure.md): :meth:`BM25.clauses` turns each topic's metadata filter
-(:mod:`legalir.filters`) and the citations its text names (:mod:`legalir.citations`) into the
+(:mod:`legalir.legal.filters`) and the citations its text names (:mod:`legalir.legal.citations`) into the
 Lucene clauses that :class:`legalir.indexing.lucene.LuceneIndex` adds to its query, and
 :meth:`BM25.partitions_of` the partitions whose own statistics a pooled index scores with.
 """
@@ -17,13 +17,13 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from legalir import filters
 from legalir.collections import read_manifest
 from legalir.datasets import DatasetError, dataset_class
 from legalir.datasets.dataset import BM25_DEFAULTS
 from legalir.errors import LegalirError
 from legalir.indexing import collection_of, sparse
 from legalir.indexing.lucene import LuceneIndex
+from legalir.legal import filters
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Run, Topic, clean_text
 
@@ -56,7 +56,7 @@ class BM25:
                  rm3: RM3 | None = None, threads: int = 1, batch_size: int = 16, *,
                  filter: filters.Filter | None = None, filter_by: Sequence[str] = (), filter_by_optional: bool = False,
                  citations: bool | None = None, jurisdiction_field: str | None = None):
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         check_bm25(k1, b)
         self.index = LuceneIndex(index_dir, needs_docvectors=rm3 is not None)
@@ -66,7 +66,7 @@ class BM25:
         meta = sparse.index_meta(self.index.real)
         fields = meta.get("fields") or []
         self.has_citations, self.has_filters = cite.FIELD in fields, filters.FIELD in fields
-        #: the index's filterable fields and their types (legalir.filters)
+        #: the index's filterable fields and their types (legalir.legal.filters)
         self.schema = filters.schema_of(meta)
         try:
             self._check(bool(citations), bool(filter or filter_by))
@@ -146,7 +146,7 @@ class BM25:
         return filters.combine(own, topic.fields.get("_filter") or [])
 
     def _check(self, citations: bool, filtered: bool) -> None:
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         if citations and not self.has_citations:
             raise SearchError(f"{self.index_dir}: the index has no {cite.FIELD!r} field; convert the collection "
@@ -158,11 +158,11 @@ class BM25:
     def clauses(self, topics: Mapping[str, Topic]) -> tuple[dict[str, list], dict[str, list[tuple[str, int]]]]:
         """Per topic: its filter clauses (the static filter, its ``filter_by`` fields, and a parsed
         filter in its ``_filter`` field, as the API and ``legalir serve`` pass one per request) and its
-        citation clauses (:func:`legalir.citations.query_clauses`, unless its ``_citations`` field says
+        citation clauses (:func:`legalir.legal.citations.query_clauses`, unless its ``_citations`` field says
         otherwise; the jurisdiction of a citation without one is the topic's ``jurisdiction_field``,
         else the filter's only value of it, else the index's own, :attr:`jurisdiction`: a bare ``§ N`` asked
         of a code of one state is read in that code, whichever face asks)."""
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         flt: dict[str, list] = {}
         cites: dict[str, list[tuple[str, int]]] = {}

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from legalir import filters
 from legalir.indexing import IndexPair
 from legalir.indexing.changes import Documents
+from legalir.legal import filters
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import Formatter
 
-from legalir import log, trec
+from legalir import trec
+from legalir.base import log
 from legalir.search.runner import SearchError
 from legalir.trec import Topic
 
@@ -119,7 +120,7 @@ def builtin_prompts() -> list[str]:
 
 def methods() -> list[str]:
     """Built-in expansion methods (prompt files that are not judges)."""
-    return [m for m in builtin_prompts() if not m.startswith(("judge-", "qa_"))]  # qa_*: legalir.qa
+    return [m for m in builtin_prompts() if not m.startswith(("judge-", "qa_"))]  # qa_*: legalir.search.qa
 
 
 def load_prompt(name_or_path: str | os.PathLike) -> PromptTemplate:
@@ -164,7 +165,7 @@ def join_text(query: str, generated: str, join: str = "append", repeat: int = 1)
 
 
 def requests_for(topics: Mapping[str, Topic], template: PromptTemplate):
-    from legalir import generate
+    from legalir.datasets import generate
 
     return [generate.Request(key=qid, qid=qid, messages=template.messages(**template.values_for(t)))
             for qid, t in topics.items()]

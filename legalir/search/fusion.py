@@ -26,6 +26,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from legalir import trec
 from legalir.errors import LegalirError, read_json
 from legalir.trec import Run, ranking
 
@@ -227,9 +228,9 @@ def fuse_files(run_paths: Sequence[str | os.PathLike], out: str | os.PathLike, p
     """Fuse run files into ``out`` (``keep`` documents per topic) with ``params`` (see :func:`params`).
 
     One of ``run_paths`` may be ``-`` (standard input, read whole). ``out`` may not be one of the runs,
-    nor a file legalir did not write unless ``force`` (:func:`legalir.atomic.check_file`).
+    nor a file legalir did not write unless ``force`` (:func:`legalir.base.atomic.check_file`).
     """
-    from legalir import atomic, trec
+    from legalir.base import atomic
 
     trec.check_tag(tag)
     if sum(str(r) == trec.STDIN for r in run_paths) > 1:

@@ -25,9 +25,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from legalir import atomic, collections, log, runformats, trec
+from legalir import collections, trec
+from legalir.base import atomic, log
 from legalir.search.runner import SearchError, check_topics
-from legalir.trec import Run, Topic
+from legalir.trec import Run, Topic, runformats
 
 __all__ = ["parent_of", "maxp", "maxp_file", "parents_from_collection", "MaxP", "MaxPError"]
 
@@ -135,7 +136,7 @@ def maxp_file(run_path: str | os.PathLike, out: str | os.PathLike, *, collection
     (CRUMB's flag) become document rankings; the others are copied unchanged.
     Returns (topics MaxP'ed, topics, passages read, entries written). ``run_path`` may be ``-``
     (standard input); ``out`` may not be it, nor a file legalir did not write unless ``force``
-    (:func:`legalir.atomic.check_file`).
+    (:func:`legalir.base.atomic.check_file`).
     """
 
     atomic.check_file(out, [run_path], force=force)

@@ -25,7 +25,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from legalir import atomic, collections, trec
+from legalir import collections, trec
+from legalir.base import atomic
 from legalir.indexing.lucene import LuceneIndex
 from legalir.search.bm25 import DEFAULT_B, DEFAULT_K1, bm25_params, check_bm25
 from legalir.search.runner import SearchError, check_topics, search_to_run

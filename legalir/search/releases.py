@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from legalir import atomic, checks
+from legalir.base import atomic, checks
 from legalir.errors import ApiError
 from legalir.indexing.changes import release_key
 
@@ -57,7 +57,7 @@ def release_of_folder(folder: Path | None) -> str | None:
 
 class Kept:
     """The releases of a code an index keeps, as one searcher sees them: the release of the versions it holds,
-    and the newest version of every other release (:func:`legalir.atomic.newest_of_each_release`).
+    and the newest version of every other release (:func:`legalir.base.atomic.newest_of_each_release`).
 
     Parameters
     ----------

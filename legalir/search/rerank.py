@@ -15,13 +15,13 @@ padding), with a progress bar.
 * :class:`CrossEncoderScorer`: a sentence-transformers ``CrossEncoder`` (a
   model folder or a Hub name); the score is the raw logit (no sigmoid: full
   resolution, same order).
-* :class:`LLMJudge`: a pointwise judge through :mod:`legalir.generate`: a 1-5
+* :class:`LLMJudge`: a pointwise judge through :mod:`legalir.datasets.generate`: a 1-5
   relevance grade (the ACORD paper's pointwise reranking: the grade is the
   score, the first-stage score breaks ties) or yes/no, parsed from free text
   by :func:`parse_grade` / :func:`parse_yes_no`. Answers that cannot be
   parsed are reported and ranked below every parsed one (never dropped).
 
-LLM rerankers that compare documents (through any :mod:`legalir.generate`
+LLM rerankers that compare documents (through any :mod:`legalir.datasets.generate`
 backend and its disk cache: a re-run asks nothing twice):
 
 * :class:`ListwiseReranker`: RankGPT's sliding window (window 20, step 10,
@@ -40,8 +40,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from legalir import atomic, collections, log, models, numeric, trec
-from legalir.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
+from legalir import collections, trec
+from legalir.base import atomic, log, models, numeric
+from legalir.base.models import PRECISIONS, autocast, default_device, resolve_precision  # noqa: F401  (re-exported)
 from legalir.search.arguments import check_k
 from legalir.search.runner import SearchError
 from legalir.trec import Run, Topic
@@ -123,7 +124,7 @@ class Scorer(Protocol):
 
 
 class _Generating(Protocol):
-    """What :func:`rerank_files` reads of a :class:`legalir.generate.Generator`: its generation count."""
+    """What :func:`rerank_files` reads of a :class:`legalir.datasets.generate.Generator`: its generation count."""
 
     calls: int
 
@@ -279,7 +280,7 @@ def parse_yes_no(text: str | None) -> bool | None:
 
 
 class LLMJudge:
-    """Pointwise relevance judge through a :mod:`legalir.generate` generator.
+    """Pointwise relevance judge through a :mod:`legalir.datasets.generate` generator.
 
     ``scale`` is ``"graded"`` (1-5, :func:`parse_grade`) or ``"binary"``
     (yes/no, :func:`parse_yes_no`; yes = 1, no = 0). The prompt is a data file
@@ -306,7 +307,7 @@ class LLMJudge:
         self.unparsed: list[tuple[str, str, str]] = []  # (qid, docid, answer)
 
     def score(self, queries, docs, *, keys=None, progress=True) -> list[float | None]:
-        from legalir import generate
+        from legalir.datasets import generate
 
         if keys is None:
             keys = [(str(i), str(i)) for i in range(len(queries))]
@@ -483,7 +484,7 @@ class ListwiseReranker(_LLMReranker):
     def order(self, queries: Mapping[str, str], cands: Mapping[str, Sequence[str]], texts: Mapping[str, str],
               progress: bool = True) -> dict[str, list[str]]:
 
-        from legalir import generate
+        from legalir.datasets import generate
 
         order = {q: list(c) for q, c in cands.items()}
         plan = {q: windows(len(c), self.window, self.step) * self.passes for q, c in cands.items()}
@@ -546,7 +547,7 @@ class PairwiseReranker(_LLMReranker):
         return sum(2 * (n - 1 - p) for p in range(min(self.passes, n - 1)))
 
     def _request(self, q: str, query: str, a: str, b: str, texts):
-        from legalir import generate
+        from legalir.datasets import generate
 
         return generate.Request(key=f"{q}\tpair:{a}|{b}", qid=q, docid=f"pair:{a}|{b}", messages=self.template.messages(
             query=query, passage_a=_words(texts[a], self.max_words), passage_b=_words(texts[b], self.max_words)))
@@ -713,7 +714,7 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
     take their generator from ``make_generator()``; ``save_generations``
     writes every request's answer as a precomputed-backend file. ``out`` may not be
     the run or the topics, nor a file legalir did not write unless ``force``
-    (:func:`legalir.atomic.check_file`), checked before any model is loaded.
+    (:func:`legalir.base.atomic.check_file`), checked before any model is loaded.
     """
 
     if str(run_path) == str(topics_path) == trec.STDIN:
@@ -761,7 +762,7 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
         if gen is not None:
             msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"
         if save_generations and llm is not None:
-            from legalir import generate
+            from legalir.datasets import generate
 
             reqs, answers = _requests_of(llm)
             generate.write_generations(save_generations, reqs, answers)

@@ -3,7 +3,7 @@
 An index with one index per partition (Housing's states; ``legalir index``, ``legalir index-dense``) sends
 each topic to its own partition's index: ``partition=`` names it for every topic, else the topic's own
 partition field does (a Benchmark's topics, a topics file's ``state`` key, a frame's ``state`` column),
-matched through :func:`legalir.filters.partition_key` (``New York`` = ``new_york``). A partition the index
+matched through :func:`legalir.legal.filters.partition_key` (``New York`` = ``new_york``). A partition the index
 does not hold is an :class:`~legalir.search.arguments.UnknownPartition` listing the known ones (404 over HTTP,
 exit 2 on the command line). A pooled index (``legalir index --pooled``) has no sub-indexes: ``partition=``
 becomes a filter on the partition field, AND-ed with any ``filter=``.
@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from legalir import checks, filters
-from legalir.filters import FilterError, partition_key
+from legalir.base import checks
 from legalir.indexing import IndexPair
+from legalir.legal import filters
+from legalir.legal.filters import FilterError, partition_key
 from legalir.search.arguments import SearcherError, UnknownPartition
 from legalir.trec import Topic
 
@@ -67,7 +68,7 @@ class Router:
             field_ = str(self.partition_field)
             out = {}
             for q, t in topics.items():
-                # a clause of its own, AND-ed with filter= (legalir.filters: a repeated field is AND-ed)
+                # a clause of its own, AND-ed with filter= (legalir.legal.filters: a repeated field is AND-ed)
                 flt = filters.combine(t.fields.get("_filter"), [(field_, (partition,))])
                 out[q] = Topic(q, t.text, {**t.fields, field_: partition, "_filter": flt})
             return {"": out}

@@ -11,7 +11,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
-from legalir import atomic, log, trec
+from legalir import trec
+from legalir.base import atomic, log
 from legalir.errors import LegalirError
 from legalir.search.arguments import check_k
 from legalir.trec import Run, Topic
@@ -61,7 +62,7 @@ def search_to_run(make_retriever: Callable[[], Retriever], topics_path: str | os
     Options are checked before anything slow starts (the retriever is built
     after the topics are read), the output rule first: ``run_path`` may not be
     the topics file, nor a file legalir did not write unless ``force``
-    (:func:`legalir.atomic.check_file`). ``topics_path`` may be ``-`` (standard
+    (:func:`legalir.base.atomic.check_file`). ``topics_path`` may be ``-`` (standard
     input); ``topics``: the topics when already read from it. Returns (lines
     written, topics).
     """

@@ -13,7 +13,7 @@ It owns each search rule once, each in the module of its job:
 * the versions held and the releases kept, ``as_of=`` (:mod:`legalir.search.releases`);
 * documents shown and looked up (:mod:`legalir.search.documents`);
 * BM25 parameters from the index's dataset (:func:`legalir.search.bm25.bm25_params`);
-* metadata filters and citation clauses (:mod:`legalir.filters`, :mod:`legalir.citations`);
+* metadata filters and citation clauses (:mod:`legalir.legal.filters`, :mod:`legalir.legal.citations`);
 * dense search (:class:`legalir.search.vector.DenseRetriever`, :class:`~legalir.search.arguments.DenseOptions`),
   and hybrid search: both legs to :func:`legalir.search.fusion.hybrid_depth`, fused with RRF, ranked in
   trec_eval's order, *then* cut at ``k`` (:func:`legalir.search.fusion.hybrid`);
@@ -30,13 +30,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from legalir import atomic, checks, filters
+from legalir.base import atomic, checks
 from legalir.collections import Corpus
 from legalir.indexing import METHODS, IndexPair, MethodError, NotAnIndex, collection_of
 from legalir.indexing import sparse as sparse_index
 from legalir.indexing.changes import Documents
-from legalir.search import bm25 as lucene
-from legalir.search import fusion
+from legalir.legal import filters
+from legalir.search import bm25, fusion
 from legalir.search import releases as _releases
 from legalir.search.arguments import (
     MAX_DEPTH,
@@ -70,7 +70,7 @@ class Searcher:
     Opened and validated at once, like Pyserini's ``LuceneSearcher``: a folder that is not an
     index is a clear error. BM25 uses the tuned k1/b of the dataset the index was built from
     (ACORD: 1.0 / 0.5) unless given, else Pyserini's 0.9 / 0.4; :attr:`k1` and :attr:`b` say
-    which. The index versions there when it opens are held (:func:`legalir.atomic.pin`) until
+    which. The index versions there when it opens are held (:func:`legalir.base.atomic.pin`) until
     :meth:`close`: a rebuild or ``legalir index update`` meanwhile changes nothing it answers.
     Safe to share between threads (Lucene calls go through one gate, batched).
 
@@ -117,7 +117,7 @@ class Searcher:
 
     def __init__(self, path: str | os.PathLike | Sequence[str | os.PathLike], *, k1: float | None = None,
                  b: float | None = None, encoder: Any = None, device: str | None = None, threads: int = 1,
-                 rm3: lucene.RM3 | None = None, filter_by: Sequence[str] | None = None,
+                 rm3: bm25.RM3 | None = None, filter_by: Sequence[str] | None = None,
                  partition_field: str | None = None, collection: Any = None,
                  dense_options: DenseOptions | None = None):
         paths = index_paths(path)
@@ -168,9 +168,9 @@ class Searcher:
             self._filter_by: list[str] = []
             self._filter_by_optional = True
             if given.sparse is not None:
-                self.k1, self.b, source = lucene.bm25_params(given.sparse, k1, b)
+                self.k1, self.b, source = bm25.bm25_params(given.sparse, k1, b)
                 _log.info(f"BM25 k1={self.k1:g} b={self.b:g} ({source})")
-                part, jur = lucene.structure(given.sparse)
+                part, jur = bm25.structure(given.sparse)
                 self.partition_field = self.partition_field or part
                 self.jurisdiction_field = jur
                 #: one Lucene index over every partition, filtered by the partition field (legalir index --pooled)
@@ -204,7 +204,7 @@ class Searcher:
                                              filter_by=filter_by, partition_field=partition_field,
                                              dense_options=dense_options)
         self._past: dict[str, Searcher] = {}
-        self._bm25: dict[str, lucene.BM25] = {}
+        self._bm25: dict[str, bm25.BM25] = {}
         self._getters: dict[str, Any] = {}
         self._dense: dict[str, Any] = {}  # legalir.search.vector.DenseRetriever, loaded on first use
         self._lock = threading.Lock()        # opening retrievers, closing
@@ -309,13 +309,13 @@ class Searcher:
             raise SearcherError("this Searcher is closed; open a new one (legalir.Searcher(path))")
 
     # ---- retrievers, opened on first use (or by warm())
-    def _open_bm25(self, key: str) -> lucene.BM25:
+    def _open_bm25(self, key: str) -> bm25.BM25:
         found = self._bm25.get(key)
         if found is None:
             root = self.pair.sparse
             if root is None or self.k1 is None or self.b is None:
                 raise SearcherError("this searcher holds no Lucene index: BM25 cannot search it")
-            found = lucene.BM25(root / key if key else root, k1=self.k1, b=self.b, rm3=self._rm3,
+            found = bm25.BM25(root / key if key else root, k1=self.k1, b=self.b, rm3=self._rm3,
                                 threads=self._threads, filter_by=self._filter_by,
                                 filter_by_optional=self._filter_by_optional,
                                 jurisdiction_field=self.jurisdiction_field)
@@ -452,11 +452,11 @@ class Searcher:
             (``legalir index --pooled``) a filter on the partition field, AND-ed with ``filter``.
         filter : dict or str, optional
             Metadata filter, BM25 only: ``{"state": ["california", "nevada"]}`` or
-            ``"state=california,nevada"`` (see :mod:`legalir.filters`), applied as Lucene FILTER
+            ``"state=california,nevada"`` (see :mod:`legalir.legal.filters`), applied as Lucene FILTER
             clauses: ``k`` hits whenever ``k`` documents match.
         citations : bool, optional
             Rank the document that is an authority the query cites first, documents citing it
-            next (:mod:`legalir.citations`); default: on where the index has the field.
+            next (:mod:`legalir.legal.citations`); default: on where the index has the field.
         as_of : str or datetime.date, optional
             A release (``"85"``), or a date (``"2022-09-01"``: the newest release dated on or before it):
             search the code as it stood then, with that release's documents and BM25 statistics
@@ -642,8 +642,8 @@ class Searcher:
 
     def __repr__(self) -> str:
         where = ", ".join(str(p) for p in (self.sparse, self.dense) if p is not None)
-        bm25 = f", k1={self.k1:g} b={self.b:g}" if self.k1 is not None else ""
-        return f"Searcher({where}: {'/'.join(self.methods)}{bm25}{', closed' if self._closed else ''})"
+        params = f", k1={self.k1:g} b={self.b:g}" if self.k1 is not None else ""
+        return f"Searcher({where}: {'/'.join(self.methods)}{params}{', closed' if self._closed else ''})"
 
 
 class BoundSearch:

@@ -11,7 +11,8 @@ import itertools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
-from legalir import atomic, collections, log, trec
+from legalir import collections, trec
+from legalir.base import atomic, log
 from legalir.collections import base_set
 from legalir.errors import LegalirError
 from legalir.indexing.lucene import check_folder

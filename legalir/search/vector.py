@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from legalir import log
+from legalir.base import log
 from legalir.indexing import IndexPair, MethodError, dense, encoders
 from legalir.search.runner import SearchError, check_topics
 from legalir.trec import Topic
@@ -91,7 +91,7 @@ class DenseRetriever:
         check_topics(topics)
         qids = list(topics)
         instructions = [self.instruction or topics[q].fields.get(INSTRUCTION_FIELD) or None for q in qids]
-        # the encoder's lock around the search too: FAISS's thread count is set per search (legalir.numeric)
+        # the encoder's lock around the search too: FAISS's thread count is set per search (legalir.base.numeric)
         with lock_of(self.encoder):
             vecs = self.encoder.encode_queries([topics[q].text for q in qids], instructions)
             return dict(zip(qids, self.index.search(vecs, k)))

@@ -369,7 +369,7 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
                                         "served qrels (legalir.evaluate; the MCP evaluate tool)")
     async def evaluate(request: Request, args: dict = _arguments("evaluate", body=True),
                        body: Any = Body(..., examples=[{"run": "bm25", "measures": ["nDCG@10"]}])):
-        # the body's fields are checked by the core (legalir.checks), so a bad value gets the words the Python
+        # the body's fields are checked by the core (legalir.base.checks), so a bad value gets the words the Python
         # API, the CLI and the MCP tool give it
         if not isinstance(body, dict):
             raise ServeError(f"the body must be a JSON object {{\"run\" or \"run_text\", \"qrels\", \"measures\", "

@@ -80,9 +80,9 @@ def check_name(name: str, where: str) -> str:
 
 def served_index_path(p: Path) -> Path:
     """``p`` as `legalir serve` keeps an index folder: resolved (links followed), except that a versioned
-    index's pointer (``NAME -> NAME.vN``, :mod:`legalir.atomic`) stays the pointer, so the server can
+    index's pointer (``NAME -> NAME.vN``, :mod:`legalir.base.atomic`) stays the pointer, so the server can
     see new versions published there (a user's own link to it is followed up to it)."""
-    from legalir import atomic
+    from legalir.base import atomic
 
     p = Path(os.path.abspath(p))
     for _ in range(40):  # links to links, as the kernel follows them

@@ -28,14 +28,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from legalir import api, checks, datasets, filters, log, runformats, trec
+from legalir import api, datasets, trec
 from legalir.api import Hit
+from legalir.base import checks, log
 from legalir.errors import ApiError, LegalirError
 from legalir.indexing import METHODS
+from legalir.legal import filters
 from legalir.scoring.judged import is_judged
 from legalir.scoring.measures import DEFAULT_MEASURES  # noqa: F401  (the one default set, legalir.evaluate's)
-from legalir.search import bm25 as lucene
-from legalir.search import fusion, gate
+from legalir.search import bm25, fusion, gate
 from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
@@ -44,6 +45,7 @@ from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term,
 from legalir.serve.explorer import RunEntry, _sibling_topics
 from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: F401
 from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: F401
+from legalir.trec import runformats
 from legalir.version import __version__
 
 _log = log.get(__name__)
@@ -82,8 +84,8 @@ class Engine:
         self.indexes: dict[str, IndexEntry] = {}
         for name, dirs in sorted(cfg.indexes.items()):
             sparse_dir = next((d for d in dirs if _kind(d)[0] == "sparse"), None)
-            k1_, b_, source = (lucene.bm25_params(sparse_dir, k1, b) if sparse_dir is not None
-                               else (lucene.DEFAULT_K1, lucene.DEFAULT_B, ""))
+            k1_, b_, source = (bm25.bm25_params(sparse_dir, k1, b) if sparse_dir is not None
+                               else (bm25.DEFAULT_K1, bm25.DEFAULT_B, ""))
             if sparse_dir is not None:
                 _log.info(f"index {name}: BM25 k1={k1_:g} b={b_:g} ({source})")
             entry = IndexEntry(name, dirs, k1=k1_, b=b_, device=device, lucene_threads=lucene_threads)
@@ -645,14 +647,14 @@ def _batch_query(name: str, value: Any) -> dict:
                             prefix=f"{name}.")
 
 
-#: operation -> its arguments, each with its check (:class:`legalir.checks.Param`): the one table the faces
+#: operation -> its arguments, each with its check (:class:`legalir.base.checks.Param`): the one table the faces
 #: check a call against before anything runs (:func:`arguments`), so the MCP tools and the HTTP endpoints
 #: refuse an unknown, doubled, missing or mistyped argument alike, in the same words
 ARGUMENTS: dict[str, dict[str, checks.Param]] = _table()
 
 
 def arguments(operation: str, given: Any) -> dict[str, Any]:
-    """``given`` checked against ``ARGUMENTS[operation]`` (:func:`legalir.checks.arguments`): the
+    """``given`` checked against ``ARGUMENTS[operation]`` (:func:`legalir.base.checks.arguments`): the
     arguments under their own names, checked, or an :class:`~legalir.errors.ApiError` (400 over HTTP, a tool
     error over MCP) naming what is wrong."""
     return checks.arguments(operation, given, ARGUMENTS[operation])

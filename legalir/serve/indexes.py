@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from legalir import atomic, collections, log
+from legalir import collections
 from legalir.api import Searcher
+from legalir.base import atomic, log
 from legalir.errors import LegalirError
 from legalir.indexing import IndexPair, NotAnIndex, collection_of, kind_of
 from legalir.indexing.changes import half_published
@@ -88,7 +89,7 @@ class Snapshot(_Partitions):
     """One version of an :class:`IndexEntry`'s indexes, open: all a request searches and shows.
 
     It is a :class:`legalir.Searcher` (the searcher core every face uses) opened on the entry's
-    links: each index's version folder pinned (:func:`legalir.atomic.pin`: no rebuild removes it
+    links: each index's version folder pinned (:func:`legalir.base.atomic.pin`: no rebuild removes it
     while the snapshot lives), the Lucene searcher of every partition opened on that folder (never
     on the link) before it is served, the documents changed since the build read. A request takes
     one snapshot (:meth:`IndexEntry.acquire`) and does everything with it: every partition, both legs

@@ -64,7 +64,7 @@ def create(engine: Engine, workers: Any, *, keys_required: bool = False) -> MCPS
     handlers, level = list(root.handlers), root.level
     server = _Server("legalir", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     # MCPServer configures the root logger (logging.basicConfig with a rich handler): a library must not
-    # (the application decides; the CLI logs through legalir.log), so undo it
+    # (the application decides; the CLI logs through legalir.base.log), so undo it
     root.handlers[:] = handlers
     root.setLevel(level)
 

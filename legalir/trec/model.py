@@ -178,7 +178,7 @@ def _check_run_ids(path, qid: Any, docs: Iterable[Any]) -> None:
         problem = id_message(d)
         if problem:
             raise IdError(f"{path}: document id {d!r} of topic {qid!r} {problem}; legalir writes only runs it can "
-                          f"read back: map the ids to one-word ids (e.g. legalir.runformats.trec_id)")
+                          f"read back: map the ids to one-word ids (e.g. legalir.trec.runformats.trec_id)")
 
 
 def clean_text(text: str) -> str:

@@ -42,10 +42,10 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]],
                 force: bool = False) -> int:
     """Write TREC qrels ``qid 0 docid rel`` (topics and docids in sorted order), atomically.
 
-    Written under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`); an id a
+    Written under the output rule (``inputs``, ``force``: :func:`legalir.base.atomic.check_file`); an id a
     qrels file cannot hold, or a grade :func:`read_qrels` refuses, is refused.
     """
-    from legalir import atomic
+    from legalir.base import atomic
 
     n = 0
     with atomic.open_file(path, output=True, inputs=inputs, force=force) as f:

@@ -84,10 +84,10 @@ def write_run(
     Scores are rounded to ``precision`` decimals *before* ranking, so the rank
     column is exactly the order in which trec_eval will read the file, and a
     re-run writes identical bytes. Topics are written in sorted order. The
-    file is written through :mod:`legalir.atomic`, so a reader never sees a
+    file is written through :mod:`legalir.base.atomic`, so a reader never sees a
     half-written run, and under its output rule: never onto one of ``inputs``,
     never over a file legalir did not write unless ``force``
-    (:func:`legalir.atomic.check_file`). What :func:`read_run` could not read
+    (:func:`legalir.base.atomic.check_file`). What :func:`read_run` could not read
     back is refused (:class:`IdError`): an id with whitespace or empty, a NaN score,
     a run without a single line.
     """
@@ -110,7 +110,7 @@ def write_run_stream(
     nothing is kept, so the bytes are :func:`write_run`'s and the memory one topic's."""
     check_tag(tag)
     check_depth(depth, path)
-    from legalir import atomic
+    from legalir.base import atomic
 
     n = 0
     last = None

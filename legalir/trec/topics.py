@@ -48,10 +48,10 @@ def write_topics(path: str | os.PathLike, topics: Iterable[Topic], *, inputs: It
                  force: bool = False) -> int:
     """Write ``qid<TAB>text`` (Pyserini's TSV topics), atomically; returns the count.
 
-    Written under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`); a topic
+    Written under the output rule (``inputs``, ``force``: :func:`legalir.base.atomic.check_file`); a topic
     :func:`read_topics` could not read back (an id with whitespace, an empty text) is refused.
     """
-    from legalir import atomic
+    from legalir.base import atomic
 
     n = 0
     seen: set[str] = set()
@@ -73,7 +73,7 @@ def write_topics_jsonl(path: str | os.PathLike, topics: Iterable[Topic], *, inpu
 
     The output rule and the checks of :func:`write_topics` apply.
     """
-    from legalir import atomic
+    from legalir.base import atomic
 
     n = 0
     seen: set[str] = set()

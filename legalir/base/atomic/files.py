@@ -1,5 +1,5 @@
 """Output files written atomically (a temporary, fsynced, renamed), under the ownership rule. (Part of
-:mod:`legalir.atomic`.)"""
+:mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from legalir.atomic.common import (
+from legalir.base.atomic.common import (
     OutputError,
     _digest,
     _fsync_dir,
@@ -19,7 +19,7 @@ from legalir.atomic.common import (
     _tracked,
     clean_stale,
 )
-from legalir.atomic.ownership import _record, _remember, check_file, marked_folder
+from legalir.base.atomic.ownership import _record, _remember, check_file, marked_folder
 
 
 # ------------------------------------------------------------------ files
@@ -67,7 +67,7 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
     if p.is_dir():
         raise OutputError(f"{p}: is a folder; name a file to write")
     # a file legalir writes into a folder it published (embedding shards, their manifest): recorded in the
-    # folder's marker, so that the folder stays provably legalir's (legalir.atomic.ownership.audit)
+    # folder's marker, so that the folder stays provably legalir's (legalir.base.atomic.ownership.audit)
     marked = None if output else marked_folder(p)
     p.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(p)

@@ -1,5 +1,5 @@
 """Whose file is it: the one rule for replacing an output file (the registry of what legalir wrote, by size,
-mtime and hash). (Part of :mod:`legalir.atomic`.)"""
+mtime and hash). (Part of :mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from legalir.atomic.common import (
+from legalir.base.atomic.common import (
     _ABOUT,
     _REGISTRY_LOCK,
     _TMP,

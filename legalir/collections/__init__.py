@@ -14,7 +14,7 @@ rejects, and reports duplicate ids, empty texts, repeated judgements and qrels
 documents missing from the corpus. Every document, topic and qrels id is
 checked: an id a TREC file cannot hold (empty, null, holding whitespace) is an
 error naming it, so that every file legalir writes can be read back. The
-whole folder is written atomically (:mod:`legalir.atomic`), and replaces only
+whole folder is written atomically (:mod:`legalir.base.atomic`), and replaces only
 a collection that legalir wrote.
 """
 from __future__ import annotations
@@ -27,9 +27,11 @@ from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from legalir import atomic, filters, log, trec
+from legalir import trec
+from legalir.base import atomic, log
 from legalir.datasets.dataset import Dataset, Judgement
 from legalir.errors import LegalirError, read_json
+from legalir.legal import filters
 from legalir.trec import iter_jsonl
 from legalir.trec.model import id_problem
 
@@ -112,11 +114,11 @@ def write(dataset: Dataset, out_dir: str | os.PathLike, *, quiet: bool = False, 
 
     ``strict`` turns every reported problem (duplicates, empty texts, repeated
     judgements, dangling qrels documents) into an error. ``citations``: extract each document's
-    citations into its ``citations`` field (:mod:`legalir.citations`). Filterable metadata goes into
-    its ``filters`` field (:mod:`legalir.filters`). Every id written is
+    citations into its ``citations`` field (:mod:`legalir.legal.citations`). Filterable metadata goes into
+    its ``filters`` field (:mod:`legalir.legal.filters`). Every id written is
     checked (:func:`id_problem`). ``out_dir`` is written atomically and only
     replaces a collection legalir wrote (``overwrite``: another legalir output;
-    see :mod:`legalir.atomic`).
+    see :mod:`legalir.base.atomic`).
     """
     with atomic.atomic_dir(out_dir, KIND, overwrite=overwrite, legacy=is_collection) as tmp:
         for sub in ("corpus", "topics", "qrels"):
@@ -133,10 +135,10 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     """One document as a collection holds it: ``{"id", "contents", ...fields}`` with its derived fields.
 
     The one place the derived fields are made, for :func:`write` and for documents added to a built
-    index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.citations`, from the
+    index (:mod:`legalir.indexing.update`): ``citations`` (when asked; :mod:`legalir.legal.citations`, from the
     ``citation_field`` and the text, the ``jurisdiction_field`` as a hint; ``given``: the field a dataset
     with ``citations_given`` read from its source's own links, used as it is) and ``filters``
-    (:mod:`legalir.filters`, from the metadata; ``filter_types``: the dataset's declared field types).
+    (:mod:`legalir.legal.filters`, from the metadata; ``filter_types``: the dataset's declared field types).
     Derived fields the record already carries (one read back from a collection) are made again from it.
 
     Returns
@@ -144,7 +146,7 @@ def make_record(docid: str, contents: str, fields: Mapping[str, Any], *, citatio
     tuple of (dict, set of str)
         The record, and the metadata fields it made filterable.
     """
-    from legalir import citations as cite
+    from legalir.legal import citations as cite
 
     rec = {"id": docid, "contents": contents,
            **{k: v for k, v in fields.items() if k not in (cite.FIELD, filters.FIELD)}}
@@ -195,10 +197,10 @@ def _make_records(items: list[tuple], settings: dict) -> list[tuple[dict, list[s
 
 
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
-    from legalir import citations as cite
+    from legalir.legal import citations as cite
 
     part_field = dataset.partition_field
-    # getattr: a dataset-like object of the caller's own (e.g. legalir.chunking's passages) may lack them
+    # getattr: a dataset-like object of the caller's own (e.g. legalir.collections.chunking's passages) may lack them
     own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
     filter_names = getattr(dataset, "filter_fields", None)
     if getattr(dataset, "citations_given", False):
@@ -437,7 +439,7 @@ def release_date_of(manifest: Mapping) -> str | None:
 def release_marker(manifest: Mapping) -> dict:
     """The version marker of an index of a collection that is a release: ``{"release": "86", "date": "2022-11"}``
     (the date where the collection records one), which keeps that version of the index for point-in-time search
-    (:func:`legalir.atomic.newest_of_each_release`) and dates it (``as_of=`` a date); else ``{}``."""
+    (:func:`legalir.base.atomic.newest_of_each_release`) and dates it (``as_of=`` a date); else ``{}``."""
     release = release_of(manifest)
     date = release_date_of(manifest)
     return {"release": release, **({"date": date} if date else {})} if release else {}
@@ -505,10 +507,10 @@ def qrels_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:
 
 
 def cited_keys(text: str, jurisdiction: str | None = None) -> list[str]:
-    """The citation keys ``text`` names as a lawyer writes it (:func:`legalir.citations.keys`), a bare ``§ N`` read in
+    """The citation keys ``text`` names as a lawyer writes it (:func:`legalir.legal.citations.keys`), a bare ``§ N`` read in
     ``jurisdiction``'s general code: the one rule by which a citation finds the documents whose own citation it is
     (:meth:`Corpus.resolve`, :meth:`legalir.indexing.changes.Documents.resolve`)."""
-    from legalir import citations as cite
+    from legalir.legal import citations as cite
 
     return cite.keys(str(text), jurisdiction_hint=jurisdiction, context=cite.general_code(jurisdiction))
 
@@ -648,7 +650,7 @@ class Corpus(Mapping):
     def citation_table(self) -> tuple[dict[str, list[str]], str | None]:
         """``({citation key: ids of the documents whose own citation it is}, the jurisdiction every document
         shares or None)``: one pass over the collection, on first use."""
-        from legalir import citations as cite
+        from legalir.legal import citations as cite
 
         if self._cited is None:
             with self._lock:

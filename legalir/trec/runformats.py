@@ -137,9 +137,9 @@ def write_crumb_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, floa
     ties by id descending), each item with its ``score``, plus the
     ``item_scores`` list. Ids written by :func:`trec_id` are decoded back to
     the original ids (``decode_ids``). Written to a temporary name, then renamed,
-    under the output rule (``inputs``, ``force``: :func:`legalir.atomic.check_file`).
+    under the output rule (``inputs``, ``force``: :func:`legalir.base.atomic.check_file`).
     """
-    from legalir import atomic
+    from legalir.base import atomic
 
     trec.check_depth(depth, path)
     n = 0
@@ -186,8 +186,8 @@ def convert_run(src: str | os.PathLike, dst: str | os.PathLike, to: str, *, tag:
     """Convert a run between TREC and CRUMB JSONL (the input format is sniffed); returns lines/items written.
 
     ``dst`` may not be ``src``, nor a file legalir did not write unless ``force``
-    (:func:`legalir.atomic.check_file`)."""
-    from legalir import atomic
+    (:func:`legalir.base.atomic.check_file`)."""
+    from legalir.base import atomic
 
     if to not in FORMATS:
         raise ValueError(f"unknown run format {to!r}; known: {', '.join(FORMATS)}")

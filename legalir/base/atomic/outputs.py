@@ -1,5 +1,5 @@
 """Output folders: built as NAME.tmp-PID/, published in one rename (or as a new version), replaced only when
-legalir's. (Part of :mod:`legalir.atomic`.)"""
+legalir's. (Part of :mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from legalir.atomic.common import (
+from legalir.base.atomic.common import (
     _VERSION,
     MARKER,
     REGISTRY,
@@ -27,9 +27,9 @@ from legalir.atomic.common import (
     clean_stale,
     read_marker,
 )
-from legalir.atomic.locks import lock
-from legalir.atomic.ownership import audit
-from legalir.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
+from legalir.base.atomic.locks import lock
+from legalir.base.atomic.ownership import audit
+from legalir.base.atomic.versioning import _remove_unpinned, _version_of, refuse_version_folder, versions
 
 _log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def check_target(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     """Refuse (:class:`OutputError`) to replace ``target`` unless legalir may (see the module doc).
 
     A legalir folder is replaced only when its marker proves every entry in it legalir's and unchanged
-    (:func:`legalir.atomic.ownership.audit`); otherwise the refusal names each entry that is not, and
+    (:func:`legalir.base.atomic.ownership.audit`); otherwise the refusal names each entry that is not, and
     ``overwrite`` (``--overwrite``, the user's explicit yes) lets it go ahead, logging what it replaces.
     A folder that is no legalir output at all is never replaced. ``yes``: the option the refusal offers
     (None for a command that has none, such as ``legalir index update``, which copies the folder).

@@ -1,5 +1,5 @@
 """Index versions: INDEX -> INDEX.vN links, pins that hold a version for its readers, version folders refused as
-targets. (Part of :mod:`legalir.atomic`.)"""
+targets. (Part of :mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from legalir.atomic.common import _VERSION, OutputError, _remove
+from legalir.base.atomic.common import _VERSION, OutputError, _remove
 
 
 def _version_of(link: Path) -> Path | None:

@@ -92,12 +92,12 @@ from __future__ import annotations
 
 # one module per job (common, files, locks, outputs, ownership, versioning); the names other modules use are
 # here (``__all__``); a private helper is imported from the module that defines it, where it is needed
-from legalir.atomic.common import MARKER, REGISTRY, OutputError, abandon, read_marker
-from legalir.atomic.files import open_file, write_bytes, write_json, write_text
-from legalir.atomic.locks import lock
-from legalir.atomic.outputs import atomic_dir, check_target, copy_linked, newest_of_each_release
-from legalir.atomic.ownership import Command, FolderAudit, audit, check_file, command, written_by_legalir
-from legalir.atomic.versioning import Pin, current, pin, pinned, versions
+from legalir.base.atomic.common import MARKER, REGISTRY, OutputError, abandon, read_marker
+from legalir.base.atomic.files import open_file, write_bytes, write_json, write_text
+from legalir.base.atomic.locks import lock
+from legalir.base.atomic.outputs import atomic_dir, check_target, copy_linked, newest_of_each_release
+from legalir.base.atomic.ownership import Command, FolderAudit, audit, check_file, command, written_by_legalir
+from legalir.base.atomic.versioning import Pin, current, pin, pinned, versions
 
 __all__ = [
     "MARKER", "REGISTRY", "Command", "FolderAudit", "OutputError", "Pin", "abandon", "atomic_dir", "audit",

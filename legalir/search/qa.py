@@ -22,13 +22,13 @@ Answerers:
   then each answer label (`` A``..`` D``, `` Yes``/`` No``) is scored by its
   log-probability (summed over its tokens); the answer is the argmax, the
   confidence its probability renormalised over the labels. No text is generated.
-* :class:`ChatAnswerer` (any :mod:`legalir.generate` generator: an
+* :class:`ChatAnswerer` (any :mod:`legalir.datasets.generate` generator: an
   OpenAI-compatible API, or precomputed answers): free text, read by
   :func:`parse_answer`. Refusals and unreadable answers count as wrong and are
   reported. A chat answer has no probability: under ``topk`` the answer given
   for the most passages wins (ties: the better-ranked passage's answer).
 
-Both cache every prompt's result on disk (:class:`legalir.generate.DiskCache`),
+Both cache every prompt's result on disk (:class:`legalir.datasets.generate.DiskCache`),
 so an interrupted run resumes where it stopped and a re-run computes nothing.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from legalir import log
+from legalir.base import log
 from legalir.errors import LegalirError
 from legalir.version import __version__
 
@@ -86,8 +86,9 @@ def load_items(dataset: str, data_dir: str | os.PathLike, split: str = "test") -
 
     if dataset not in DATASETS:
         raise QAError(f"no QA for dataset {dataset!r}; known: {', '.join(DATASETS)}")
-    ds = datasets.get(dataset, data_dir)
+    ds: Any = datasets.get(dataset, data_dir)  # BarExamQA or HousingQA: each has its own questions()
     items: list[QAItem] = []
+    labels: tuple[str, ...]
     if dataset == "barexam_qa":
         from legalir.datasets.barexam import query_text
 
@@ -304,7 +305,7 @@ class LikelihoodAnswerer:
 
     def __init__(self, path: str | os.PathLike, *, cache: str | os.PathLike | None | bool = True,
                  device: str | None = None, batch_size: int = 8):
-        from legalir import generate
+        from legalir.datasets import generate
 
         self.lm = generate.LocalCausalLM(path, device=device, batch_size=batch_size)
         self.model = self.lm.model
@@ -372,7 +373,7 @@ class LikelihoodAnswerer:
             conts = self.continuations(labels, prompt.answer_prefix)
             text = self.prompt_text(messages, prompt.answer_prefix)
             cache_msgs = [{"role": "user", "content": text}, {"role": "assistant", "content": json.dumps(conts)}]
-            ck = self.cache.key(ident, cache_msgs) if self.cache else None
+            ck = self.cache.key(ident, cache_msgs) if self.cache else ""
             cached = self.cache.get("likelihood", ck) if self.cache else None
             if cached is not None:
                 lps = json.loads(cached)
@@ -390,7 +391,7 @@ class LikelihoodAnswerer:
 
 
 class ChatAnswerer:
-    """Free-text answers from a :mod:`legalir.generate` generator, read by :func:`parse_answer`."""
+    """Free-text answers from a :mod:`legalir.datasets.generate` generator, read by :func:`parse_answer`."""
 
     backend = "chat"
 
@@ -408,7 +409,7 @@ class ChatAnswerer:
 
     def answer(self, keyed_prompts, prompt: QAPrompt, progress: bool = True,
                choices: Sequence[Mapping[str, str] | None] | None = None) -> list[Answer]:
-        from legalir import generate
+        from legalir.datasets import generate
 
         reqs = [generate.Request(key, messages, qid=key.split("\t")[0],
                                  docid=key.split("\t")[1] if "\t" in key else None)
@@ -508,7 +509,7 @@ def results(records: Sequence[dict], *, meta: Mapping[str, Any], bootstrap: int 
 def write_outputs(records: Sequence[dict], result: Mapping, predictions: str | os.PathLike,
                   results_path: str | os.PathLike) -> None:
     """Predictions JSONL and results JSON, each written atomically."""
-    from legalir import atomic
+    from legalir.base import atomic
     from legalir.report import save_json
 
     with atomic.open_file(predictions, output=True) as f:
@@ -552,9 +553,9 @@ def run(dataset: str, data_dir: str | os.PathLike, split: str, condition: str, a
         bootstrap: int = 1000, seed: int = 0, command: str = "", progress: bool = True) -> dict:
     """Everything `legalir qa` does: questions, passages, answers, accuracy; writes both outputs."""
     from legalir import collections, trec
-    from legalir.runformats import read_any_run
     from legalir.search.arguments import check_k
     from legalir.search.rerank import collection_texts
+    from legalir.trec.runformats import read_any_run
 
     if condition == "topk":
         check_k(k, "-k")

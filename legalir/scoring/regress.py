@@ -25,7 +25,7 @@ from pathlib import Path
 
 from legalir.errors import LegalirError
 
-REGRESSIONS_DIR = Path(__file__).resolve().parent / "resources" / "regressions"
+REGRESSIONS_DIR = Path(__file__).resolve().parent.parent / "resources" / "regressions"
 TIERS = ("ci", "slow")
 
 
@@ -140,7 +140,7 @@ def regress(spec: Spec, *, root: str | os.PathLike = ".", data_dir: str = "data"
             invoke: Callable[[list[str]], None], log=print) -> tuple[list[dict], bool]:
     """Run the pipelines (``ci`` tier, or all), check every number; returns (rows, all passed)."""
     from legalir import datasets
-    from legalir.models import bundled_minilm
+    from legalir.base.models import bundled_minilm
     from legalir.report import score_run
 
     root = Path(root)

@@ -20,7 +20,7 @@ Where the JVM fails, the user reads one line: a JAVA_HOME with no JVM in it is
 a :class:`JVMError` naming the folder (before pyjnius tries it); a JVM crash
 (a fatal error inside Java: SIGSEGV in native code) writes its report
 (``hs_err_pid*.log``, and a compiler replay file) to :func:`crash_dir`, a
-``legalir/jvm`` folder of the user's cache (``$XDG_CACHE_HOME`` or
+``legalir/base/jvm`` folder of the user's cache (``$XDG_CACHE_HOME`` or
 ``~/.cache``), never into the working folder, and prints on stderr what
 happened and where the report is.
 """
@@ -70,7 +70,7 @@ def anserini_jar() -> str:
 
 
 def crash_dir() -> Path:
-    """Where JVM crash reports go: ``$XDG_CACHE_HOME/legalir/jvm`` (``~/.cache/legalir/jvm``), created."""
+    """Where JVM crash reports go: ``$XDG_CACHE_HOME/legalir/base/jvm`` (``~/.cache/legalir/base/jvm``), created."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
     folder = Path(base) / "legalir" / "jvm"
     try:
@@ -99,14 +99,14 @@ def options() -> list[str]:
     """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too)."""
     heap = os.environ.get("LEGALIR_JVM_HEAP")
     # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
-    # its temporary output (legalir.atomic) instead of exiting from inside Java
+    # its temporary output (legalir.base.atomic) instead of exiting from inside Java
     opts = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow",
             # no Java noise on stderr: SLF4J's "Connected with provider" line, Lucene's MMapDirectory notice
             # (legalir/resources/java-logging.properties); real warnings and errors still print
             "-Dslf4j.internal.verbosity=WARN",
-            f"-Djava.util.logging.config.file={Path(__file__).resolve().parent / 'resources' / 'java-logging.properties'}",
+            f"-Djava.util.logging.config.file={Path(__file__).resolve().parent.parent / 'resources' / 'java-logging.properties'}",
             # Anserini's log4j2 set-up, its console following System.out (output_to_log sends it to a file)
-            f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent / 'resources' / 'log4j2.xml'}"]
+            f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent.parent / 'resources' / 'log4j2.xml'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
     return opts + _crash_options()

@@ -1,5 +1,5 @@
 """One writer per output: a lock file beside it (flock), the second writer stopped at once. (Part of
-:mod:`legalir.atomic`.)"""
+:mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from legalir.atomic.common import OutputError
+from legalir.base.atomic.common import OutputError
 
 # ------------------------------------------------------------------ locks
 _held: dict[str, int] = {}  # lock path -> depth, for nested locks of one process

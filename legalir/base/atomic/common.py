@@ -1,5 +1,5 @@
 """Shared by the writers: temporary names, stale temporaries, signals, the environment's refusals, output
-markers. (Part of :mod:`legalir.atomic`.)"""
+markers. (Part of :mod:`legalir.base.atomic`.)"""
 from __future__ import annotations
 
 import contextlib

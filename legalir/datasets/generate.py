@@ -51,8 +51,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from legalir import log
+from legalir.base import log
 from legalir.errors import LegalirError
+from legalir.trec import FormatError
 
 _log = log.get(__name__)
 
@@ -174,7 +175,7 @@ class DiskCache:
             return None  # a damaged entry is regenerated and overwritten
 
     def put(self, backend: str, key: str, identity: Mapping, messages, text: str) -> None:
-        from legalir import atomic
+        from legalir.base import atomic
 
         atomic.write_json(self._path(backend, key),
                           {"identity": identity, "messages": [dict(m) for m in messages], "text": text,
@@ -520,8 +521,6 @@ class Precomputed(Generator):
     cacheable = False
 
     def __init__(self, path: str | os.PathLike):
-        from legalir.trec import FormatError
-
         self.path = Path(path)
         super().__init__(f"file:{self.path}")
         if not self.path.exists():
@@ -558,7 +557,7 @@ class Precomputed(Generator):
 
 def write_generations(path: str | os.PathLike, requests: Sequence[Request], texts: Sequence[str]) -> int:
     """Save generations in the precomputed backend's format (atomic); returns the count."""
-    from legalir import atomic
+    from legalir.base import atomic
 
     with atomic.open_file(path, output=True) as f:
         for r, t in zip(requests, texts):

@@ -876,7 +876,7 @@ def _eyecite(text: str, jur: str | None, covered: bytearray, windows: list) -> l
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation, FullLawCitation
 
-    from legalir import log
+    from legalir.base import log
 
     with log.muted("eyecite", _log):  # its own bookkeeping ("Unknown overlap case. Last cite: ..."): -v only
         found = get_citations(rest)

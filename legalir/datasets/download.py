@@ -24,8 +24,9 @@ import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from legalir import atomic, datasets
-from legalir import log as _logging
+from legalir import datasets
+from legalir.base import atomic
+from legalir.base import log as _logging
 from legalir.datasets.dataset import DatasetError
 
 _log = _logging.get(__name__)

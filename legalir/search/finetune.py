@@ -52,8 +52,9 @@ from pathlib import Path
 
 import numpy as np
 
-from legalir import atomic, numeric, trec
-from legalir import log as _logging
+from legalir import trec
+from legalir.base import atomic, numeric
+from legalir.base import log as _logging
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 from legalir.scoring.judged import is_judged
@@ -310,7 +311,7 @@ def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir.models import resolve as resolve_model
+    from legalir.base.models import resolve as resolve_model
 
     torch.manual_seed(seed)
     config_kwargs = {}
@@ -324,7 +325,8 @@ def _optimizer(model, lr: float, weight_decay: float, head_lr_multiplier: float 
     import torch
 
     if head_lr_multiplier == 1.0:  # two groups: decayed, not decayed
-        decay, no_decay = [], []
+        decay: list = []
+        no_decay: list = []
         for name, p in model.named_parameters():
             if p.requires_grad:
                 (no_decay if name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
@@ -336,8 +338,8 @@ def _optimizer(model, lr: float, weight_decay: float, head_lr_multiplier: float 
         if not p.requires_grad:
             continue
         head = name.startswith("classifier.") or name.startswith("score.")
-        no_decay = name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
-        groups.setdefault((head, no_decay), []).append(p)
+        undecayed = name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+        groups.setdefault((head, undecayed), []).append(p)
     return torch.optim.AdamW([
         {"params": ps, "weight_decay": 0.0 if no_decay else weight_decay,
          "lr": lr * (head_lr_multiplier if head else 1.0)}
@@ -422,7 +424,7 @@ def _run_cell(c: _Cell) -> dict:
 def _train_cell(c: _Cell) -> dict:
     import torch
 
-    from legalir.models import autocast
+    from legalir.base.models import autocast
     from legalir.search.rerank import score_pairs
 
     cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
@@ -555,7 +557,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     first save point after this many updates in this call (state saved), and
     ``train`` returns ``{"stopped": True, ...}``: call again to resume.
     """
-    from legalir.models import default_device, resolve_precision
+    from legalir.base.models import default_device, resolve_precision
 
     cfg.validate()
     device = default_device()
@@ -661,7 +663,8 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     ``negative_runs``: runs of the training topics, hard negatives (``cfg.negatives_depth``)."""
     import dataclasses
 
-    from legalir import collections, models
+    from legalir import collections
+    from legalir.base import models
     from legalir.search.rerank import collection_texts
     from legalir.search.tuning import objective, refuse_test
 
@@ -706,7 +709,7 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
 
 
 def _resolved(model: str) -> str:
-    from legalir.models import resolve as resolve_model
+    from legalir.base.models import resolve as resolve_model
 
     try:
         return str(resolve_model(model))

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from legalir import atomic, collections, log, trec
+from legalir import collections, trec
+from legalir.base import atomic, log
 from legalir.collections import CollectionError
 from legalir.datasets.dataset import Document
 from legalir.trec import FormatError, iter_jsonl
@@ -221,7 +222,7 @@ def _with_headings(raw: list[dict[str, Any]]) -> list[Block]:
 
 def default_tokenizer() -> str:
     """The bundled all-MiniLM-L6-v2 tokenizer folder (BERT uncased WordPiece) when installed, else bert-base-uncased."""
-    from legalir import models
+    from legalir.base import models
 
     try:
         return str(models.bundled_minilm())
@@ -233,7 +234,7 @@ def load_tokenizer(name_or_path: str | os.PathLike | None = None):
     """A fast (Rust) tokenizer with truncation and padding off, from a folder, a tokenizer.json or a Hub name."""
     from tokenizers import Tokenizer
 
-    from legalir import models
+    from legalir.base import models
 
     name = str(name_or_path) if name_or_path is not None else default_tokenizer()
     if models.is_alias(name):
