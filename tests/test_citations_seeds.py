@@ -119,7 +119,7 @@ SEED_TEXTS = [
 ]
 KEYS = """
 import json, sys
-from legalir import citations
+from legalir.legal import citations
 print(json.dumps([[(c.key, c.base, c.start, c.end, c.source) for c in citations.extract(t)]
                   for t in json.loads(sys.argv[1])]))
 """

@@ -95,7 +95,7 @@ def test_a_jvm_crash_reports_into_the_cache_and_says_so(tmp_path):
 
     work, cache = tmp_path / "work", tmp_path / "cache"
     work.mkdir()
-    code = "from legalir import jvm\njvm.start()\nimport ctypes\nctypes.string_at(0)\n"
+    code = "from legalir.base import jvm\njvm.start()\nimport ctypes\nctypes.string_at(0)\n"
     r = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=120,
                        env={**os.environ, "XDG_CACHE_HOME": str(cache)})
     assert r.returncode != 0

@@ -225,7 +225,7 @@ def test_eyecite_says_nothing(cq, tmp_path, monkeypatch):
 
 QUIET_PROBE = """
 import logging, sys, warnings
-from legalir import log
+from legalir.base import log
 log.configure(sys.argv[1])
 if sys.argv[2] == "quiet":
     log.quiet_libraries()

@@ -232,7 +232,7 @@ SHARED_JVM = r"""
 import json, sys
 import pyterrier as pt
 import legalir.pt as lpt
-from legalir import jvm
+from legalir.base import jvm
 from legalir.trec import Topic
 error = hits = None
 if sys.argv[2] == "offline":

@@ -194,7 +194,7 @@ def _publish(target: Path, text: str) -> None:
 
 PINNER = textwrap.dedent("""
     import sys
-    from legalir import atomic
+    from legalir.base import atomic
     p = atomic.pin(sys.argv[1])
     print(p.path.name, flush=True)
     sys.stdin.read()  # held until the test closes our stdin
@@ -430,7 +430,7 @@ def test_a_build_killed_while_removing_an_old_version_leaves_nothing_behind(coll
         sparse.build(colls["a"], idx, threads=1, quiet=True)  # v1, v2: the third build removes v1
     code = textwrap.dedent(f"""
         import os, sys
-        from legalir import atomic
+        from legalir.base import atomic
         from legalir.base.atomic import versioning  # where an old version is removed
         from legalir.indexing import sparse
 

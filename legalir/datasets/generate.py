@@ -1,6 +1,6 @@
 """Text generation for query expansion and LLM judges: one interface, three backends, a disk cache.
 
-    from legalir import generate
+    from legalir.datasets import generate
     gen = generate.make("api", model="gpt-4o-mini")          # cached under cache/generations
     texts = gen.generate([generate.Request("q1", [{"role": "user", "content": "..."}])])
 

@@ -1,6 +1,7 @@
 """LLM query expansion: prompts kept as data files, generated text joined to the query.
 
-    from legalir import generate, trec
+    from legalir import trec
+    from legalir.datasets import generate
     from legalir.search import expansion
     topics = trec.read_topics("topics.jsonl")
     gen = generate.make("precomputed", path="structured.jsonl")

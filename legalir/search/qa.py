@@ -1,6 +1,6 @@
 """Retrieval-augmented QA: what retrieval does to answer accuracy (Zheng et al. 2025, Section 5.4).
 
-    from legalir import qa
+    from legalir.search import qa
     items = qa.load_items("barexam_qa", "data", split="test")
     ctx = qa.contexts(items, "top1", run=trec.read_run("runs/barexam/bm25.test.trec"), texts=...)
     answerer = qa.LikelihoodAnswerer("models/llama-3-8b-instruct")       # or qa.ChatAnswerer(generator)
