@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("datasets and collections", ("legalir.datasets", "legalir.collections", "legalir.download",
                                   "legalir.chunking", "legalir.generate")),
     ("index", ("legalir.indexing",)),
-    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report", "legalir.finetune",
+    ("search and scoring", ("legalir.search", "legalir.scoring", "legalir.report", "legalir.finetune", "legalir.train_dense",
                             "legalir.qa", "legalir.regress")),
     ("public API", ("legalir.api", "legalir")),
     ("analyses on the public API", ("legalir.analyze",)),
