@@ -291,3 +291,20 @@ def test_cli_help_and_located_errors(two_codes, tmp_path):
     assert r.exit_code == 2 and "--doc-text" in r.output
     r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--index", "nothing")
     assert r.exit_code == 2 and "COLLECTION=INDEX" in r.output
+
+
+def test_train_ce_reads_the_document_text_asked_for(two_codes, tmp_path):
+    """`legalir train-ce --doc-text`: the cross-encoder can read a section's number and headings before its text
+    (the default stays the record's contents); a template naming a field the records lack is refused, located,
+    before any training."""
+    from legalir import finetune
+
+    a, _ = two_codes
+    vrun = tmp_path / "valid.trec"
+    vrun.write_text("aa_code_1_9.t1 Q0 aa_code_1_2 1 1.0 x\n", encoding="utf-8")
+    cfg = finetune.TrainConfig(checkpoints=[1], batch_size=2, max_length=32, threads=1, precision="fp32",
+                               judged_only=False, measure="recip_rank")
+    with pytest.raises(finetune.TrainingError, match=r"corpus.* document 1: .*no field 'chapter'"):
+        finetune.train_collection(cfg, a, tmp_path / "ce", [vrun], ("train",), "valid", doc_text="{chapter} {contents}")
+    r = _cli("train-ce", "--help")
+    assert r.exit_code == 0 and "--doc-text" in r.output and "[default: {contents}]" in " ".join(r.output.split())

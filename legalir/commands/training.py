@@ -46,6 +46,10 @@ from legalir.commands.options import DEPTH, float_list, force_option, generator_
               help="Hard negatives per training topic and run (0: none).")
 @click.option("--measure", default="ndcg_cut_10", show_default=True,
               help="Validation measure, judged-only: one value, ndcg_cut_10 or ndcg_cut.10.")
+@click.option("--doc-text", default="{contents}", show_default=True,
+              help="The text the model reads for a document, from its record's fields (\\n: a newline), e.g. a "
+                   "statute's '{citation} {title}\\n{heading_path}\\n{contents}' (its number and headings); "
+                   "recorded in legalir-train.json.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Torch CPU threads per process [default: torch's].")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
@@ -57,8 +61,8 @@ from legalir.commands.options import DEPTH, float_list, force_option, generator_
               help="Stop at the first save after this many updates (state kept); run again to resume.")
 def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
-             valid_depth, judged_only, negative_runs, negatives_depth, measure, threads, jobs, save_every, work_dir,
-             stop_after):
+             valid_depth, judged_only, negative_runs, negatives_depth, measure, doc_text, threads, jobs, save_every,
+             work_dir, stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
@@ -69,6 +73,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
     command resumes from the last save and gives the same model. Test topic sets are refused.
     """
     from legalir import finetune
+    from legalir.commands.options import unescape
 
     cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
                                checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
@@ -79,7 +84,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
                                threads=threads, jobs=jobs, save_every=save_every)
     finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
                               stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]),
-                              negative_runs=negative_runs)
+                              negative_runs=negative_runs, doc_text=unescape(doc_text))
 
 
 @click.command("train-dense")
