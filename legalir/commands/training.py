@@ -5,7 +5,16 @@ import sys
 
 import click
 
-from legalir.commands.options import DEPTH, float_list, force_option, generator_options, int_list, make_generator, tag
+from legalir.commands.options import (
+    DEPTH,
+    float_list,
+    force_option,
+    generator_options,
+    int_list,
+    make_generator,
+    tag,
+    unescape,
+)
 
 
 @click.command("train-ce")
@@ -73,7 +82,6 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
     command resumes from the last save and gives the same model. Test topic sets are refused.
     """
     from legalir import finetune
-    from legalir.commands.options import unescape
 
     cfg = finetune.TrainConfig(base_model=base_model, learning_rates=list(learning_rates),
                                checkpoints=sorted(set(checkpoints)), seeds=list(seeds), batch_size=batch_size,
@@ -147,7 +155,6 @@ def train_dense(collections_, out_dir, indexes, base_model, wordings, learning_r
     device). Killed or stopped, the same command resumes from the last save and gives the same model.
     """
     from legalir import train_dense as td
-    from legalir.commands.options import unescape
 
     pairs = {}
     for item in indexes:
