@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import platform
 import shutil
@@ -554,7 +555,6 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     atomic.write_json(marker, {"state_id": state_id})
 
     from tqdm.contrib.logging import logging_redirect_tqdm
-    import logging
 
     devices = [torch.cuda.current_device()] if device.startswith("cuda") else []
     with numeric.threads(cfg.threads, faiss=False), torch.random.fork_rng(devices=devices), \
