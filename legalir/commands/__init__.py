@@ -17,7 +17,7 @@ REGISTRY: dict[str, str] = {
     "search-dense": "retrieve", "fuse": "retrieve", "tune-bm25": "retrieve", "tune-fusion": "retrieve",
     "maxp": "retrieve", "convert-run": "retrieve",
     "eval": "evaluate", "compare": "evaluate", "report": "evaluate",
-    "train-ce": "training", "expand": "training", "rerank": "training",
+    "train-ce": "training", "train-dense": "training", "expand": "training", "rerank": "training",
     "qa": "analysis", "qa-report": "analysis", "analyze": "analysis", "regress": "analysis",
     "serve": "serve", "mcp": "serve",
 }

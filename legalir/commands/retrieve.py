@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import click
 
-from legalir.commands.options import DEPTH, encoder_options, encoder_overrides, force_option, fusion_options, tag
+from legalir.commands.options import (
+    DEPTH,
+    encoder_options,
+    encoder_overrides,
+    force_option,
+    fusion_options,
+    tag,
+    unescape,
+)
 
 #: a topics file or a run: ``-`` reads standard input, whole
 STREAM = click.Path(exists=True, dir_okay=False, allow_dash=True)
@@ -126,6 +134,10 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
               help="Model folder, 'minilm' (the bundled all-MiniLM-L6-v2) or a Hugging Face model name.")
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) of a named model.")
 @encoder_options
+@click.option("--doc-text", default=None,
+              help="What each document's text is, from its record's fields, e.g. '{citation} {title}\\n"
+                   "{heading_path}\\n{contents}' [default: the model's own (a `legalir train-dense` model "
+                   "declares the text it was trained on), else {contents}].")
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Documents per forward pass (queries are encoded one at a time, whatever the face).")
 @click.option("--shard-size", default=100_000, show_default=True, type=click.IntRange(min=1),
@@ -145,13 +157,14 @@ def rank_pool(topics, run, ranker, index_dir, collection, k1, b, tag):
 @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
               help="Ray workers (actors) to start [default: one per GPU of the cluster, else one per CPU].")
 def encode(collection, out_dir, model, revision, pooling, max_length, query_format, doc_format, instruction,
-           normalize, dtype, backend, device, trust_remote_code, batch_size, shard_size, partitions, overwrite,
+           normalize, dtype, backend, device, trust_remote_code, doc_text, batch_size, shard_size, partitions, overwrite,
            stop_after_shards, quiet, ray_address, ray_workers):
     """Encode COLLECTION's documents into OUT_DIR (resumable .npy shards, one folder per partition)."""
     from legalir.indexing import distributed, encoders
 
     overrides = encoder_overrides(pooling, max_length, query_format, doc_format, instruction, normalize, dtype,
                                   backend, trust_remote_code)
+    overrides["doc_text"] = unescape(doc_text)
     enc = (distributed.RayEncoder.load(model, revision=revision, device=device, address=ray_address,
                                        workers=ray_workers, **overrides) if ray_address
            else encoders.Encoder.load(model, revision=revision, device=device, **overrides))

@@ -1,11 +1,20 @@
-"""Models and LLMs: fine-tune a cross-encoder (train-ce), expand queries (expand), rerank runs (rerank)."""
+"""Models and LLMs: fine-tune a cross-encoder (train-ce), train a dense retriever on cross-references (train-dense), expand queries (expand), rerank runs (rerank)."""
 from __future__ import annotations
 
 import sys
 
 import click
 
-from legalir.commands.options import DEPTH, float_list, force_option, generator_options, int_list, make_generator, tag
+from legalir.commands.options import (
+    DEPTH,
+    float_list,
+    force_option,
+    generator_options,
+    int_list,
+    make_generator,
+    tag,
+    unescape,
+)
 
 
 @click.command("train-ce")
@@ -46,6 +55,10 @@ from legalir.commands.options import DEPTH, float_list, force_option, generator_
               help="Hard negatives per training topic and run (0: none).")
 @click.option("--measure", default="ndcg_cut_10", show_default=True,
               help="Validation measure, judged-only: one value, ndcg_cut_10 or ndcg_cut.10.")
+@click.option("--doc-text", default="{contents}", show_default=True,
+              help="The text the model reads for a document, from its record's fields (\\n: a newline), e.g. a "
+                   "statute's '{citation} {title}\\n{heading_path}\\n{contents}' (its number and headings); "
+                   "recorded in legalir-train.json.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Torch CPU threads per process [default: torch's].")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
@@ -57,8 +70,8 @@ from legalir.commands.options import DEPTH, float_list, force_option, generator_
               help="Stop at the first save after this many updates (state kept); run again to resume.")
 def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
-             valid_depth, judged_only, negative_runs, negatives_depth, measure, threads, jobs, save_every, work_dir,
-             stop_after):
+             valid_depth, judged_only, negative_runs, negatives_depth, measure, doc_text, threads, jobs, save_every,
+             work_dir, stop_after):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
@@ -79,7 +92,88 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
                                threads=threads, jobs=jobs, save_every=save_every)
     finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
                               stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]),
-                              negative_runs=negative_runs)
+                              negative_runs=negative_runs, doc_text=unescape(doc_text))
+
+
+@click.command("train-dense")
+@click.option("--from-links", "collections_", required=True, multiple=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="A statutes collection (legalir convert statutes) whose cross-references train: its train and "
+                   "train.masked topics are the pairs, its valid topics select; its test topics are never read "
+                   "(repeatable).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="The model folder to write (Hugging Face layout, read by `legalir encode --encoder`), with "
+                   "model_card.json and model_card.md.")
+@click.option("--index", "indexes", multiple=True, metavar="COLLECTION=INDEX",
+              help="The BM25 index of a --from-links collection, for its hard negatives (checked to be built "
+                   "from it) [default: one is built under the work folder].")
+@click.option("--base-model", default="minilm", show_default=True,
+              help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
+@click.option("--train-topics", "wordings", multiple=True, default=("train", "train.masked"), show_default=True,
+              help="Training topic sets (wordings of train).")
+@click.option("--lr", "learning_rate", default=2e-5, show_default=True, type=float, help="Learning rate.")
+@click.option("--steps", default=300, show_default=True, type=click.IntRange(min=1), help="Updates.")
+@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Pairs per update (each paragraph's in-batch negatives are the others' sections).")
+@click.option("--hard-negatives", default=1, show_default=True, type=click.IntRange(min=0),
+              help="BM25 negatives per pair and update.")
+@click.option("--negatives-depth", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Hard negatives are drawn from BM25's top this many (citations off).")
+@click.option("--scale", default=20.0, show_default=True, type=float, help="Cosine similarity x this = the logits.")
+@click.option("--weight-decay", default=0.01, show_default=True)
+@click.option("--warmup-ratio", default=0.1, show_default=True)
+@click.option("--query-max-length", default=128, show_default=True, type=click.IntRange(min=8))
+@click.option("--doc-max-length", default=256, show_default=True, type=click.IntRange(min=8))
+@click.option("--doc-text", default="{citation} {title}\\n{heading_path}\\n{contents}", show_default=True,
+              help="The text the model reads for a section, from its record's fields (\\n: a newline); the model "
+                   "folder records it and `legalir encode` uses it.")
+@click.option("--seed", default=42, show_default=True, type=int)
+@click.option("--eval-every", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Validate (and keep the best weights) every this many steps, and at step 0.")
+@click.option("--valid-topics", default=100, show_default=True, type=click.IntRange(min=0),
+              help="Validation topics per collection (a seeded sample; 0: all).")
+@click.option("--valid-depth", default=20, show_default=True, type=click.IntRange(min=1),
+              help="BM25's top this many per validation topic join the validation pool.")
+@click.option("--select-on", type=click.Choice(["valid.masked", "valid"]), default="valid.masked", show_default=True)
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--save-every", default=25, show_default=True, type=click.IntRange(min=1),
+              help="Save the resumable state every this many steps (and at each validation).")
+@click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT.work].")
+@click.option("--stop-after", type=click.IntRange(min=1), default=None,
+              help="Stop at the first save after this many steps (state kept); run again to resume.")
+def train_dense(collections_, out_dir, indexes, base_model, wordings, learning_rate, steps, batch_size,
+                hard_negatives, negatives_depth, scale, weight_decay, warmup_ratio, query_max_length, doc_max_length,
+                doc_text, seed, eval_every, valid_topics, valid_depth, select_on, precision, threads, save_every,
+                work_dir, stop_after):
+    """Train a dense retriever on statute codes' own cross-references; save the selected model to --out.
+
+    Pairs are (paragraph, the section it links), as written and with the citation masked; negatives are the
+    batch's other sections and BM25's top sections for the paragraph. Validated on the valid topics every
+    --eval-every steps; the best step is kept, with a model card (data, protocol, hyperparameters, time,
+    device). Killed or stopped, the same command resumes from the last save and gives the same model.
+    """
+    from legalir.search import train_dense as td
+
+    pairs = {}
+    for item in indexes:
+        coll, sep, idx = item.partition("=")
+        if not sep or not coll or not idx:
+            raise click.BadParameter(f"{item!r}: write COLLECTION=INDEX", param_hint="--index")
+        pairs[coll] = idx
+    cfg = td.DenseConfig(base_model=base_model, learning_rate=learning_rate, steps=steps, batch_size=batch_size,
+                         hard_negatives=hard_negatives, negatives_depth=negatives_depth, scale=scale,
+                         weight_decay=weight_decay, warmup_ratio=warmup_ratio, query_max_length=query_max_length,
+                         doc_max_length=doc_max_length, seed=seed, eval_every=eval_every, valid_topics=valid_topics,
+                         valid_depth=valid_depth, select_on=select_on, save_every=save_every, threads=threads,
+                         precision=precision, doc_text=unescape(doc_text), wordings=tuple(wordings))
+    card = td.train(collections_, out_dir, cfg, indexes=pairs, work_dir=work_dir, stop_after=stop_after,
+                    command=" ".join(["legalir", *sys.argv[1:]]))
+    if card.get("stopped"):
+        click.echo(f"train-dense: stopped at step {card['step']}; run the same command again to resume", err=True)
+    else:
+        click.echo(f"{out_dir}: step {card['selected']['step']} selected; model card {out_dir}/{td.CARD_MD}", err=True)
 
 
 @click.command()
@@ -177,4 +271,4 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, 
         precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
 
 
-COMMANDS = [train_ce, expand, rerank]
+COMMANDS = [train_ce, train_dense, expand, rerank]

@@ -70,7 +70,12 @@ FORMAT_VERSION = 1
 
 #: settings that decide what a document vector is: shards differing in any are never mixed
 DOCUMENT_SIDE = ("model", "revision", "backend", "pooling", "max_length", "normalize", "doc_format", "dtype",
-                 "append_eos")
+                 "append_eos", "doc_text")
+#: what a model folder trained by legalir declares about its inputs (``legalir train-dense``): read as the
+#: model's own settings, below the command line's
+MODEL_SETTINGS = "legalir-encoder.json"
+#: the default document text: a collection record's ``contents``
+DOC_TEXT = "{contents}"
 
 
 class EncoderError(LegalirError, ValueError):
@@ -132,6 +137,9 @@ class EncoderSettings:
     append_eos: bool = False
     family: str = "default"
     trust_remote_code: bool = False  # run the model repository's own Python code (some encoders need it)
+    #: how a collection record becomes the document's text, before ``doc_format``: ``{field}``s of the record
+    #: (``{contents}``; a statute's ``{citation} {title}\n{heading_path}\n{contents}``)
+    doc_text: str = DOC_TEXT
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -236,6 +244,13 @@ def resolve_settings(model: str, *, revision: str | None = None, device: str | N
             values["family"] = "sentence-transformers"
     elif "pooling" not in values:
         values["pooling"] = "mean"
+    own = model_dir / MODEL_SETTINGS
+    if own.exists():  # a model trained by legalir declares the texts it was trained on
+        declared = _read_json(own)
+        if not isinstance(declared, dict):
+            raise EncoderError(f"{own}: expected a JSON object of encoder settings")
+        values.update({k: v for k, v in declared.items()
+                       if k in ("query_format", "doc_format", "doc_text", "pooling", "normalize", "max_length")})
     if "max_length" not in values:
         cfg = _read_json(model_dir / "config.json") if (model_dir / "config.json").exists() else {}
         values["max_length"] = int(min(512, cfg.get("max_position_embeddings", 512) or 512))
@@ -272,6 +287,41 @@ def validate(s: EncoderSettings) -> None:
                                f"({e})") from None
     if "{instruction}" in s.doc_format:
         raise EncoderError("the document format cannot use {instruction}")
+    doc_text_fields(s.doc_text)
+
+
+def doc_text_fields(template: str) -> list[str]:
+    """The record fields a ``doc_text`` template names (``{contents}``, ``{citation}`` ...); a bad template is an
+    :class:`EncoderError`."""
+    import string
+
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as e:
+        raise EncoderError(f"document text {template!r}: {e} (write a literal brace as {{{{ or }}}})") from None
+    fields = [name for _, name, spec, conv in parsed if name is not None]
+    bad = [f for f in fields if not f or not f.isidentifier()]
+    if bad or any(spec or conv for _, name, spec, conv in parsed if name is not None):
+        raise EncoderError(f"document text {template!r}: only plain {{field}} names of a collection record may be "
+                           f"used, e.g. '{{citation}} {{title}}\\n{{contents}}'")
+    if not fields:
+        raise EncoderError(f"document text {template!r} names no field of the record; give at least {{contents}}")
+    return list(dict.fromkeys(fields))
+
+
+def record_text(template: str, record: Mapping[str, Any]) -> str:
+    """A collection record's document text by ``template`` (``doc_text``): its ``{field}``s filled from the
+    record. A field the record lacks is an :class:`EncoderError` naming the document: never an empty default.
+    Empty fields leave no blank line or stray separator at the start (a section without a heading)."""
+    if template == DOC_TEXT:
+        return str(record["contents"])
+    values = {}
+    for name in doc_text_fields(template):
+        if name not in record or record[name] is None:
+            raise EncoderError(f"document {record.get('id')!r} has no field {name!r}, which the document text "
+                               f"{template!r} names; give a template of the fields the collection holds")
+        values[name] = str(record[name])
+    return template.format_map(values).strip()
 
 
 # ------------------------------------------------------------------ encoder
@@ -766,7 +816,7 @@ def encode_collection(encoder: Encoder, collection_dir: str | os.PathLike, out_d
 
         def docs(key=key):
             for rec in collections.iter_documents(collection_dir, key or None):
-                yield str(rec["id"]), str(rec["contents"])
+                yield str(rec["id"]), record_text(encoder.settings.doc_text, rec)
 
         source = {"collection": str(Path(collection_dir).resolve()), "partition": key or None,
                   "partition_field": manifest.get("partition_field")}

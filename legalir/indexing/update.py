@@ -579,7 +579,8 @@ def _apply_dense(index_dir: Path, cur: Path, tmp: Path, plan: Plan, parts: list[
         if records:
             if encoder is None:
                 encoder = encoders.Encoder.from_settings(template["encoder"], device=device)
-            vecs = encoder.encode_documents([r["contents"] for r in records], batch_size=batch_size,
+            vecs = encoder.encode_documents([encoders.record_text(encoder.settings.doc_text, r) for r in records],
+                                            batch_size=batch_size,
                                             progress=not quiet)
             out.add(np.ascontiguousarray(vecs, dtype=np.float32))
         ids = [docids[r] for r in keep] + [r["id"] for r in records]

