@@ -111,6 +111,21 @@ def test_arkansas_case_note_topics_in_case_notes_and_subchapters_are_not_section
     assert "Subchapter 1" in report["skipped_first"]["<h3> without a section number"][0]
 
 
+def test_idaho_official_comment_sub_headings_stay_in_its_notes(codes):
+    """Idaho's Uniform Commercial Code sections print the Official Comment under RESEARCH REFERENCES with
+    ``<h5>`` sub-headings ``Source:`` and ``Changes from former law:``: of the comment, not the section's history
+    (before: the comment in ``history``, and its numbered paragraphs, taken for statutory text printed under a
+    history heading, in ``contents``)."""
+    docs, _ = codes["id"]
+    d = docs["id_code_28_1_103"]
+    assert d["history"] == "1967, ch. 161,§ 1-102; am. and redesig. 2004, ch. 43, § 5, p. 136."
+    assert "Official Comment" in d["notes"] and "Source: Former Section 1-102 (1)-(2)" in d["notes"]
+    assert "Changes from former law: This section is derived" in d["notes"]
+    assert "drawn to provide flexibility" in d["notes"] and "drawn to provide flexibility" not in d["contents"]
+    assert d["contents"].startswith("(1) The uniform commercial code shall be liberally construed")
+    assert d["contents"].rstrip().endswith("supplement its provisions.")
+
+
 def test_mississippi_plain_history_and_headings_printed_as_paragraphs(codes):
     docs, report = codes["ms"]
     d = docs["ms_code_9_13_5"]
