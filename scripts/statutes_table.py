@@ -74,6 +74,19 @@ def read_log(path: Path) -> dict:
     return out
 
 
+def state_log(root: Path, st: str) -> dict:
+    """:func:`read_log` of ``logs/ST.txt``, check 4b taken from ``logs/ST-4b-again.txt`` where it was run again on
+    the same index after a fix (its ``legalir eval`` lines)."""
+    lg = read_log(root / "logs" / f"{st}.txt")
+    again = root / "logs" / f"{st}-4b-again.txt"
+    if again.exists():
+        ev = dict(re.findall(r"^(success_1|recip_rank)\s+all\s+([\d.]+)", again.read_text(encoding="utf-8"), re.M))
+        if "success_1" in ev and "4b" in lg:
+            lg["4b"] = ("PASS" if float(ev["success_1"]) >= 0.9 else "FAIL", ev["success_1"], ev["recip_rank"], lg["4b"][3])
+            lg["4b again"] = True
+    return lg
+
+
 def fmt(x) -> str:
     try:
         return f"{float(x):.3f}"
@@ -90,13 +103,7 @@ def rows(root: Path) -> list[str]:
     out = []
     for log in sorted((root / "logs").glob("??.txt")):
         st = log.stem
-        lg = read_log(log)
-        again = root / "logs" / f"{st}-4b-again.txt"  # check 4b run again on the same index after a fix
-        if again.exists():
-            ev = dict(re.findall(r"^(success_1|recip_rank)\s+all\s+([\d.]+)", again.read_text(encoding="utf-8"), re.M))
-            if "success_1" in ev and "4b" in lg:
-                lg["4b"] = ("PASS" if float(ev["success_1"]) >= 0.9 else "FAIL", ev["success_1"], ev["recip_rank"],
-                            lg["4b"][3])
+        lg = state_log(root, st)
         cites = {}
         cp = root / "cites" / f"{st}.json"
         if cp.exists():
