@@ -42,7 +42,8 @@ MORE = {
     "vt": [("85", "gov.vt.vsa.title.12.html", ["t12p01c03s63"]), ("85", "gov.vt.vsa.title.23.html", ["t23c13s03s1041"]),
            ("85", "gov.vt.vsa.title.04.html", ["t04c23s903-905"]), ("85", "gov.vt.vsa.title.01.html", ["t01c03s02s134a"]),
            ("85", "gov.vt.vsa.title.16.html", ["t16p05c101s01s2955"])],
-    "id": [("70", "idaho.title.16.html", ["t16c19s16-1901", "t16c19s16-1902"])],
+    "id": [("70", "idaho.title.16.html", ["t16c19s16-1901", "t16c19s16-1902"]),
+           ("70", "idaho.title.28.html", ["t28c01p01s28-1-103"])],
 }
 KEEP_PARAGRAPHS = 3
 

@@ -966,6 +966,9 @@ def _read_sections(label: str, data: bytes, report: Report, state: str) -> list[
                     # References."; an editor's note on the cases under it is theirs)
                     part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
                     # were decided under former law." before the decisions is theirs)
+                elif hkind == "history" and el.tag in ("h5", "h6") and block in ("notes", "case") and part == block:
+                    pass  # a sub-heading of the block its <h4> opened (Idaho's Official Comment's "Source: Former
+                    # Section 1-102", under RESEARCH REFERENCES): of the block's kind, not the section's history
                 elif hkind == "history":
                     part = "history"
                 elif bold and el.tag in ("h5", "h6"):

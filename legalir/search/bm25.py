@@ -13,6 +13,7 @@ Lucene clauses that :class:`legalir.indexing.lucene.LuceneIndex` adds to its que
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,8 +97,28 @@ class BM25:
                 others = [f"{prefix}_"] + [f"{filters.partition_key(n)}_" for n in (self.schema or {})
                                             if n != field and filters.partition_key(n).startswith(prefix)]
                 term = self.index.shared_term(filters.FIELD, prefix, others)
-                self._jurisdiction = term[len(prefix):] if term else None
+                if term:
+                    # the filters field is analysed as text, so its term is stemmed (``state_wy`` is indexed as
+                    # ``state_wi``, ``state_ms`` as ``state_m``): the value is the field as a live document
+                    # stores it (every live document holds that one term)
+                    self._jurisdiction = self._stored_key(field) or term[len(prefix):]
         return self._jurisdiction if isinstance(self._jurisdiction, str) else None
+
+    def _stored_key(self, field: str) -> str | None:
+        """``field``'s value (as :func:`legalir.legal.filters.partition_key` writes it) in the stored record of the
+        first live document, or None where it has none."""
+        ids = self.index.docids()
+        raw = self.index.raw(ids[0]) if ids else None
+        try:
+            value = json.loads(raw).get(field) if raw else None
+        except (ValueError, AttributeError):
+            return None
+        if value in (None, "") or isinstance(value, (list, dict)):
+            return None
+        try:
+            return filters.partition_key(value)
+        except filters.FilterError:
+            return None
 
     def set_bm25(self, k1: float, b: float) -> None:
         check_bm25(k1, b)
