@@ -119,8 +119,10 @@ if [ "$OLD" = "$NEW" ]; then
   exit $FAIL
 fi
 U=$WORK/idx-$ST$OLD-to-$NEW
+# check 6's questions: OLD's test topics, or NEW's where OLD has none (North Carolina r80 links no section of its own)
+TQ=$CO/topics/test.jsonl; [ -s "$TQ" ] || TQ=$CN/topics/test.jsonl
 $L index "$CO" "$U" --threads 1 >/dev/null 2>>"$WORK/index.log"
-$L search "$U" "$CO/topics/test.jsonl" "$R/old.fresh.test.trec" -k 100 --citations on --threads 1 >/dev/null 2>>"$WORK/index.log"
+$L search "$U" "$TQ" "$R/old.fresh.test.trec" -k 100 --citations on --threads 1 >/dev/null 2>>"$WORK/index.log"
 up=$($L index update "$U" --to "$CN" --threads 1 2>&1 >/dev/null | tail -3 | tr '\n' ' ')
 $L search "$U" "$CN/topics/test.jsonl" "$R/updated.test.trec" -k 100 --citations on --threads 1 >/dev/null 2>>"$WORK/index.log"
 if [ -s "$R/fresh.test.trec" ] && cmp -s "$R/fresh.test.trec" "$R/updated.test.trec"; then v=PASS; else v=FAIL; fi
@@ -128,12 +130,12 @@ say $v "5 update r$OLD -> r$NEW = fresh" "runs of $nq test topics $( [ $v = PASS
 
 # 6: as of OLD, by its release and by its date, on the updated index = the index of OLD before the update
 day=$($PY -c "import json,sys; d=(json.load(open(sys.argv[1])).get('options') or {}).get('date') or ''; print(d + '-01' * (2 - d.count('-')) if d else '')" "$CO/manifest.json")
-$L search "$U" "$CO/topics/test.jsonl" "$R/old.asof.test.trec" -k 100 --citations on --as-of "$OLD" --threads 1 >/dev/null 2>>"$WORK/index.log"
+$L search "$U" "$TQ" "$R/old.asof.test.trec" -k 100 --citations on --as-of "$OLD" --threads 1 >/dev/null 2>>"$WORK/index.log"
 if [ -n "$day" ]; then
-  $L search "$U" "$CO/topics/test.jsonl" "$R/old.asofdate.test.trec" -k 100 --citations on --as-of "$day" --threads 1 >/dev/null 2>>"$WORK/index.log"
+  $L search "$U" "$TQ" "$R/old.asofdate.test.trec" -k 100 --citations on --as-of "$day" --threads 1 >/dev/null 2>>"$WORK/index.log"
 fi
 same() { [ -s "$R/old.fresh.test.trec" ] && cmp -s "$R/old.fresh.test.trec" "$1" && echo identical || echo differ; }
 a=$(same "$R/old.asof.test.trec"); d=$( [ -n "$day" ] && same "$R/old.asofdate.test.trec" || echo "no date recorded")
 if [ "$a" = identical ] && [ "$d" = identical ]; then v=PASS; else v=FAIL; fi
-say $v "6 as-of r$OLD = fresh r$OLD" "$(cut -d' ' -f1 "$CO/qrels/test.txt" | sort -u | wc -l) test topics of r$OLD: --as-of $OLD $a, --as-of ${day:-?} $d"
+say $v "6 as-of r$OLD = fresh r$OLD" "$(grep -c . "$TQ") test topics of $(basename "$(dirname "$(dirname "$TQ")")"): --as-of $OLD $a, --as-of ${day:-?} $d"
 exit $FAIL

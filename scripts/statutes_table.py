@@ -3,7 +3,8 @@
 skips, checks 3-6, hit@1 with the state and as plain text), the independent reader's report
 (``reports/ST-REL.json``, ``scripts/audit_statutes.py``) and citation precision and recall against the code's
 links (``cites/ST.json``, ``scripts/citation_groundtruth.py codes``). Where check 4b was run again on the same index
-after a fix (``logs/ST-4b-again.txt``: the ``legalir eval`` lines), that figure is taken.
+after a fix (``logs/ST-4b-again.txt``: the ``legalir eval`` lines), that figure is taken; check 6 likewise
+(``logs/ST-6-again.txt``: both ``--as-of`` runs ``identical``).
 
     python scripts/statutes_table.py /work/data/measure            # Markdown on standard output
 
@@ -23,8 +24,8 @@ SHORT = (
     ("a later version of a section", "later version"),
     ("a section number read twice", "read twice"),
     ("a section heading printed as a bold paragraph", "bold heading"),
-    ("file without any section", "file without <h3>"),
-    ("an <h3> outside any section", "<h3> outside"),
+    ("file without any section", "file without `<h3>`"),
+    ("an <h3> outside any section", "`<h3>` outside"),
     ("two section numbers with one citation key", "one key"),
 )
 NAMES = {"ak": "Alaska", "ar": "Arkansas", "co": "Colorado", "ga": "Georgia", "id": "Idaho", "ky": "Kentucky",
@@ -84,6 +85,9 @@ def state_log(root: Path, st: str) -> dict:
         if "success_1" in ev and "4b" in lg:
             lg["4b"] = ("PASS" if float(ev["success_1"]) >= 0.9 else "FAIL", ev["success_1"], ev["recip_rank"], lg["4b"][3])
             lg["4b again"] = True
+    six = root / "logs" / f"{st}-6-again.txt"  # check 6 run again by hand (its cmp lines)
+    if six.exists() and six.read_text(encoding="utf-8").count(" identical") >= 2:
+        lg["6"] = ("PASS", "identical")
     return lg
 
 
