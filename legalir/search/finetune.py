@@ -346,6 +346,21 @@ def _optimizer(model, lr: float, weight_decay: float, head_lr_multiplier: float 
         for (head, no_decay), ps in sorted(groups.items())], lr=lr)
 
 
+def optimizer_step(loss, model, opt, sched, max_grad_norm: float | None) -> float:
+    """One update of a training loop (train-ce's and train-dense's): backward, gradients clipped to
+    ``max_grad_norm`` (0 or None: not clipped), the optimizer's and the scheduler's step, gradients cleared.
+    Returns the loss as a float."""
+    import torch
+
+    loss.backward()
+    if max_grad_norm:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.item())
+
+
 def _lr_lambda(total: int, warmup: int) -> Callable[[int], float]:
     def f(step: int) -> float:
         if warmup and step < warmup:
@@ -483,15 +498,9 @@ def _train_cell(c: _Cell) -> dict:
             with autocast(c.precision, c.device):
                 logits = model(**enc).logits[:, 0].float()
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
-            loss.backward()
-            if cfg.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
+            losses.append(optimizer_step(loss, model, opt, sched, cfg.max_grad_norm))
             step += 1
             ran += 1
-            losses.append(float(loss.item()))
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
             checkpoint = step in cfg.checkpoints and step not in done

@@ -56,7 +56,9 @@ from legalir.base import atomic, numeric
 from legalir.base import log as _logging
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
-from legalir.search.finetune import _optimizer  # the one AdamW set-up: weight decay off for biases and norms
+
+# the one AdamW set-up (weight decay off for biases and norms) and the one update step, train-ce's
+from legalir.search.finetune import _optimizer, optimizer_step
 from legalir.version import __version__
 
 _log = _logging.get(__name__)
@@ -675,15 +677,9 @@ def _loop(cfg: DenseConfig, sets: list[LinkData], base_dir: Path, work: Path, st
         while step < cfg.steps:
             with autocast(precision, device):
                 loss = batch_loss(model, tok, batches.batch(step), sets, cfg, device)
-            loss.backward()
-            if cfg.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
+            losses.append(optimizer_step(loss, model, opt, sched, cfg.max_grad_norm))
             step += 1
             ran += 1
-            losses.append(float(loss.item()))
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
             validating = step % cfg.eval_every == 0 or step == cfg.steps
