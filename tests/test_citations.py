@@ -31,13 +31,21 @@ TN_KEYS = ["tn_code_9_21_213_d", "tn_code_9_21_302_b", "tn_code_9_21_305_c", "tn
 #: on a loaded 2-core machine and is still 1,000 times below that. Under a tracer (coverage: `make test
 #: COVERAGE=1`, CI) Python code runs 2-4 times slower: the allowance is 5 times larger there, still 200 times
 #: below the backtracking it guards against.
+#: The time is this thread's CPU time (``time.thread_time``): the JVM's, xdist's and other threads' work in the
+#: same process is not the extractor's. One-time costs (eyecite's import, patterns compiled on first use: 0.5-0.8 s
+#: of CPU on a loaded machine) are paid by ``warm`` before a bound is checked: they are bounded by the finite set
+#: of patterns, not by the text.
 FLOOR_S, PER_CHAR_S = (0.25, 200e-6) if sys.gettrace() is None else (1.25, 1000e-6)
+
+#: the extractor's configurations the bounds are checked under: (context, jurisdiction hint, eyecite)
+CONFIGURATIONS = [(None, None, True), ("ca_civ", "California", False), ("vt_code_17", "vt", False),
+                  ("id_code", "id", False)]
 
 
 def cpu(fn, *args, **kwargs):
-    t = time.process_time()
+    t = time.thread_time()
     out = fn(*args, **kwargs)
-    return out, time.process_time() - t
+    return out, time.thread_time() - t
 
 
 # ------------------------------------------------------------------ linear time
@@ -109,18 +117,24 @@ def citation_like(draw):
     return "".join(pieces)
 
 
+@pytest.fixture(scope="module")
+def warm():
+    """Every piece the generator draws from, through every configuration: eyecite imported and every pattern
+    compiled before a time is taken."""
+    text = " ".join(MARKS + NAMES + SEPS + PUNCT + WORDS + ["9-21-1006(c)", "118A.290", "5/9-201 1942 235-b"])
+    for context, hint, eyecite in CONFIGURATIONS:
+        for _ in range(2):
+            citations.extract(text, context=context, jurisdiction_hint=hint, use_eyecite=eyecite)
+
+
 @settings(max_examples=EXAMPLES)
-@given(citation_like())
-def test_extraction_time_is_bounded_per_character(text):
+@given(text=citation_like())
+def test_extraction_time_is_bounded_per_character(warm, text):
     """Generated citation-like text (both extractors, with and without a context and a hint) is read in
     at most FLOOR_S + PER_CHAR_S per character of CPU time."""
     bound = FLOOR_S + PER_CHAR_S * len(text)
-    _, s = cpu(citations.extract, text)
-    assert s < bound, (len(text), s)
-    _, s = cpu(citations.extract, text, context="ca_civ", jurisdiction_hint="California", use_eyecite=False)
-    assert s < bound, (len(text), s)
-    for context, hint in (("vt_code_17", "vt"), ("id_code", "id")):
-        _, s = cpu(citations.extract, text, context=context, jurisdiction_hint=hint, use_eyecite=False)
+    for context, hint, eyecite in CONFIGURATIONS:
+        _, s = cpu(citations.extract, text, context=context, jurisdiction_hint=hint, use_eyecite=eyecite)
         assert s < bound, (len(text), context, s)
 
 
