@@ -88,6 +88,32 @@ def test_no_java_is_a_located_error(sample_index, sample_collection, tmp_path):
         assert "Traceback" not in r.stderr and not (tmp_path / "r.trec").exists()
 
 
+def test_jvm_options_of_the_user_are_given_last_and_a_bad_value_is_a_located_error(sample_index, sample_collection,
+                                                                                  tmp_path):
+    """LEGALIR_JVM_OPTIONS reaches the JVM (an option the JVM rejects fails the
+    start, named), after legalir's own; a value that does not split or holds a word that is no option is an
+    error naming the variable, and nothing is written."""
+    import os
+
+    from legalir.base import jvm
+
+    env = {**os.environ, "LEGALIR_JVM_OPTIONS": "-XX:TieredStopAtLevel=1 -Dlegalir.test='a b'"}
+    old = os.environ.get("LEGALIR_JVM_OPTIONS")
+    try:
+        os.environ["LEGALIR_JVM_OPTIONS"] = env["LEGALIR_JVM_OPTIONS"]
+        assert jvm.options()[-2:] == ["-XX:TieredStopAtLevel=1", "-Dlegalir.test=a b"]
+    finally:
+        os.environ.pop("LEGALIR_JVM_OPTIONS") if old is None else os.environ.__setitem__("LEGALIR_JVM_OPTIONS", old)
+    topics = sample_collection / "topics" / "test.tsv"
+    for value, said in (("-XX:NoSuchOptionOfAnyJVM", "could not start the Java VM"),
+                        ("-Xss4m 'unclosed", "LEGALIR_JVM_OPTIONS="), ("Xmx1g", "'Xmx1g' is not a JVM option")):
+        out = tmp_path / "r.trec"
+        r = subprocess.run([*LEGALIR, "search", str(sample_index), str(topics), str(out)], capture_output=True,
+                           text=True, env={**os.environ, "LEGALIR_JVM_OPTIONS": value}, timeout=120)
+        assert r.returncode == 2 and said in r.stderr.strip().splitlines()[-1], (value, r.stderr)
+        assert "Traceback" not in r.stderr and not out.exists()
+
+
 def test_a_jvm_crash_reports_into_the_cache_and_says_so(tmp_path):
     """A fatal error in native code with the JVM loaded (what a Lucene crash is to the JVM): its report goes to
     the cache's legalir/base/jvm folder, never to the working folder, and stderr says what happened."""

@@ -96,7 +96,12 @@ def _crash_options() -> list[str]:
 
 
 def options() -> list[str]:
-    """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too)."""
+    """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too).
+
+    ``LEGALIR_JVM_HEAP`` caps the heap (``-Xmx``); ``LEGALIR_JVM_OPTIONS`` adds options of the user's, split as a
+    shell splits words and appended last, so they win over legalir's (for example ``-XX:TieredStopAtLevel=1``:
+    no optimising JIT, half the CPU of a short command's JVM; the test suite sets it).
+    """
     heap = os.environ.get("LEGALIR_JVM_HEAP")
     # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
     # its temporary output (legalir.base.atomic) instead of exiting from inside Java
@@ -109,7 +114,22 @@ def options() -> list[str]:
             f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent.parent / 'resources' / 'log4j2.xml'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
-    return opts + _crash_options()
+    return opts + _crash_options() + _user_options()
+
+
+def _user_options() -> list[str]:
+    """``LEGALIR_JVM_OPTIONS``, split as a shell splits words; a value that does not split, or a word that is not
+    a JVM option, is an error that names the variable."""
+    raw = os.environ.get("LEGALIR_JVM_OPTIONS", "")
+    try:
+        words = shlex.split(raw)
+    except ValueError as e:
+        raise JVMError(f"LEGALIR_JVM_OPTIONS={raw!r}: {e}; quote as a shell would, or unset it") from None
+    bad = [w for w in words if not w.startswith("-")]
+    if bad:
+        raise JVMError(f"LEGALIR_JVM_OPTIONS={raw!r}: {bad[0]!r} is not a JVM option (each word starts with '-'); "
+                       f"fix or unset it")
+    return words
 
 
 def start() -> None:
