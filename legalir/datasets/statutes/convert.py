@@ -375,111 +375,148 @@ class Statutes(Dataset):
         if s.unknown_h4:
             report.note("<h4> headings read as statutory text or notes by position", f"{where}: {s.unknown_h4[:3]}")
         out = []
-        # links of every part, resolved once
+        cites, paragraphs, inside = self._links(s, where, by_anchor)
+        text = "\n".join(b.text for b in s.text)
+        notes = "\n".join(b.text for b in s.notes)
+        for number in s.numbers:
+            key = self._key(number, title_number, count=True)
+            if not self._first_time(key, number, where, seen):
+                continue
+            found = self._text_citations(s, key, number, where, cites, guard)
+            doc = self._document(s, key, number, title_number, text, notes, found, cite)
+            out.append(Converted(doc, key, title_number,
+                                 paragraphs if number == s.numbers[0] else [],
+                                 inside if number == s.numbers[0] else []))
+        return out
+
+    def _links(self, s: Section, where: str, by_anchor) -> tuple[list[str], list, list[list[str]]]:
+        """The links of every part of a section, resolved once: (the keys its text and notes cite, ``(part,
+        paragraph, [(link, key)])`` of each paragraph with a link within the code, the keys inside its ranges)."""
         cites: list[str] = []
         paragraphs: list[tuple[str, Block, list[tuple[Link, str]]]] = []
         inside: list[list[str]] = []
         for part, blocks in (("text", s.text), ("notes", s.notes), ("case_notes", s.case_notes)):
             for b in blocks:
-                resolved = []
-                printed: list[tuple[Link, str, str | None]] = []  # (link, section, its title) for ranges
-                for link in b.links:
-                    target = self._target(link, by_anchor)
-                    if target is None:
-                        page = link.href.split("#", 1)[0].rsplit("/", 1)[-1]
-                        if "#" not in link.href and re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page):
-                            # NC r80: every link names a title's file, none its section
-                            report.counts[f"links: to a whole file of this code, no section anchor ({part})"] += 1
-                        else:
-                            report.counts[f"links: not to a section of this code ({part})"] += 1
-                        continue
-                    foreign = self._foreign(b, link)
-                    if foreign:
-                        report.counts[f"links: on another state's citation, read as that code ({part})"] += 1
-                        if part != "case_notes":
-                            cites.append(foreign)
-                        report.note("link on another state's citation, not a reference to this code",
-                                    f"{where}: {b.text[max(0, link.start - 40):link.end]!r}")
-                        continue
-                    sec, anchor = target
-                    place = PLACE.findall(anchor)
-                    its_title = re.sub(r"^[a-z]+0*", "", place[0]) if place else None
-                    key = self._key(sec, its_title)
-                    report.counts[f"links: within this code ({part})"] += 1
-                    if anchor not in by_anchor:
-                        report.counts[f"links: to a section in a file not present, key from the anchor ({part})"] += 1
-                    resolved.append((link, key))
-                    printed.append((link, sec, its_title))
-                    if part == "case_notes":
-                        continue  # a decision's words about another section: not this section's citation
-                    cites.append(key)
-                    sub = _SUB.search(link.text)
-                    if sub:
-                        cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
+                resolved, printed = self._resolve(part, b, where, by_anchor, cites)
                 abbr = STATES[self.state].title_first
                 if abbr:
-                    # the code's title-first citations (Vermont's "13 V.S.A. § 2901", a <cite> without a link: the code
-                    # links no section) are its cross-references: read as links to the section they name
-                    for m in _title_first_pattern(abbr).finditer(b.text):
-                        for number in [m.group("sec")] + LIST_ITEM.findall(m.group("more") or ""):
-                            key = self._key(number, m.group("title"))
-                            report.counts[f"links: the code's title-first citations, read as links ({part})"] += 1
-                            resolved.append((Link("", "title-first", m.group(0), m.start(), m.end()), key))
-                            if part == "notes":
-                                cites.append(key)
+                    self._title_first_links(abbr, part, b, resolved, cites)
                     resolved.sort(key=lambda r: r[0].start)
                 if resolved:
                     paragraphs.append((part, b, resolved))
                     inside.append(self._inside_ranges(b, printed))
-        text = "\n".join(b.text for b in s.text)
-        notes = "\n".join(b.text for b in s.notes)
-        for number in s.numbers:
-            key = self._key(number, title_number, count=True)
-            if key in seen:
-                first_where, first_number = seen[key]
-                if first_number != number:
-                    # Colorado's 26-5.3-101 (title 26) and 26.5-3-101 (title 26.5): legalir.legal.citations gives both
-                    # the key co_code_26_5_3_101, so one id cannot hold both
-                    report.skip("two section numbers with one citation key (legalir.legal.citations writes them alike): "
-                                "the first kept", f"{where}: {number} (first: {first_number} at {first_where})")
+        return cites, paragraphs, inside
+
+    def _resolve(self, part: str, b: Block, where: str, by_anchor,
+                 cites: list[str]) -> tuple[list[tuple[Link, str]], list[tuple[Link, str, str | None]]]:
+        """(``[(link, key)]`` of the links of a paragraph to a section of this code, ``[(link, section, its
+        title)]`` of the same for ranges); the keys the paragraph cites added to ``cites``."""
+        report = self.report
+        resolved = []
+        printed: list[tuple[Link, str, str | None]] = []  # (link, section, its title) for ranges
+        for link in b.links:
+            target = self._target(link, by_anchor)
+            if target is None:
+                page = link.href.split("#", 1)[0].rsplit("/", 1)[-1]
+                if "#" not in link.href and re.fullmatch(rf"gov\.{self.state}\.[\w.]+\.html", page):
+                    # NC r80: every link names a title's file, none its section
+                    report.counts[f"links: to a whole file of this code, no section anchor ({part})"] += 1
                 else:
-                    report.skip("a section number read twice: the first kept", f"{where}: {number} (first at {first_where})")
+                    report.counts[f"links: not to a section of this code ({part})"] += 1
                 continue
-            seen[key] = (where, number)
-            # the rest of the text through legalir.legal.citations (links blanked: they are read above)
-            found = list(dict.fromkeys(c for c in cites if c != key))
-            for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
-                blanked = "\n".join(_blank(b) for b in part_blocks)
-                if not blanked.strip():
-                    continue
-                blanked = self._title_first(blanked, key, found)
-                got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
-                if got is None:
-                    report.skip("citations of the text not read: legalir.legal.citations ran past the time limit "
-                                "(links kept)", f"{where}: {number}")
-                    continue
-                found += [k for k, *_ in got if k != key and k not in found]
-            fields = {
-                "section": number, "state": self.state, "release": self.release,
-                "citation": official_citation(self.state, number, title_number),
-                "title": s.heading, "heading_path": " > ".join(s.heading_path),
-                "status": s.status, "history": "\n".join(b.text for b in s.history), "notes": notes,
-                "case_notes": "\n".join(b.text for b in s.case_notes),
-                "source": f"{Path(s.file.split('!')[-1]).name}#{s.anchor}",
-            }
-            if len(s.numbers) > 1:
-                fields["printed_as"] = f"{s.number}: one heading for {len(s.numbers)} sections"
-            fields[cite.FIELD] = " ".join(dict.fromkeys([f"is_{key}"] + [f"cites_{k}" for k in found]))
-            parts = {"heading": s.heading, "text": text or f"{fields['citation']}. {s.heading or s.status.capitalize()}", "history": fields["history"],
-                     "notes": notes, "case_notes": fields["case_notes"]}
-            contents = "\n".join(parts[p] for p in self.text_parts if parts[p])
-            report.counts[f"status: {s.status}"] += 1
-            if not text:
-                report.counts["sections without statutory text (their heading is their text)"] += 1
-            out.append(Converted(Document(key, contents, fields, source=s.file, line=s.line), key, title_number,
-                                 paragraphs if number == s.numbers[0] else [],
-                                 inside if number == s.numbers[0] else []))
-        return out
+            foreign = self._foreign(b, link)
+            if foreign:
+                report.counts[f"links: on another state's citation, read as that code ({part})"] += 1
+                if part != "case_notes":
+                    cites.append(foreign)
+                report.note("link on another state's citation, not a reference to this code",
+                            f"{where}: {b.text[max(0, link.start - 40):link.end]!r}")
+                continue
+            sec, anchor = target
+            place = PLACE.findall(anchor)
+            its_title = re.sub(r"^[a-z]+0*", "", place[0]) if place else None
+            key = self._key(sec, its_title)
+            report.counts[f"links: within this code ({part})"] += 1
+            if anchor not in by_anchor:
+                report.counts[f"links: to a section in a file not present, key from the anchor ({part})"] += 1
+            resolved.append((link, key))
+            printed.append((link, sec, its_title))
+            if part == "case_notes":
+                continue  # a decision's words about another section: not this section's citation
+            cites.append(key)
+            sub = _SUB.search(link.text)
+            if sub:
+                cites.append(self._key(sec + re.sub(r"\s+", "", sub.group(1)), its_title))
+        return resolved, printed
+
+    def _title_first_links(self, abbr: str, part: str, b: Block, resolved: list[tuple[Link, str]],
+                           cites: list[str]) -> None:
+        """The code's title-first citations (Vermont's "13 V.S.A. § 2901", a <cite> without a link: the code links
+        no section) are its cross-references: read as links to the section they name, into ``resolved``."""
+        for m in _title_first_pattern(abbr).finditer(b.text):
+            for number in [m.group("sec")] + LIST_ITEM.findall(m.group("more") or ""):
+                key = self._key(number, m.group("title"))
+                self.report.counts[f"links: the code's title-first citations, read as links ({part})"] += 1
+                resolved.append((Link("", "title-first", m.group(0), m.start(), m.end()), key))
+                if part == "notes":
+                    cites.append(key)
+
+    def _first_time(self, key: str, number: str, where: str, seen: dict[str, tuple[str, str]]) -> bool:
+        """Whether a section's key is met for the first time (recorded in ``seen``); a second one is a skip."""
+        if key in seen:
+            first_where, first_number = seen[key]
+            if first_number != number:
+                # Colorado's 26-5.3-101 (title 26) and 26.5-3-101 (title 26.5): legalir.legal.citations gives both
+                # the key co_code_26_5_3_101, so one id cannot hold both
+                self.report.skip("two section numbers with one citation key (legalir.legal.citations writes them "
+                                 "alike): the first kept", f"{where}: {number} (first: {first_number} at {first_where})")
+            else:
+                self.report.skip("a section number read twice: the first kept",
+                                 f"{where}: {number} (first at {first_where})")
+            return False
+        seen[key] = (where, number)
+        return True
+
+    def _text_citations(self, s: Section, key: str, number: str, where: str, cites: list[str],
+                        guard: GuardedCitations) -> list[str]:
+        """The keys a section cites: its links (``cites``), then the rest of its statutory text through
+        legalir.legal.citations (links blanked: they are read already; the notes: their links only)."""
+        found = list(dict.fromkeys(c for c in cites if c != key))
+        for part_blocks in ((s.text,) if self.citations_wanted else ()):  # the statute's text (notes: links)
+            blanked = "\n".join(_blank(b) for b in part_blocks)
+            if not blanked.strip():
+                continue
+            blanked = self._title_first(blanked, key, found)
+            got = guard.extract(blanked, context=key_prefix(key, number), jurisdiction_hint=self.state)
+            if got is None:
+                self.report.skip("citations of the text not read: legalir.legal.citations ran past the time limit "
+                                 "(links kept)", f"{where}: {number}")
+                continue
+            found += [k for k, *_ in got if k != key and k not in found]
+        return found
+
+    def _document(self, s: Section, key: str, number: str, title_number: str, text: str, notes: str,
+                  found: list[str], cite) -> Document:
+        """The document of one section number of ``s`` (counted in the report by status)."""
+        report = self.report
+        fields = {
+            "section": number, "state": self.state, "release": self.release,
+            "citation": official_citation(self.state, number, title_number),
+            "title": s.heading, "heading_path": " > ".join(s.heading_path),
+            "status": s.status, "history": "\n".join(b.text for b in s.history), "notes": notes,
+            "case_notes": "\n".join(b.text for b in s.case_notes),
+            "source": f"{Path(s.file.split('!')[-1]).name}#{s.anchor}",
+        }
+        if len(s.numbers) > 1:
+            fields["printed_as"] = f"{s.number}: one heading for {len(s.numbers)} sections"
+        fields[cite.FIELD] = " ".join(dict.fromkeys([f"is_{key}"] + [f"cites_{k}" for k in found]))
+        parts = {"heading": s.heading, "text": text or f"{fields['citation']}. {s.heading or s.status.capitalize()}", "history": fields["history"],
+                 "notes": notes, "case_notes": fields["case_notes"]}
+        contents = "\n".join(parts[p] for p in self.text_parts if parts[p])
+        report.counts[f"status: {s.status}"] += 1
+        if not text:
+            report.counts["sections without statutory text (their heading is their text)"] += 1
+        return Document(key, contents, fields, source=s.file, line=s.line)
 
     def documents(self) -> Iterator[Document]:
         conv = self.converted()

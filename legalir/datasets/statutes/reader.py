@@ -256,18 +256,10 @@ def _paragraph_headings(root, label: str, report: Report) -> None:
 
 def read_sections(label: str, data: bytes, report: Report, state: str) -> list[Section]:
     """Every section of one published file."""
-    import lxml.html
-    from lxml import etree
-
-    try:
-        root = lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding="utf-8"))
-    except (etree.ParserError, ValueError) as e:
-        report.skip("file that cannot be parsed as HTML", f"{label}: {e}")
+    root = _parse(label, data, report)
+    if root is None:
         return []
-    places: dict[str, str] = {}
-    for h in root.iter("h1", "h2"):
-        if h.get("id"):
-            places[h.get("id")] = WS.sub(" ", h.text_content()).strip()
+    places = _places(root)
     _paragraph_headings(root, label, report)
     out: list[Section] = []
     h3s = list(root.iter("h3"))
@@ -277,139 +269,220 @@ def read_sections(label: str, data: bytes, report: Report, state: str) -> list[S
     used: set = set()  # the <h3>s inside a section read as its paragraphs
     for h3 in h3s:
         report.read += 1
-        where = located(label, h3.sourceline, h3.get("id"))
-        anchor = (h3.get("id") or "").strip()
-        head = WS.sub(" ", h3.text_content()).strip()
-        kind, m = kinds[h3]
-        if kind == H3_INSIDE:
-            continue  # read with its section (or reported below, when it is in none)
-        if kind == H3_OTHER:
-            # the heading of a part of the code (Arkansas's "Subchapter 1 — General Provisions"), or of what is not a
-            # section (Vermont's executive orders): not a section
-            report.skip("<h3> without a section number", f"{where}: {head[:80]!r}")
-            continue
-        first = m.group("first")
-        numbers = [first]
-        if m.group("last"):
-            numbers = expand_range(first, m.group("last"))
-            if numbers is None:
-                report.note("range that cannot be expanded: its two ends kept", where)
-                numbers = [first, m.group("last")]
-        elif m.group("list"):
-            numbers += LIST_ITEM.findall(m.group("list"))
-        elif m.group("mark") == "§§" and plural_range(first):
-            a, b = plural_range(first)
-            first = a
-            numbers = expand_range(a, b)
-            if numbers is None:
-                report.note("range that cannot be expanded: its two ends kept", where)
-                numbers = [a, b]
-            report.note("a range printed with a hyphen after §§ (§§ 61-69): one document per section", where)
-        numbers = list(dict.fromkeys(numbers))
-        rest = m.group("rest").strip()
-        path = [places[anchor[:i]] for i in range(1, len(anchor)) if anchor[i].islower() and anchor[:i] in places]
-        parts: dict[str, list[Block]] = {"text": [], "history": [], "notes": [], "case": []}
-        unknown: list[str] = []
-        part = "text"
-        block = None  # the kind of the <h4> whose block this is (case, notes, history), None before any
-        leaves = [x for el in _section_body(h3, kinds) for x in _leaves(el)]
-        for i, el in enumerate(leaves):
+        section = _read_section(h3, kinds, places, used, label, report)
+        if section is not None:
+            out.append(section)
+    _report_h3s_inside(h3s, kinds, used, label, report)
+    _report_bold_section_headings(root, label, report)
+    if STATES[state].hyphenated:
+        _add_chapters(out, report)
+    return out
+
+
+def _parse(label: str, data: bytes, report: Report):
+    """The file's HTML tree, or None (a skip in ``report``) where it cannot be parsed."""
+    import lxml.html
+    from lxml import etree
+
+    try:
+        return lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding="utf-8"))
+    except (etree.ParserError, ValueError) as e:
+        report.skip("file that cannot be parsed as HTML", f"{label}: {e}")
+        return None
+
+
+def _places(root) -> dict[str, str]:
+    """``{anchor: heading}`` of the parts of the code a file holds (its ``<h1>`` and ``<h2>``)."""
+    places: dict[str, str] = {}
+    for h in root.iter("h1", "h2"):
+        if h.get("id"):
+            places[h.get("id")] = WS.sub(" ", h.text_content()).strip()
+    return places
+
+
+def _read_section(h3, kinds: dict, places: dict[str, str], used: set, label: str, report: Report) -> Section | None:
+    """The section an ``<h3>`` heads, or None where it heads none (a skip in ``report``, or an ``<h3>`` inside a
+    section, read with it)."""
+    where = located(label, h3.sourceline, h3.get("id"))
+    anchor = (h3.get("id") or "").strip()
+    head = WS.sub(" ", h3.text_content()).strip()
+    kind, m = kinds[h3]
+    if kind == H3_INSIDE:
+        return None  # read with its section (or reported below, when it is in none)
+    if kind == H3_OTHER:
+        # the heading of a part of the code (Arkansas's "Subchapter 1 — General Provisions"), or of what is not a
+        # section (Vermont's executive orders): not a section
+        report.skip("<h3> without a section number", f"{where}: {head[:80]!r}")
+        return None
+    first, numbers = _numbers(m, where, report)
+    rest = m.group("rest").strip()
+    path = [places[anchor[:i]] for i in range(1, len(anchor)) if anchor[i].islower() and anchor[:i] in places]
+    body = _Body([x for el in _section_body(h3, kinds) for x in _leaves(el)], used, report, where)
+    body.read()
+    parts = body.parts
+    text, history, notes, case = parts["text"], parts["history"], parts["notes"], parts["case"]
+    if text and not history:
+        _split_trailing_history(text, history)
+    status = _status(rest, text, history)
+    return Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
+                   bool(_FUTURE.match(rest) or _FUTURE.search(rest[-200:])), text, history, notes, case, body.unknown)
+
+
+def _numbers(m: re.Match, where: str, report: Report) -> tuple[str, list[str]]:
+    """(the first number, every number) a section heading (:data:`_HEAD`'s match) prints: one, a list, a range."""
+    first = m.group("first")
+    numbers = [first]
+    if m.group("last"):
+        numbers = expand_range(first, m.group("last"))
+        if numbers is None:
+            report.note("range that cannot be expanded: its two ends kept", where)
+            numbers = [first, m.group("last")]
+    elif m.group("list"):
+        numbers += LIST_ITEM.findall(m.group("list"))
+    elif m.group("mark") == "§§" and plural_range(first):
+        a, b = plural_range(first)
+        first = a
+        numbers = expand_range(a, b)
+        if numbers is None:
+            report.note("range that cannot be expanded: its two ends kept", where)
+            numbers = [a, b]
+        report.note("a range printed with a hyphen after §§ (§§ 61-69): one document per section", where)
+    return first, list(dict.fromkeys(numbers))
+
+
+class _Body:
+    """The leaves of one section (:func:`_leaves`) read in order into its parts: ``text``, ``history``, ``notes``,
+    ``case``; the part a leaf goes to is decided by the headings before it (:func:`heading_of`)."""
+
+    def __init__(self, leaves: list, used: set, report: Report, where: str):
+        self.leaves, self.used, self.report, self.where = leaves, used, report, where
+        self.parts: dict[str, list[Block]] = {"text": [], "history": [], "notes": [], "case": []}
+        self.unknown: list[str] = []
+        self.part = "text"
+        #: the kind of the <h4> whose block this is (case, notes, history), None before any; text between the
+        #: elements (a ``(text, line)`` leaf) resets it to None (the reader before its split, kept as it was)
+        self.block: str | None = None
+
+    def read(self) -> None:
+        for i, el in enumerate(self.leaves):
             if isinstance(el, tuple):
-                block = finish_block(el[0], [], el[1])
-                if block.text:
-                    parts[part].append(block)
+                self.block = None
+                found = finish_block(el[0], [], el[1])
+                if found.text:
+                    self.parts[self.part].append(found)
                 continue
             if el.tag == "h3":  # a heading inside the section: a paragraph of the part it is in
-                used.add(el)
-                parts[part].extend(blocks_of(el))
+                self.used.add(el)
+                self.parts[self.part].extend(blocks_of(el))
                 continue
-            if part == "history" and el.tag in ("p", "ol", "ul") and not isinstance(el, tuple) and \
-                    _LIST_LABEL.match(WS.sub(" ", el.text_content()).strip()) or (part == "history" and el.tag in ("ol", "ul")):
+            if self.part == "history" and el.tag in ("p", "ol", "ul") and not isinstance(el, tuple) and \
+                    _LIST_LABEL.match(WS.sub(" ", el.text_content()).strip()) or (self.part == "history" and el.tag in ("ol", "ul")):
                 # statutory text the publisher printed under the history heading (Idaho's "<h5>History.</h5><p>(4) There
                 # shall be ...</p><p>I.C., § 33-514, ...</p>"): text
-                report.note("statutory text printed under the history heading: read as text", where)
-                parts["text"].extend(blocks_of(el))
+                self.report.note("statutory text printed under the history heading: read as text", self.where)
+                self.parts["text"].extend(blocks_of(el))
                 continue
-            if el.tag == "p":
-                txt = WS.sub(" ", el.text_content()).strip()
-                lead = lead_of(el)
-                if _FORMER_HISTORY.match(txt):
-                    parts["history"].extend(blocks_of(el))  # (Mississippi's "§65-3-72. [Laws, 1972, ch. 380, ...]")
-                    continue
-                if (part != "case" and is_history_line(txt, lead)) or (part == "text" and not parts["history"]
-                                                  and (HISTORY_LINE.match(txt) or SOURCE_WORD.match(txt))):
-                    blocks = list(blocks_of(el))
-                    if blocks:
-                        b = blocks[0]
-                        cut = len(HISTORY_CUT.match(b.text).group(0))
-                        b = Block(b.text[cut:], [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
-                                                 for k in b.links], b.line)
-                        if b.text:
-                            parts["history"].append(b)
-                        for extra in blocks[1:]:  # (a list run into the history line: kept with it)
-                            parts["history"].append(extra)
-                        if not b.text and len(blocks) == 1:
-                            part = "history"  # a bold "History." alone: the history follows it
-                            continue
-                    if part == "text" and parts["text"]:
-                        part = "notes"  # (a History line before any text, as in Kentucky's compacts: text follows)
-                    elif part == "history":
-                        part = "notes"
-                    continue
-            hkind, heading, bold = heading_of(el)
-            if heading is not None and el.tag == "h4" and hkind is not None:
-                block = hkind
-            if heading is not None:
-                name = norm_heading(heading)
-                if part == "text":
-                    if hkind == "case" and (bold or name != "cited"):  # (Tennessee's run-in "Cited:" only after)
-                        part = "case"
-                    elif hkind in ("notes", "weak"):
-                        part = "notes"
-                    elif hkind == "history" and (el.tag != "p" or bold_only(el) is not None):
-                        part = "history"
-                    elif el.tag == "p" and bold and bold_only(el) is not None and heading.rstrip().endswith("—"):
-                        # a heading in the annotations' form, "Revision of chapter. —" (Wyoming, Alaska, Virginia): a
-                        # note, or a decision's topic when decisions follow
-                        part = "case" if decisions_follow(leaves, i) else "notes"
-                    elif el.tag != "p":
-                        unknown.append(name)  # e.g. "Article II." of a compact: statutory text
-                elif hkind == "case":
-                    part = "case"
-                elif hkind == "notes" and not (part == "case" and (decisions_follow(leaves, i) or (
-                        block == "case" and not _REFERENCE_NOTE.fullmatch(name)))):
-                    # (in an <h4> block of case notes, only a research note leaves them: North Dakota's "Collateral
-                    # References."; an editor's note on the cases under it is theirs)
-                    part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
-                    # were decided under former law." before the decisions is theirs)
-                elif hkind == "history" and el.tag in ("h5", "h6") and block in ("notes", "case") and part == block:
-                    pass  # a sub-heading of the block its <h4> opened (Idaho's Official Comment's "Source: Former
-                    # Section 1-102", under RESEARCH REFERENCES): of the block's kind, not the section's history
-                elif hkind == "history":
-                    part = "history"
-                elif bold and el.tag in ("h5", "h6"):
-                    pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
-                elif bold and (name == "analysis" or (block in ("case", "notes") and part == block and el.tag != "h4")
-                               or (el.tag == "h4" and part == "notes")):
-                    pass  # a topic inside an <h4>'s block is of its kind (North Carolina's "I. In General" in CASE NOTES,
-                    # its official comments' definitions), an <h4> of no case kind among notes is a note; "Analysis",
-                    # the outline of the block it is in
-                elif bold:  # a decision's topic, or a note's heading: by what follows it
-                    if decisions_follow(leaves, i):
-                        part = "case"
-                    elif hkind == "weak" or part == "history":
-                        part = "notes"
-                    if hkind is None and el.tag != "p":
-                        unknown.append(name)
-                if hkind == "history" and part == "history":
-                    continue  # (Vermont's <h4>History</h4>, North Dakota's <h4>Source:</h4>: the history follows)
-            parts[part].extend(blocks_of(el))
-        text, history, notes, case = parts["text"], parts["history"], parts["notes"], parts["case"]
-        if text and not history:
-            _split_trailing_history(text, history)
-        status = _status(rest, text, history)
-        out.append(Section(anchor, label, h3.sourceline, first, numbers, rest, path, status,
-                           bool(_FUTURE.match(rest) or _FUTURE.search(rest[-200:])), text, history, notes, case, unknown))
+            if el.tag == "p" and self._history_paragraph(el):
+                continue
+            if self._heading(el, i):
+                continue
+            self.parts[self.part].extend(blocks_of(el))
+
+    def _history_paragraph(self, el) -> bool:
+        """Read a paragraph that is history (a former section's, a history line); whether it was one."""
+        parts = self.parts
+        txt = WS.sub(" ", el.text_content()).strip()
+        lead = lead_of(el)
+        if _FORMER_HISTORY.match(txt):
+            parts["history"].extend(blocks_of(el))  # (Mississippi's "§65-3-72. [Laws, 1972, ch. 380, ...]")
+            return True
+        if not ((self.part != "case" and is_history_line(txt, lead)) or (self.part == "text" and not parts["history"]
+                                                 and (HISTORY_LINE.match(txt) or SOURCE_WORD.match(txt)))):
+            return False
+        blocks = list(blocks_of(el))
+        if blocks:
+            b = blocks[0]
+            cut = len(HISTORY_CUT.match(b.text).group(0))
+            b = Block(b.text[cut:], [Link(k.href, k.cls, k.text, k.start - cut, k.end - cut)
+                                     for k in b.links], b.line)
+            if b.text:
+                parts["history"].append(b)
+            for extra in blocks[1:]:  # (a list run into the history line: kept with it)
+                parts["history"].append(extra)
+            if not b.text and len(blocks) == 1:
+                self.part = "history"  # a bold "History." alone: the history follows it
+                return True
+        if self.part == "text" and parts["text"]:
+            self.part = "notes"  # (a History line before any text, as in Kentucky's compacts: text follows)
+        elif self.part == "history":
+            self.part = "notes"
+        return True
+
+    def _heading(self, el, i: int) -> bool:
+        """Follow a heading (the part what follows it goes to); whether the leaf is read no further (a history
+        heading whose history follows it)."""
+        hkind, heading, bold = heading_of(el)
+        if heading is not None and el.tag == "h4" and hkind is not None:
+            self.block = hkind
+        if heading is None:
+            return False
+        name = norm_heading(heading)
+        if self.part == "text":
+            self._heading_in_text(el, i, hkind, heading, bold, name)
+        else:
+            self._heading_in_annotations(el, i, hkind, bold, name)
+        # (Vermont's <h4>History</h4>, North Dakota's <h4>Source:</h4>: the history follows)
+        return hkind == "history" and self.part == "history"
+
+    def _heading_in_text(self, el, i: int, hkind: str | None, heading: str, bold: bool, name: str) -> None:
+        """A heading in the statutory text: where the annotations begin, or a heading of the text."""
+        if hkind == "case" and (bold or name != "cited"):  # (Tennessee's run-in "Cited:" only after)
+            self.part = "case"
+        elif hkind in ("notes", "weak"):
+            self.part = "notes"
+        elif hkind == "history" and (el.tag != "p" or bold_only(el) is not None):
+            self.part = "history"
+        elif el.tag == "p" and bold and bold_only(el) is not None and heading.rstrip().endswith("—"):
+            # a heading in the annotations' form, "Revision of chapter. —" (Wyoming, Alaska, Virginia): a
+            # note, or a decision's topic when decisions follow
+            self.part = "case" if decisions_follow(self.leaves, i) else "notes"
+        elif el.tag != "p":
+            self.unknown.append(name)  # e.g. "Article II." of a compact: statutory text
+
+    def _heading_in_annotations(self, el, i: int, hkind: str | None, bold: bool, name: str) -> None:
+        """A heading in the annotations: the part that follows it, by its kind and by what follows it."""
+        part, block = self.part, self.block
+        if hkind == "case":
+            self.part = "case"
+        elif hkind == "notes" and not (part == "case" and (decisions_follow(self.leaves, i) or (
+                block == "case" and not _REFERENCE_NOTE.fullmatch(name)))):
+            # (in an <h4> block of case notes, only a research note leaves them: North Dakota's "Collateral
+            # References."; an editor's note on the cases under it is theirs)
+            self.part = "notes"  # (in case notes, North Carolina's "Editor's Note. — Most of the cases below
+            # were decided under former law." before the decisions is theirs)
+        elif hkind == "history" and el.tag in ("h5", "h6") and block in ("notes", "case") and part == block:
+            pass  # a sub-heading of the block its <h4> opened (Idaho's Official Comment's "Source: Former
+            # Section 1-102", under RESEARCH REFERENCES): of the block's kind, not the section's history
+        elif hkind == "history":
+            self.part = "history"
+        elif bold and el.tag in ("h5", "h6"):
+            pass  # a sub-heading of the block its <h4> opened (Idaho's comment's "Purpose and Scope."): its kind
+        elif bold and (name == "analysis" or (block in ("case", "notes") and part == block and el.tag != "h4")
+                       or (el.tag == "h4" and part == "notes")):
+            pass  # a topic inside an <h4>'s block is of its kind (North Carolina's "I. In General" in CASE NOTES,
+            # its official comments' definitions), an <h4> of no case kind among notes is a note; "Analysis",
+            # the outline of the block it is in
+        elif bold:  # a decision's topic, or a note's heading: by what follows it
+            if decisions_follow(self.leaves, i):
+                self.part = "case"
+            elif hkind == "weak" or part == "history":
+                self.part = "notes"
+            if hkind is None and el.tag != "p":
+                self.unknown.append(name)
+
+
+def _report_h3s_inside(h3s: list, kinds: dict, used: set, label: str, report: Report) -> None:
+    """Each ``<h3>`` that heads no section: a note where a section read it as a paragraph, else a skip."""
     for h3 in h3s:
         if kinds[h3][0] == H3_INSIDE and h3 not in used:
             report.skip("an <h3> outside any section that is not a section's heading (a chapter's note printed as "
@@ -418,25 +491,30 @@ def read_sections(label: str, data: bytes, report: Report, state: str) -> list[S
         elif kinds[h3][0] == H3_INSIDE:
             report.note("<h3> inside a section that is not a section's heading: read as a paragraph of that section",
                         f"{located(label, h3.sourceline, h3.get('id'))}")
+
+
+def _report_bold_section_headings(root, label: str, report: Report) -> None:
+    """A section heading printed as a bold paragraph (NC r80 "§ 1. Fee tail converted ..."), outside any
+    section: reported, not read (its place is unknown)."""
     for p in root.iter("p"):
-        # a section heading printed as a bold paragraph (NC r80 "§ 1. Fee tail converted ..."), outside any
-        # section: reported, not read (its place is unknown)
         bold = bold_only(p)
         if bold and _BOLD_SECTION.match(bold) and p.getparent() is not None and \
                 any(isinstance(k.tag, str) and k.tag in ("h1", "h2") for k in p.getparent()):
             report.skip("a section heading printed as a bold paragraph, not an <h3>: not read",
                         f"{located(label, p.sourceline, None)}: {bold[:80]!r}")
-    if STATES[state].hyphenated:
-        for s in out:
-            if "-" not in s.number and len(s.numbers) == 1:
-                # "§ 1." printed without its chapter (NC G.S. 41-1, in a file of hyphenated numbers)
-                place = PLACE.findall(s.anchor)
-                chapter = re.sub(r"^[a-z]+0*", "", place[0]) if place else ""
-                if chapter:
-                    report.note("section number printed without its chapter: the chapter of its place added",
-                                f"{located(s.file, s.line, s.anchor)}: {s.number!r} read as {chapter}-{s.number}")
-                    s.number = s.numbers[0] = f"{chapter}-{s.number}"
-    return out
+
+
+def _add_chapters(sections: list[Section], report: Report) -> None:
+    """In a code of hyphenated numbers, "§ 1." printed without its chapter (NC G.S. 41-1): the chapter of its
+    place added."""
+    for s in sections:
+        if "-" not in s.number and len(s.numbers) == 1:
+            place = PLACE.findall(s.anchor)
+            chapter = re.sub(r"^[a-z]+0*", "", place[0]) if place else ""
+            if chapter:
+                report.note("section number printed without its chapter: the chapter of its place added",
+                            f"{located(s.file, s.line, s.anchor)}: {s.number!r} read as {chapter}-{s.number}")
+                s.number = s.numbers[0] = f"{chapter}-{s.number}"
 
 
 def located(file: str, line: int | None, anchor: str | None) -> str:
