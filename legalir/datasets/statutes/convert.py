@@ -111,7 +111,7 @@ class Converted:
 
 @register
 class Statutes(Dataset):
-    """A state's official code as Public.Resource.Org publishes it (see the module docstring)."""
+    """A state's official code as Public.Resource.Org publishes it (see :mod:`legalir.datasets.statutes`)."""
 
     name = "statutes"
     jurisdiction_field = "state"
