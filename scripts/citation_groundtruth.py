@@ -37,8 +37,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from legalir.datasets import get
-from legalir.datasets.statutes import STATES, GuardedCitations
+from legalir.datasets.statutes import STATES
 from legalir.legal import citations
+from legalir.legal.guarded import GuardedCitations
 
 _BOUNDARY = re.compile(r"(?<=[a-z]{3}[.;])\s+(?=[A-Z“\"(])")
 #: (form, regex on the text just before the link) in order; the link's own text is checked first for "G.S."

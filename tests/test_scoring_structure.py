@@ -161,8 +161,8 @@ def test_one_way_into_pytrec_eval():
 
 
 def test_one_evaluate_path():
-    """legalir.evaluate -> core.score -> evaluate_batches (a run file: files.evaluate_files first) -> _values,
-    the one caller of pytrec_eval and of the families' compute."""
+    """legalir.evaluate -> core.score -> evaluate_batches (a run file: files.evaluate_files first) -> its
+    _Scorer.score -> _values, the one caller of pytrec_eval and of the families' compute."""
     mods = dict(_modules(LEGALIR))
     api = next(n for n in ast.walk(mods["legalir/api.py"]) if isinstance(n, ast.FunctionDef) and n.name == "evaluate")
     assert [ast.unparse(c.func) for c in _calls(api, "score")] == ["core.score"]
@@ -172,11 +172,18 @@ def test_one_evaluate_path():
     score = next(n for n in core.body if isinstance(n, ast.FunctionDef) and n.name == "score")
     assert {ast.unparse(c.func) for c in ast.walk(score) if isinstance(c, ast.Call)} >= {"evaluate_batches",
                                                                                      "evaluate_files"}
-    values_callers = [f"{path}:{fn.name}" for path, tree in mods.items() if path.startswith("legalir/scoring/")
-                      for fn in tree.body
-                      if isinstance(fn, ast.FunctionDef) for c in ast.walk(fn) if isinstance(c, ast.Call)
-                      and isinstance(c.func, ast.Name) and c.func.id == "_values"]
-    assert values_callers == ["legalir/scoring/evaluator.py:evaluate_batches"], values_callers
+    # every function and method of the package (a method as Class.name) that calls _values
+    functions = [(path, f"{cls.name}." if cls else "", fn) for path, tree in mods.items()
+                 if path.startswith("legalir/scoring/") for node in tree.body
+                 for cls, fn in ([(None, node)] if isinstance(node, ast.FunctionDef) else
+                                 [(node, m) for m in node.body if isinstance(m, ast.FunctionDef)]
+                                 if isinstance(node, ast.ClassDef) else [])]
+    values_callers = [f"{path}:{owner}{fn.name}" for path, owner, fn in functions for c in ast.walk(fn)
+                      if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "_values"]
+    assert values_callers == ["legalir/scoring/evaluator.py:_Scorer.score"], values_callers
+    batches = next(fn for path, owner, fn in functions
+                   if path == "legalir/scoring/evaluator.py" and not owner and fn.name == "evaluate_batches")
+    assert "_Scorer" in {ast.unparse(c.func) for c in ast.walk(batches) if isinstance(c, ast.Call)}
     init = mods["legalir/scoring/__init__.py"]
     assert not [n for n in init.body if isinstance(n, ast.FunctionDef)], "functions defined in scoring/__init__.py"
 

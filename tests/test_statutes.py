@@ -19,7 +19,8 @@ from legalir import collections, datasets
 from legalir.cli import main
 from legalir.datasets import statutes
 from legalir.datasets.dataset import DatasetError
-from legalir.legal import citations
+from legalir.errors import LegalirError
+from legalir.legal import citations, guarded
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "statutes"
@@ -174,7 +175,7 @@ def test_bad_input_is_a_located_error(tmp_path):
 
 def test_guarded_extraction_is_bounded_and_equal():
     text = "See 42 U.S.C. § 1983 and Ga. Code Ann. § 8-2-1; Brown v. Board, 347 U.S. 483 (1954)."
-    with statutes.GuardedCitations(30) as guard:
+    with guarded.GuardedCitations(30) as guard:
         got = guard.extract(text)
         assert [k for k, *_ in got] == citations.keys(text)
         # a "§§" list of eight sections (Tenn. Code Ann. § 9-21-124): given up after the limit, or read
@@ -185,6 +186,11 @@ def test_guarded_extraction_is_bounded_and_equal():
         assert given_up_or_read is None or len(given_up_or_read) == 8
         guard.timeout = 30
         assert [k for k, *_ in guard.extract(text)] == citations.keys(text)  # a fresh child after a kill
+        # the extractor failing in the child is a LegalirError naming it (exit 2 at the CLI), and the child lives on
+        with pytest.raises(guarded.CitationError, match=r"legalir.legal.citations failed: TypeError: .*no_such"):
+            guard.extract(text, no_such=1)
+        assert isinstance(guarded.CitationError("x"), LegalirError)
+        assert [k for k, *_ in guard.extract(text)] == citations.keys(text)
 
 
 def test_xref_benchmark(nc81, ga86):

@@ -197,134 +197,176 @@ def _make_records(items: list[tuple], settings: dict) -> list[tuple[dict, list[s
 
 
 def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations: bool = True) -> dict:
-    from legalir.legal import citations as cite
-
-    part_field = dataset.partition_field
-    # getattr: a dataset-like object of the caller's own (e.g. legalir.collections.chunking's passages) may lack them
-    own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
-    filter_names = getattr(dataset, "filter_fields", None)
     if getattr(dataset, "citations_given", False):
         dataset.citations_wanted = citations  # a dataset that reads its own citations skips them when off
-    declared = getattr(dataset, "filter_types", None)
-    with_citations = 0
-    filter_seen = filters.TypeInference(declared)
-    seen: set[str] = set()
-    parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
-    duplicates: list[str] = []
-    empty: list[str] = []
-    docs_in = 0
-    per_partition: Counter[str] = Counter()
-    handles: dict[str, Any] = {}
+    corpus = _CorpusWriter(dataset, tmp, quiet=quiet, citations=citations)
+    corpus.write()
+    problems = corpus.problems()
+    topic_counts = _write_topics(dataset, tmp)
+    qrels = _write_qrels(dataset, tmp, corpus, problems)
+    _report(problems, quiet)
+    if strict and problems:
+        raise CollectionError("; ".join(problems))
+    return _manifest(dataset, corpus, topic_counts, qrels, problems, citations=citations)
 
-    def handle(key: str | None):
+
+class _CorpusWriter:
+    """A dataset's documents -> ``corpus/docs.jsonl`` (``corpus/<partition>/docs.jsonl`` where it partitions),
+    each checked, its record made (:func:`make_record`, in processes once the collection is large) and
+    written in order; duplicates and empty texts counted, not written."""
+
+    def __init__(self, dataset: Dataset, tmp: Path, *, quiet: bool, citations: bool):
+        self.dataset, self.tmp, self.quiet, self.citations = dataset, tmp, quiet, citations
+        self.part_field = dataset.partition_field
+        # getattr: a dataset-like object of the caller's own (e.g. legalir.collections.chunking's passages) may lack them
+        own_field, jur_field = getattr(dataset, "citation_field", None), getattr(dataset, "jurisdiction_field", None)
+        filter_names = getattr(dataset, "filter_fields", None)
+        declared = getattr(dataset, "filter_types", None)
+        self.with_citations = 0
+        self.filter_seen = filters.TypeInference(declared)
+        self.seen: set[str] = set()
+        self.parents: set[str] = set()  # parent documents of passages (MaxP scores runs on these)
+        self.duplicates: list[str] = []
+        self.empty: list[str] = []
+        self.docs_in = 0
+        self.per_partition: Counter[str] = Counter()
+        self.handles: dict[str, Any] = {}
+        self.settings = dict(citation_field=own_field, jurisdiction_field=jur_field, filter_fields=filter_names,
+                             citations=citations, filter_types=declared)
+        self.pending: list[tuple] = []  # documents checked, their records not made yet (in order)
+        self.workers = None  # processes making records, once the collection is large (a citation read is the cost)
+        self.made = 0
+        self.bar = None
+        self.done = 0  # bar.n at the last flush
+
+    def write(self) -> None:
+        """Every document of the dataset, checked and written (or counted as a duplicate or empty)."""
+        # documents done (written, or skipped as duplicate or empty); a dataset's documents come as a stream, of a
+        # length not known beforehand: count and rate, no time left
+        dataset = self.dataset
+        self.bar = log.progress(desc=f"{dataset.name}: documents", unit=" docs", quiet=self.quiet)
+        try:
+            for doc in dataset.documents():
+                self._add(doc)
+                if len(self.pending) >= RECORDS_BATCH:
+                    self.with_citations += self._flush()
+            self.with_citations += self._flush()
+        finally:
+            self.bar.close()
+            for h in self.handles.values():
+                h.close()
+            if self.workers is not None:
+                self.workers.shutdown(cancel_futures=True)
+        self.written = sum(self.per_partition.values())
+        written, docs_in = self.written, self.docs_in
+        if written + len(self.duplicates) + len(self.empty) != docs_in:  # pragma: no cover - invariant
+            raise CollectionError(f"{dataset.name}: read {docs_in} documents but accounted for "
+                                  f"{written + len(self.duplicates) + len(self.empty)}")
+        if written == 0:
+            raise CollectionError(f"{dataset.name}: no documents written (read {docs_in})")
+
+    def _add(self, doc) -> None:
+        """Check one document and queue it (a duplicate id or an empty text is counted instead)."""
+        from legalir.legal import citations as cite
+
+        dataset = self.dataset
+        self.docs_in += 1
+        _check_id(dataset, doc.id, f"document #{self.docs_in}:", doc)
+        if not isinstance(doc.contents, str):
+            raise CollectionError(f"{_where(dataset, doc)}: {dataset.name}: document {doc.id!r}: its text is "
+                                  f"{trec.json_type(doc.contents)}; expected a string")
+        if doc.id in self.seen:
+            self.duplicates.append(doc.id)
+            return
+        self.seen.add(doc.id)
+        if not doc.contents.strip():
+            self.empty.append(doc.id)
+            return
+        clash = [k for k in doc.fields if k in RESERVED]
+        if clash:
+            raise CollectionError(f"{dataset.name}: document {doc.id!r} has metadata field(s) {clash} "
+                                  f"that clash with the collection's own fields")
+        key = None
+        part_field = self.part_field
+        if part_field:
+            if doc.fields.get(part_field) in (None, ""):
+                raise CollectionError(f"{dataset.name}: document {doc.id!r} has no {part_field!r} "
+                                      f"to partition on")
+            key = filters.partition_key(doc.fields[part_field])
+        if doc.fields.get("parent_id"):
+            self.parents.add(str(doc.fields["parent_id"]))
+        self.pending.append((key, doc.id, doc.contents, doc.fields,
+                             str(doc.fields.get(cite.FIELD) or "") if getattr(dataset, "citations_given", False)
+                             else None))
+
+    def _handle(self, key: str | None):
         k = key or ""
-        if k not in handles:
-            folder = tmp / "corpus" / key if key else tmp / "corpus"
+        if k not in self.handles:
+            folder = self.tmp / "corpus" / key if key else self.tmp / "corpus"
             folder.mkdir(parents=True, exist_ok=True)
-            handles[k] = open(folder / "docs.jsonl", "w", encoding="utf-8")
-        return handles[k]
+            self.handles[k] = open(folder / "docs.jsonl", "w", encoding="utf-8")
+        return self.handles[k]
 
-    settings = dict(citation_field=own_field, jurisdiction_field=jur_field, filter_fields=filter_names,
-                    citations=citations, filter_types=declared)
-    pending: list[tuple] = []  # documents checked, their records not made yet (in order)
-    workers = None  # processes making records, once the collection is large (a citation read is the cost)
-    made = [0]
-
-    def flush() -> int:
+    def _flush(self) -> int:
         """Make the pending documents' records (in processes once past PARALLEL_AFTER) and write them in
         order; the number of records with citations."""
-        nonlocal workers
+        from legalir.legal import citations as cite
+
+        pending, bar = self.pending, self.bar
         if not pending:
             return 0
-        made[0] += len(pending)
-        if workers is None and citations and made[0] > PARALLEL_AFTER and RECORD_WORKERS > 1 and _can_fork():
+        self.made += len(pending)
+        items = [(docid, contents, fields, given) for _, docid, contents, fields, given in pending]
+        results = self._records(items)
+        n = 0
+        for (key, *_), (rec, filterable) in zip(pending, results):
+            n += cite.FIELD in rec
+            self.filter_seen.add(rec, filterable)
+            self._handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
+            self.per_partition[key or ""] += 1
+        pending.clear()
+        bar.update(self.docs_in - bar.n)  # every document read so far is written or skipped
+        self.done = bar.n
+        return n
+
+    def _records(self, items: list[tuple]) -> list[tuple[dict, list[str]]]:
+        """:func:`_make_records` of the pending documents: here, or shared among RECORD_WORKERS processes once
+        the collection is past PARALLEL_AFTER documents with citations on."""
+        bar = self.bar
+        if self.workers is None and self.citations and self.made > PARALLEL_AFTER and RECORD_WORKERS > 1 \
+                and _can_fork():
             import concurrent.futures
             import multiprocessing
 
             # fork (spawn would run a user's unguarded script again in each worker), and only where no JVM
             # runs in this process (legalir.load in a notebook that searched makes its records here)
-            workers = concurrent.futures.ProcessPoolExecutor(
+            self.workers = concurrent.futures.ProcessPoolExecutor(
                 RECORD_WORKERS, mp_context=multiprocessing.get_context("fork"))
-        items = [(docid, contents, fields, given) for _, docid, contents, fields, given in pending]
-        if workers is None:
+        if self.workers is None:
             results = []
             for i in range(0, len(items), 256):  # in steps, for the progress bar: the records are each their own
-                results += _make_records(items[i:i + 256], settings)
-                bar.update(len(results) - (bar.n - done[0]))
-        else:
-            step = -(-len(items) // RECORD_WORKERS)
-            results = [r for part in workers.map(_make_records, [items[i:i + step] for i in
-                                                                 range(0, len(items), step)],
-                                                 [settings] * RECORD_WORKERS) for r in part]
-        n = 0
-        for (key, *_), (rec, filterable) in zip(pending, results):
-            n += cite.FIELD in rec
-            filter_seen.add(rec, filterable)
-            handle(key).write(json.dumps(rec, ensure_ascii=False) + "\n")
-            per_partition[key or ""] += 1
-        pending.clear()
-        bar.update(docs_in - bar.n)  # every document read so far is written or skipped
-        done[0] = bar.n
-        return n
+                results += _make_records(items[i:i + 256], self.settings)
+                bar.update(len(results) - (bar.n - self.done))
+            return results
+        step = -(-len(items) // RECORD_WORKERS)
+        return [r for part in self.workers.map(_make_records, [items[i:i + step] for i in range(0, len(items), step)],
+                                               [self.settings] * RECORD_WORKERS) for r in part]
 
-    # documents done (written, or skipped as duplicate or empty); a dataset's documents come as a stream, of a
-    # length not known beforehand: count and rate, no time left
-    bar = log.progress(desc=f"{dataset.name}: documents", unit=" docs", quiet=quiet)
-    done = [0]  # bar.n at the last flush
-    try:
-        for doc in dataset.documents():
-            docs_in += 1
-            _check_id(dataset, doc.id, f"document #{docs_in}:", doc)
-            if not isinstance(doc.contents, str):
-                raise CollectionError(f"{_where(dataset, doc)}: {dataset.name}: document {doc.id!r}: its text is "
-                                      f"{trec.json_type(doc.contents)}; expected a string")
-            if doc.id in seen:
-                duplicates.append(doc.id)
-                continue
-            seen.add(doc.id)
-            if not doc.contents.strip():
-                empty.append(doc.id)
-                continue
-            clash = [k for k in doc.fields if k in RESERVED]
-            if clash:
-                raise CollectionError(f"{dataset.name}: document {doc.id!r} has metadata field(s) {clash} "
-                                      f"that clash with the collection's own fields")
-            key = None
-            if part_field:
-                if doc.fields.get(part_field) in (None, ""):
-                    raise CollectionError(f"{dataset.name}: document {doc.id!r} has no {part_field!r} "
-                                          f"to partition on")
-                key = filters.partition_key(doc.fields[part_field])
-            if doc.fields.get("parent_id"):
-                parents.add(str(doc.fields["parent_id"]))
-            pending.append((key, doc.id, doc.contents, doc.fields,
-                            str(doc.fields.get(cite.FIELD) or "") if getattr(dataset, "citations_given", False)
-                            else None))
-            if len(pending) >= RECORDS_BATCH:
-                with_citations += flush()
-        with_citations += flush()
-    finally:
-        bar.close()
-        for h in handles.values():
-            h.close()
-        if workers is not None:
-            workers.shutdown(cancel_futures=True)
+    def problems(self) -> list[str]:
+        """The duplicate ids and empty texts, as problems (the manifest's, and errors under ``strict``)."""
+        name, duplicates, empty = self.dataset.name, self.duplicates, self.empty
+        problems: list[str] = []
+        if duplicates:
+            problems.append(f"{name}: {len(duplicates)} duplicate document id(s), first copy kept: "
+                            + ", ".join(duplicates[:SHOW]) + (" ..." if len(duplicates) > SHOW else ""))
+        if empty:
+            problems.append(f"{name}: {len(empty)} document(s) with empty text, not indexed: "
+                            + ", ".join(empty[:SHOW]) + (" ..." if len(empty) > SHOW else ""))
+        return problems
 
-    written = sum(per_partition.values())
-    if written + len(duplicates) + len(empty) != docs_in:  # pragma: no cover - invariant
-        raise CollectionError(f"{dataset.name}: read {docs_in} documents but accounted for "
-                              f"{written + len(duplicates) + len(empty)}")
-    if written == 0:
-        raise CollectionError(f"{dataset.name}: no documents written (read {docs_in})")
 
-    problems: list[str] = []
-    if duplicates:
-        problems.append(f"{dataset.name}: {len(duplicates)} duplicate document id(s), first copy kept: "
-                        + ", ".join(duplicates[:SHOW]) + (" ..." if len(duplicates) > SHOW else ""))
-    if empty:
-        problems.append(f"{dataset.name}: {len(empty)} document(s) with empty text, not indexed: "
-                        + ", ".join(empty[:SHOW]) + (" ..." if len(empty) > SHOW else ""))
-
+def _write_topics(dataset: Dataset, tmp: Path) -> dict[str, int]:
+    """Each topic set of the dataset, checked, -> ``topics/<set>.tsv`` and ``.jsonl``; ``{set: topics}``."""
     topic_counts = {}
     for set_name, topics in dataset.topic_sets().items():
         topics = list(topics)
@@ -347,31 +389,17 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
         trec.write_topics(tmp / "topics" / f"{set_name}.tsv", topics)
         trec.write_topics_jsonl(tmp / "topics" / f"{set_name}.jsonl", topics)
         topic_counts[set_name] = len(topics)
+    return topic_counts
 
+
+def _write_qrels(dataset: Dataset, tmp: Path, corpus: _CorpusWriter,
+                 problems: list[str]) -> tuple[dict, dict, dict]:
+    """Each qrels set of the dataset, checked, -> ``qrels/<set>.txt``; its problems (repeated judgements,
+    documents missing from the corpus) added to ``problems``. Returns (counts, missing documents, repeated
+    judgements), each by set."""
     qrels_counts, missing_docs, repeated_judgements = {}, {}, {}
     for set_name, judgements in dataset.qrels_sets().items():
-        qrels: dict[str, dict[str, int]] = {}
-        first: dict[tuple[str, str], Judgement] = {}
-        repeated: list[str] = []
-        for n, j in enumerate(judgements, 1):
-            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
-            _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
-            if isinstance(j.relevance, bool) or not isinstance(j.relevance, int):
-                raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r}: grade of topic "
-                                      f"{j.qid!r}, document {j.docid!r} is {trec.json_type(j.relevance)} "
-                                      f"({j.relevance!r}); expected an integer")
-            docs = qrels.setdefault(j.qid, {})
-            if j.docid in docs:
-                before = first[(j.qid, j.docid)]
-                if docs[j.docid] != j.relevance:
-                    also = f" (first on {_where(dataset, before)})" if getattr(before, "source", None) else ""
-                    raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r} judge topic "
-                                          f"{j.qid!r}, document {j.docid!r} twice with different grades "
-                                          f"({docs[j.docid]}{also}, {j.relevance} here); keep one judgement")
-                repeated.append(f"{j.qid}/{j.docid}")
-            else:
-                first[(j.qid, j.docid)] = j
-            docs[j.docid] = int(j.relevance)
+        qrels, repeated = _read_judgements(dataset, set_name, judgements)
         if repeated:
             repeated_judgements[set_name] = len(repeated)
             problems.append(f"{dataset.name}: qrels {set_name!r} repeat {len(repeated)} judgement(s) with the same "
@@ -380,33 +408,67 @@ def _write(dataset: Dataset, tmp: Path, *, quiet: bool, strict: bool, citations:
         n = trec.write_qrels(tmp / "qrels" / f"{set_name}.txt", qrels)
         qrels_counts[set_name] = {"topics": len(qrels), "judgements": n,
                                   "relevant": sum(1 for d in qrels.values() for r in d.values() if r > 0)}
-        missing = sorted({d for docs in qrels.values() for d in docs if d not in seen and d not in parents})
+        missing = sorted({d for docs in qrels.values() for d in docs if d not in corpus.seen and d not in corpus.parents})
         if missing:
             missing_docs[set_name] = missing
             problems.append(f"{dataset.name}: qrels {set_name!r} name {len(missing)} document(s) missing from "
                             f"the corpus (kept in the qrels, they can never be retrieved): "
                             + ", ".join(missing[:SHOW]) + (" ..." if len(missing) > SHOW else ""))
+    return qrels_counts, missing_docs, repeated_judgements
 
-    _report(problems, quiet)
-    if strict and problems:
-        raise CollectionError("; ".join(problems))
 
+def _read_judgements(dataset: Dataset, set_name: str,
+                     judgements: Iterable[Judgement]) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """One qrels set checked: ``({topic: {document: grade}}, the judgements repeated with the same grade)``; one
+    repeated with another grade is an error naming both."""
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], Judgement] = {}
+    repeated: list[str] = []
+    for n, j in enumerate(judgements, 1):
+        _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
+        _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
+        if isinstance(j.relevance, bool) or not isinstance(j.relevance, int):
+            raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r}: grade of topic "
+                                  f"{j.qid!r}, document {j.docid!r} is {trec.json_type(j.relevance)} "
+                                  f"({j.relevance!r}); expected an integer")
+        docs = qrels.setdefault(j.qid, {})
+        if j.docid in docs:
+            before = first[(j.qid, j.docid)]
+            if docs[j.docid] != j.relevance:
+                also = f" (first on {_where(dataset, before)})" if getattr(before, "source", None) else ""
+                raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r} judge topic "
+                                      f"{j.qid!r}, document {j.docid!r} twice with different grades "
+                                      f"({docs[j.docid]}{also}, {j.relevance} here); keep one judgement")
+            repeated.append(f"{j.qid}/{j.docid}")
+        else:
+            first[(j.qid, j.docid)] = j
+        docs[j.docid] = int(j.relevance)
+    return qrels, repeated
+
+
+def _manifest(dataset: Dataset, corpus: _CorpusWriter, topic_counts: dict[str, int], qrels: tuple[dict, dict, dict],
+              problems: list[str], *, citations: bool) -> dict:
+    """The collection's ``manifest.json``: what was read and written, and its problems."""
+    from legalir.legal import citations as cite
+
+    qrels_counts, missing_docs, repeated_judgements = qrels
+    part_field, filter_seen = corpus.part_field, corpus.filter_seen
     return {
         "dataset": dataset.name,
         "source": str(dataset.root),
         "options": {k: str(v) for k, v in dataset.options.items()},
         "partition_field": part_field,
         "documents": {
-            "read": docs_in,
-            "written": written,
-            "duplicate_ids": len(duplicates),
-            "empty_text": len(empty),
-            "duplicate_ids_first": duplicates[:100],
-            "empty_text_first": empty[:100],
+            "read": corpus.docs_in,
+            "written": corpus.written,
+            "duplicate_ids": len(corpus.duplicates),
+            "empty_text": len(corpus.empty),
+            "duplicate_ids_first": corpus.duplicates[:100],
+            "empty_text_first": corpus.empty[:100],
         },
-        "partitions": dict(sorted(per_partition.items())) if part_field else None,
+        "partitions": dict(sorted(corpus.per_partition.items())) if part_field else None,
         # the indexed metadata fields (legalir index passes them to Anserini's -fields)
-        "fields": {**({cite.FIELD: {"documents": with_citations}} if citations else {}),
+        "fields": {**({cite.FIELD: {"documents": corpus.with_citations}} if citations else {}),
                    # each filterable field's type: declared by the dataset, else inferred from its values
                    **({filters.FIELD: filter_seen.types()} if filter_seen.types() else {})},
         "topics": topic_counts,

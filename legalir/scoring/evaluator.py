@@ -12,6 +12,7 @@ topic only after the one pass of :mod:`legalir.scoring.prepare` (-M, judged-only
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 
@@ -131,62 +132,19 @@ def evaluate_batches(
     :class:`legalir.trec.RunBatches` reads them): every topic's values are computed with its batch,
     so only one batch of the run is in memory at a time. ``run_id`` may be a function, called after
     the last batch (a streamed run's tag is known at its end)."""
-    if relevance_level < 1:
-        raise EvaluationError(f"relevance level must be >= 1 (got {relevance_level})")
-    if relevance_level > trec.MAX_RELEVANCE:
-        raise EvaluationError(f"relevance level {relevance_level} is out of range: at most {trec.MAX_RELEVANCE}")
-    if version not in VERSIONS:
-        raise EvaluationError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
-    check_max_docs(max_docs)
+    _check_options(relevance_level, version, max_docs)
     parsed = parse_measures(measures, version)
     ir = [m for m in parsed if isinstance(m, IrMeasure)]
     ms = [m for m in parsed if isinstance(m, Measure)]
     ctx = Context(level=relevance_level, num_docs=num_docs)
     qrels_topics = [t for t, d in qrels.items() if d]
-
-    def score(run: Mapping[str, Mapping[str, float]], topics: list[str], real: bool = True) -> None:
-        """Every value of ``topics`` (run topics with judgements) into ``values``: the topics go through
-        the one pass (-M, judged-only, ranking) first."""
-        for t in topics:
-            values[t] = {}
-        prepared = Prepared(qrels, run, topics, max_docs=max_docs, judged_only=judged_only)
-        _values(ms, ir if real else [], prepared, ctx, version, values)
-
-    values: dict[str, dict[str, Value]] = {}    # every computed value, per topic
-    run_topics: list[str] = []                  # with at least one document
-    run_keys = 0
-    # topics scored of the qrels' (a run's topics without judgements are not scored); shown from EVAL_BAR_TOPICS
-    # topics only (a count, not a time: the same on every machine): a tuning grid's many small evaluations draw none
-    with log.progress(total=len(qrels_topics), desc="eval", unit=" topics",
-                      quiet=len(qrels_topics) < EVAL_BAR_TOPICS) as bar:
-        for batch in batches:
-            run_keys += len(batch)
-            topics = []
-            for t, docs in batch.items():
-                if docs:
-                    run_topics.append(t)
-                    if qrels.get(t):
-                        # a topic whose grades are all negative is scored (all values 0), as trec_eval 10.0
-                        # and ir_measures score it (10.0 stops only when it is the first topic it meets)
-                        topics.append(t)
-            if topics:
-                score(batch, topics)
-                bar.update(len(topics))
+    scorer = _Scorer(qrels, ms, ir, ctx, version, max_docs, judged_only)
+    run_topics, run_keys = _score_batches(scorer, batches, len(qrels_topics))
 
     in_run = set(run_topics)
     missing_from_run = sorted(set(qrels_topics) - in_run)
     missing_from_qrels = sorted(in_run.difference(qrels_topics))
-    topics = sorted(t for t in in_run if qrels.get(t))
-    bogus: set[str] = set()
-    notes: list[str] = []
-    if version == "10" and complete and missing_from_run and topics:
-        # trec_eval 10.0 evaluates each missing topic on a ranking of one unjudged document
-        bogus = set(missing_from_run)
-        topics = sorted(set(topics) | bogus)
-    elif version == "10" and missing_from_run and topics:
-        notes.append(f"{len(missing_from_run)} qrels topics have no run results: the trec_eval 10.0 binary stops "
-                     f"there (\"result qid ... not found\", exit 4) unless -c is given; legalir evaluates the "
-                     f"other topics as trec_eval 9.0.x does")
+    topics, bogus, notes = _evaluated_topics(qrels, in_run, missing_from_run, version, complete)
     if not topics:
         raise NoCommonTopics(
             f"no topic has both run results and judgements ({run_keys} run topics, e.g. "
@@ -194,72 +152,17 @@ def evaluate_batches(
             f"{_some(sorted(qrels_topics), 3) or 'none'}): is the run scored against its own qrels?")
     if bogus:
         missing = sorted(bogus)
-        score({t: {BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
-    for t in bogus:  # trec_eval 10.0's clean-up after its one-document ranking: the families' declared resets
-        row = values[t]
-        for m in ms:
-            reset = m.family.reset
-            if reset is not None:  # 10.0 matches value names: `utility`, not `utility_1,-1,0,0`; `unj*`
-                names = m.output_names() if m.family.params == "int" else [m.name]
-                row.update((name, reset) for name in names if name in row)
+        scorer.score({t: {BOGUS_DOCNO: 1.0} for t in missing}, missing, real=False)
+    _reset_bogus(scorer.values, bogus, ms)
     recount_num_rel = complete
     if bogus:
         complete = False  # every qrels topic is evaluated: plain averages are trec_eval 10.0's -c averages
     if callable(run_id):
         run_id = run_id()
 
-    n_eval = len(topics)
-    denom = len(qrels_topics) if complete else n_eval
-    summary: dict[str, object] = {}
-    subset_sizes: dict[str, int] = {}
-    for m in ms:
-        agg = m.family.aggregate
-        names = m.output_names()
-        if agg == "none":
-            continue
-        if agg == "runid":
-            summary["runid"] = run_id if run_id is not None else "unknown"
-            continue
-        if agg == "num_q":
-            summary["num_q"] = denom
-            continue
-        for name in names:
-            if agg in ("sum", "num_rel"):
-                if agg == "num_rel" and recount_num_rel:
-                    # trec_eval recounts over the whole qrels file, relevance > 0
-                    summary[name] = sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
-                else:
-                    summary[name] = sum(int(_value(values, t, name)) for t in topics)
-            elif agg == "mean":
-                s = 0.0
-                for t in topics:
-                    s += _value(values, t, name)
-                summary[name] = s / denom
-            elif agg == "gm":
-                s = 0.0
-                for t in topics:
-                    s += _value(values, t, name)
-                if complete:
-                    s += (denom - n_eval) * math.log(MIN_GEO_MEAN)
-                summary[name] = math.exp(s / denom)
-            elif agg == "subset_mean":
-                defined = [t for t in topics if name in values[t]]
-                s = 0.0
-                for t in defined:
-                    s += _value(values, t, name)
-                if complete:  # every qrels topic the measure is defined for (on its judgements alone)
-                    n = sum(1 for t in qrels_topics if name in _defined(m, qrels[t], ctx))
-                else:
-                    n = len(defined)
-                subset_sizes[name] = n
-                if n == 0:
-                    notes.append(f"{name}: no evaluated topic has {m.family.subset}; "
-                                 f"the measure is undefined and left out")
-                    continue
-                summary[name] = s / n
-            else:  # pragma: no cover - a family with an unknown aggregate is a bug in measures.py
-                raise AssertionError(agg)
-
+    values = scorer.values
+    summary, subset_sizes = _summary(ms, values, topics, qrels, qrels_topics, complete=complete,
+                                     recount_num_rel=recount_num_rel, run_id=run_id, ctx=ctx, notes=notes)
     ir_topics = [t for t in topics if t not in bogus]
     ir_denom = len(ir_topics) if skip_missing else len(qrels_topics)
     for i in ir:  # ir_measures: the mean over every qrels topic, a missing one counting 0
@@ -282,6 +185,159 @@ def evaluate_batches(
     result.bogus = sorted(bogus)
     result.skip_missing = skip_missing
     return result
+
+
+def _check_options(relevance_level: int, version: str, max_docs: int | None) -> None:
+    """``-l``, the trec_eval version and ``-M``, refused with what is allowed."""
+    if relevance_level < 1:
+        raise EvaluationError(f"relevance level must be >= 1 (got {relevance_level})")
+    if relevance_level > trec.MAX_RELEVANCE:
+        raise EvaluationError(f"relevance level {relevance_level} is out of range: at most {trec.MAX_RELEVANCE}")
+    if version not in VERSIONS:
+        raise EvaluationError(f"unknown trec_eval version {version!r}; known: {', '.join(VERSIONS)}")
+    check_max_docs(max_docs)
+
+
+class _Scorer:
+    """Every value of the topics it is given, kept in ``values`` (``{topic: {name: value}}``)."""
+
+    def __init__(self, qrels: Mapping[str, Mapping[str, int]], ms: list[Measure], ir: list[IrMeasure],
+                 ctx: Context, version: str, max_docs: int | None, judged_only: bool):
+        self.qrels, self.ms, self.ir, self.ctx, self.version = qrels, ms, ir, ctx, version
+        #: the one pass (-M, judged-only, ranking) the flags are passed on to
+        self.prepare = functools.partial(Prepared, qrels, max_docs=max_docs, judged_only=judged_only)
+        self.values: dict[str, dict[str, Value]] = {}    # every computed value, per topic
+
+    def score(self, run: Mapping[str, Mapping[str, float]], topics: list[str], real: bool = True) -> None:
+        """Every value of ``topics`` (run topics with judgements) into ``values``: the topics go through
+        the one pass (-M, judged-only, ranking) first."""
+        for t in topics:
+            self.values[t] = {}
+        prepared = self.prepare(run, topics)
+        _values(self.ms, self.ir if real else [], prepared, self.ctx, self.version, self.values)
+
+
+def _score_batches(scorer: _Scorer, batches: Iterable[Mapping[str, Mapping[str, float]]],
+                   n_qrels_topics: int) -> tuple[list[str], int]:
+    """Score each batch's run topics that have judgements; (the run's topics with at least one document, in
+    order, the number of run topics)."""
+    qrels = scorer.qrels
+    run_topics: list[str] = []                  # with at least one document
+    run_keys = 0
+    # topics scored of the qrels' (a run's topics without judgements are not scored); shown from EVAL_BAR_TOPICS
+    # topics only (a count, not a time: the same on every machine): a tuning grid's many small evaluations draw none
+    with log.progress(total=n_qrels_topics, desc="eval", unit=" topics",
+                      quiet=n_qrels_topics < EVAL_BAR_TOPICS) as bar:
+        for batch in batches:
+            run_keys += len(batch)
+            topics = []
+            for t, docs in batch.items():
+                if docs:
+                    run_topics.append(t)
+                    if qrels.get(t):
+                        # a topic whose grades are all negative is scored (all values 0), as trec_eval 10.0
+                        # and ir_measures score it (10.0 stops only when it is the first topic it meets)
+                        topics.append(t)
+            if topics:
+                scorer.score(batch, topics)
+                bar.update(len(topics))
+    return run_topics, run_keys
+
+
+def _evaluated_topics(qrels: Mapping[str, Mapping[str, int]], in_run: set[str], missing_from_run: list[str],
+                      version: str, complete: bool) -> tuple[list[str], set[str], list[str]]:
+    """(the topics evaluated, sorted; those of them trec_eval 10.0 evaluates on one unjudged document under
+    ``-c``; notes)."""
+    topics = sorted(t for t in in_run if qrels.get(t))
+    bogus: set[str] = set()
+    notes: list[str] = []
+    if version == "10" and complete and missing_from_run and topics:
+        # trec_eval 10.0 evaluates each missing topic on a ranking of one unjudged document
+        bogus = set(missing_from_run)
+        topics = sorted(set(topics) | bogus)
+    elif version == "10" and missing_from_run and topics:
+        notes.append(f"{len(missing_from_run)} qrels topics have no run results: the trec_eval 10.0 binary stops "
+                     f"there (\"result qid ... not found\", exit 4) unless -c is given; legalir evaluates the "
+                     f"other topics as trec_eval 9.0.x does")
+    return topics, bogus, notes
+
+
+def _reset_bogus(values: dict[str, dict[str, Value]], bogus: set[str], ms: list[Measure]) -> None:
+    """trec_eval 10.0's clean-up after its one-document ranking: the families' declared resets."""
+    for t in bogus:
+        row = values[t]
+        for m in ms:
+            reset = m.family.reset
+            if reset is not None:  # 10.0 matches value names: `utility`, not `utility_1,-1,0,0`; `unj*`
+                names = m.output_names() if m.family.params == "int" else [m.name]
+                row.update((name, reset) for name in names if name in row)
+
+
+def _summary(ms: list[Measure], values: dict[str, dict[str, Value]], topics: list[str],
+             qrels: Mapping[str, Mapping[str, int]], qrels_topics: list[str], *, complete: bool,
+             recount_num_rel: bool, run_id: str | None, ctx: Context,
+             notes: list[str]) -> tuple[dict[str, object], dict[str, int]]:
+    """The summary line of each of ``ms`` by its family's declared aggregate, and the sizes of the subsets
+    ``subset_mean`` measures average over (a measure no topic defines: left out, with a note)."""
+    n_eval = len(topics)
+    denom = len(qrels_topics) if complete else n_eval
+    summary: dict[str, object] = {}
+    subset_sizes: dict[str, int] = {}
+    for m in ms:
+        agg = m.family.aggregate
+        names = m.output_names()
+        if agg == "none":
+            continue
+        if agg == "runid":
+            summary["runid"] = run_id if run_id is not None else "unknown"
+            continue
+        if agg == "num_q":
+            summary["num_q"] = denom
+            continue
+        for name in names:
+            if agg != "subset_mean":
+                summary[name] = _aggregate(agg, name, values, topics, qrels, qrels_topics, complete=complete,
+                                           recount_num_rel=recount_num_rel, denom=denom)
+                continue
+            defined = [t for t in topics if name in values[t]]
+            s = 0.0
+            for t in defined:
+                s += _value(values, t, name)
+            if complete:  # every qrels topic the measure is defined for (on its judgements alone)
+                n = sum(1 for t in qrels_topics if name in _defined(m, qrels[t], ctx))
+            else:
+                n = len(defined)
+            subset_sizes[name] = n
+            if n == 0:
+                notes.append(f"{name}: no evaluated topic has {m.family.subset}; "
+                             f"the measure is undefined and left out")
+                continue
+            summary[name] = s / n
+    return summary, subset_sizes
+
+
+def _aggregate(agg: str, name: str, values: dict[str, dict[str, Value]], topics: list[str],
+               qrels: Mapping[str, Mapping[str, int]], qrels_topics: list[str], *, complete: bool,
+               recount_num_rel: bool, denom: int) -> float | int:
+    """The summary value of one output name over ``topics`` by ``agg``: ``sum``/``num_rel``, ``mean``, ``gm``."""
+    if agg in ("sum", "num_rel"):
+        if agg == "num_rel" and recount_num_rel:
+            # trec_eval recounts over the whole qrels file, relevance > 0
+            return sum(1 for t in qrels_topics for r in qrels[t].values() if r > 0)
+        return sum(int(_value(values, t, name)) for t in topics)
+    if agg == "mean":
+        s = 0.0
+        for t in topics:
+            s += _value(values, t, name)
+        return s / denom
+    if agg == "gm":
+        s = 0.0
+        for t in topics:
+            s += _value(values, t, name)
+        if complete:
+            s += (denom - len(topics)) * math.log(MIN_GEO_MEAN)
+        return math.exp(s / denom)
+    raise AssertionError(agg)  # pragma: no cover - a family with an unknown aggregate is a bug in measures.py
 
 
 def _value(values: dict[str, dict[str, Value]], topic: str, name: str) -> float:

@@ -1,7 +1,7 @@
 """Train a dense retriever on a statute code's own cross-references (issue 40, ``legalir train-dense``).
 
 The supervision is the codes' links: each paragraph of a code that links another section of it is a
-question of the cross-reference benchmark (:meth:`legalir.datasets.statutes.StatutesDataset.xref_examples`),
+question of the cross-reference benchmark (:meth:`legalir.datasets.statutes.Statutes.xref_examples`),
 as written (``train``) and with its citations masked (``train.masked``); the linked sections are its
 answers. A training pair is (paragraph, one linked section).
 
