@@ -260,12 +260,14 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     _same_folder(out, single)
 
 
-def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(minilm_path, statutes, tmp_path):
+def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(minilm_path, statutes, single,
+                                                                              tmp_path):
     """A new user's path: `legalir encode --ray auto` on a machine with no cluster (no RAY_ADDRESS, a private
     empty RAY_TMPDIR so no cluster file; a GCS of another Ray on the machine is not looked for) starts a local
     Ray instance and encodes on it. Stopped by SIGTERM once a shard is written, it exits 143 (legalir's
     handler, not the one Ray sets) and leaves no Ray process behind; run again, it resumes, stops its local
-    instance when it ends, and the folder is byte for byte the folder `legalir encode` writes without Ray.
+    instance when it ends, and the folder is byte for byte the folder `legalir encode` writes without Ray (the
+    module's single-process folder: `legalir encode` with the same options writes those bytes, measured).
     (Started from a helper thread, the local instance died with that thread, and the command a minute later:
     "Failed to connect to GCS within 60 seconds".)"""
     token = f"legalir-test-{uuid.uuid4().hex}"  # this test's local instance only (the module's cluster has its own)
@@ -281,9 +283,8 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
     def none_left(what):
         wait_for(lambda: not _ours(token=token), f"no Ray process left {what}", interval=0.1)
 
-    ref, out = tmp_path / "single", tmp_path / "ray"
+    ref, out = single, tmp_path / "ray"
     try:
-        _finish(encode(ref))
         proc = encode(out, "--ray", "auto")
         deadline = time.time() + WAIT_S
         while time.time() < deadline and proc.poll() is None:
