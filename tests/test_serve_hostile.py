@@ -470,3 +470,36 @@ def test_snippet_matches_the_reference():
         terms = query_terms(" ".join(q))
         assert snippet(t, terms, width) == _snippet_reference(t, terms, width)
     check()
+
+
+def test_snippet_of_legal_text_without_splitting_it_matches_the_reference():
+    """The path that never splits a text into words (no word character outside ASCII: ``§``, curly quotes and
+    dashes are not ones) answers as the reference and as the path that splits it, for any terms a caller passes
+    (upper case, empty, with a hyphen, one letter, a term that is the start of another)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import display
+
+    vocab = ["lease", "leases", "Leased", "leasing", "LEASE", "tenant", "Tenants", "landlord", "land", "deposit",
+             "the", "of", "§", "92.103", "notice", "noticing", "noticed", "landlord's", "x", "xs", "a1", "“quoted”",
+             "—", "rent-free", "rent", "rents", "r"]
+    sep = st.sampled_from([" ", "  ", "\n", ", ", ". ", "-", "_", "/", "\t", "§ ", "’", "…"])
+    text = st.lists(st.tuples(st.sampled_from(vocab), sep), min_size=5, max_size=150).map(
+        lambda ws: "".join(w + s for w, s in ws))
+    sampled = st.sampled_from(["leas", "lease", "tenant", "land", "landlord", "notic", "notice", "x", "r", "rent",
+                               "rent-free", "Lease", "", "a1", "92", "ünï", "§"])
+    term = st.one_of(sampled, sampled, sampled, st.text(alphabet="aelnrstx", max_size=6))
+
+    # hits two words apart, after the start: each hit's word position is counted from the one before
+    t = " ".join([f"w{i}" for i in range(30)] + ["lease", "v0", "v1", "v2", "lease"] + [f"u{i}" for i in range(30)])
+    assert display.snippet(t, ["lease"], 5) == _snippet_reference(t, ["lease"], 5) == "… lease v0 v1 v2 lease …"
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(text, st.lists(term, min_size=1, max_size=5), st.integers(1, 50))
+    def check(t, terms, width):
+        expected = _snippet_reference(t, terms, width)
+        assert display._snippet_ascii(t, tuple(terms), width) == expected
+        assert display._snippet_words(t, tuple(terms), width) == expected
+        assert display.snippet(t, terms, width) == expected
+    check()
