@@ -503,3 +503,42 @@ def test_snippet_of_legal_text_without_splitting_it_matches_the_reference():
         assert display._snippet_words(t, tuple(terms), width) == expected
         assert display.snippet(t, terms, width) == expected
     check()
+
+
+def _describe_reference(rec):
+    """legalir.serve.display.describe as it was: every line of the text split, then joined again."""
+    fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
+    text = str(rec.get("contents", ""))
+    citation = fields.get("citation") or fields.get("source") or None
+    heading = fields.get("heading_path") or fields.get("path") or None
+    lines = text.split("\n")
+    if citation and lines and lines[0].strip() == str(citation).strip():
+        lines = lines[1:]
+        if heading is None and lines and " > " in lines[0]:
+            heading = lines[0].strip()
+            lines = lines[1:]
+    return {"citation": citation, "heading_path": heading, "state": fields.get("state"),
+            "category": fields.get("category"), "fields": fields, "body": "\n".join(lines).strip()}
+
+
+def test_describe_reads_only_the_lines_it_shows_and_answers_as_before():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve.display import describe
+
+    line = st.sampled_from(["GA Code § 1-2", " GA Code § 1-2 ", "Title 1 > Chapter 2", "A > B", "", " ", "text",
+                            "rent > due", "GA Code § 1-2\t"])
+    contents = st.lists(line, max_size=5).map("\n".join)
+    meta = st.fixed_dictionaries({}, optional={"citation": st.sampled_from(["GA Code § 1-2", "", "other"]),
+                                               "source": st.sampled_from(["GA Code § 1-2", "x"]),
+                                               "heading_path": st.sampled_from(["H > I", ""]),
+                                               "path": st.sampled_from(["P", ""]), "state": st.just("georgia"),
+                                               "category": st.just("c"), "_partition": st.just("ga")})
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(contents, meta)
+    def check(text, fields):
+        rec = {"id": "d1", "contents": text, **fields}
+        assert describe(rec) == _describe_reference(rec)
+    check()

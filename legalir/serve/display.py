@@ -184,14 +184,24 @@ def describe(rec: Mapping[str, Any]) -> dict:
     after the citation when it holds ``' > '``.
     """
     fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
-    text = str(rec.get("contents", ""))
+    return {**shown(str(rec.get("contents", "")), fields), "fields": fields}
+
+
+def shown(text: str, fields: Mapping[str, Any]) -> dict:
+    """:func:`describe` of a record's text and other fields: ``citation``, ``heading_path``, ``state``,
+    ``category`` and ``body`` (the text without its citation and heading lines), reading only those lines."""
     citation = fields.get("citation") or fields.get("source") or None
     heading = fields.get("heading_path") or fields.get("path") or None
-    lines = text.split("\n")
-    if citation and lines and lines[0].strip() == str(citation).strip():
-        lines = lines[1:]
-        if heading is None and lines and " > " in lines[0]:
-            heading = lines[0].strip()
-            lines = lines[1:]
+    body = text
+    if citation:
+        cut = text.find("\n")
+        if (text if cut < 0 else text[:cut]).strip() == str(citation).strip():
+            body = "" if cut < 0 else text[cut + 1:]
+            if heading is None and cut >= 0:
+                cut = body.find("\n")
+                first = body if cut < 0 else body[:cut]
+                if " > " in first:
+                    heading = first.strip()
+                    body = "" if cut < 0 else body[cut + 1:]
     return {"citation": citation, "heading_path": heading, "state": fields.get("state"),
-            "category": fields.get("category"), "fields": fields, "body": "\n".join(lines).strip()}
+            "category": fields.get("category"), "body": body.strip()}
