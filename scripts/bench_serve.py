@@ -7,7 +7,9 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
     python scripts/bench_serve.py --dense-partitions 0 --clients 1 --queries 300 --rounds 3 --engine \
         --profile /tmp/prof                                                        # overhead, profiled
 
-``--engine`` also times the server's engine in-process (the same answers, no HTTP); ``--rounds N``
+``--engine`` also times the server's engine in-process (the same answers, no HTTP) and ``legalir.Searcher.search``
+with its documents (what a notebook user calls); each row has its QPS ratio and its p50 ratio to raw in-process
+search (batch rows: to one in-process batch), and HTTP rows theirs to the engine; ``--rounds N``
 repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
 ``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
 (the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
@@ -176,6 +178,22 @@ class InProcess:
             self._engine = engine.build(config.gather([f"housing={built['bm25']}"], (), (), (), None),
                                         lucene_threads=threads)
         return self._engine
+
+    def searcher(self, built: dict, threads: int):
+        """``legalir.Searcher`` on the same index, with its documents (the collection the index records): what a
+        notebook user calls."""
+        import legalir
+
+        if getattr(self, "_searcher", None) is None:
+            self._searcher = legalir.Searcher(built["bm25"], threads=threads)
+        return self._searcher
+
+    @staticmethod
+    def searcher_search(searcher, k: int):
+        def fn(item):
+            text, part = item
+            return searcher.search(text, k, method="bm25", partition=part)
+        return fn
 
     def engine_search(self, eng, k: int):
         def fn(item):
@@ -402,6 +420,10 @@ def main(argv=None) -> None:
                 for c in clients:
                     keep({"what": "in-process Engine.search (hits with metadata, snippets)", "method": "bm25",
                           "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
+                searcher = inproc.searcher(built, args.workers)
+                for c in clients:
+                    keep({"what": "in-process legalir.Searcher.search (hits with documents)", "method": "bm25",
+                          "clients": c, **run_pass(inproc.searcher_search(searcher, args.k), qs, c)})
                 keep({"what": "in-process Engine.search_many (hits with metadata, snippets), 50 a call",
                       "method": "bm25", "clients": 1, **inproc.engine_batch(eng, qs, args.k, 50)})
             for c in clients:
@@ -430,18 +452,23 @@ def main(argv=None) -> None:
     auth += f"; access log {'off' if args.no_access_log else 'on'}"
     print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
           f"best of {args.rounds} round(s)")
+    print(f"# command: python scripts/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
-          "| ratio to the engine in-process | server peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| p50 ratio to in-process | QPS ratio to the engine in-process | p50 ratio to the engine | "
+          "server peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         batch = "batch" in r["what"] or "search_many" in r["what"]
         ref = one_batch if batch else base[(r["method"], r["clients"])]
         ratio = "1" if r["what"] in ("in-process", "in-process, one batch") else f"{r['qps'] / ref['qps']:.2f}"
+        p50 = (f"{r['p50_ms'] / ref['p50_ms']:.2f}" if not batch and r["what"] != "in-process" and ref["p50_ms"]
+               else "")
         eref = eng_rows.get("batch" if batch else r["clients"])
-        eratio = f"{r['qps'] / eref['qps']:.2f}" if eref and r["what"].startswith("HTTP") and r["method"] == "bm25" \
-            else ""
+        http = eref and r["what"].startswith("HTTP") and r["method"] == "bm25"
+        eratio = f"{r['qps'] / eref['qps']:.2f}" if http else ""
+        ep50 = f"{r['p50_ms'] / eref['p50_ms']:.2f}" if http and not batch and eref["p50_ms"] else ""
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p99_ms']} | {ratio} | {eratio} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {p50} | {eratio} | {ep50} | {r.get('server_peak_rss_mb', '')} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))

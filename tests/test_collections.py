@@ -99,6 +99,39 @@ def test_an_open_corpus_reads_a_collection_written_anew(tmp_path):
     assert corpus.partitions == ["alaska", "new_york", "ohio", "utah"] and len(corpus) == 9
 
 
+def test_an_open_corpus_reads_a_file_changed_in_place_and_many_threads_at_once(tmp_path):
+    """The descriptor a corpus keeps per partition is used only while the file is the one it opened: a file
+    rewritten in place (same inode, another size) is opened and its offsets read anew; threads reading at once
+    (``pread``) each get their own record."""
+    import json
+    import threading
+
+    from conftest import Jurisdictions
+
+    collections.write(Jurisdictions(tmp_path), tmp_path / "c", quiet=True)
+    corpus = collections.Corpus(tmp_path / "c")
+    expected = {d: corpus.record(d) for d in corpus}
+    got: dict[str, list] = {d: [] for d in expected}
+
+    def read():
+        for _ in range(20):
+            for d in expected:
+                got[d].append(corpus.record(d))
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(recs == [expected[d]] * 80 for d, recs in got.items())
+    path = tmp_path / "c" / "corpus" / "new_york" / "docs.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    with open(path, "r+", encoding="utf-8") as f:  # in place: the same file, its first record longer
+        f.write("\n".join([json.dumps({**first, "contents": "rewritten in place " * 5}), *lines[1:]]) + "\n")
+    assert corpus.record(first["id"])["contents"] == "rewritten in place " * 5
+    assert corpus.record(json.loads(lines[1])["id"]) == expected[json.loads(lines[1])["id"]]
+
+
 def test_records_made_in_worker_processes_are_the_ones_made_here(tmp_path, monkeypatch):
     """Past PARALLEL_AFTER documents, convert makes records (citations: most of its time) in forked worker
     processes, batch by batch; the collection is byte-for-byte the one made in one process. (The workers'

@@ -125,6 +125,10 @@ def test_health_and_what_is_served(served):
     assert indexes["acord"]["collection"] and indexes["housing"]["collection"] == "housing"
     status, openapi = _get(served["base"], "/openapi.json")
     assert status == 200 and "/search" in openapi["paths"] and "/runs/{run}/topics/{qid}" in openapi["paths"]
+    # /search's query string, checked against the one table only, is described in /docs all the same
+    described = {p["name"]: p for p in openapi["paths"]["/search"]["get"]["parameters"]}
+    assert set(described) == {"q", "index", "k", "method", "partition", "filter", "citations", "as_of"}
+    assert described["q"]["required"] and described["k"]["schema"] == {"type": "integer"}
     status, page = _get(served["base"], "/docs", raw=True)
     assert status == 200 and b"swagger" in page.lower()
 

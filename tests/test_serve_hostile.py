@@ -470,3 +470,75 @@ def test_snippet_matches_the_reference():
         terms = query_terms(" ".join(q))
         assert snippet(t, terms, width) == _snippet_reference(t, terms, width)
     check()
+
+
+def test_snippet_of_legal_text_without_splitting_it_matches_the_reference():
+    """The path that never splits a text into words (no word character outside ASCII: ``§``, curly quotes and
+    dashes are not ones) answers as the reference and as the path that splits it, for any terms a caller passes
+    (upper case, empty, with a hyphen, one letter, a term that is the start of another)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import display
+
+    vocab = ["lease", "leases", "Leased", "leasing", "LEASE", "tenant", "Tenants", "landlord", "land", "deposit",
+             "the", "of", "§", "92.103", "notice", "noticing", "noticed", "landlord's", "x", "xs", "a1", "“quoted”",
+             "—", "rent-free", "rent", "rents", "r"]
+    sep = st.sampled_from([" ", "  ", "\n", ", ", ". ", "-", "_", "/", "\t", "§ ", "’", "…"])
+    text = st.lists(st.tuples(st.sampled_from(vocab), sep), min_size=5, max_size=150).map(
+        lambda ws: "".join(w + s for w, s in ws))
+    sampled = st.sampled_from(["leas", "lease", "tenant", "land", "landlord", "notic", "notice", "x", "r", "rent",
+                               "rent-free", "Lease", "", "a1", "92", "ünï", "§"])
+    term = st.one_of(sampled, sampled, sampled, st.text(alphabet="aelnrstx", max_size=6))
+
+    # hits two words apart, after the start: each hit's word position is counted from the one before
+    t = " ".join([f"w{i}" for i in range(30)] + ["lease", "v0", "v1", "v2", "lease"] + [f"u{i}" for i in range(30)])
+    assert display.snippet(t, ["lease"], 5) == _snippet_reference(t, ["lease"], 5) == "… lease v0 v1 v2 lease …"
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(text, st.lists(term, min_size=1, max_size=5), st.integers(1, 50))
+    def check(t, terms, width):
+        expected = _snippet_reference(t, terms, width)
+        assert display._snippet_ascii(t, tuple(terms), width) == expected
+        assert display._snippet_words(t, tuple(terms), width) == expected
+        assert display.snippet(t, terms, width) == expected
+    check()
+
+
+def _describe_reference(rec):
+    """legalir.serve.display.describe as it was: every line of the text split, then joined again."""
+    fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
+    text = str(rec.get("contents", ""))
+    citation = fields.get("citation") or fields.get("source") or None
+    heading = fields.get("heading_path") or fields.get("path") or None
+    lines = text.split("\n")
+    if citation and lines and lines[0].strip() == str(citation).strip():
+        lines = lines[1:]
+        if heading is None and lines and " > " in lines[0]:
+            heading = lines[0].strip()
+            lines = lines[1:]
+    return {"citation": citation, "heading_path": heading, "state": fields.get("state"),
+            "category": fields.get("category"), "fields": fields, "body": "\n".join(lines).strip()}
+
+
+def test_describe_reads_only_the_lines_it_shows_and_answers_as_before():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve.display import describe
+
+    line = st.sampled_from(["GA Code § 1-2", " GA Code § 1-2 ", "Title 1 > Chapter 2", "A > B", "", " ", "text",
+                            "rent > due", "GA Code § 1-2\t"])
+    contents = st.lists(line, max_size=5).map("\n".join)
+    meta = st.fixed_dictionaries({}, optional={"citation": st.sampled_from(["GA Code § 1-2", "", "other"]),
+                                               "source": st.sampled_from(["GA Code § 1-2", "x"]),
+                                               "heading_path": st.sampled_from(["H > I", ""]),
+                                               "path": st.sampled_from(["P", ""]), "state": st.just("georgia"),
+                                               "category": st.just("c"), "_partition": st.just("ga")})
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(contents, meta)
+    def check(text, fields):
+        rec = {"id": "d1", "contents": text, **fields}
+        assert describe(rec) == _describe_reference(rec)
+    check()

@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from legalir import trec
 from legalir.base import atomic, log
@@ -610,6 +610,8 @@ class Corpus(Mapping):
         self.partition_field: str | None = self.manifest.get("partition_field")
         self._offsets: dict[str, dict[str, int]] = {}
         self._identity: dict[str, tuple] = {}  # partition -> the file its offsets were read from
+        self._paths: dict[str, str] = {}  # partition -> its file's path
+        self._handles: dict[str, _Handle] = {}  # partition -> its file, open (lookups read it with pread)
         self._epoch = 0  # times the collection was found written anew
         self._lock = threading.Lock()
         self._cited: tuple[dict[str, list[str]], str | None] | None = None
@@ -626,23 +628,24 @@ class Corpus(Mapping):
     def _identity_of(st: os.stat_result) -> tuple:
         return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
-    def _offsets_of(self, key: str, f: BinaryIO | None = None) -> dict[str, int]:
-        """The id -> offset table of partition ``key``'s file; with ``f`` (that file, open), the table of
-        that very file: read again when the file was replaced since (the collection written anew)."""
+    def _offsets_of(self, key: str, f: _Handle | None = None) -> dict[str, int]:
+        """The id -> span table of partition ``key``'s file (each record's ``offset << 32 | length``); with ``f``
+        (that file, open), the table of that very file: read again when the file was replaced since (the
+        collection written anew)."""
         table = self._offsets.get(key)
-        now = self._identity_of(os.fstat(f.fileno())) if f is not None else None
+        now = f.identity if f is not None else None
         if table is not None and (now is None or self._identity.get(key) == now):
             return table
         with self._lock:
             if key not in self._offsets or (now is not None and self._identity.get(key) != now):
                 table = {}
                 offset = 0
-                with open(self._file(key), "rb") if f is None else open(os.dup(f.fileno()), "rb") as g:
+                with open(self._file(key), "rb") if f is None else open(os.dup(f.fd), "rb") as g:
                     g.seek(0)
                     identity = self._identity_of(os.fstat(g.fileno()))
                     for line in g:
                         if line.strip():
-                            table.setdefault(str(json.loads(line)["id"]), offset)
+                            table.setdefault(str(json.loads(line)["id"]), offset << 32 | len(line))
                         offset += len(line)
                 self._offsets[key], self._identity[key] = table, identity
             return self._offsets[key]
@@ -654,6 +657,7 @@ class Corpus(Mapping):
             self.dirs = corpus_dirs(self.root)
             self.partition_field = self.manifest.get("partition_field")
             self._offsets, self._identity = {}, {}
+            self._paths, self._handles = {}, {}
             self._epoch += 1
 
     def record(self, docid: str, partition: str | None = None) -> dict | None:
@@ -671,26 +675,43 @@ class Corpus(Mapping):
     def _lookup(self, docid: str, partition: str | None) -> dict | None:
         keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
         for key in keys:
-            try:
-                f = open(self._file(key), "rb")
-            except FileNotFoundError:  # the collection was written anew, with other partitions
-                self._reread()
-                if key not in self.dirs:
-                    continue
-                f = open(self._file(key), "rb")
-            with f:
-                known = self._identity.get(key)
-                if known is not None and known != self._identity_of(os.fstat(f.fileno())):
-                    self._reread()  # written anew: its manifest (counts, partitions) too
-                offset = self._offsets_of(key, f).get(docid)  # the offsets of this very file
-                if offset is None:
-                    continue
-                f.seek(offset)
-                rec = json.loads(f.readline())
+            handle = self._handle(key)
+            if handle is None:  # the collection was written anew, without this partition
+                continue
+            span = self._offsets_of(key, handle).get(docid)  # the offsets of this very file
+            if span is None:
+                continue
+            # one pread at the record's offset, of its length: no open, seek or line reading per lookup
+            rec = json.loads(os.pread(handle.fd, span & _LENGTH, span >> 32))
             if key:
                 rec.setdefault("_partition", key)
             return rec
         return None
+
+    def _handle(self, key: str) -> _Handle | None:
+        """An open descriptor of partition ``key``'s file as it is now (one ``stat`` of the path: a file
+        replaced or changed since is opened anew, the collection's manifest and partitions read again), or None
+        when the collection no longer has that partition."""
+        path = self._paths.get(key)
+        if path is None:
+            path = self._paths[key] = os.fspath(self._file(key))
+        try:
+            now = self._identity_of(os.stat(path))
+        except FileNotFoundError:  # the collection was written anew, with other partitions
+            self._reread()
+            if key not in self.dirs:
+                return None
+            path = self._paths[key] = os.fspath(self._file(key))
+            now = self._identity_of(os.stat(path))
+        handle = self._handles.get(key)
+        if handle is not None and handle.identity == now:
+            return handle
+        known = self._identity.get(key)
+        if known is not None and known != now:
+            self._reread()  # written anew: its manifest (counts, partitions) too
+        handle = _Handle(path)
+        self._handles[key] = handle  # one a lookup still reads is closed when it lets it go
+        return handle
 
     def resolve(self, text: str, *, jurisdiction: str | None = None) -> list[str]:
         """The documents a citation written as a lawyer writes it designates: ``O.C.G.A. § 8-2-1``,
@@ -765,6 +786,28 @@ class Corpus(Mapping):
 
     def __repr__(self) -> str:
         return f"Corpus({str(self.root)!r}, {len(self)} documents)"
+
+
+#: the length part of a span (``offset << 32 | length``) of :meth:`Corpus._offsets_of`
+_LENGTH = (1 << 32) - 1
+
+
+class _Handle:
+    """A file open for ``os.pread`` (which any thread may call at once), with the identity it had when opened
+    (device, inode, size, modification time); closed when the last reader lets it go."""
+
+    __slots__ = ("fd", "identity")
+
+    def __init__(self, path: str):
+        self.fd = -1
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.fd = fd
+        self.identity = Corpus._identity_of(os.fstat(fd))
+
+    def __del__(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class _CorpusItems(ItemsView):

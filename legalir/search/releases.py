@@ -19,6 +19,7 @@ HTTP, MCP, PyTerrier all reach them through :class:`legalir.Searcher`):
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -71,9 +72,10 @@ class Kept:
         self.links = {kind: p for kind, p in links.items() if p is not None}
         self.held = held
 
-    @property
+    @functools.cached_property
     def release(self) -> str | None:
-        """The release the versions held hold, or None."""
+        """The release the versions held hold, or None (read once: a version held does not change, and a search
+        answer names it, so a request must not pay a read of the marker)."""
         return release_of_folder(self.held)
 
     def versions(self) -> dict[str, dict[str, Path]]:
@@ -97,9 +99,9 @@ class Kept:
             held.add(self.release)
         return sorted(held, key=release_key)
 
-    @property
+    @functools.cached_property
     def date(self) -> str | None:
-        """The date of :attr:`release` as recorded, or None."""
+        """The date of :attr:`release` as recorded, or None (read once, as :attr:`release`)."""
         return date_of(self.held)
 
     @property

@@ -178,12 +178,38 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
     policy = policy or guard.Policy(allowed_hosts=loopback_names(DEFAULT_HOST), max_active=4 * pool.n)
     metrics = metrics_mod.Metrics(index_versions=engine.index_versions, version=__version__, reloads=engine.reload_counts)
     metrics.abandoned, metrics.over_budget = (lambda: pool.abandoned), (lambda: pool.over_budget)
-    mcp_manager = None
-    if mcp:
-        from legalir.serve import mcpserver
+    mcp_endpoint, mcp_manager = _mcp(engine, pool, policy) if mcp else (None, None)
+    app = FastAPI(title="legalir", version=__version__, lifespan=_lifespan(engine, pool, mcp_manager), docs_url=None,
+                  redoc_url=None, description=_description(policy, pool))
+    _offline_docs(app)
+    if policy.keys is not None:
+        _bearer_in_openapi(app)
+    _wire_guard(app, policy, metrics)
+    _error_handlers(app, policy)
+    _page_routes(app)
+    _service_routes(app, engine, metrics)
+    _search_routes(app, engine, pool)
+    _run_routes(app, engine, pool)
+    if mcp_endpoint is not None:
+        from starlette.routing import Route
 
-        mcp_endpoint, mcp_manager = mcpserver.http_endpoint(
-            mcpserver.create(engine, pool, keys_required=policy.keys is not None), policy.max_body)
+        app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
+    keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
+    _check_routes(app)
+    return app
+
+
+def _mcp(engine: Engine, pool: Workers, policy: guard.Policy) -> tuple[Any, Any]:
+    """The MCP tools' ASGI endpoint and its session manager (:mod:`legalir.serve.mcpserver`)."""
+    from legalir.serve import mcpserver
+
+    return mcpserver.http_endpoint(mcpserver.create(engine, pool, keys_required=policy.keys is not None),
+                                   policy.max_body)
+
+
+def _lifespan(engine: Engine, pool: Workers, mcp_manager: Any):
+    """The app's lifespan: reloading indexes (and the MCP sessions) while it serves; then the pool and the
+    engine closed."""
 
     @asynccontextmanager
     async def lifespan(app):
@@ -194,34 +220,44 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
         pool.shutdown()
         engine.close()
 
+    return lifespan
+
+
+def _description(policy: guard.Policy, pool: Workers) -> str:
+    """The API's description in /docs: its limits, keys and rate limit."""
     auth = ("Send an API key as `Authorization: Bearer KEY` (401 without one, 403 when the key lacks the "
             "route's scope: `search` for search, documents, indexes and collections, `runs` for the run "
             "explorer, `metrics` for /metrics). " if policy.keys is not None else "")
     rate = (f"Each key (or client address) may send {policy.rate:g} requests/s, bursts of {policy.burst}; "
             f"beyond that 429 with Retry-After. " if policy.rate else "")
-    app = FastAPI(title="legalir", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Search legalir's Lucene and FAISS indexes (BM25, dense, hybrid; per partition), "
-                              "read documents, and explore scored runs topic by topic. Errors are "
-                              '`{"error": "..."}` with status 400 or 404.\n\n'
-                              f"**Limits.** A request body is at most {policy.max_body:,} bytes (413 beyond, "
-                              f"refused on its Content-Length before it is read); a query at most "
-                              f"{MAX_QUERY_CHARS:,} characters; k at most {MAX_K:,}; a batch at most "
-                              f"{MAX_BATCH:,} queries. {policy.max_active} requests are handled at once, "
-                              f"{policy.max_queue} more wait (503 with Retry-After beyond). "
-                              + (f"A request's body must arrive within {policy.client_timeout:g} s (408 beyond). "
-                                 if policy.client_timeout else "")
-                              + (f"A request's work may take {pool.budget:g} s (503 with Retry-After beyond). "
-                                 if pool.budget else "") + rate + auth +
-                              "Every response carries `X-Request-ID` (the client's own when it sends one). "
-                              "`GET /metrics`: Prometheus text. MCP tools (search, get_document, list_indexes, "
-                              "evaluate, fuse): streamable HTTP at `/mcp`.")
-    _offline_docs(app)
-    if policy.keys is not None:
-        _bearer_in_openapi(app)
+    return ("Search legalir's Lucene and FAISS indexes (BM25, dense, hybrid; per partition), "
+            "read documents, and explore scored runs topic by topic. Errors are "
+            '`{"error": "..."}` with status 400 or 404.\n\n'
+            f"**Limits.** A request body is at most {policy.max_body:,} bytes (413 beyond, "
+            f"refused on its Content-Length before it is read); a query at most "
+            f"{MAX_QUERY_CHARS:,} characters; k at most {MAX_K:,}; a batch at most "
+            f"{MAX_BATCH:,} queries. {policy.max_active} requests are handled at once, "
+            f"{policy.max_queue} more wait (503 with Retry-After beyond). "
+            + (f"A request's body must arrive within {policy.client_timeout:g} s (408 beyond). "
+               if policy.client_timeout else "")
+            + (f"A request's work may take {pool.budget:g} s (503 with Retry-After beyond). "
+               if pool.budget else "") + rate + auth +
+            "Every response carries `X-Request-ID` (the client's own when it sends one). "
+            "`GET /metrics`: Prometheus text. MCP tools (search, get_document, list_indexes, "
+            "evaluate, fuse): streamable HTTP at `/mcp`.")
+
+
+def _wire_guard(app: FastAPI, policy: guard.Policy, metrics: metrics_mod.Metrics) -> None:
+    """:class:`legalir.serve.guard.Guard` around the whole middleware stack (FastAPI's own error middleware
+    included), and the policy and metrics on ``app.state``."""
     build_stack = app.build_middleware_stack
     app.build_middleware_stack = lambda: guard.Guard(build_stack(), policy, routes=app.router.routes,
                                                      metrics=metrics)
     app.state.metrics, app.state.policy = metrics, policy
+
+
+def _error_handlers(app: FastAPI, policy: guard.Policy) -> None:
+    """Every error as ``{"error": ...}`` with its status (:mod:`legalir.errors`' one translation)."""
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, e: Exception):
@@ -258,7 +294,10 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
             message = f"request body too large; at most {policy.max_body:,} bytes"
         return JSONResponse({"error": message}, status_code=e.status_code, headers=getattr(e, "headers", None))
 
-    # ---- page
+
+def _page_routes(app: FastAPI) -> None:
+    """The page (``/``) and its script and style sheet."""
+
     @app.get("/", include_in_schema=False)
     async def page():
         return Response(static_file("index.html"), media_type=STATIC["index.html"][1])
@@ -269,7 +308,10 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
             return JSONResponse({"error": f"no static file {name!r}"}, status_code=404)
         return Response(static_file(name), media_type=STATIC[name][1], headers={"Cache-Control": "no-cache"})
 
-    # ---- API
+
+def _service_routes(app: FastAPI, engine: Engine, metrics: metrics_mod.Metrics) -> None:
+    """``/health``, ``/metrics``, ``/indexes``, ``/collections``."""
+
     @app.get("/health", summary="Status and version (no key, no rate limit, any Host: for load balancers; "
                                 "names nothing served)")
     async def health():
@@ -289,24 +331,25 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
     async def collections_(_: dict = _arguments("list_collections")):
         return json_response(engine.list_collections())
 
-    @app.get("/search", summary="Search one index")
-    async def search(request: Request, args: dict = _arguments("search"),
-                     q: str = Query("", description="Query text (or query=)."),
-                     index: str | None = Query(None, description="Index name [default: the only one]."),
-                     k: int = Query(10, description=f"Hits to return, 1 to {MAX_K}."),
-                     method: str | None = Query(None, description=f"One of {', '.join(METHODS)} "
-                                                                     "[default: the index's first]."),
-                     partition: str | None = Query(None, description="Partition (e.g. jurisdiction) of a "
-                                                                         "partitioned index."),
-                     filter: str | None = Query(None, description="Metadata filter (BM25): FIELD=VALUE[,VALUE] "
-                                                                      "joined by ';', e.g. state=california,nevada."),
-                     citations: str | None = Query(None, description="on / off: rank the authority a query "
-                                                                         "cites first [default: on where indexed]."),
-                     as_of: str | None = Query(None, description="A release the index keeps (e.g. 85), or a date "
-                                                                     "YYYY-MM-DD (the newest release dated on or "
-                                                                     "before it): search the code as it stood then "
-                                                                     "[default: current].")):
-        # the checked arguments (the Query declarations above describe them in /docs; FastAPI parsed them again)
+
+def _search_routes(app: FastAPI, engine: Engine, pool: Workers) -> None:
+    """``/search``, ``/search/batch``, ``/doc/{collection}/{id}``, ``/history``."""
+
+    # its query string is checked once, against the one table (_arguments), and described to /docs only: FastAPI
+    # declarations would parse and validate every value a second time, on the hottest route
+    @app.get("/search", summary="Search one index", openapi_extra=_query_docs(
+        q=("string", True, "Query text (or query=)."),
+        index=("string", False, "Index name [default: the only one]."),
+        k=("integer", False, f"Hits to return, 1 to {MAX_K} [default: 10]."),
+        method=("string", False, f"One of {', '.join(METHODS)} [default: the index's first]."),
+        partition=("string", False, "Partition (e.g. jurisdiction) of a partitioned index."),
+        filter=("string", False, "Metadata filter (BM25): FIELD=VALUE[,VALUE] joined by ';', e.g. "
+                                 "state=california,nevada."),
+        citations=("string", False, "on / off: rank the authority a query cites first [default: on where indexed]."),
+        as_of=("string", False, "A release the index keeps (e.g. 85), or a date YYYY-MM-DD (the newest release "
+                                "dated on or before it): search the code as it stood then [default: current].")))
+    async def search(request: Request, args: dict = _arguments("search")):
+        # the checked arguments
         a = {"k": 10, **args}
         res = await pool.call(engine.search, _index_name(engine, a.get("index")), a["query"], k=a["k"],
                               method=a.get("method"), partition=a.get("partition"), filter=a.get("filter"),
@@ -348,6 +391,10 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
         return json_response(await pool.call(engine.history, _index_name(engine, args.get("index")), args["id"],
                                              args.get("partition")))
 
+
+def _run_routes(app: FastAPI, engine: Engine, pool: Workers) -> None:
+    """The run explorer: ``/runs``, a run's topics, one topic's ranking, ``/runs/evaluate``."""
+
     @app.get("/runs", summary="Runs with their overall scores")
     async def runs(_: dict = _arguments("list_runs")):
         return json_response(engine.list_runs())
@@ -378,14 +425,12 @@ def create_app(engine: Engine, workers: Workers | None = None, *, policy: guard.
                                measures=args.get("measures"), judged_only=args.get("judged_only"),
                                per_topic=args.get("per_topic", False))
 
-    if mcp_manager is not None:
-        from starlette.routing import Route
 
-        app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, include_in_schema=False))
-
-    keys.check_table([getattr(r, "path", "") for r in app.router.routes], ())  # every route has its scope
-    _check_routes(app)
-    return app
+def _query_docs(**params: tuple[str, bool, str]) -> dict:
+    """OpenAPI ``parameters`` of a route's query string (``name=(type, required, description)``), for /docs: a
+    route that checks its query string against the one table alone (:func:`_arguments`) declares it here."""
+    return {"parameters": [{"name": name, "in": "query", "required": required, "description": text,
+                            "schema": {"type": kind}} for name, (kind, required, text) in params.items()]}
 
 
 #: API routes that take whatever they are sent: /health answers load balancers, which may add a name of their own
@@ -406,6 +451,7 @@ def _check_routes(app: FastAPI) -> None:
         table = engine_mod.ARGUMENTS[ops[0]]
         names = set(table) | {a for p in table.values() for a in p.aliases}
         declared = {p.alias for p in route.dependant.query_params}
+        declared |= {p["name"] for p in (route.openapi_extra or {}).get("parameters", [])}  # described only
         for f in route.dependant.body_params:  # a model's fields (a body of Any: the table alone says)
             declared |= set(getattr(f.field_info.annotation, "model_fields", {}))
         if declared - names:

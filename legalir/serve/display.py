@@ -48,26 +48,69 @@ def _hit_forms(terms: tuple[str, ...]) -> frozenset[str]:
     return frozenset(c for t in set(terms) for c in (t, *(t + x for x in _SUFFIXES)) if norm_term(c) == t)
 
 
+#: ASCII bytes as word (``a``) or not (`` ``): a word of :data:`_WORD` in text without non-ASCII word characters
+#: is a run of ``a`` in ``text.encode("ascii", "replace").translate(_CLASS)``
+_CLASS = bytes(ord("a") if chr(i).isascii() and chr(i).isalnum() else ord(" ") for i in range(256))
+#: a word character outside ASCII (a text holding one takes the general path)
+_NON_ASCII_WORD = re.compile(r"[^\W_\x00-\x7f]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _hit_prefixes(terms: tuple[str, ...]) -> tuple[bytes, ...]:
+    """The terms that some hit form starts with (every form is its term and a suffix), as ASCII bytes, none that
+    another holds at its start (its occurrences are the other's): what :func:`_hit_starts` looks for."""
+    forms = _hit_forms(terms)
+    found = sorted({t for t in set(terms) if t and t.isascii() and any(f.startswith(t) for f in forms)}, key=len)
+    out: list[str] = []
+    for t in found:
+        if not any(t.startswith(p) for p in out):
+            out.append(t)
+    return tuple(t.encode("ascii") for t in out)
+
+
+def _hit_starts(low: bytes, cls: bytes, terms: tuple[str, ...]) -> list[int]:
+    """The character offsets, in order, of the words of an ASCII text (``low``: its bytes in lower case; ``cls``:
+    its classes, :data:`_CLASS`) whose lower case is a hit form of ``terms``: each term found by ``bytes.find`` (C),
+    kept where a word starts there and the whole word is a form."""
+    forms = _hit_forms(terms)
+    starts: set[int] = set()
+    for prefix in _hit_prefixes(terms):
+        at = low.find(prefix)
+        while at >= 0:
+            if at == 0 or cls[at - 1] == 32:  # a word starts here
+                end = cls.find(b" ", at)
+                if (low[at:] if end < 0 else low[at:end]).decode("ascii") in forms:
+                    starts.add(at)
+            at = low.find(prefix, at + 1)
+    return sorted(starts)
+
+
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
     """The ``width``-word window of ``text`` holding the most query terms (the start when none).
 
-    Written for speed (it runs for every hit a server answers): words found by one ``findall``, hits
-    by a set lookup of each word's lower case, the best window found among the hits' positions only, and
-    character offsets taken only for the window. The answer is the one of sliding a window over every
-    folded word (``tests/test_serve_hostile.py`` compares both on generated texts).
+    Written for speed (it runs for every hit a server answers). A text with no word character outside ASCII
+    (legal text: ``§`` and curly quotes are not word characters) is never split into words: its words are runs
+    of one class in the bytes ``translate`` makes, counted by ``bytes.count``, the hits found by ``bytes.find``
+    of each term, and the words read (by the regular expression) only in the window. Any other text: its words
+    found by one ``findall``, hits by a set lookup of each word's lower case. Both give the answer of sliding a
+    window over every folded word (``tests/test_serve_hostile.py`` compares them with it, and each other, on
+    generated texts).
     """
-    words = _WORD.findall(text)
-    if len(words) <= width:
-        return " ".join(text.split())
-    forms = _hit_forms(tuple(terms))
+    terms = tuple(terms)
+    if text.isascii() or not _NON_ASCII_WORD.search(text):
+        return _snippet_ascii(text, terms, width)
+    return _snippet_words(text, terms, width)
+
+
+def _window(text: str, at: list[int], count: int, width: int) -> int:
+    """The first word of the ``width``-word window shown: the one holding the most of the hits at word
+    positions ``at`` (sorted) among ``count`` words, centred on its first and last hit; 0 when none."""
     best_at = 0
-    # the hits' word positions, found without a Python step per word (lower case, set lookup, compress: all C)
-    at = list(itertools.compress(range(len(words)), map(forms.__contains__, map(str.lower, words)))) if forms else []
     if at:
         # the first window start holding the most hits: the count only rises where a window's last word
         # reaches a hit, so the candidates are 0 and those starts
-        last = len(words) - width
-        best, best_at = bisect.bisect_left(at, width), 0
+        last = count - width
+        best = bisect.bisect_left(at, width)
         for p in at:
             s = p - width + 1
             if 1 <= s <= last:
@@ -78,12 +121,58 @@ def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
             first = at[bisect.bisect_left(at, best_at)]
             final = at[bisect.bisect_left(at, best_at + width) - 1]
             best_at = max(0, min(last, (first + final) // 2 - width // 2))
+    return best_at
+
+
+def _shown(text: str, window: list, best_at: int, count: int, width: int) -> str:
+    """The snippet of ``window`` (the matches of words ``best_at`` to ``best_at + width``) of ``count`` words."""
     end = best_at + width
-    window = list(itertools.islice(_WORD.finditer(text), best_at, end))  # the skipped matches cost C time only
     start_char = 0 if best_at == 0 else window[0].start()
-    end_char = len(text) if end >= len(words) else window[-1].end()
+    end_char = len(text) if end >= count else window[-1].end()
     out = " ".join(text[start_char:end_char].split())
-    return ("… " if best_at > 0 else "") + out + (" …" if end < len(words) else "")
+    return ("… " if best_at > 0 else "") + out + (" …" if end < count else "")
+
+
+def _snippet_ascii(text: str, terms: tuple[str, ...], width: int) -> str:
+    """:func:`snippet` of a text with no word character outside ASCII (each other character one ``?`` byte, not a
+    word character: character offsets are byte offsets)."""
+    raw = text.encode("ascii", "replace")
+    cls = raw.translate(_CLASS)
+    lead = cls[:1] == b"a"
+    count = cls.count(b" a") + lead  # words: runs of "a"
+    if count <= width:
+        return " ".join(text.split())
+    starts = _hit_starts(raw.lower(), cls, terms) if _hit_forms(terms) else []
+    # each hit's word position: the words starting before it, counted from the previous hit on (one pass in all)
+    at: list[int] = []
+    prev, n = 0, 0
+    for c in starts:
+        if not at:
+            n = cls.count(b" a", 0, c) + (lead and c > 0)
+        else:  # the word starts in [prev, c): the pairs " a" starting in [prev - 1, c - 1)
+            n += cls.count(b" a", prev - 1, c) if prev > 0 else cls.count(b" a", 0, c) + lead
+        at.append(n)
+        prev = c
+    best_at = _window(text, at, count, width)
+    # the window's words, read from the nearest hit at or before it (else the start): a few words of regex
+    i = bisect.bisect_right(at, best_at) - 1
+    anchor_char, anchor_word = (starts[i], at[i]) if i >= 0 else (0, 0)
+    skip = best_at - anchor_word
+    window = list(itertools.islice(_WORD.finditer(text, anchor_char), skip, skip + width))
+    return _shown(text, window, best_at, count, width)
+
+
+def _snippet_words(text: str, terms: tuple[str, ...], width: int) -> str:
+    """:func:`snippet` of any text: its words found by one ``findall``."""
+    words = _WORD.findall(text)
+    if len(words) <= width:
+        return " ".join(text.split())
+    forms = _hit_forms(terms)
+    # the hits' word positions, found without a Python step per word (lower case, set lookup, compress: all C)
+    at = list(itertools.compress(range(len(words)), map(forms.__contains__, map(str.lower, words)))) if forms else []
+    best_at = _window(text, at, len(words), width)
+    window = list(itertools.islice(_WORD.finditer(text), best_at, best_at + width))  # skipped matches: C time
+    return _shown(text, window, best_at, len(words), width)
 
 
 def describe(rec: Mapping[str, Any]) -> dict:
@@ -95,14 +184,24 @@ def describe(rec: Mapping[str, Any]) -> dict:
     after the citation when it holds ``' > '``.
     """
     fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}
-    text = str(rec.get("contents", ""))
+    return {**shown(str(rec.get("contents", "")), fields), "fields": fields}
+
+
+def shown(text: str, fields: Mapping[str, Any]) -> dict:
+    """:func:`describe` of a record's text and other fields: ``citation``, ``heading_path``, ``state``,
+    ``category`` and ``body`` (the text without its citation and heading lines), reading only those lines."""
     citation = fields.get("citation") or fields.get("source") or None
     heading = fields.get("heading_path") or fields.get("path") or None
-    lines = text.split("\n")
-    if citation and lines and lines[0].strip() == str(citation).strip():
-        lines = lines[1:]
-        if heading is None and lines and " > " in lines[0]:
-            heading = lines[0].strip()
-            lines = lines[1:]
+    body = text
+    if citation:
+        cut = text.find("\n")
+        if (text if cut < 0 else text[:cut]).strip() == str(citation).strip():
+            body = "" if cut < 0 else text[cut + 1:]
+            if heading is None and cut >= 0:
+                cut = body.find("\n")
+                first = body if cut < 0 else body[:cut]
+                if " > " in first:
+                    heading = first.strip()
+                    body = "" if cut < 0 else body[cut + 1:]
     return {"citation": citation, "heading_path": heading, "state": fields.get("state"),
-            "category": fields.get("category"), "fields": fields, "body": "\n".join(lines).strip()}
+            "category": fields.get("category"), "body": body.strip()}

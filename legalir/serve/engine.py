@@ -41,7 +41,7 @@ from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
 # the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
-from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term, query_terms, snippet  # noqa: F401
+from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term, query_terms, shown, snippet  # noqa: F401
 from legalir.serve.explorer import RunEntry, _sibling_topics
 from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: F401
 from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: F401
@@ -275,10 +275,11 @@ class Engine:
         if hit.partition:
             out["partition"] = hit.partition
         if hit.text is not None:
-            d = describe({"id": hit.docid, "contents": hit.text, **hit.fields})
+            fields = hit.fields
+            d = shown(hit.text, fields)  # describe()'s fields, reading only the citation and heading lines
             out.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
                        category=d["category"], snippet=snippet(d["body"], terms),
-                       metadata={k: v for k, v in d["fields"].items() if not k.startswith("_")})
+                       metadata={k: v for k, v in fields.items() if k[:1] != "_" and k not in ("id", "contents")})
             out["_same"] = " ".join(hit.text.split()).lower()
         return out
 
