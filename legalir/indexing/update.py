@@ -59,8 +59,10 @@ from legalir.indexing.changes import (  # noqa: F401
     OPS,
     TOGETHER,
     UPDATES,
+    UPDATES_DIR,
     Documents,
     UpdateError,
+    change_logs,
     changed_documents,
     half_published,
     refuse_rebuild,
@@ -353,23 +355,19 @@ _SKIP = ("write.lock",)
 def _copy_version(current: Path, tmp: Path) -> None:
     """The current version's files into the new version folder ``tmp``, hard-linked (neither Lucene nor this
     module ever writes into an existing file: every file changed is written anew and renamed into place, or
-    removed first); its marker, changes file and Lucene lock files left out."""
-    atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, UPDATES, *_SKIP))
+    removed first), its change logs included; its marker and Lucene lock files left out."""
+    atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, *_SKIP))
 
 
 def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
-    """``legalir-updates.jsonl`` of the new version: the current version's changes, then these (last wins)."""
-    from legalir.trec import iter_jsonl
-
-    rows: dict[str, dict] = {}
-    if (current / UPDATES).is_file():
-        for _, row in iter_jsonl(current / UPDATES):
-            rows[row["id"]] = row
-    for c in changes.changes.values():
-        rows.pop(c.docid, None)  # a changed document moves to the end
-        rows[c.docid] = {"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
-                         "record": c.record}
-    atomic.write_text(tmp / UPDATES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
+    """The new version's own change log, ``legalir-updates/NNNNNN.jsonl``: these changes only, beside the logs
+    of the versions before it (hard links: :func:`_copy_version`); readers take the last change of a document
+    (:func:`legalir.indexing.changes.changed_documents`)."""
+    rows = [{"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
+             "record": c.record} for c in changes.changes.values()]
+    (tmp / UPDATES_DIR).mkdir(exist_ok=True)
+    atomic.write_text(tmp / UPDATES_DIR / f"{len(change_logs(current)) + 1:06d}.jsonl",
+                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
 def _write_jsonl(folder: Path, records: Sequence[dict]) -> Path:
@@ -404,19 +402,25 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     return out
 
 
+#: a segment keeps its deleted documents (marked deleted: the segment's files stay shared with the versions
+#: before, and searches subtract their statistics, ``io.legalir.LiveStatsSearcher``) until they are more than
+#: this share of it; then the update rewrites it without them
+DELETES_PCT_ALLOWED = 50.0
+
+
 def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], work: Path, fields: list[str],
                          threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
     from legalir.indexing.lucene import LuceneWriter
 
-    with LuceneWriter(folder, merge=True) as writer:
+    with LuceneWriter(folder, merge=True, deletes_pct_allowed=DELETES_PCT_ALLOWED) as writer:
         if removed:
             writer.delete(removed)  # applied when add_index flushes, to the segments there before it
         if records:
             writer.add_index(_index_records(records, work, fields, threads))
         if removed:
-            writer.expunge_deletes()
+            writer.expunge_deletes()  # only the segments with more than DELETES_PCT_ALLOWED % deleted
         writer.commit()  # one commit (one round of fsync) per index
         return writer.num_docs()
 
