@@ -169,8 +169,8 @@ def releases(args) -> int:
                   f"{size / 1e6:.1f} MB; {rows[-1][-1]}", flush=True)
     last = colls[-1].name
     total, one = du(idx.parent), du(fresh[last])
-    print(f"\n| step | update s | fresh s | time ratio | update MB | fresh MB | memory ratio | index of every "
-          f"release MB |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| step | update s | fresh s | time ratio | update MB | fresh MB | memory ratio | index of every "
+          "release MB |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     for a, b_, t, m, ft, fm, size, tot, _ in rows:
         print(f"| {a} -> {b_} | {t:.1f} | {ft:.1f} | {t / ft:.2f} | {m} | {fm} | {m / fm:.2f} | {tot / 1e6:.1f} |")
     print(f"\nevery release ({len(colls)}) in one index: {total / 1e6:.1f} MB; a fresh index of {last}: "

@@ -153,7 +153,8 @@ def check_metadata(path: str | os.PathLike) -> None:
                 raise _damaged(log, "changed since legalir wrote it (its size, time or SHA-256 differ from what the "
                                     "index's marker records): changes applied to the index may be lost", p, kind)
         try:
-            changes.changed_documents(real)
+            for _ in changes.change_rows(real):  # each row checked, none kept
+                pass
         except LegalirError as e:
             raise DamagedIndex(str(e)) from None
 

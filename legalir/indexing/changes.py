@@ -5,7 +5,7 @@ and the guard that keeps a rebuild from dropping them. Writing changes is :mod:`
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from legalir.base import atomic, log
@@ -42,9 +42,24 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
         :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
         Empty for an index never updated.
     """
+    out: dict[str, dict | None] = {}
+    for docid, rec, part in change_rows(index_dir):
+        out.pop(docid, None)  # the last change of a document wins, and comes last
+        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
+    return out
+
+
+def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None, str]]:
+    """Every change applied to ``index_dir`` since its build, oldest first, one at a time (nothing kept):
+    ``(docid, record as indexed or None when deleted, partition key or "")``; each row checked.
+
+    Raises
+    ------
+    UpdateError
+        A row legalir did not write, or a change log without a change.
+    """
     from legalir.trec import FormatError, iter_jsonl
 
-    out: dict[str, dict | None] = {}
     again = f"restore it, or build the index again (legalir index COLLECTION {index_dir} --overwrite)"
     for path in change_logs(index_dir):
         found = False
@@ -54,16 +69,13 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
                 if (not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None)
                         or not (rec is None or isinstance(rec, dict))):
                     raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); {again}")
-                part = row.get("partition") or ""
-                out.pop(docid, None)  # the last change of a document wins, and comes last
-                out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
                 found = True
+                yield docid, rec, row.get("partition") or ""
         except FormatError as e:
             raise UpdateError(f"{e}; not the change log legalir wrote: {again}") from None
         if not found:
             raise UpdateError(f"{path}: holds no change, yet `legalir index update` writes it only with changes: "
                               f"the changes applied to this index are lost; {again}")
-    return out
 
 
 def change_logs(index_dir: str | os.PathLike) -> list[Path]:

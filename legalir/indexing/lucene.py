@@ -117,7 +117,7 @@ class LuceneIndex:
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
         self._deleted = None  # LiveStatsSearcher$Deleted of self.reader, read once
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # deleted_stats is reached under it (_partition_searcher)
         if needs_docvectors and not self.has_docvectors():
             self.close()
             raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "

@@ -63,6 +63,7 @@ from legalir.indexing.changes import (  # noqa: F401
     Documents,
     UpdateError,
     change_logs,
+    change_rows,
     changed_documents,
     half_published,
     refuse_rebuild,
@@ -655,15 +656,19 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
         whole = hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest()
 
-    docs = Documents(collections.Corpus(root), [atomic.current(p) for p in built])
+    # what the index holds now, as digests: its changes (read a row at a time, the last of a document winning:
+    # the records themselves are not kept), then every other document of its collection
+    changed: dict[str, tuple[str, str] | None] = {}
+    for docid, rec, _ in change_rows(atomic.current(built[0])):
+        changed[docid] = None if rec is None else digest(rec)
     held: dict[str, tuple[str, str]] = {}
     for rec in collections.iter_documents(root):
         docid = str(rec["id"])
-        if docid not in docs.changed:
+        if docid not in changed:
             held[docid] = digest(rec)
-    for docid, rec in docs.changed.items():
-        if rec is not None:
-            held[docid] = digest(rec)
+    for docid, d in changed.items():
+        if d is not None:
+            held[docid] = d
     out = Path(out_dir)
     counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0}
     seen: set[str] = set()
