@@ -12,6 +12,7 @@ must be the same bytes. Real JVM, real Lucene, real FAISS, real MiniLM.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -557,14 +558,14 @@ def test_an_update_of_k_documents_replaces_k_and_shares_every_other_file(plain, 
     with lucene.LuceneIndex(plain) as idx:
         assert int(idx.reader.maxDoc()) - int(idx.reader.numDocs()) == 2  # exactly k marked deleted, none rewritten
     logs = upd.change_logs(plain)
-    assert [p.name for p in logs] == ["000001.jsonl"] and len(logs[0].read_text().splitlines()) == 2
+    assert [p.name for p in logs] == ["000001.jsonl.gz"] and len(gzip.decompress(logs[0].read_bytes()).splitlines()) == 2
     # a second update logs its own change only, and shares the first log
     (tmp_path / "gone.txt").write_text("d2\n")
     legalir.update(plain, delete=["d2"])
     logs = upd.change_logs(plain)
-    assert [p.name for p in logs] == ["000001.jsonl", "000002.jsonl"]
-    assert logs[0].stat().st_ino == (v2 / "legalir-updates" / "000001.jsonl").stat().st_ino
-    assert [json.loads(line)["id"] for line in logs[1].read_text().splitlines()] == ["d2"]
+    assert [p.name for p in logs] == ["000001.jsonl.gz", "000002.jsonl.gz"]
+    assert logs[0].stat().st_ino == (v2 / "legalir-updates" / "000001.jsonl.gz").stat().st_ino
+    assert [json.loads(line)["id"] for line in gzip.decompress(logs[1].read_bytes()).splitlines()] == ["d2"]
     assert set(upd.changed_documents(plain)) == {"d1", "d4", "d2"}
     recs.update(new)
     del recs["d2"]
@@ -573,6 +574,10 @@ def test_an_update_of_k_documents_replaces_k_and_shares_every_other_file(plain, 
     with legalir.Searcher(plain) as a, legalir.Searcher(tmp_path / "fresh") as b:
         got, want = a.batch_search(queries, 10), b.batch_search(queries, 10)
     assert all(got.values()) and got == want
+    from legalir.indexing import lucene as lu  # one document's score (candidate pools) as well
+    with lu.LuceneIndex(atomic.current(plain)) as a, lu.LuceneIndex(atomic.current(tmp_path / "fresh")) as b:
+        for d in ("d0", "d1", "d4"):
+            assert a.score(d, "governing law of ohio", 0.9, 0.4) == b.score(d, "governing law of ohio", 0.9, 0.4)
 
 
 class Release(HousingQA):

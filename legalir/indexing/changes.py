@@ -16,8 +16,9 @@ _log = log.get(__name__)
 #: the changes applied to a version since its build, all in one file (what versions written before the change
 #: logs below hold; still read, and shared by the versions after them)
 UPDATES = "legalir-updates.jsonl"
-#: the change logs of a version, one per update applied (``000002.jsonl`` for the index's second version...):
-#: each update adds its own changes only and shares (hard-links) the logs of the versions before it
+#: the change logs of a version, one per update applied (``000001.jsonl.gz``, the first update's, ...: JSONL,
+#: gzip-compressed): each update adds its own changes only and shares (hard-links) the logs of the versions
+#: before it
 UPDATES_DIR = "legalir-updates"
 OPS = ("add", "replace", "delete")
 
@@ -61,10 +62,19 @@ def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None
     from legalir.trec import FormatError, iter_jsonl
 
     again = f"restore it, or build the index again (legalir index COLLECTION {index_dir} --overwrite)"
+    import gzip
+    import zlib
+
     for path in change_logs(index_dir):
         found = False
+        data = None
+        if path.name.endswith(".gz"):
+            try:
+                data = gzip.decompress(path.read_bytes())
+            except (OSError, EOFError, zlib.error) as e:
+                raise UpdateError(f"{path}: not the compressed change log legalir wrote ({e}); {again}") from None
         try:
-            for n, row in iter_jsonl(path):
+            for n, row in iter_jsonl(path, data=data):
                 docid, op, rec = row.get("id"), row.get("op"), row.get("record")
                 if (not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None)
                         or not (rec is None or isinstance(rec, dict))):
@@ -80,13 +90,14 @@ def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None
 
 def change_logs(index_dir: str | os.PathLike) -> list[Path]:
     """The change logs of an index version, oldest first: :data:`UPDATES` (versions written before the logs
-    of one update each), then each update's own in :data:`UPDATES_DIR`, in the order they were applied."""
+    of one update each), then each update's own in :data:`UPDATES_DIR` (``NNNNNN.jsonl.gz``; a plain
+    ``.jsonl`` is read too), in the order they were applied."""
     real = Path(os.path.realpath(index_dir))
     out = [real / UPDATES] if (real / UPDATES).is_file() else []
     folder = real / UPDATES_DIR
     if folder.is_dir():
-        out += sorted((p for p in folder.iterdir() if p.suffix == ".jsonl" and p.stem.isdigit()),
-                      key=lambda p: int(p.stem))
+        out += sorted((p for p in folder.iterdir() if p.name.endswith((".jsonl", ".jsonl.gz"))
+                       and p.name.split(".")[0].isdigit()), key=lambda p: int(p.name.split(".")[0]))
     return out
 
 

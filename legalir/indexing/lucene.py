@@ -229,7 +229,22 @@ class LuceneIndex:
     def score(self, docid: str, query: str, k1: float, b: float) -> float:
         """BM25 score of one document for ``query`` (term statistics of the whole index)."""
         sim = jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
-        return float(self._utils.computeQueryDocumentScoreWithSimilarity(self.reader, docid, query, sim))
+        if self.deleted_stats() is None:
+            return float(self._utils.computeQueryDocumentScoreWithSimilarity(self.reader, docid, query, sim))
+        # what Anserini's computeQueryDocumentScoreWithSimilarity does, through a searcher of live statistics:
+        # the bag of words AND a constant 1 for the document, minus 1
+        searcher = self.index_searcher()
+        searcher.setSimilarity(sim)
+        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        must = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur").MUST
+        one = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")(
+            jvm.autoclass("org.apache.lucene.search.TermQuery")(jvm.autoclass("org.apache.lucene.index.Term")("id", docid)))
+        q = B()
+        q.add(one, must)
+        q.add(jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
+            "contents", self.searcher().get_analyzer(), query), must)
+        hits = _java(lambda: searcher.search(q.build(), 1), self.path, "scoring").scoreDocs
+        return float(hits[0].score) - 1.0 if len(hits) else 0.0
 
     def search(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                rm3: tuple[int, int, float] | None = None, threads: int = 1) -> dict[str, dict[str, float]]:

@@ -361,14 +361,17 @@ def _copy_version(current: Path, tmp: Path) -> None:
 
 
 def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
-    """The new version's own change log, ``legalir-updates/NNNNNN.jsonl``: these changes only, beside the logs
+    """The new version's own change log, ``legalir-updates/NNNNNN.jsonl.gz``: these changes only, beside the logs
     of the versions before it (hard links: :func:`_copy_version`); readers take the last change of a document
     (:func:`legalir.indexing.changes.changed_documents`)."""
+    import gzip
+
     rows = [{"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
              "record": c.record} for c in changes.changes.values()]
     (tmp / UPDATES_DIR).mkdir(exist_ok=True)
-    atomic.write_text(tmp / UPDATES_DIR / f"{len(change_logs(current)) + 1:06d}.jsonl",
-                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    atomic.write_bytes(tmp / UPDATES_DIR / f"{len(change_logs(current)) + 1:06d}.jsonl.gz",
+                       gzip.compress(text, compresslevel=6, mtime=0))
 
 
 def _write_jsonl(folder: Path, records: Sequence[dict]) -> Path:
