@@ -85,6 +85,8 @@ class Change:
     where: str
     record: dict | None = None
     partition: str = ""  # the partition key of the new record ("" when not partitioned)
+    #: a replaced record whose indexed fields are unchanged (``--to``): logged for display, its Lucene document kept
+    restate: bool = False
 
 
 @dataclass
@@ -342,6 +344,8 @@ def _plan(changes: ChangeSet, located: dict[str, str], index_dir: Path, partitio
             raise UpdateError(f"{c.where}: document {c.docid!r} is not in {index_dir}, so it cannot be "
                               f"{'replaced' if c.op == 'replace' else 'deleted'}"
                               f"{'; give it with --add' if c.op == 'replace' else ''}")
+        if c.restate and at == c.partition:
+            continue  # the same indexed document: only its displayed fields changed (the change log has them)
         if at is not None:
             plan.removed.setdefault(at, set()).add(c.docid)
         if c.record is not None:
@@ -621,8 +625,12 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
 
     A document is added, removed or replaced by its id and its whole record as each collection holds it
     (``contents`` and every field): what an index of ``to`` would hold, so the update searches exactly as a
-    fresh index of ``to``. Returns the counts ``{"add", "replace", "delete", "same", "text_changed"}``
-    (``text_changed``: the replaced documents whose ``contents`` differ; the others differ in a field only).
+    fresh index of ``to``. A replaced record that differs only in fields the Lucene index does not index
+    (a section's annotations, history, headings: not its text, citations, filters or partition) is written
+    to ``restate.jsonl`` instead: its new record is logged for display, its Lucene document left as it is.
+    Returns the counts ``{"add", "replace", "delete", "same", "text_changed", "restated"}``
+    (``text_changed``: the replaced documents whose ``contents`` differ; ``restated``: of the replaced, those
+    in ``restate.jsonl``).
 
     Raises
     ------
@@ -652,19 +660,27 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
             raise UpdateError(f"--to {to}: its {key} is {new.manifest.get(key)!r}, the index's collection's "
                               f"{old_manifest.get(key)!r}; give a release of the same dataset")
 
-    def digest(rec: dict) -> tuple[str, str]:
-        """(the whole record's digest, its text's): a record changed in its fields only (a release stamped on
-        every section) still counts as replaced, and is told apart in the counts."""
+    from legalir.indexing import sparse
+
+    # what a Lucene index of the record depends on: its id, text, indexed fields and partition
+    searched = ("id", "contents", *sparse.indexed_fields(old_manifest), *([old_manifest["partition_field"]]
+                                                                       if old_manifest.get("partition_field") else []))
+
+    def digest(rec: dict) -> tuple[str, str, str]:
+        """(the whole record's digest, its text's, what Lucene indexes of it): a record changed in its fields only
+        still counts as replaced, and is told apart in the counts; one changed in fields Lucene does not index
+        only (annotations, headings) is a restated record."""
         rec = {k: v for k, v in rec.items() if k != "_partition"}
         whole = hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest()
+        indexed = hashlib.sha256(json.dumps([rec.get(k) for k in searched], ensure_ascii=False).encode()).hexdigest()
+        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest(), indexed
 
     # what the index holds now, as digests: its changes (read a row at a time, the last of a document winning:
     # the records themselves are not kept), then every other document of its collection
-    changed: dict[str, tuple[str, str] | None] = {}
+    changed: dict[str, tuple[str, str, str] | None] = {}
     for docid, rec, _ in change_rows(atomic.current(built[0])):
         changed[docid] = None if rec is None else digest(rec)
-    held: dict[str, tuple[str, str]] = {}
+    held: dict[str, tuple[str, str, str]] = {}
     for rec in collections.iter_documents(root):
         docid = str(rec["id"])
         if docid not in changed:
@@ -673,9 +689,11 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
         if d is not None:
             held[docid] = d
     out = Path(out_dir)
-    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0}
+    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0, "restated": 0}
     seen: set[str] = set()
-    with open(out / "add.jsonl", "w", encoding="utf-8") as fa, open(out / "replace.jsonl", "w", encoding="utf-8") as fr:
+    with open(out / "add.jsonl", "w", encoding="utf-8") as fa, \
+            open(out / "replace.jsonl", "w", encoding="utf-8") as fr, \
+            open(out / "restate.jsonl", "w", encoding="utf-8") as fs:
         for rec in collections.iter_documents(new.root):
             docid = str(rec["id"])
             seen.add(docid)
@@ -687,8 +705,10 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
             if was is not None and was[1] != now[1]:
                 counts["text_changed"] += 1
             line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False) + "\n"
-            (fa if was is None else fr).write(line)
+            restated = was is not None and was[2] == now[2]
+            (fa if was is None else fs if restated else fr).write(line)
             counts["add" if was is None else "replace"] += 1
+            counts["restated"] += restated
     gone = sorted(d for d in held if d not in seen)
     (out / "delete.txt").write_text("".join(f"{d}\n" for d in gone), encoding="utf-8")
     counts["delete"] = len(gone)
@@ -797,7 +817,8 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
            to: str | os.PathLike | None = None, allow_older: bool = False, threads: int | None = None,
            device: str | None = None, batch_size: int | None = None, quiet: bool = False,
-           _release: dict | None = None, _marker: dict | None = None) -> dict[str, dict]:
+           _release: dict | None = None, _marker: dict | None = None,
+           _restate: Sequence[str | os.PathLike] = ()) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -862,14 +883,24 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
                 # same (as_of= it), its files all hard links to the current version's
                 done = _publish_release_only(indexes, release)
                 for d in done.values():
-                    d["same"], d["text_changed"] = counts["same"], 0
+                    d["same"], d["text_changed"], d["restated"] = counts["same"], 0, 0
                 return done
-            files = {op: [str(Path(tmp) / name)] if counts[op] else []
+            written = {**counts, "replace": counts["replace"] - counts["restated"]}  # replace.jsonl's, restated apart
+            files = {op: [str(Path(tmp) / name)] if written[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
+            restate = [str(Path(tmp) / "restate.jsonl")] if counts["restated"] else []
+            from legalir.indexing import kind_of
+
+            lucene_only = all(kind_of(p)[0] == "sparse" for p in indexes)
+            if not lucene_only:  # a FAISS index encodes fields Lucene does not index (its doc_text): replaced whole
+                files["replace"] = files["replace"] + restate
+                restate = []
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
-                          _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back)
+                          _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back,
+                          _restate=restate)
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
+            d["restated"] = counts["restated"] if lucene_only else 0
         return done
 
     from legalir import collections
@@ -887,7 +918,18 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         pair = IndexPair(indexes)
     except LegalirError as e:
         raise UpdateError(str(e)) from None
-    changes = read_changes(add, replace, delete)
+    if (add or replace or delete):
+        changes = read_changes(add, replace, delete)
+    else:
+        changes = ChangeSet()
+    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
+        for docid, c in read_changes(replace=_restate).changes.items():
+            if docid in changes.changes:  # pragma: no cover - release_changes writes each id once
+                raise UpdateError(f"{c.where}: document {docid!r} is changed twice")
+            c.restate = True
+            changes.changes[docid] = c
+    if not changes.changes:
+        raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
     roots = {}
     for kind, path in kinds:
