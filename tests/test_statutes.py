@@ -321,7 +321,7 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
     p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
                         "--threads", "1"], capture_output=True, text=True, timeout=WAIT_S)
     assert p.returncode == 0, p.stderr
-    assert " added, " in p.stderr and " unchanged; " in p.stderr and " with a new text)" in p.stderr, p.stderr
+    assert " added, " in p.stderr and " unchanged; " in p.stderr and " with a new text" in p.stderr, p.stderr
     # the release belongs to the version, not to each record: only the sections whose record changed are replaced
     d85, d86 = docs(ga85), docs(ga86)
     changed = sum(d in d85 and d85[d] != rec for d, rec in d86.items())
