@@ -666,3 +666,29 @@ def test_every_release_of_a_generated_history_searches_as_a_fresh_index(base, tm
         shutil.rmtree(work)
 
     check()
+
+
+def test_the_committed_java_classes_are_those_of_their_sources():
+    """legalir's Java classes ship compiled (`legalir/resources/java/legalir.jar`, no compiler needed to
+    install): every class of the sources is in the jar, as Java 11 bytecode (a JDK 11 or later runs it), and
+    nothing else is."""
+    import re
+    import zipfile
+
+    from legalir.base import jvm
+
+    src = Path(jvm.legalir_jar()).parent / "src"
+    declared = set()
+    for java in src.rglob("*.java"):
+        text = java.read_text(encoding="utf-8")
+        package = re.search(r"^package ([\w.]+);", text, re.M).group(1).replace(".", "/")
+        top = java.stem
+        declared.add(f"{package}/{top}.class")
+        declared.update(f"{package}/{top}${inner}.class"
+                        for inner in re.findall(r"^  public static final class (\w+)", text, re.M))
+    with zipfile.ZipFile(jvm.legalir_jar()) as z:
+        classes = {n for n in z.namelist() if n.endswith(".class")}
+        assert classes == declared, "rebuild the jar: scripts/build_java.sh"
+        for name in classes:
+            head = z.read(name)[:8]
+            assert head[:4] == b"\xca\xfe\xba\xbe" and int.from_bytes(head[6:8], "big") == 55, name

@@ -68,7 +68,8 @@ def check_metadata(path: str | os.PathLike) -> None:
     partition (``legalir-index.json``: ``input`` the collection, ``documents`` a count, ``fields`` a
     list of names, a pooled index's ``segments``; ``legalir-dense.json``: ``encoder``, ``dim``,
     ``documents``, ``index``) and the change log ``legalir index update`` writes
-    (``legalir-updates.jsonl``, each line a change legalir wrote). A damaged file is a located
+    (``legalir-updates/NNNNNN.jsonl.gz``, or an older version's ``legalir-updates.jsonl``; each line a
+    change legalir wrote). A damaged file is a located
     error; nothing falls back to a default (Pyserini's BM25 parameters instead of the dataset's).
 
     Parameters

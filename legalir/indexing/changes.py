@@ -1,5 +1,5 @@
 """A version's changes, as readers see them: the changes file that ``legalir index update`` writes into a
-version folder (``legalir-updates.jsonl``), the documents of a version (its changes, then its collection),
+version folder (``legalir-updates/``, one log per update), the documents of a version (its changes, then its collection),
 and the guard that keeps a rebuild from dropping them. Writing changes is :mod:`legalir.indexing.update`'s.
 """
 from __future__ import annotations

@@ -16,9 +16,12 @@ the updated collection.** How:
   Anserini ``IndexCollection`` run, with the same fields, as a build.
 * Lucene keeps a deleted document in its term statistics until the segment
   holding it is rewritten, so BM25 scores would drift from a rebuild's. The
-  new version therefore rewrites every segment that lost a document
-  (``forceMergeDeletes`` with no deletions allowed): exact statistics, at the
-  cost of rewriting the segments touched. A pooled index (``legalir index
+  new version keeps such a document in its segment, marked deleted (the
+  segment's files stay hard links shared with the version before), and every
+  search of it goes through ``io.legalir.LiveStatsSearcher``, which subtracts
+  what the deleted documents add to the statistics: exact statistics, with no
+  segment rewritten until its deleted documents pass
+  :data:`DELETES_PCT_ALLOWED` % of it. A pooled index (``legalir index
   --pooled``) keeps one set of segments per partition: each changed
   partition's segments are made again from its documents (the stored raw
   records plus the changes), so a search filtered to partitions still reads
@@ -36,9 +39,14 @@ index, a replaced or deleted one in it; with two indexes, both hold the same
 documents.
 
 An index version is its collection plus the changes applied since the build:
-the version folder records them in ``legalir-updates.jsonl`` (cumulative, one
-JSON object per changed document: ``{"id", "op", "partition", "record"}``,
-``record`` ``null`` for a deleted document). Readers that show documents
+the version folder records them in ``legalir-updates/`` (one gzip-compressed
+JSONL log per update, holding that update's changes only, the logs of the
+versions before hard-linked beside it; one JSON object per changed document:
+``{"id", "op", "partition", "record"}``, ``record`` ``null`` for a deleted
+document). A replaced or deleted document stays in its segment, marked
+deleted, so that versions share their segments' files; searches subtract its
+statistics (``io.legalir.LiveStatsSearcher``, :meth:`LuceneIndex.index_searcher
+<legalir.indexing.lucene.LuceneIndex.index_searcher>`). Readers that show documents
 (``legalir serve``) read a changed document from there, every other one
 from the collection (:func:`changed_documents`).
 """
