@@ -1018,6 +1018,7 @@ def start_java(terrier: bool = False) -> None:
                       "legalir.pt.start_java(terrier=True) first, before anything starts Java")
     _pt.java.set_java_home(jvm.java_home())
     _pt.java.add_jar(jvm.anserini_jar())
+    _pt.java.add_jar(jvm.legalir_jar())
     for opt in jvm.options():
         _pt.java.add_option(opt)
     try:

@@ -20,6 +20,17 @@ third replaced by new text, a third deleted; seeded), then times, each in its ow
 It reports the median wall time of each, their ratio and each process's peak RSS (JVM included),
 and checks that BM25 runs of the questions over both indexes are the same bytes. The machine may be
 shared: the load average is printed with the results.
+
+Releases of a code (``--releases``): the collections of a code's releases, oldest first (``legalir convert
+statutes --option release=NN``), are indexed once (the oldest) and brought forward with ``legalir index
+update --to`` one release at a time; each release is also indexed afresh. Per release it reports the
+update's and the fresh index's wall time and peak RSS and their ratios, the disk the index of every release
+takes (``du``, hard links counted once) and the fresh index's, and checks that searching the updated index
+``--as-of`` each release gives the fresh index's run, byte for byte (``legalir search ... -k 100 --citations
+on``). Then, in one process, the topics/s of the current version and as of a past release (the same topics,
+alternated, ``--speed-rounds`` each)::
+
+    python scripts/bench_update.py --releases /work/data/releases/coll2/ga{70..86} --work /work/data/releases/bench
 """
 from __future__ import annotations
 
@@ -113,8 +124,103 @@ def write_collection(docs: dict, data: Path, out: Path) -> None:
     collections.write(Updated(data / "housing_qa"), out, quiet=True)
 
 
+def du(path: Path) -> int:
+    """Bytes under ``path`` (links followed at the top, hard links counted once): what ``du -sbD`` says."""
+    out = subprocess.run(["du", "-sbD", str(path)], capture_output=True, text=True, check=True).stdout
+    return int(out.split()[0])
+
+
+def release_of(coll: Path) -> str:
+    """The release a collection holds (its manifest's)."""
+    from legalir import collections
+
+    release = collections.release_of(collections.read_manifest(coll))
+    if release is None:
+        raise SystemExit(f"{coll}: records no release (legalir convert statutes --option release=N)")
+    return release
+
+
+def releases(args) -> int:
+    """The ``--releases`` benchmark (module doc)."""
+    work, colls = args.work, [Path(c) for c in args.releases]
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / "log.txt"
+    idx = work / "idx" / "bm25"
+    shutil.rmtree(work / "idx", ignore_errors=True)
+    name = [c.name for c in colls]
+    rows = []
+    t, m = legalir(["index", colls[0], idx, "--threads", "2"], log)
+    print(f"$ legalir index {colls[0]} {idx} --threads 2\n  {t:.1f} s, {m} MB, index {du(idx.parent) / 1e6:.1f} MB",
+          flush=True)
+    fresh: dict[str, Path] = {}
+    for i, c in enumerate(colls):
+        if i:
+            t, m = legalir(["index", "update", idx, "--to", c, "--threads", "2"], log)
+            said = [line for line in log.read_text().splitlines() if "now " in line and str(idx) in line][-1:]
+        f = fresh[c.name] = work / f"fresh-{c.name}"
+        shutil.rmtree(f, ignore_errors=True)
+        ft, fm = legalir(["index", c, f, "--threads", "2"], log)
+        size = du(f)
+        if i:
+            total = du(idx.parent)
+            rows.append((name[i - 1], c.name, t, m, ft, fm, size, total, said[0].strip() if said else ""))
+            print(f"{name[i - 1]} -> {c.name}: update {t:.1f} s {m} MB, fresh {ft:.1f} s {fm} MB: "
+                  f"{t / ft:.2f}x time, {m / fm:.2f}x memory; every release {total / 1e6:.1f} MB, fresh "
+                  f"{size / 1e6:.1f} MB; {rows[-1][-1]}", flush=True)
+    last = colls[-1].name
+    total, one = du(idx.parent), du(fresh[last])
+    print("\n| step | update s | fresh s | time ratio | update MB | fresh MB | memory ratio | index of every "
+          "release MB |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    for a, b_, t, m, ft, fm, size, tot, _ in rows:
+        print(f"| {a} -> {b_} | {t:.1f} | {ft:.1f} | {t / ft:.2f} | {m} | {fm} | {m / fm:.2f} | {tot / 1e6:.1f} |")
+    print(f"\nevery release ({len(colls)}) in one index: {total / 1e6:.1f} MB; a fresh index of {last}: "
+          f"{one / 1e6:.1f} MB; ratio {total / one:.2f}x")
+    print(f"worst update: {max(r[2] / r[4] for r in rows):.2f}x a fresh index's time, "
+          f"{max(r[3] / r[5] for r in rows):.2f}x its peak memory")
+    # as of each release: the run of a fresh index of it, byte for byte
+    same = 0
+    for c in colls:
+        topics = c / "topics" / "test.jsonl"
+        runs = [work / f"asof-{c.name}.trec", work / f"fresh-{c.name}.trec"]
+        legalir(["search", idx, topics, runs[0], "-k", "100", "--citations", "on", "--force", "--as-of",
+                 release_of(c)], log)
+        legalir(["search", fresh[c.name], topics, runs[1], "-k", "100", "--citations", "on", "--force"], log)
+        ok = runs[0].read_bytes() == runs[1].read_bytes()
+        same += ok
+        print(f"as of {c.name}: {'byte-identical' if ok else 'DIFFERS'} to a fresh index of it "
+              f"({len(runs[1].read_bytes().splitlines())} lines)", flush=True)
+    print(f"as-of runs byte-identical to a fresh index's: {same} of {len(colls)}")
+    speed(idx, colls, args.speed_rounds)
+    print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0 if same == len(colls) else 1
+
+
+def speed(idx: Path, colls: list[Path], rounds: int) -> None:
+    """topics/s of the current version and as of the oldest release, in this process, the same topics."""
+    import legalir
+
+    bench = legalir.load(colls[-1], "test")  # its topics with their fields (state), as legalir search reads them
+    past = release_of(colls[0])
+    n = len(bench.topics)
+    with legalir.Searcher(idx) as s:
+        for as_of in (None, past):  # warm: both versions opened, their first queries run
+            s.batch_search(bench, 100, as_of=as_of, citations=True)
+        took = {None: [], past: []}
+        for _ in range(rounds):
+            for as_of in (None, past):
+                t0 = time.perf_counter()
+                s.batch_search(bench, 100, as_of=as_of, citations=True)
+                took[as_of].append(time.perf_counter() - t0)
+    now, then = n / statistics.median(took[None]), n / statistics.median(took[past])
+    print(f"\nsearch in one process ({n} topics of {colls[-1].name}, k=100, median of {rounds}): current "
+          f"version {now:.1f} topics/s, as of release {past} {then:.1f} topics/s: ratio {then / now:.2f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--releases", nargs="+", default=None,
+                    help="Collections of a code's releases, oldest first: the release benchmark (module doc).")
+    ap.add_argument("--speed-rounds", type=int, default=5, help="Rounds of the as-of speed comparison [5].")
     ap.add_argument("--scale", type=float, default=0.01, help="Fraction of the real Housing size [0.01: ~18,400].")
     ap.add_argument("--changes", type=int, default=300, help="Documents changed per update (thirds: add/replace/delete).")
     ap.add_argument("--states", type=int, default=None,
@@ -123,6 +229,8 @@ def main() -> int:
     ap.add_argument("--pooled", action="store_true", help="One pooled index instead of one per jurisdiction.")
     ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-update"))
     args = ap.parse_args()
+    if args.releases:
+        return releases(args)
     args.work.mkdir(parents=True, exist_ok=True)
     log = args.work / "log.txt"
     coll, index = setup(args.work, args.scale, args.pooled, log)

@@ -74,8 +74,9 @@ def metadata_files(index):
                 out.append((rel, "pooled" if pooled else "lucene"))
             elif name == "legalir-dense.json":
                 out.append((rel, "dense"))
-            elif name == "legalir-updates.jsonl":
-                out.append((rel, "log"))
+            elif name == "legalir-updates.jsonl" or (name.endswith(".jsonl.gz")
+                                                    and os.path.basename(dirpath) == "legalir-updates"):
+                out.append((rel, "log"))  # the cumulative log of older versions, or one update's own
     return sorted(out)
 
 

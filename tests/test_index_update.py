@@ -12,6 +12,7 @@ must be the same bytes. Real JVM, real Lucene, real FAISS, real MiniLM.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -528,3 +529,166 @@ def test_an_older_or_the_same_release_is_refused_naming_both_unless_allowed(tmp_
 
 def test_release_order_is_numeric_then_textual():
     assert sorted(["86", "9", "70", "2024b", "2024a"], key=upd.release_key) == ["9", "70", "86", "2024a", "2024b"]
+
+
+# ------------------------------------------------------------------ releases stored as their changes (issue 39)
+def _inodes(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_ino for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_update_of_k_documents_replaces_k_and_shares_every_other_file(plain, tmp_path):
+    """Replacing k documents marks k deleted in the segments they were in (whose files stay hard links to the
+    version before), adds one small segment, and logs the k changes only; the index still searches as a fresh
+    index of its documents, score for score (the deleted documents' statistics subtracted)."""
+    import legalir
+    from legalir.base import atomic
+    from legalir.indexing import lucene
+
+    v1 = atomic.current(plain)
+    recs = {f"d{i}": f"clause {i} governing law of the state of {s}"
+            for i, s in enumerate(["delaware", "new york", "texas", "england", "ohio", "iowa"])}
+    new = {"d1": "governing law of new york and of the state of delaware", "d4": "ohio clause of law"}
+    (tmp_path / "rep.jsonl").write_text("".join(json.dumps({"id": d, "contents": t}) + "\n" for d, t in new.items()))
+    done = legalir.update(plain, replace=tmp_path / "rep.jsonl")["bm25"]
+    assert (done["replace"], done["documents"]) == (2, 6)
+    v2 = atomic.current(plain)
+    before, after = _inodes(v1), _inodes(v2)
+    shared = {f for f in before if f.endswith((".cfs", ".cfe", ".si", ".fdt", ".tim", ".doc", ".pos", ".tvd"))}
+    assert shared and all(after.get(f) == before[f] for f in shared), "the old segments' files are hard links"
+    with lucene.LuceneIndex(plain) as idx:
+        assert int(idx.reader.maxDoc()) - int(idx.reader.numDocs()) == 2  # exactly k marked deleted, none rewritten
+    logs = upd.change_logs(plain)
+    assert [p.name for p in logs] == ["000001.jsonl.gz"] and len(gzip.decompress(logs[0].read_bytes()).splitlines()) == 2
+    # a second update logs its own change only, and shares the first log
+    (tmp_path / "gone.txt").write_text("d2\n")
+    legalir.update(plain, delete=["d2"])
+    logs = upd.change_logs(plain)
+    assert [p.name for p in logs] == ["000001.jsonl.gz", "000002.jsonl.gz"]
+    assert logs[0].stat().st_ino == (v2 / "legalir-updates" / "000001.jsonl.gz").stat().st_ino
+    assert [json.loads(line)["id"] for line in gzip.decompress(logs[1].read_bytes()).splitlines()] == ["d2"]
+    assert set(upd.changed_documents(plain)) == {"d1", "d4", "d2"}
+    recs.update(new)
+    del recs["d2"]
+    legalir.index([{"id": d, "contents": t} for d, t in recs.items()], tmp_path / "fresh")
+    queries = {"q1": "governing law delaware", "q2": "state of ohio", "q3": "clause new york texas", "q4": "law of the state"}
+    with legalir.Searcher(plain) as a, legalir.Searcher(tmp_path / "fresh") as b:
+        got, want = a.batch_search(queries, 10), b.batch_search(queries, 10)
+    assert all(got.values()) and got == want
+    from legalir.indexing import lucene as lu  # one document's score (candidate pools) as well
+    with lu.LuceneIndex(atomic.current(plain)) as a, lu.LuceneIndex(atomic.current(tmp_path / "fresh")) as b:
+        for d in ("d0", "d1", "d4"):
+            assert a.score(d, "governing law of ohio", 0.9, 0.4) == b.score(d, "governing law of ohio", 0.9, 0.4)
+
+
+class Release(HousingQA):
+    """The citation-query collection as release ``n`` of a code: the given statutes, ``release=n`` in the
+    collection's manifest (what ``legalir convert statutes --option release=N`` records)."""
+
+    def __init__(self, docs: dict[str, dict], n: int):
+        super().__init__(FIXTURES / "citation_queries" / "housing_qa")
+        self._docs = docs
+        self.options["release"] = str(n)
+
+    documents = Rebuilt.documents
+
+
+@st.composite
+def histories(draw, docs: dict[str, dict]):
+    """Two to four releases: each replaces the text of some statutes, deletes some (never a state's last),
+    adds some, and leaves the rest as they were."""
+    text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=25).map(" ".join)
+    out, cur, fresh = [dict(docs)], dict(docs), 0
+    for _ in range(draw(st.integers(1, 3))):
+        cur = dict(cur)
+        ids = sorted(cur)
+        for d in draw(st.lists(st.sampled_from(ids), max_size=4, unique=True)):
+            cur[d] = {**cur[d], "contents": draw(text)}
+        for d in draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)):  # a field Lucene does not index
+            cur[d] = {**cur[d], "note": draw(text)}
+        for d in draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)):
+            if sum(r["state"] == cur[d]["state"] for r in cur.values()) > 1:
+                del cur[d]
+        for _ in range(draw(st.integers(0, 3))):
+            cur[f"new-{fresh}"] = {"id": f"new-{fresh}", "contents": draw(text),
+                                   "state": draw(st.sampled_from(STATES[:5]))}
+            fresh += 1
+        out.append(cur)
+    return out
+
+
+def test_every_release_of_a_generated_history_searches_as_a_fresh_index(base, tmp_path_factory):
+    """Releases of a code applied one by one with `--to`: each update replaces exactly the statutes whose record
+    changed (no others), and `--as-of` every release gives a fresh index of that release's run, byte for byte."""
+    from legalir.indexing import lucene, sparse
+
+    docs = records(base / "coll")
+    topics = base / "coll/topics/test.jsonl"
+
+    @settings(max_examples=EXAMPLES)
+    @given(history=histories(docs))
+    def check(history):
+        work = tmp_path_factory.mktemp("history")
+        colls = []
+        for n, rel in enumerate(history, 1):
+            collections.write(Release(rel, n), work / f"r{n}", quiet=True)
+            colls.append(work / f"r{n}")
+        index = work / "idx"
+        assert cli("index", colls[0], index, "--threads", "1")[0] == 0
+        for n in range(1, len(history)):
+            old, new = history[n - 1], history[n]
+            changed = {d for d in new if d in old and new[d] != old[d]}
+            # a release that changes nothing is a version all the same (as_of= it), its files hard links
+            done = upd.update([index], to=colls[n], threads=1, quiet=True)["bm25"]
+            assert (done["replace"], done["add"], done["delete"]) == \
+                (len(changed), len(set(new) - set(old)), len(set(old) - set(new)))
+            assert done["same"] == len(set(new) & set(old)) - len(changed)
+            # a change in a field the index does not search (note) is logged, its indexed document kept
+            noted = {d for d in changed if {**old[d], "note": None} == {**new[d], "note": None}}
+            assert done["restated"] == len(noted)
+        deleted = 0
+        for key in sparse.partitions(index):
+            with lucene.LuceneIndex(index / key) as idx:
+                deleted += int(idx.reader.maxDoc()) - int(idx.reader.numDocs())
+        assert deleted <= sum(len(set(history[n - 1]) - set(history[n]) |
+                                  {d for d in history[n] if d in history[n - 1] and
+                                   {**history[n][d], "note": None} != {**history[n - 1][d], "note": None}})
+                              for n in range(1, len(history)))
+        import legalir
+
+        for n, coll in enumerate(colls, 1):
+            with legalir.Searcher(index) as s:  # the record each release printed, its displayed fields included
+                for d, rec in history[n - 1].items():
+                    shown = s.doc(d, as_of=str(n))
+                    assert {k: shown.get(k) for k in rec} == rec and shown["release"] == str(n)
+            sparse.build(coll, work / f"fresh{n}", threads=1, quiet=True)
+            got = search(index, topics, work / f"asof{n}.trec", "--as-of", str(n))
+            assert got == search(work / f"fresh{n}", topics, work / f"fresh{n}.trec"), f"as of release {n}"
+        shutil.rmtree(work)
+
+    check()
+
+
+def test_the_committed_java_classes_are_those_of_their_sources():
+    """legalir's Java classes ship compiled (`legalir/resources/java/legalir.jar`, no compiler needed to
+    install): every class of the sources is in the jar, as Java 11 bytecode (a JDK 11 or later runs it), and
+    nothing else is."""
+    import re
+    import zipfile
+
+    from legalir.base import jvm
+
+    src = Path(jvm.legalir_jar()).parent / "src"
+    declared = set()
+    for java in src.rglob("*.java"):
+        text = java.read_text(encoding="utf-8")
+        package = re.search(r"^package ([\w.]+);", text, re.M).group(1).replace(".", "/")
+        top = java.stem
+        declared.add(f"{package}/{top}.class")
+        declared.update(f"{package}/{top}${inner}.class"
+                        for inner in re.findall(r"^  public static final class (\w+)", text, re.M))
+    with zipfile.ZipFile(jvm.legalir_jar()) as z:
+        classes = {n for n in z.namelist() if n.endswith(".class")}
+        assert classes == declared, "rebuild the jar: scripts/build_java.sh"
+        for name in classes:
+            head = z.read(name)[:8]
+            assert head[:4] == b"\xca\xfe\xba\xbe" and int.from_bytes(head[6:8], "big") == 55, name

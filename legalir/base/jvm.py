@@ -69,6 +69,15 @@ def anserini_jar() -> str:
     return jars[-1]
 
 
+def legalir_jar() -> str:
+    """Path of legalir's own Java classes (``io.legalir.LiveStatsSearcher``; source and build:
+    ``legalir/resources/java/src``, ``scripts/build_java.sh``)."""
+    jar = Path(__file__).resolve().parent.parent / "resources" / "java" / "legalir.jar"
+    if not jar.is_file():
+        raise JVMError(f"{jar}: missing (legalir's Java classes); reinstall legalir, or build it: scripts/build_java.sh")
+    return str(jar)
+
+
 def crash_dir() -> Path:
     """Where JVM crash reports go: ``$XDG_CACHE_HOME/legalir/base/jvm`` (``~/.cache/legalir/base/jvm``), created."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
@@ -146,7 +155,7 @@ def start() -> None:
         import jnius_config
 
         if not jnius_config.vm_running:
-            jnius_config.set_classpath(anserini_jar())
+            jnius_config.set_classpath(anserini_jar(), legalir_jar())
             jnius_config.set_options(*options())
         try:
             import jnius  # noqa: F401  (importing jnius starts the JVM)

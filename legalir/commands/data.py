@@ -157,6 +157,9 @@ def index_update(indexes, add, replace, delete, to, allow_older, threads, device
     for kind, d in done.items():
         same = (f", {d['same']} unchanged; {d['text_changed']} of the replaced with a new text" if "same" in d
                 else "")
+        if d.get("restated"):
+            same += (f", {d['restated']} changed in fields the index does not search only (logged for display, "
+                     f"their indexed documents kept)")
         click.echo(f"{d['index']}: now {d['version']}, {d['documents']} documents ({d['add']} added, "
                    f"{d['replace']} replaced, {d['delete']} deleted{same})", err=True)
 

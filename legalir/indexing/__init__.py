@@ -68,7 +68,8 @@ def check_metadata(path: str | os.PathLike) -> None:
     partition (``legalir-index.json``: ``input`` the collection, ``documents`` a count, ``fields`` a
     list of names, a pooled index's ``segments``; ``legalir-dense.json``: ``encoder``, ``dim``,
     ``documents``, ``index``) and the change log ``legalir index update`` writes
-    (``legalir-updates.jsonl``, each line a change legalir wrote). A damaged file is a located
+    (``legalir-updates/NNNNNN.jsonl.gz``, or an older version's ``legalir-updates.jsonl``; each line a
+    change legalir wrote). A damaged file is a located
     error; nothing falls back to a default (Pyserini's BM25 parameters instead of the dataset's).
 
     Parameters
@@ -140,16 +141,21 @@ def check_metadata(path: str | os.PathLike) -> None:
             collection = doc.get("collection")
             if collection is not None and not isinstance(collection, str):
                 raise _damaged(meta_path, f"'collection' is {collection!r:.60}, not a folder", p, kind)
-    log = real / changes.UPDATES
-    if os.path.lexists(log):
+    logs = changes.change_logs(real)
+    if os.path.lexists(real / changes.UPDATES) and real / changes.UPDATES not in logs:
+        logs.insert(0, real / changes.UPDATES)  # a link or a folder there: damaged
+    if logs:
         # the changes applied since the build exist nowhere else: a log cut at a line end still reads as JSON, so
-        # it is held to what the marker recorded when legalir wrote it
-        recorded = ((atomic.read_marker(real) or {}).get("files") or {}).get(changes.UPDATES)
-        if log.is_symlink() or (isinstance(recorded, dict) and not atomic.ownership._matches(log, recorded)):
-            raise _damaged(log, "changed since legalir wrote it (its size, time or SHA-256 differ from what the "
-                                "index's marker records): changes applied to the index may be lost", p, kind)
+        # each is held to what the marker recorded when legalir wrote it
+        recorded_files = (atomic.read_marker(real) or {}).get("files") or {}
+        for log in logs:
+            recorded = recorded_files.get(log.relative_to(real).as_posix())
+            if log.is_symlink() or (isinstance(recorded, dict) and not atomic.ownership._matches(log, recorded)):
+                raise _damaged(log, "changed since legalir wrote it (its size, time or SHA-256 differ from what the "
+                                    "index's marker records): changes applied to the index may be lost", p, kind)
         try:
-            changes.changed_documents(real)
+            for _ in changes.change_rows(real):  # each row checked, none kept
+                pass
         except LegalirError as e:
             raise DamagedIndex(str(e)) from None
 

@@ -1,11 +1,11 @@
 """A version's changes, as readers see them: the changes file that ``legalir index update`` writes into a
-version folder (``legalir-updates.jsonl``), the documents of a version (its changes, then its collection),
+version folder (``legalir-updates/``, one log per update), the documents of a version (its changes, then its collection),
 and the guard that keeps a rebuild from dropping them. Writing changes is :mod:`legalir.indexing.update`'s.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from legalir.base import atomic, log
@@ -13,8 +13,13 @@ from legalir.errors import LegalirError
 
 _log = log.get(__name__)
 
-#: the changes applied to a version since its build (in the version folder's root)
+#: the changes applied to a version since its build, all in one file (what versions written before the change
+#: logs below hold; still read, and shared by the versions after them)
 UPDATES = "legalir-updates.jsonl"
+#: the change logs of a version, one per update applied (``000001.jsonl.gz``, the first update's, ...: JSONL,
+#: gzip-compressed): each update adds its own changes only and shares (hard-links) the logs of the versions
+#: before it
+UPDATES_DIR = "legalir-updates"
 OPS = ("add", "replace", "delete")
 
 
@@ -38,26 +43,61 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
         :meth:`legalir.collections.Corpus.record` gives records); ``None`` for a deleted one.
         Empty for an index never updated.
     """
+    out: dict[str, dict | None] = {}
+    for docid, rec, part in change_rows(index_dir):
+        out.pop(docid, None)  # the last change of a document wins, and comes last
+        out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
+    return out
+
+
+def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None, str]]:
+    """Every change applied to ``index_dir`` since its build, oldest first, one at a time (nothing kept):
+    ``(docid, record as indexed or None when deleted, partition key or "")``; each row checked.
+
+    Raises
+    ------
+    UpdateError
+        A row legalir did not write, or a change log without a change.
+    """
     from legalir.trec import FormatError, iter_jsonl
 
-    path = Path(os.path.realpath(index_dir)) / UPDATES
-    out: dict[str, dict | None] = {}
-    if not path.is_file():
-        return out
     again = f"restore it, or build the index again (legalir index COLLECTION {index_dir} --overwrite)"
-    try:
-        for n, row in iter_jsonl(path):
-            docid, op, rec = row.get("id"), row.get("op"), row.get("record")
-            if (not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None)
-                    or not (rec is None or isinstance(rec, dict))):
-                raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); {again}")
-            part = row.get("partition") or ""
-            out[docid] = None if rec is None else {**rec, **({"_partition": part} if part else {})}
-    except FormatError as e:
-        raise UpdateError(f"{e}; not the change log legalir wrote: {again}") from None
-    if not out:
-        raise UpdateError(f"{path}: holds no change, yet `legalir index update` writes it only with changes: the "
-                          f"changes applied to this index are lost; {again}")
+    import gzip
+    import zlib
+
+    for path in change_logs(index_dir):
+        found = False
+        data = None
+        if path.name.endswith(".gz"):
+            try:
+                data = gzip.decompress(path.read_bytes())
+            except (OSError, EOFError, zlib.error) as e:
+                raise UpdateError(f"{path}: not the compressed change log legalir wrote ({e}); {again}") from None
+        try:
+            for n, row in iter_jsonl(path, data=data):
+                docid, op, rec = row.get("id"), row.get("op"), row.get("record")
+                if (not isinstance(docid, str) or op not in OPS or (op == "delete") != (rec is None)
+                        or not (rec is None or isinstance(rec, dict))):
+                    raise UpdateError(f"{path}:{n}: not a change legalir wrote ({row!r:.80}); {again}")
+                found = True
+                yield docid, rec, row.get("partition") or ""
+        except FormatError as e:
+            raise UpdateError(f"{e}; not the change log legalir wrote: {again}") from None
+        if not found:
+            raise UpdateError(f"{path}: holds no change, yet `legalir index update` writes it only with changes: "
+                              f"the changes applied to this index are lost; {again}")
+
+
+def change_logs(index_dir: str | os.PathLike) -> list[Path]:
+    """The change logs of an index version, oldest first: :data:`UPDATES` (versions written before the logs
+    of one update each), then each update's own in :data:`UPDATES_DIR` (``NNNNNN.jsonl.gz``; a plain
+    ``.jsonl`` is read too), in the order they were applied."""
+    real = Path(os.path.realpath(index_dir))
+    out = [real / UPDATES] if (real / UPDATES).is_file() else []
+    folder = real / UPDATES_DIR
+    if folder.is_dir():
+        out += sorted((p for p in folder.iterdir() if p.name.endswith((".jsonl", ".jsonl.gz"))
+                       and p.name.split(".")[0].isdigit()), key=lambda p: int(p.name.split(".")[0]))
     return out
 
 
@@ -116,13 +156,13 @@ def refuse_rebuild(index_dir: str | os.PathLike, overwrite: bool = False) -> Non
     UpdateError
         Naming the changes file and what to do.
     """
-    path = Path(os.path.realpath(index_dir)) / UPDATES
-    if overwrite or not path.is_file():
+    logs = change_logs(index_dir)
+    if overwrite or not logs:
         return
-    with open(path, "rb") as f:
-        n = sum(1 for line in f if line.strip())
+    n = len(changed_documents(index_dir))
+    where = logs[-1].parent if logs[-1].parent.name == UPDATES_DIR else logs[-1]
     raise UpdateError(f"{index_dir}: holds {n} document change(s) applied by `legalir index update` since it was "
-                      f"built ({path}); a build from the collection would drop them: apply them to the collection "
+                      f"built ({where}); a build from the collection would drop them: apply them to the collection "
                       f"and convert it again, or pass --overwrite to rebuild without them")
 
 
@@ -141,10 +181,14 @@ class Documents:
     index_dirs : sequence of path
         The index folder(s) (links are resolved once, here); their changes are merged, the first
         folder's record of a document winning.
+    release : str, optional
+        The release of a code the version holds (its marker's): each record shown names it as its
+        ``release`` (a record of a code's release does not carry it: the release belongs to the version).
     """
 
-    def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = ()):
+    def __init__(self, corpus, index_dirs: Sequence[str | os.PathLike] = (), release: str | None = None):
         self.corpus = corpus
+        self.release = release
         self.changed: dict[str, dict | None] = {}
         self._cited: tuple[dict[str, list[str]], set[str]] | None = None
         for d in index_dirs:  # `legalir index update` changes a Lucene and a FAISS index together: they agree
@@ -157,8 +201,12 @@ class Documents:
             rec = self.changed[docid]
             if rec is None or (partition not in (None, "") and rec.get("_partition", partition) != partition):
                 return None
-            return dict(rec)
-        return self.corpus.record(docid, partition) if self.corpus is not None else None
+            rec = dict(rec)
+        else:
+            rec = self.corpus.record(docid, partition) if self.corpus is not None else None
+        if rec is not None and self.release is not None and "release" not in rec:
+            rec = {**rec, "release": self.release}
+        return rec
 
     def resolve(self, text: str) -> list[str]:
         """The documents of this version that a citation written as a lawyer writes it designates

@@ -116,7 +116,8 @@ class LuceneIndex:
         self._searcher = None
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
-        self._lock = threading.Lock()
+        self._deleted = None  # LiveStatsSearcher$Deleted of self.reader, read once
+        self._lock = threading.RLock()  # deleted_stats is reached under it (_partition_searcher)
         if needs_docvectors and not self.has_docvectors():
             self.close()
             raise LuceneError(f"{self.path}: the index stores no document vectors, which RM3 needs; "
@@ -228,7 +229,22 @@ class LuceneIndex:
     def score(self, docid: str, query: str, k1: float, b: float) -> float:
         """BM25 score of one document for ``query`` (term statistics of the whole index)."""
         sim = jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
-        return float(self._utils.computeQueryDocumentScoreWithSimilarity(self.reader, docid, query, sim))
+        if self.deleted_stats() is None:
+            return float(self._utils.computeQueryDocumentScoreWithSimilarity(self.reader, docid, query, sim))
+        # what Anserini's computeQueryDocumentScoreWithSimilarity does, through a searcher of live statistics:
+        # the bag of words AND a constant 1 for the document, minus 1
+        searcher = self.index_searcher()
+        searcher.setSimilarity(sim)
+        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        must = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur").MUST
+        one = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")(
+            jvm.autoclass("org.apache.lucene.search.TermQuery")(jvm.autoclass("org.apache.lucene.index.Term")("id", docid)))
+        q = B()
+        q.add(one, must)
+        q.add(jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
+            "contents", self.searcher().get_analyzer(), query), must)
+        hits = _java(lambda: searcher.search(q.build(), 1), self.path, "scoring").scoreDocs
+        return float(hits[0].score) - 1.0 if len(hits) else 0.0
 
     def search(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                rm3: tuple[int, int, float] | None = None, threads: int = 1) -> dict[str, dict[str, float]]:
@@ -270,8 +286,7 @@ class LuceneIndex:
         plain = [q for q in qids if not (filters.get(q) or citations.get(q))]
         found = {q: (d, sc) for q, d, sc in self._batch(plain, [text[q] for q in plain], k, k1=k1, b=b,
                                                          rm3=rm3, threads=threads)} if plain else {}
-        s = self.searcher()
-        s.set_bm25(float(k1), float(b))
+        s = self._bm25_searcher(k1, b)
         s.unset_rm3()
 
         # one at a time: pyjnius calls from several Python threads gave wrong hits now and then
@@ -304,17 +319,49 @@ class LuceneIndex:
         searcher.setSimilarity(jvm.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b)))
         return searcher, int(found[1].numDocs())
 
+    def deleted_stats(self, reader=None):
+        """What the deleted documents still in the segments of ``reader`` (default: the index's) add to its BM25
+        statistics (``io.legalir.LiveStatsSearcher$Deleted``, read once per reader from the postings of the
+        segments holding deletions), or ``None`` when it holds no deleted document.
+
+        ``legalir index update`` leaves a replaced or deleted document in its segment, marked deleted, so that
+        the versions of an index share their segments (hard links); Lucene counts such a document in the term
+        statistics until the segment is rewritten. A searcher that subtracts it scores as a fresh index of the
+        live documents alone."""
+        mine = reader is None
+        reader = self.reader if mine else reader
+        if not reader.hasDeletions():
+            return None
+        with self._lock:
+            if mine and self._deleted is not None:
+                return self._deleted
+            cast = jvm.cast("org.apache.lucene.index.IndexReader", reader)
+            found = _java(lambda: jvm.autoclass("io.legalir.LiveStatsSearcher$Deleted")(cast), self.path,
+                          "reading the statistics of deleted documents")
+            if mine:  # a partition searcher's reader is read once too: its searcher is kept
+                self._deleted = found
+        return found
+
+    def index_searcher(self, reader=None):
+        """An ``IndexSearcher`` of ``reader`` (default: the index's) whose BM25 statistics count its live
+        documents only (:meth:`deleted_stats`): a plain one where it holds no deleted document."""
+        reader = self.reader if reader is None else reader
+        cast = jvm.cast("org.apache.lucene.index.IndexReader", reader)
+        deleted = self.deleted_stats(None if reader is self.reader else reader)
+        if deleted is None:
+            return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(cast)
+        return jvm.autoclass("io.legalir.LiveStatsSearcher")(cast, deleted)
+
     def _open_partitions(self, key: tuple[str, ...]):
         if not key:  # the whole index
             reader = jvm.cast("org.apache.lucene.index.IndexReader", self.reader)
-            return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), reader
+            return self.index_searcher(), reader
         wanted = {s for p in key for s in self.partition_segments()[p]}
         cast = jvm.cast
         leaves = [c.reader() for c in self.reader.leaves()
                   if str(cast("org.apache.lucene.index.SegmentReader", c.reader()).getSegmentName()) in wanted]
         multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
-        reader = cast("org.apache.lucene.index.IndexReader", multi)  # not the IndexReaderContext overload
-        return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(reader), multi
+        return self.index_searcher(multi), multi
 
     def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
                     partitions: Sequence[str] | None, k1: float, b: float):
@@ -398,8 +445,7 @@ class LuceneIndex:
 
     def _batch(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                rm3: tuple[int, int, float] | None, threads: int) -> Iterator[tuple[str, list[str], array]]:
-        s = self.searcher()
-        s.set_bm25(float(k1), float(b))
+        s = self._bm25_searcher(k1, b)
         if rm3 is not None:
             s.set_rm3(int(rm3[0]), int(rm3[1]), float(rm3[2]))
         else:
@@ -419,6 +465,17 @@ class LuceneIndex:
         for q in qids:
             pairs = hits.pop(q, ())
             yield q, [p[0] for p in pairs], array("f", [p[1] for p in pairs])
+
+    def _bm25_searcher(self, k1: float, b: float):
+        """Anserini's ``SimpleSearcher`` set to BM25 ``k1``, ``b``, searching through a
+        ``LiveStatsSearcher`` where the index holds deleted documents (:meth:`index_searcher`)."""
+        s = self.searcher()
+        s.set_bm25(float(k1), float(b))  # makes its IndexSearcher anew
+        deleted = self.deleted_stats()
+        if deleted is not None:
+            _java(lambda: jvm.autoclass("io.legalir.LiveStatsSearcher").install(s, deleted), self.path,
+                  "opening a searcher")
+        return s
 
     def searcher(self):
         if self._searcher is None:
@@ -456,22 +513,30 @@ class LuceneWriter:
     folder : str or PathLike
         The index folder (created empty when it holds no index yet).
     merge : bool
-        ``True``: a ``TieredMergePolicy`` whose :meth:`expunge_deletes` leaves no deleted document in any
-        segment (BM25 statistics then count live documents only, as a fresh build's do); ``False``: no
-        merge ever (each added index stays its own segments: the pooled index's per-partition map).
+        ``True``: a ``TieredMergePolicy`` whose :meth:`expunge_deletes` rewrites every segment holding more
+        than ``deletes_pct_allowed`` % deleted documents (0: none left anywhere), and which merges segments
+        on its own only where deletions pass that share; ``False``: no merge ever (each added index stays
+        its own segments: the pooled index's per-partition map).
+    deletes_pct_allowed : float
+        The share of deleted documents a segment may keep (``merge=True``). Searches count live documents
+        only either way (:meth:`LuceneIndex.index_searcher`).
 
     Merges run in the calling thread (``SerialMergeScheduler``): the caller waits for them anyway, and
     ``ConcurrentMergeScheduler``'s threads made a forced merge of a few hundred documents take 0.1 s.
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, folder: str | os.PathLike, *, merge: bool):
+    def __init__(self, folder: str | os.PathLike, *, merge: bool, deletes_pct_allowed: float = 0.0):
         self.path = Path(folder)
         self._directory = self._open(self.path)
         cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
         if merge:
             policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
-            policy.setForceMergeDeletesPctAllowed(0.0)
+            policy.setForceMergeDeletesPctAllowed(float(deletes_pct_allowed))
+            if deletes_pct_allowed:
+                # segments are merged for their deletions only: an update adds one small segment, shared after
+                policy.setSegmentsPerTier(1e9)
+                policy.setDeletesPctAllowed(max(20.0, min(50.0, float(deletes_pct_allowed))))
         else:
             policy = jvm.autoclass("org.apache.lucene.index.NoMergePolicy").INSTANCE
         cfg.setMergePolicy(policy)
@@ -501,7 +566,7 @@ class LuceneWriter:
             src.close()
 
     def expunge_deletes(self) -> None:
-        """Rewrite every segment holding a deleted document (``merge=True``)."""
+        """Rewrite every segment holding more deleted documents than allowed (``merge=True``)."""
         self.writer.forceMergeDeletes(True)
 
     def commit(self) -> None:

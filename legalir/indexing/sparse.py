@@ -114,10 +114,10 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
     ]
     if fields:
         args += ["-fields", *fields]
-    main = jvm.autoclass("io.anserini.index.IndexCollection")
+    main = jvm.autoclass("io.legalir.Anserini")  # IndexCollection.main by name: pyjnius reflecting it took seconds
     with jvm.output_to_log("index") as log:
         try:
-            main.main(args)
+            main.indexCollection(args)
         except Exception as e:  # a Java exception, as jnius raises it: its report is in the log
             raise IndexError_(f"{input_dir}: Lucene could not index it ({' '.join(str(e).split())[:200]}); Java's "
                               f"report: {log}") from None

@@ -16,9 +16,12 @@ the updated collection.** How:
   Anserini ``IndexCollection`` run, with the same fields, as a build.
 * Lucene keeps a deleted document in its term statistics until the segment
   holding it is rewritten, so BM25 scores would drift from a rebuild's. The
-  new version therefore rewrites every segment that lost a document
-  (``forceMergeDeletes`` with no deletions allowed): exact statistics, at the
-  cost of rewriting the segments touched. A pooled index (``legalir index
+  new version keeps such a document in its segment, marked deleted (the
+  segment's files stay hard links shared with the version before), and every
+  search of it goes through ``io.legalir.LiveStatsSearcher``, which subtracts
+  what the deleted documents add to the statistics: exact statistics, with no
+  segment rewritten until its deleted documents pass
+  :data:`DELETES_PCT_ALLOWED` % of it. A pooled index (``legalir index
   --pooled``) keeps one set of segments per partition: each changed
   partition's segments are made again from its documents (the stored raw
   records plus the changes), so a search filtered to partitions still reads
@@ -36,9 +39,14 @@ index, a replaced or deleted one in it; with two indexes, both hold the same
 documents.
 
 An index version is its collection plus the changes applied since the build:
-the version folder records them in ``legalir-updates.jsonl`` (cumulative, one
-JSON object per changed document: ``{"id", "op", "partition", "record"}``,
-``record`` ``null`` for a deleted document). Readers that show documents
+the version folder records them in ``legalir-updates/`` (one gzip-compressed
+JSONL log per update, holding that update's changes only, the logs of the
+versions before hard-linked beside it; one JSON object per changed document:
+``{"id", "op", "partition", "record"}``, ``record`` ``null`` for a deleted
+document). A replaced or deleted document stays in its segment, marked
+deleted, so that versions share their segments' files; searches subtract its
+statistics (``io.legalir.LiveStatsSearcher``, :meth:`LuceneIndex.index_searcher
+<legalir.indexing.lucene.LuceneIndex.index_searcher>`). Readers that show documents
 (``legalir serve``) read a changed document from there, every other one
 from the collection (:func:`changed_documents`).
 """
@@ -59,8 +67,11 @@ from legalir.indexing.changes import (  # noqa: F401
     OPS,
     TOGETHER,
     UPDATES,
+    UPDATES_DIR,
     Documents,
     UpdateError,
+    change_logs,
+    change_rows,
     changed_documents,
     half_published,
     refuse_rebuild,
@@ -82,6 +93,8 @@ class Change:
     where: str
     record: dict | None = None
     partition: str = ""  # the partition key of the new record ("" when not partitioned)
+    #: a replaced record whose indexed fields are unchanged (``--to``): logged for display, its Lucene document kept
+    restate: bool = False
 
 
 @dataclass
@@ -339,6 +352,8 @@ def _plan(changes: ChangeSet, located: dict[str, str], index_dir: Path, partitio
             raise UpdateError(f"{c.where}: document {c.docid!r} is not in {index_dir}, so it cannot be "
                               f"{'replaced' if c.op == 'replace' else 'deleted'}"
                               f"{'; give it with --add' if c.op == 'replace' else ''}")
+        if c.restate and at == c.partition:
+            continue  # the same indexed document: only its displayed fields changed (the change log has them)
         if at is not None:
             plan.removed.setdefault(at, set()).add(c.docid)
         if c.record is not None:
@@ -353,23 +368,22 @@ _SKIP = ("write.lock",)
 def _copy_version(current: Path, tmp: Path) -> None:
     """The current version's files into the new version folder ``tmp``, hard-linked (neither Lucene nor this
     module ever writes into an existing file: every file changed is written anew and renamed into place, or
-    removed first); its marker, changes file and Lucene lock files left out."""
-    atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, UPDATES, *_SKIP))
+    removed first), its change logs included; its marker and Lucene lock files left out."""
+    atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, *_SKIP))
 
 
 def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
-    """``legalir-updates.jsonl`` of the new version: the current version's changes, then these (last wins)."""
-    from legalir.trec import iter_jsonl
+    """The new version's own change log, ``legalir-updates/NNNNNN.jsonl.gz``: these changes only, beside the logs
+    of the versions before it (hard links: :func:`_copy_version`); readers take the last change of a document
+    (:func:`legalir.indexing.changes.changed_documents`)."""
+    import gzip
 
-    rows: dict[str, dict] = {}
-    if (current / UPDATES).is_file():
-        for _, row in iter_jsonl(current / UPDATES):
-            rows[row["id"]] = row
-    for c in changes.changes.values():
-        rows.pop(c.docid, None)  # a changed document moves to the end
-        rows[c.docid] = {"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
-                         "record": c.record}
-    atomic.write_text(tmp / UPDATES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
+    rows = [{"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
+             "record": c.record} for c in changes.changes.values()]
+    (tmp / UPDATES_DIR).mkdir(exist_ok=True)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    atomic.write_bytes(tmp / UPDATES_DIR / f"{len(change_logs(current)) + 1:06d}.jsonl.gz",
+                       gzip.compress(text, compresslevel=6, mtime=0))
 
 
 def _write_jsonl(folder: Path, records: Sequence[dict]) -> Path:
@@ -404,19 +418,25 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     return out
 
 
+#: a segment keeps its deleted documents (marked deleted: the segment's files stay shared with the versions
+#: before, and searches subtract their statistics, ``io.legalir.LiveStatsSearcher``) until they are more than
+#: this share of it; then the update rewrites it without them
+DELETES_PCT_ALLOWED = 50.0
+
+
 def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], work: Path, fields: list[str],
                          threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
     from legalir.indexing.lucene import LuceneWriter
 
-    with LuceneWriter(folder, merge=True) as writer:
+    with LuceneWriter(folder, merge=True, deletes_pct_allowed=DELETES_PCT_ALLOWED) as writer:
         if removed:
             writer.delete(removed)  # applied when add_index flushes, to the segments there before it
         if records:
             writer.add_index(_index_records(records, work, fields, threads))
         if removed:
-            writer.expunge_deletes()
+            writer.expunge_deletes()  # only the segments with more than DELETES_PCT_ALLOWED % deleted
         writer.commit()  # one commit (one round of fsync) per index
         return writer.num_docs()
 
@@ -613,8 +633,12 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
 
     A document is added, removed or replaced by its id and its whole record as each collection holds it
     (``contents`` and every field): what an index of ``to`` would hold, so the update searches exactly as a
-    fresh index of ``to``. Returns the counts ``{"add", "replace", "delete", "same", "text_changed"}``
-    (``text_changed``: the replaced documents whose ``contents`` differ; the others differ in a field only).
+    fresh index of ``to``. A replaced record that differs only in fields the Lucene index does not index
+    (a section's annotations, history, headings: not its text, citations, filters or partition) is written
+    to ``restate.jsonl`` instead: its new record is logged for display, its Lucene document left as it is.
+    Returns the counts ``{"add", "replace", "delete", "same", "text_changed", "restated"}``
+    (``text_changed``: the replaced documents whose ``contents`` differ; ``restated``: of the replaced, those
+    in ``restate.jsonl``).
 
     Raises
     ------
@@ -644,26 +668,40 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
             raise UpdateError(f"--to {to}: its {key} is {new.manifest.get(key)!r}, the index's collection's "
                               f"{old_manifest.get(key)!r}; give a release of the same dataset")
 
-    def digest(rec: dict) -> tuple[str, str]:
-        """(the whole record's digest, its text's): a record changed in its fields only (a release stamped on
-        every section) still counts as replaced, and is told apart in the counts."""
+    from legalir.indexing import sparse
+
+    # what a Lucene index of the record depends on: its id, text, indexed fields and partition
+    searched = ("id", "contents", *sparse.indexed_fields(old_manifest), *([old_manifest["partition_field"]]
+                                                                       if old_manifest.get("partition_field") else []))
+
+    def digest(rec: dict) -> tuple[str, str, str]:
+        """(the whole record's digest, its text's, what Lucene indexes of it): a record changed in its fields only
+        still counts as replaced, and is told apart in the counts; one changed in fields Lucene does not index
+        only (annotations, headings) is a restated record."""
         rec = {k: v for k, v in rec.items() if k != "_partition"}
         whole = hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest()
+        indexed = hashlib.sha256(json.dumps([rec.get(k) for k in searched], ensure_ascii=False).encode()).hexdigest()
+        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest(), indexed
 
-    docs = Documents(collections.Corpus(root), [atomic.current(p) for p in built])
-    held: dict[str, tuple[str, str]] = {}
+    # what the index holds now, as digests: its changes (read a row at a time, the last of a document winning:
+    # the records themselves are not kept), then every other document of its collection
+    changed: dict[str, tuple[str, str, str] | None] = {}
+    for docid, rec, _ in change_rows(atomic.current(built[0])):
+        changed[docid] = None if rec is None else digest(rec)
+    held: dict[str, tuple[str, str, str]] = {}
     for rec in collections.iter_documents(root):
         docid = str(rec["id"])
-        if docid not in docs.changed:
+        if docid not in changed:
             held[docid] = digest(rec)
-    for docid, rec in docs.changed.items():
-        if rec is not None:
-            held[docid] = digest(rec)
+    for docid, d in changed.items():
+        if d is not None:
+            held[docid] = d
     out = Path(out_dir)
-    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0}
+    counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0, "restated": 0}
     seen: set[str] = set()
-    with open(out / "add.jsonl", "w", encoding="utf-8") as fa, open(out / "replace.jsonl", "w", encoding="utf-8") as fr:
+    with open(out / "add.jsonl", "w", encoding="utf-8") as fa, \
+            open(out / "replace.jsonl", "w", encoding="utf-8") as fr, \
+            open(out / "restate.jsonl", "w", encoding="utf-8") as fs:
         for rec in collections.iter_documents(new.root):
             docid = str(rec["id"])
             seen.add(docid)
@@ -675,12 +713,43 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
             if was is not None and was[1] != now[1]:
                 counts["text_changed"] += 1
             line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False) + "\n"
-            (fa if was is None else fr).write(line)
+            restated = was is not None and was[2] == now[2]
+            (fa if was is None else fs if restated else fr).write(line)
             counts["add" if was is None else "replace"] += 1
+            counts["restated"] += restated
     gone = sorted(d for d in held if d not in seen)
     (out / "delete.txt").write_text("".join(f"{d}\n" for d in gone), encoding="utf-8")
     counts["delete"] = len(gone)
     return counts
+
+
+def _publish_release_only(indexes: Sequence[str | os.PathLike], release: dict) -> dict[str, dict]:
+    """A new version of each of ``indexes`` that holds what the current one holds (hard links) as ``release``
+    (its marker's ``release`` and ``date``): a newer release without a change, kept for ``as_of=`` it."""
+    import uuid
+    from contextlib import ExitStack
+
+    from legalir.indexing import dense, kind_of, sparse
+
+    kinds = [kind_of(p)[0] for p in indexes]
+    together = {TOGETHER: uuid.uuid4().hex} if len(indexes) == 2 else {}
+    out: dict[str, dict] = {}
+    with ExitStack() as stack:
+        for path, kind in zip(indexes, kinds):
+            mod = sparse if kind == "sparse" else dense
+            marker = {**together, **release}
+            tmp = stack.enter_context(atomic.atomic_dir(path, mod.KIND, legacy=mod._is_legacy_index, versioned=True,
+                                                        marker=marker))
+            cur = atomic.current(path)
+            _copy_version(cur, tmp)
+            documents = (sum(sparse.num_docs(cur / k) for k in sparse.partitions(cur)) if sparse.partitions(cur)
+                         else sparse.num_docs(cur)) if kind == "sparse" else \
+                sum(int(dense.read_meta(cur / k if k else cur)["documents"]) for k in (dense.partitions(cur) or [""]))
+            out["bm25" if kind == "sparse" else "dense"] = {"index": str(path), "documents": documents,
+                                                            "add": 0, "replace": 0, "delete": 0}
+    for kind, d in out.items():
+        d["version"] = atomic.current(d["index"]).name
+    return out
 
 
 def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
@@ -756,7 +825,8 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
            replace: Sequence[str | os.PathLike] = (), delete: Sequence[str | os.PathLike] = (), *,
            to: str | os.PathLike | None = None, allow_older: bool = False, threads: int | None = None,
            device: str | None = None, batch_size: int | None = None, quiet: bool = False,
-           _release: dict | None = None, _marker: dict | None = None) -> dict[str, dict]:
+           _release: dict | None = None, _marker: dict | None = None,
+           _restate: Sequence[str | os.PathLike] = ()) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -812,13 +882,33 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         with tempfile.TemporaryDirectory(prefix="legalir-release-") as tmp:
             counts = release_changes(indexes, to, tmp)
             if not (counts["add"] or counts["replace"] or counts["delete"]):
-                return {}
-            files = {op: [str(Path(tmp) / name)] if counts[op] else []
+                release = collections.release_marker(collections.read_manifest(to))
+                if went_back is not None or not release or all(
+                        (atomic.read_marker(atomic.current(p)) or {}).get("release") == release["release"]
+                        for p in indexes):
+                    return {}
+                # a newer release that prints every section as the one before: a version of its own all the
+                # same (as_of= it), its files all hard links to the current version's
+                done = _publish_release_only(indexes, release)
+                for d in done.values():
+                    d["same"], d["text_changed"], d["restated"] = counts["same"], 0, 0
+                return done
+            written = {**counts, "replace": counts["replace"] - counts["restated"]}  # replace.jsonl's, restated apart
+            files = {op: [str(Path(tmp) / name)] if written[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
+            restate = [str(Path(tmp) / "restate.jsonl")] if counts["restated"] else []
+            from legalir.indexing import kind_of
+
+            lucene_only = all(kind_of(p)[0] == "sparse" for p in indexes)
+            if not lucene_only:  # a FAISS index encodes fields Lucene does not index (its doc_text): replaced whole
+                files["replace"] = files["replace"] + restate
+                restate = []
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
-                          _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back)
+                          _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back,
+                          _restate=restate)
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
+            d["restated"] = counts["restated"] if lucene_only else 0
         return done
 
     from legalir import collections
@@ -836,7 +926,18 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         pair = IndexPair(indexes)
     except LegalirError as e:
         raise UpdateError(str(e)) from None
-    changes = read_changes(add, replace, delete)
+    if (add or replace or delete):
+        changes = read_changes(add, replace, delete)
+    else:
+        changes = ChangeSet()
+    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
+        for docid, c in read_changes(replace=_restate).changes.items():
+            if docid in changes.changes:  # pragma: no cover - release_changes writes each id once
+                raise UpdateError(f"{c.where}: document {docid!r} is changed twice")
+            c.restate = True
+            changes.changes[docid] = c
+    if not changes.changes:
+        raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
     roots = {}
     for kind, path in kinds:

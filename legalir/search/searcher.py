@@ -193,6 +193,7 @@ class Searcher:
         assert held is not None  # IndexPair holds one index at least
         #: the releases kept (:mod:`legalir.search.releases`)
         self._kept = _releases.Kept({"sparse": self.sparse, "dense": self.dense}, held)
+        self._docs.release = self._kept.release  # the records shown name their version's release
         self._router = Router(self.pair, self.partition_field, self.pooled)
         self._display = Display(self._docs, self.pair, self._stored)
         self._rm3 = rm3

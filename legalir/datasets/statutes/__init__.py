@@ -21,8 +21,12 @@ One document per section (``legalir convert statutes --option state=ga --option 
 * ``id``: legalir's citation key of the section's official citation (what
   :mod:`legalir.legal.citations` gives ``O.C.G.A. § 8-2-1``; where it reads none, the key of the
   state's general code it gives other forms, ``ga_code_8_2_1``, counted in the report);
-* ``section`` (as printed), ``state``, ``release``, ``citation`` (the official form),
-  ``title`` (the heading), ``heading_path`` (Title > Chapter > Article > Part);
+* ``section`` (as printed), ``state``, ``citation`` (the official form),
+  ``title`` (the heading), ``heading_path`` (Title > Chapter > Article > Part); the release is the
+  collection's (its manifest's ``options.release``) and then the index version's, not each record's: a
+  section a newer release leaves as it was is the same record, so ``legalir index update --to`` replaces
+  only the sections that changed (documents shown still name their version's ``release``:
+  :class:`legalir.indexing.changes.Documents`);
 * ``contents``: the statutory text only (list labels ``(a)``, ``(1)`` restored from the
   ``<ol type>``); ``history``, ``notes`` (editor's notes, cross-references, research
   references, comments), ``case_notes``: separate fields (``--option text=`` adds them);

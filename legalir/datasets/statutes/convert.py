@@ -115,7 +115,7 @@ class Statutes(Dataset):
 
     name = "statutes"
     jurisdiction_field = "state"
-    filter_fields = ("state", "release", "status")
+    filter_fields = ("state", "status")  # a release is a version of the index: as_of=, not a filter
     #: the reader writes each document's ``citations`` field itself, from the code's own links
     citations_given = True
     #: set by legalir.collections (``legalir convert --citations off``: False, nothing extracted)
@@ -500,7 +500,7 @@ class Statutes(Dataset):
         """The document of one section number of ``s`` (counted in the report by status)."""
         report = self.report
         fields = {
-            "section": number, "state": self.state, "release": self.release,
+            "section": number, "state": self.state,
             "citation": official_citation(self.state, number, title_number),
             "title": s.heading, "heading_path": " > ".join(s.heading_path),
             "status": s.status, "history": "\n".join(b.text for b in s.history), "notes": notes,
