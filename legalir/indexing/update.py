@@ -60,7 +60,7 @@ from pathlib import Path
 
 from legalir.base import atomic, log
 from legalir.errors import LegalirError
-from legalir.indexing import IndexPair, NotAnIndex, collection_of
+from legalir.indexing import IndexPair, NotAnIndex, collection_of, kind_of
 
 # a version's changes as readers see them (the changes file, the documents shown, the rebuild guard)
 from legalir.indexing.changes import (  # noqa: F401
@@ -897,8 +897,6 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             files = {op: [str(Path(tmp) / name)] if written[op] else []
                      for op, name in (("add", "add.jsonl"), ("replace", "replace.jsonl"), ("delete", "delete.txt"))}
             restate = [str(Path(tmp) / "restate.jsonl")] if counts["restated"] else []
-            from legalir.indexing import kind_of
-
             lucene_only = all(kind_of(p)[0] == "sparse" for p in indexes)
             if not lucene_only:  # a FAISS index encodes fields Lucene does not index (its doc_text): replaced whole
                 files["replace"] = files["replace"] + restate
