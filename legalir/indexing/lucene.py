@@ -108,9 +108,10 @@ class _JavaBatch:
     Anserini's ``SimpleSearcher.search`` step for step (top ``k`` by score, ties by docid, its score-tie
     adjustment), bound to one query's arguments (``MethodHandles.insertArguments``) and wrapped as a
     ``Callable`` (``MethodHandleProxies.asInterfaceInstance``) inside Java: the proxy's class is a hidden
-    class, which pyjnius cannot look up, so it never crosses the bridge. A ``ForkJoinPool`` (daemon threads)
-    of the batch's thread count runs them (``invokeAll``); Java threads call no Python, and every call from
-    Python still comes from the one thread that holds the gate (:data:`legalir.search.gate.LUCENE`). The
+    class, which pyjnius cannot look up, so it never crosses the bridge) and submitted to a ``ForkJoinPool``
+    (daemon threads) of the batch's thread count as soon as its query is built, so Java searches while
+    Python builds the next. Java threads call no Python, and every call from Python still comes from the one
+    thread that holds the gate (:data:`legalir.search.gate.LUCENE`). The
     hits come back as one JSON string (``{qid: {"docids": [...], "scores": [...]}}``), as :meth:`LuceneIndex._batch`'s.
     Built once per process (:meth:`get`).
     """
@@ -159,15 +160,21 @@ class _JavaBatch:
         run = lookup.findVirtual(c["io.anserini.rerank.RerankerCascade"], "run", types.methodType(
             docs_c, [docs_c, c["io.anserini.rerank.RerankerContext"]])).bindTo(self.cascade)
         one = handles.collectArguments(run, 0, scored)
-        # (list, searcher, query, k, context) -> list.add(Callable of `one` with those four arguments bound)
-        objects = c["[Ljava.lang.Object;"]
+        # (list, pool, searcher, query, k, context) -> list.add(pool.submit(Callable of `one` with those four
+        # arguments bound)): the search starts while Python builds the next query
+        objects, callable_c = c["[Ljava.lang.Object;"], c["java.util.concurrent.Callable"]
+        pool_c = forname("java.util.concurrent.ForkJoinPool")
         bind = lookup.findStatic(c["java.lang.invoke.MethodHandles"], "insertArguments", types.methodType(
             handle_c, [handle_c, integer.TYPE, objects]))
         bind = handles.insertArguments(bind, 0, one, integer(0)).asCollector(objects, 4)
         proxy = lookup.findStatic(c["java.lang.invoke.MethodHandleProxies"], "asInterfaceInstance", types.methodType(
-            object_c, [c["java.lang.Class"], handle_c])).bindTo(c["java.util.concurrent.Callable"])
+            object_c, [c["java.lang.Class"], handle_c])).bindTo(callable_c)
+        proxy = proxy.asType(types.methodType(callable_c, [handle_c]))
+        submit = lookup.findVirtual(pool_c, "submit", types.methodType(forname("java.util.concurrent.ForkJoinTask"),
+                                                                       [callable_c]))
+        submit = handles.collectArguments(submit, 1, handles.filterReturnValue(bind, proxy))
         add = lookup.findVirtual(c["java.util.List"], "add", types.methodType(boolean.TYPE, [object_c]))
-        self._add = handles.collectArguments(add, 1, handles.filterReturnValue(bind, proxy))
+        self._add = handles.collectArguments(add, 1, submit.asType(submit.type().changeReturnType(object_c)))
         self._integer = integer
         self._args = A("io.anserini.search.SearchCollection$Args")()  # defaults, as SimpleSearcher's
         self._context = A("io.anserini.rerank.RerankerContext")
@@ -189,25 +196,24 @@ class _JavaBatch:
         self.DisMax = A("org.apache.lucene.search.DisjunctionMaxQuery")
         self.Range = A("org.apache.lucene.search.TermRangeQuery")
 
-    def jobs(self):
-        """An empty list of jobs (a ``java.util.ArrayList`` of ``Callable``)."""
-        return self._list()
-
-    def add(self, jobs, searcher, query, k: int, text: str, tokens) -> None:
-        """Add the search of ``query`` over ``searcher`` for its top ``k`` to ``jobs``."""
-        context = self._context(searcher, None, query, None, text, tokens, None, self._args)
-        self._add.invokeWithArguments(jobs, searcher, query, self._integer(int(k)), context)
-
-    def run(self, jobs, qids: Sequence[str], threads: int) -> dict[str, dict]:
-        """Run ``jobs`` (those of ``qids``, in order) over ``threads`` Java threads: ``{qid: {"docids",
-        "scores"}}``. A job's Java exception is raised here."""
+    def jobs(self, threads: int):
+        """A new batch: ``(list of its searches started, the pool of ``threads`` Java threads they run on)``."""
         threads = max(1, int(threads))
         pool = self._pools.get(threads)
         if pool is None:
             pool = self._pools[threads] = jvm.autoclass("java.util.concurrent.ForkJoinPool")(threads)
-        futures = pool.invokeAll(jobs).toArray()
+        return self._list(), pool
+
+    def add(self, jobs, searcher, query, k: int, text: str, tokens) -> None:
+        """Start the search of ``query`` over ``searcher`` for its top ``k`` in the batch ``jobs``."""
+        context = self._context(searcher, None, query, None, text, tokens, None, self._args)
+        self._add.invokeWithArguments(jobs[0], jobs[1], searcher, query, self._integer(int(k)), context)
+
+    def run(self, jobs, qids: Sequence[str]) -> dict[str, dict]:
+        """The hits of the batch ``jobs`` (those of ``qids``, in the order they were added), once every search
+        has ended: ``{qid: {"docids", "scores"}}``. A search's Java exception is raised here."""
         out = self._map()
-        for q, f in zip(qids, futures):
+        for q, f in zip(qids, jobs[0].toArray()):
             out.put(q, f.get())
         return json.loads(self._writer.writeValueAsString(out))
 
@@ -436,7 +442,7 @@ class LuceneIndex:
         score, ties by docid, its score-tie adjustment): what the same queries give one at a time, exactly
         (``tests/test_filter_batch.py``)."""
         java = _JavaBatch.get()
-        jobs = java.jobs()
+        jobs = java.jobs(threads)
         order = []
         searchers: dict[tuple[str, ...], tuple] = {}
         # longest queries first (as _batch): the batch ends on short ones and no thread idles long at the end
@@ -448,7 +454,7 @@ class LuceneIndex:
             query, tokens = self.query(texts[q], filters.get(q) or [], citations.get(q) or [], n_docs)
             java.add(jobs, sub, query, k, texts[q], tokens)
             order.append(q)
-        hits = _java(lambda: java.run(jobs, order, threads), self.path, "search")
+        hits = _java(lambda: java.run(jobs, order), self.path, "search")
         return {q: (pairs["docids"], array("f", pairs["scores"])) for q, pairs in hits.items()}
 
     def query(self, text: str, filter_clauses: list, cite: list[tuple[str, int]], n_docs: int | None = None):
