@@ -237,6 +237,7 @@ class LuceneIndex:
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
         self._filter_clauses: dict = {}
+        self._all_match: dict = {}
         self._analyzer = None
         self._lock = threading.Lock()
         if needs_docvectors and not self.has_docvectors():
@@ -451,7 +452,11 @@ class LuceneIndex:
             if key not in searchers:  # the similarity is set before any thread searches
                 searchers[key] = self._partition_searcher(key, k1, b)
             sub, n_docs = searchers[key]
-            query, tokens = self.query(texts[q], filters.get(q) or [], citations.get(q) or [], n_docs)
+            # a clause every document searched matches filters nothing: left out, as Lucene's rewrite leaves out
+            # a clause that cannot change the hits (a state's filter over that state's own segments; the scores
+            # are the same floats, tests/test_filter_batch.py), it costs a conjunction per query
+            flt = [c for c in filters.get(q) or [] if not self._matches_all(key, sub, n_docs, c)]
+            query, tokens = self.query(texts[q], flt, citations.get(q) or [], n_docs)
             java.add(jobs, sub, query, k, texts[q], tokens)
             order.append(q)
         hits = _java(lambda: java.run(jobs, order), self.path, "search")
@@ -515,6 +520,16 @@ class LuceneIndex:
         found = self._filter_clauses[alts] = either.build()
         return found
 
+    def _matches_all(self, key: tuple[str, ...], searcher, n_docs: int, alts: list) -> bool:
+        """Whether every live document of the partitions ``key`` (``searcher``, ``n_docs`` of them) matches the
+        filter clause ``alts`` (counted once per index)."""
+        alts_key = tuple(map(tuple, alts))
+        found = self._all_match.get((key, alts_key))
+        if found is None:
+            clause = self._filter_clause(alts_key)
+            found = self._all_match[(key, alts_key)] = int(searcher.count(clause)) == n_docs
+        return found
+
     def analyzer(self):
         """The analyzer of the index's searcher (Anserini's default: what ``legalir index`` indexed with)."""
         if self._analyzer is None:
@@ -557,7 +572,7 @@ class LuceneIndex:
             if key:  # () is the index's own reader, closed below
                 multi.close()
         self._partition_searchers = {}
-        self._filter_clauses, self._analyzer = {}, None
+        self._filter_clauses, self._all_match, self._analyzer = {}, {}, None
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
