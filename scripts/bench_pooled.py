@@ -251,12 +251,20 @@ def main(argv=None) -> None:
 
     ctopics, cqrels = d / "citations.jsonl", d / "citations.qrels"
     res["citation_queries"] = citation_topics(coll, ctopics, cqrels, args.citation_queries) if args.citation_queries else 0
-    for name, index, extra in (("citations_on", "states", []), ("citations_off", "states", ["--citations", "off"]),
-                               ("citations_on_pooled", "pooled", [])) if args.citation_queries else ():
+    cited = [("citations_on", "states", [], str(REPO)), ("citations_off", "states", ["--citations", "off"], str(REPO)),
+             ("citations_on_pooled", "pooled", [], str(REPO))]
+    if args.before:
+        cited += [("citations_on_before", "states", [], str(args.before.resolve())),
+                  ("citations_on_pooled_before", "pooled", [], str(args.before.resolve()))]
+    for name, index, extra, code in cited if args.citation_queries else ():
         step(f"search {name}")
         res[f"search_{name}"] = measure([legalir, "search", str(d / index), str(ctopics), str(d / f"{name}.trec"),
-                                         "-k", "10", "--threads", str(args.threads), *extra], log)
+                                         "-k", "10", "--threads", str(args.threads), "--force", *extra], log,
+                                        env={"PYTHONPATH": code})
         res[f"search_{name}"]["measures"] = scores(cqrels, d / f"{name}.trec", ["success.1", "recip_rank_cut.10"])
+    if args.citation_queries and args.before:
+        res["citations_identical_before"] = all(filecmp.cmp(d / f"{n}.trec", d / f"{n}_before.trec", shallow=False)
+                                                for n in ("citations_on", "citations_on_pooled"))
     res["loadavg_end"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1) + "\n")
@@ -269,6 +277,9 @@ def main(argv=None) -> None:
         print(f"before ({args.before}): {res['pooled_before_time_ratio']:.2f}x "
               f"({res['search_pooled_before']['seconds']:.1f} s); run files byte-identical: "
               f"{'yes' if res['identical_run_files_before'] else 'NO'}")
+    if "citations_identical_before" in res:
+        print(f"citation runs with and without the change byte-identical: "
+              f"{'yes' if res['citations_identical_before'] else 'NO'}")
     print(f"command: python scripts/bench_pooled.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"\n(load average {', '.join(f'{x:.1f}' for x in res['loadavg_start'])} at the start, "
           f"{', '.join(f'{x:.1f}' for x in res['loadavg_end'])} at the end, on {os.cpu_count()} cores; JSON: {args.out})")
@@ -321,7 +332,10 @@ def table(r: dict) -> str:
     if not r["citation_queries"]:
         return "\n".join(lines)
     lines += ["", f"Citation queries ({r['citation_queries']}): | run | hit@1 | MRR@10 | wall s |", "|---|---|---|---|"]
-    for name in ("citations_off", "citations_on", "citations_on_pooled"):
+    for name in ("citations_off", "citations_on", "citations_on_pooled", "citations_on_before",
+                 "citations_on_pooled_before"):
+        if f"search_{name}" not in r:
+            continue
         m = r[f"search_{name}"]
         lines.append(f"| {name} | {m['measures']['success.1']:.4f} | {m['measures']['recip_rank_cut.10']:.4f} "
                      f"| {m['seconds']:.1f} |")
