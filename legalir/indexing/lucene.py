@@ -106,14 +106,14 @@ class _JavaBatch:
     a partition's searcher) goes to Java as a ``Callable`` made from the JDK's own method handles:
     ``cascade.run(ScoredDocs.fromTopDocs(searcher.search(query, k, sort, true), searcher), context)``,
     Anserini's ``SimpleSearcher.search`` step for step (top ``k`` by score, ties by docid, its score-tie
-    adjustment), bound to one query's arguments (``MethodHandles.insertArguments``) and wrapped as a
-    ``Callable`` (``MethodHandleProxies.asInterfaceInstance``) inside Java: the proxy's class is a hidden
-    class, which pyjnius cannot look up, so it never crosses the bridge) and submitted to a ``ForkJoinPool``
-    (daemon threads) of the batch's thread count as soon as its query is built, so Java searches while
-    Python builds the next. Java threads call no Python, and every call from Python still comes from the one
-    thread that holds the gate (:data:`legalir.search.gate.LUCENE`). The
-    hits come back as one JSON string (``{qid: {"docids": [...], "scores": [...]}}``), as :meth:`LuceneIndex._batch`'s.
-    Built once per process (:meth:`get`).
+    adjustment), bound to one query's arguments (``MethodHandles.insertArguments``), wrapped as a
+    ``Callable`` (``MethodHandleProxies.asInterfaceInstance``) and submitted to a ``ForkJoinPool`` (daemon
+    threads) of the batch's thread count, all inside one composed handle: the proxy's class is a hidden class,
+    which pyjnius cannot look up, so the proxy never crosses the bridge. Each search starts as soon as its
+    query is built, so Java searches while Python builds the next. Java threads call no Python, and every call
+    from Python still comes from the one thread that holds the gate (:data:`legalir.search.gate.LUCENE`). The
+    hits come back as one JSON string (``{qid: {"docids": [...], "scores": [...]}}``), as
+    :meth:`LuceneIndex._batch`'s. Built once per process (:meth:`get`).
     """
 
     _one: _JavaBatch | None = None
@@ -182,8 +182,7 @@ class _JavaBatch:
         self._pools: dict[int, object] = {}
         mapper = A("com.fasterxml.jackson.databind.ObjectMapper")()
         ignore = A("com.fasterxml.jackson.annotation.JsonIgnoreProperties$Value")
-        mapper.configOverride(docs_c).setIgnorals(ignore.forIgnoredProperties("lucene_document", "lucene_documents",
-                                                                              "lucene_docids"))
+        mapper.configOverride(docs_c).setIgnorals(ignore.forIgnoredProperties("lucene_documents", "lucene_docids"))
         self._writer = mapper.writer()
         # what LuceneIndex.query builds queries with
         self.analyze = A("io.anserini.analysis.AnalyzerUtils").analyze
