@@ -2,6 +2,8 @@
 """Housing at scale: one index per jurisdiction vs one pooled index searched with a filter, side by side.
 
     python scripts/bench_pooled.py --scale 1.0 --work /tmp/legalir-pooled --questions 1000 --citation-queries 1000
+    python scripts/bench_pooled.py --scale 1.0 --work DIR --reuse --questions 0 --citation-queries 0 \
+        --no-reference --rounds 2 --before OLD_CHECKOUT      # the search ratio only, before and after a change
 
 On the synthetic Housing release (scripts/synth_housing.py; generation is not timed) it times, each
 as its own process, with peak RSS of the process tree (scripts/bench_scale.py's `measure`):
@@ -14,13 +16,21 @@ as its own process, with peak RSS of the process tree (scripts/bench_scale.py's 
   the pooled index, with the same flags: one index over everything, merged as Lucene likes;
 * `legalir search` at depth 1000 for the questions (all, or a fixed sample: every k-th question in
   qid order), per-jurisdiction (each question routed to its state's index, batch of 2 threads),
-  pooled (each question filtered to its state: a Lucene FILTER clause over that state's segments,
-  one query at a time), and over the reference index with the same filter (`--filter-by state`:
-  the statistics of all 51 jurisdictions);
+  pooled (each question filtered to its state: a Lucene FILTER clause over that state's segments;
+  the filtered queries of a batch searched together over Java threads, as the plain ones are), and
+  over the reference index with the same filter (`--filter-by state`: the statistics of all 51
+  jurisdictions); `--rounds N` searches per-jurisdiction and pooled N times each, alternately, and
+  keeps each one's fastest; `--before DIR` also times the pooled search with the code of the
+  checkout DIR (`PYTHONPATH=DIR`, e.g. `git archive COMMIT | tar -x -C DIR`) in the same rounds;
 * the citation queries: questions naming one statute by its citation in the surface forms people
   use (`Alabama Code § 3-5-120`, `Ala. Code § 3-5-120`, `AL Code §3-5-120`, `Alabama Code section
   3-5-120`, `Ala. Code Ann. § 3-5-120`), over a fixed sample of statutes, searched with and
   without `--citations` (hit@1 = success.1, MRR@10 = recip_rank_cut.10).
+
+It prints the pooled search's wall time as a ratio of the per-jurisdiction one (issue 39's target:
+at most 1.1x) and whether the two run files are byte-identical; it exits with status 1 when they
+are not (the speed is reported, never asserted). `--reuse` keeps what the work folder already
+holds (collection, indexes) and builds only what is missing.
 
 Then it compares the runs with the per-jurisdiction one: identical (topic, docid, score) triples,
 identical docid rankings, overlap of the top 10, and the Housing measures of each (R@10 any/all,
@@ -34,6 +44,7 @@ Results: a table on stdout and JSON in --out. The machine is shared: the load av
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import random
@@ -153,8 +164,16 @@ def main(argv=None) -> None:
     ap.add_argument("--no-reference", dest="reference", action="store_false",
                     help="skip Anserini's IndexCollection")
     ap.add_argument("--keep", action="store_true", help="keep the data, collections and indexes")
+    ap.add_argument("--reuse", action="store_true",
+                    help="use the collection and indexes the work folder holds (build only what is missing); "
+                         "implies --keep")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="search per-jurisdiction and pooled this many times each, alternately; keep the fastest [1]")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of the code before a change: its pooled search is timed in the same rounds")
     ap.add_argument("--out", type=Path, default=REPO / "results" / "bench_pooled.json")
     args = ap.parse_args(argv)
+    args.keep = args.keep or args.reuse
 
     d = args.work / f"s{args.scale:g}"
     d.mkdir(parents=True, exist_ok=True)
@@ -170,10 +189,11 @@ def main(argv=None) -> None:
         subprocess.run([py, str(REPO / "scripts/synth_housing.py"), str(d / "data"), "--scale", str(args.scale)],
                        check=True)
     coll = d / "coll"
-    step("convert")
-    shutil.rmtree(coll, ignore_errors=True)
-    res["convert"] = measure([legalir, "convert", "housing_qa", "--data-dir", str(d / "data"), "--out", str(coll),
-                              "--quiet"], log)
+    if not (args.reuse and (coll / "manifest.json").exists()):
+        step("convert")
+        shutil.rmtree(coll, ignore_errors=True)
+        res["convert"] = measure([legalir, "convert", "housing_qa", "--data-dir", str(d / "data"), "--out",
+                                  str(coll), "--quiet"], log)
     manifest = json.loads((coll / "manifest.json").read_text())
     res["statutes"] = manifest["documents"]["written"]
     res["statutes_with_citations"] = manifest["fields"]["citations"]["documents"]
@@ -181,12 +201,14 @@ def main(argv=None) -> None:
     fields = sorted(manifest["fields"])
 
     for name, extra in (("states", []), ("pooled", ["--pooled"])):
+        if args.reuse and (d / name).exists():
+            continue
         step(f"index {name}")
         shutil.rmtree(d / name, ignore_errors=True)
         res[f"index_{name}"] = measure([legalir, "index", str(coll), str(d / name), "--threads", str(args.threads),
                                         *extra], log)
         res[f"index_{name}"]["disk_mb"] = du_mb(Path(os.path.realpath(d / name)))
-    if args.reference:
+    if args.reference and not (args.reuse and (d / "anserini").exists()):
         step("index: Anserini IndexCollection (reference)")
         shutil.rmtree(d / "anserini", ignore_errors=True)
         res["index_anserini"] = reference_index(coll, d / "anserini", log, args.threads, fields)
@@ -195,12 +217,27 @@ def main(argv=None) -> None:
     topics = d / "questions.jsonl"
     res["questions"] = sample_topics(coll / "topics/test.jsonl", topics, args.questions)
     qrels = coll / "qrels/test.txt"
-    for name in ("states", "pooled"):
-        step(f"search {name} ({res['questions']} questions, depth 1000)")
-        res[f"search_{name}"] = measure([legalir, "search", str(d / name), str(topics), str(d / f"{name}.trec"),
-                                         "-k", "1000", "--threads", str(args.threads)], log)
+    # this checkout's code (PYTHONPATH), whatever the environment holds
+    layouts = [("states", "states", str(REPO)), ("pooled", "pooled", str(REPO))]
+    if args.before:
+        layouts.append(("pooled_before", "pooled", str(args.before.resolve())))
+    for r in range(max(1, args.rounds)):
+        for name, index, code in layouts:
+            step(f"search {name} ({res['questions']} questions, depth 1000, round {r + 1})")
+            m = measure([legalir, "search", str(d / index), str(topics), str(d / f"{name}.trec"), "-k", "1000",
+                         "--threads", str(args.threads), "--force"], log, env={"PYTHONPATH": code})
+            res.setdefault(f"rounds_{name}", []).append(m)
+            if f"search_{name}" not in res or m["seconds"] < res[f"search_{name}"]["seconds"]:
+                res[f"search_{name}"] = m
+    for name, _, _ in layouts:
         res[f"search_{name}"]["measures"] = scores(qrels, d / f"{name}.trec", MEASURES + ["recall_all.1000"])
     res["agreement"] = compare_runs(d / "states.trec", d / "pooled.trec")
+    res["identical_run_files"] = filecmp.cmp(d / "states.trec", d / "pooled.trec", shallow=False)
+    res["pooled_time_ratio"] = round(res["search_pooled"]["seconds"] / res["search_states"]["seconds"], 3)
+    if args.before:
+        res["identical_run_files_before"] = filecmp.cmp(d / "states.trec", d / "pooled_before.trec", shallow=False)
+        res["pooled_before_time_ratio"] = round(res["search_pooled_before"]["seconds"]
+                                                / res["search_states"]["seconds"], 3)
     if args.reference:
         # the reference index, searched by legalir with the same filter: what legalir-index.json records
         (d / "anserini" / "legalir-index.json").write_text(json.dumps(
@@ -213,21 +250,43 @@ def main(argv=None) -> None:
         res["agreement_reference"] = compare_runs(d / "states.trec", d / "reference.trec")
 
     ctopics, cqrels = d / "citations.jsonl", d / "citations.qrels"
-    res["citation_queries"] = citation_topics(coll, ctopics, cqrels, args.citation_queries)
-    for name, index, extra in (("citations_on", "states", []), ("citations_off", "states", ["--citations", "off"]),
-                               ("citations_on_pooled", "pooled", [])):
+    res["citation_queries"] = citation_topics(coll, ctopics, cqrels, args.citation_queries) if args.citation_queries else 0
+    cited = [("citations_on", "states", [], str(REPO)), ("citations_off", "states", ["--citations", "off"], str(REPO)),
+             ("citations_on_pooled", "pooled", [], str(REPO))]
+    if args.before:
+        cited += [("citations_on_before", "states", [], str(args.before.resolve())),
+                  ("citations_on_pooled_before", "pooled", [], str(args.before.resolve()))]
+    for name, index, extra, code in cited if args.citation_queries else ():
         step(f"search {name}")
         res[f"search_{name}"] = measure([legalir, "search", str(d / index), str(ctopics), str(d / f"{name}.trec"),
-                                         "-k", "10", "--threads", str(args.threads), *extra], log)
+                                         "-k", "10", "--threads", str(args.threads), "--force", *extra], log,
+                                        env={"PYTHONPATH": code})
         res[f"search_{name}"]["measures"] = scores(cqrels, d / f"{name}.trec", ["success.1", "recip_rank_cut.10"])
+    if args.citation_queries and args.before:
+        res["citations_identical_before"] = all(filecmp.cmp(d / f"{n}.trec", d / f"{n}_before.trec", shallow=False)
+                                                for n in ("citations_on", "citations_on_pooled"))
     res["loadavg_end"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1) + "\n")
     print(table(res))
+    print(f"\npooled + state filter: {res['pooled_time_ratio']:.2f}x the per-jurisdiction wall time "
+          f"({res['search_pooled']['seconds']:.1f} s vs {res['search_states']['seconds']:.1f} s, best of "
+          f"{max(1, args.rounds)}; target <= 1.1x); run files byte-identical: "
+          f"{'yes' if res['identical_run_files'] else 'NO'}")
+    if args.before:
+        print(f"before ({args.before}): {res['pooled_before_time_ratio']:.2f}x "
+              f"({res['search_pooled_before']['seconds']:.1f} s); run files byte-identical: "
+              f"{'yes' if res['identical_run_files_before'] else 'NO'}")
+    if "citations_identical_before" in res:
+        print(f"citation runs with and without the change byte-identical: "
+              f"{'yes' if res['citations_identical_before'] else 'NO'}")
+    print(f"command: python scripts/bench_pooled.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"\n(load average {', '.join(f'{x:.1f}' for x in res['loadavg_start'])} at the start, "
           f"{', '.join(f'{x:.1f}' for x in res['loadavg_end'])} at the end, on {os.cpu_count()} cores; JSON: {args.out})")
     if not args.keep:
         shutil.rmtree(d, ignore_errors=True)
+    if not res["identical_run_files"]:
+        raise SystemExit("the pooled run differs from the per-jurisdiction run")
 
 
 def table(r: dict) -> str:
@@ -240,15 +299,20 @@ def table(r: dict) -> str:
     lines = [f"Scale {r['scale']:g}: {r['statutes']:,} statutes ({r['statutes_with_citations']:,} with a citation "
              f"extracted), {r['questions']:,} of {r['questions_all']:,} questions, depth 1000",
              "", "| step | wall s | CPU s | peak RSS MB | disk MB | time ratio | memory ratio |",
-             "|---|---|---|---|---|---|---|",
-             row("convert (with citations)", r["convert"])]
+             "|---|---|---|---|---|---|---|"]
+    if "convert" in r:
+        lines.append(row("convert (with citations)", r["convert"]))
     ref = r.get("index_anserini")
-    lines.append(row("index, one per jurisdiction", r["index_states"], ref))
-    lines.append(row("index --pooled", r["index_pooled"], ref))
+    for key, label in (("index_states", "index, one per jurisdiction"), ("index_pooled", "index --pooled")):
+        if key in r:
+            lines.append(row(label, r[key], ref))
     if ref:
         lines.append(row("Anserini IndexCollection (pooled input; reference)", ref))
     lines.append(row("search, per jurisdiction", r["search_states"]))
     lines.append(row("search, pooled + state filter", r["search_pooled"], r["search_states"]))
+    if "search_pooled_before" in r:
+        lines.append(row("search, pooled + state filter (--before code)", r["search_pooled_before"],
+                         r["search_states"]))
     if "search_reference" in r:
         lines.append(row("search, reference index + state filter", r["search_reference"], r["search_states"]))
     lines.append("")
@@ -260,13 +324,18 @@ def table(r: dict) -> str:
                          f"overlap of the top 10 {a['mean_overlap_at_10']:.3f}")
     lines += ["", "| layout | " + " | ".join(MEASURES + ["recall_all.1000"]) + " |",
               "|---" * (len(MEASURES) + 2) + "|"]
-    for name in ("states", "pooled", "reference"):
+    for name in ("states", "pooled", "pooled_before", "reference"):
         if f"search_{name}" not in r:
             continue
         m = r[f"search_{name}"]["measures"]
         lines.append(f"| {name} | " + " | ".join(f"{m[k]:.4f}" for k in MEASURES + ["recall_all.1000"]) + " |")
+    if not r["citation_queries"]:
+        return "\n".join(lines)
     lines += ["", f"Citation queries ({r['citation_queries']}): | run | hit@1 | MRR@10 | wall s |", "|---|---|---|---|"]
-    for name in ("citations_off", "citations_on", "citations_on_pooled"):
+    for name in ("citations_off", "citations_on", "citations_on_pooled", "citations_on_before",
+                 "citations_on_pooled_before"):
+        if f"search_{name}" not in r:
+            continue
         m = r[f"search_{name}"]
         lines.append(f"| {name} | {m['measures']['success.1']:.4f} | {m['measures']['recip_rank_cut.10']:.4f} "
                      f"| {m['seconds']:.1f} |")

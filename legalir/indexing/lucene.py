@@ -98,6 +98,125 @@ def _hits_writer():
         return _writer
 
 
+class _JavaBatch:
+    """Searching many Lucene query objects at once over Java threads, with no Java of our own to compile.
+
+    Anserini's ``batch_search`` takes query strings (or a ``QueryGenerator``, an abstract class that
+    pyjnius cannot implement), so a query built here (:meth:`LuceneIndex.query`: filters, citation tiers,
+    a partition's searcher) goes to Java as a ``Callable`` made from the JDK's own method handles:
+    ``cascade.run(ScoredDocs.fromTopDocs(searcher.search(query, k, sort, true), searcher), context)``,
+    Anserini's ``SimpleSearcher.search`` step for step (top ``k`` by score, ties by docid, its score-tie
+    adjustment), bound to one query's arguments (``MethodHandles.insertArguments``), wrapped as a
+    ``Callable`` (``MethodHandleProxies.asInterfaceInstance``) and submitted to a ``ForkJoinPool`` (daemon
+    threads) of the batch's thread count, all inside one composed handle: the proxy's class is a hidden class,
+    which pyjnius cannot look up, so the proxy never crosses the bridge. Each search starts as soon as its
+    query is built, so Java searches while Python builds the next. Java threads call no Python, and every call
+    from Python still comes from the one thread that holds the gate (:data:`legalir.search.gate.LUCENE`). The
+    hits come back as one JSON string (``{qid: {"docids": [...], "scores": [...]}}``), as
+    :meth:`LuceneIndex._batch`'s. Built once per process (:meth:`get`).
+    """
+
+    _one: _JavaBatch | None = None
+
+    @classmethod
+    def get(cls) -> _JavaBatch:
+        with _writer_lock:
+            if cls._one is None:
+                cls._one = cls()
+            return cls._one
+
+    def __init__(self) -> None:
+        A, forname = jvm.autoclass, jvm.autoclass("java.lang.Class").forName
+        handles, types = A("java.lang.invoke.MethodHandles"), A("java.lang.invoke.MethodType")
+        lookup = handles.publicLookup()
+        integer, boolean = A("java.lang.Integer"), A("java.lang.Boolean")
+        c = {n: forname(n) for n in (
+            "org.apache.lucene.search.IndexSearcher", "org.apache.lucene.search.Query",
+            "org.apache.lucene.search.Sort", "org.apache.lucene.search.TopFieldDocs",
+            "org.apache.lucene.search.TopDocs", "io.anserini.search.ScoredDocs", "io.anserini.rerank.RerankerContext",
+            "io.anserini.rerank.RerankerCascade", "java.lang.invoke.MethodHandle", "java.lang.Object",
+            "java.lang.Class", "java.util.List", "java.util.concurrent.Callable", "java.lang.invoke.MethodHandles",
+            "java.lang.invoke.MethodHandleProxies", "[Ljava.lang.Object;")}
+        searcher_c, query_c, docs_c = (c["org.apache.lucene.search.IndexSearcher"], c["org.apache.lucene.search.Query"],
+                                       c["io.anserini.search.ScoredDocs"])
+        handle_c, object_c = c["java.lang.invoke.MethodHandle"], c["java.lang.Object"]
+        # (searcher, query, k) -> searcher.search(query, k, BREAK_SCORE_TIES_BY_DOCID, true), as SimpleSearcher._search
+        field, kind = A("org.apache.lucene.search.SortField"), A("org.apache.lucene.search.SortField$Type")
+        sort = A("org.apache.lucene.search.Sort")(field.FIELD_SCORE, field("id", kind.STRING_VAL))
+        search = lookup.findVirtual(searcher_c, "search", types.methodType(
+            c["org.apache.lucene.search.TopFieldDocs"], [query_c, integer.TYPE, c["org.apache.lucene.search.Sort"],
+                                                         boolean.TYPE]))
+        search = handles.insertArguments(search, 3, sort, boolean(True))
+        search = search.asType(types.methodType(c["org.apache.lucene.search.TopDocs"], [searcher_c, query_c,
+                                                                                        integer.TYPE]))
+        # (searcher, query, k) -> ScoredDocs.fromTopDocs(that, searcher)
+        scored = lookup.findStatic(docs_c, "fromTopDocs", types.methodType(
+            docs_c, [c["org.apache.lucene.search.TopDocs"], searcher_c]))
+        scored = handles.permuteArguments(handles.collectArguments(scored, 0, search),
+                                          types.methodType(docs_c, [searcher_c, query_c, integer.TYPE]), 0, 1, 2, 0)
+        # (searcher, query, k, context) -> cascade.run(that, context): the score-tie adjustment
+        self.cascade = A("io.anserini.rerank.RerankerCascade")()
+        self.cascade.add(A("io.anserini.rerank.lib.ScoreTiesAdjusterReranker")())
+        run = lookup.findVirtual(c["io.anserini.rerank.RerankerCascade"], "run", types.methodType(
+            docs_c, [docs_c, c["io.anserini.rerank.RerankerContext"]])).bindTo(self.cascade)
+        one = handles.collectArguments(run, 0, scored)
+        # (list, pool, searcher, query, k, context) -> list.add(pool.submit(Callable of `one` with those four
+        # arguments bound)): the search starts while Python builds the next query
+        objects, callable_c = c["[Ljava.lang.Object;"], c["java.util.concurrent.Callable"]
+        pool_c = forname("java.util.concurrent.ForkJoinPool")
+        bind = lookup.findStatic(c["java.lang.invoke.MethodHandles"], "insertArguments", types.methodType(
+            handle_c, [handle_c, integer.TYPE, objects]))
+        bind = handles.insertArguments(bind, 0, one, integer(0)).asCollector(objects, 4)
+        proxy = lookup.findStatic(c["java.lang.invoke.MethodHandleProxies"], "asInterfaceInstance", types.methodType(
+            object_c, [c["java.lang.Class"], handle_c])).bindTo(callable_c)
+        proxy = proxy.asType(types.methodType(callable_c, [handle_c]))
+        submit = lookup.findVirtual(pool_c, "submit", types.methodType(forname("java.util.concurrent.ForkJoinTask"),
+                                                                       [callable_c]))
+        submit = handles.collectArguments(submit, 1, handles.filterReturnValue(bind, proxy))
+        add = lookup.findVirtual(c["java.util.List"], "add", types.methodType(boolean.TYPE, [object_c]))
+        self._add = handles.collectArguments(add, 1, submit.asType(submit.type().changeReturnType(object_c)))
+        self._integer = integer
+        self._args = A("io.anserini.search.SearchCollection$Args")()  # defaults, as SimpleSearcher's
+        self._context = A("io.anserini.rerank.RerankerContext")
+        self._list, self._map = A("java.util.ArrayList"), A("java.util.HashMap")
+        self._pools: dict[int, object] = {}
+        mapper = A("com.fasterxml.jackson.databind.ObjectMapper")()
+        ignore = A("com.fasterxml.jackson.annotation.JsonIgnoreProperties$Value")
+        mapper.configOverride(docs_c).setIgnorals(ignore.forIgnoredProperties("lucene_documents", "lucene_docids"))
+        self._writer = mapper.writer()
+        # what LuceneIndex.query builds queries with
+        self.analyze = A("io.anserini.analysis.AnalyzerUtils").analyze
+        self.bow = A("io.anserini.search.query.BagOfWordsQueryGenerator")()
+        self.Builder = A("org.apache.lucene.search.BooleanQuery$Builder")
+        occur = A("org.apache.lucene.search.BooleanClause$Occur")
+        self.SHOULD, self.MUST, self.FILTER = occur.SHOULD, occur.MUST, occur.FILTER
+        self.Term, self.TermQuery = A("org.apache.lucene.index.Term"), A("org.apache.lucene.search.TermQuery")
+        self.Const, self.Boost = A("org.apache.lucene.search.ConstantScoreQuery"), A("org.apache.lucene.search.BoostQuery")
+        self.DisMax = A("org.apache.lucene.search.DisjunctionMaxQuery")
+        self.Range = A("org.apache.lucene.search.TermRangeQuery")
+
+    def jobs(self, threads: int):
+        """A new batch: ``(list of its searches started, the pool of ``threads`` Java threads they run on)``."""
+        threads = max(1, int(threads))
+        pool = self._pools.get(threads)
+        if pool is None:
+            pool = self._pools[threads] = jvm.autoclass("java.util.concurrent.ForkJoinPool")(threads)
+        return self._list(), pool
+
+    def add(self, jobs, searcher, query, k: int, text: str, tokens) -> None:
+        """Start the search of ``query`` over ``searcher`` for its top ``k`` in the batch ``jobs``."""
+        context = self._context(searcher, None, query, None, text, tokens, None, self._args)
+        self._add.invokeWithArguments(jobs[0], jobs[1], searcher, query, self._integer(int(k)), context)
+
+    def run(self, jobs, qids: Sequence[str]) -> dict[str, dict]:
+        """The hits of the batch ``jobs`` (those of ``qids``, in the order they were added), once every search
+        has ended: ``{qid: {"docids", "scores"}}``. A search's Java exception is raised here."""
+        out = self._map()
+        for q, f in zip(qids, jobs[0].toArray()):
+            out.put(q, f.get())
+        return json.loads(self._writer.writeValueAsString(out))
+
+
 class LuceneIndex:
     """One Lucene index opened for reading, validated at open.
 
@@ -117,6 +236,9 @@ class LuceneIndex:
         self._segments: dict | None = None
         self._partition_searchers: dict = {}
         self._deleted = None  # LiveStatsSearcher$Deleted of self.reader, read once
+        self._filter_clauses: dict = {}
+        self._all_match: dict = {}
+        self._analyzer = None
         self._lock = threading.RLock()  # deleted_stats is reached under it (_partition_searcher)
         if needs_docvectors and not self.has_docvectors():
             self.close()
@@ -269,8 +391,9 @@ class LuceneIndex:
 
         ``filters`` (``{qid: clauses}``, :func:`legalir.legal.filters.clauses`) and ``citations``
         (``{qid: [(token, tier), ...]}``, :func:`legalir.legal.citations.query_clauses`) make the
-        topics that have them go through :meth:`_structured` one query at a time; the others
-        keep the batch. ``partitions`` (``{qid: partition keys}``, on a pooled index built by
+        topics that have them go through :meth:`_structured`: each becomes one Lucene query object, and
+        those of the batch are searched together over ``threads`` Java threads (:class:`_JavaBatch`); the
+        others keep Anserini's batch. ``partitions`` (``{qid: partition keys}``, on a pooled index built by
         ``legalir index --pooled``) searches those topics over their partitions' segments only, with
         those segments' BM25 statistics: the scores of a per-partition index, exactly.
         """
@@ -286,17 +409,12 @@ class LuceneIndex:
         plain = [q for q in qids if not (filters.get(q) or citations.get(q))]
         found = {q: (d, sc) for q, d, sc in self._batch(plain, [text[q] for q in plain], k, k1=k1, b=b,
                                                          rm3=rm3, threads=threads)} if plain else {}
-        s = self._bm25_searcher(k1, b)
-        s.unset_rm3()
-
-        # one at a time: pyjnius calls from several Python threads gave wrong hits now and then
-        for q in special:
-            found[q] = self._structured(text[q], k, filters.get(q) or [], citations.get(q) or [],
-                                        partitions.get(q), k1, b)
+        found.update(self._structured({q: text[q] for q in special}, k, filters, citations, partitions, k1, b,
+                                      threads))
         for q in qids:
             yield (q, *found.pop(q))
 
-    # ---- one query with FILTER clauses (metadata) and citation clauses
+    # ---- queries with FILTER clauses (metadata) and citation clauses
     def partition_segments(self) -> dict[str, list[str]]:
         """``{partition key: segment names}`` of a pooled index (``{}`` for any other)."""
         if self._segments is None:
@@ -363,85 +481,107 @@ class LuceneIndex:
         multi = jvm.autoclass("org.apache.lucene.index.MultiReader")(leaves, False)
         return self.index_searcher(multi), multi
 
-    def _structured(self, text: str, k: int, filter_clauses: list, cite: list[tuple[str, int]],
-                    partitions: Sequence[str] | None, k1: float, b: float):
-        """One BM25 query as a ``BooleanQuery``: ``MUST(bag of words OR citation tiers)`` plus one
-        ``FILTER`` per filter clause (its values OR-ed; clauses AND-ed, a repeated field included; a range
-        a ``TermRangeQuery`` over the order-preserving tokens of :mod:`legalir.legal.filters`). Filter clauses never score; a document
-        matching citation tokens gets ``t * W`` added for the highest tier ``t`` it matches (one
-        ``DisjunctionMaxQuery``: the tiers are not summed, so a document citing five of a query's
-        sections, tier 1 each, never outranks a section the query cites, tier 3), ``W`` larger than any
-        bag-of-words score the query can reach (its token count times the largest BM25 idf,
-        ``log(1 + N)``), so tiers order first and BM25 orders within a tier."""
+    def _structured(self, texts: Mapping[str, str], k: int, filters: Mapping[str, list],
+                    citations: Mapping[str, list[tuple[str, int]]], partitions: Mapping[str, Sequence[str]],
+                    k1: float, b: float, threads: int) -> dict[str, tuple[list[str], array]]:
+        """``{qid: (docids, scores)}`` of queries with filter or citation clauses (:meth:`query`), searched
+        together over ``threads`` Java threads (:class:`_JavaBatch`), each over the searcher of its
+        partitions (:meth:`_partition_searcher`) as Anserini's ``SimpleSearcher.search`` does (top ``k`` by
+        score, ties by docid, its score-tie adjustment): what the same queries give one at a time, exactly
+        (``tests/test_filter_batch.py``)."""
+        java = _JavaBatch.get()
+        jobs = java.jobs(threads)
+        order = []
+        searchers: dict[tuple[str, ...], tuple] = {}
+        # longest queries first (as _batch): the batch ends on short ones and no thread idles long at the end
+        for q in sorted(texts, key=lambda q: -len(texts[q])):
+            key = tuple(sorted(set(partitions.get(q) or ())))
+            if key not in searchers:  # the similarity is set before any thread searches
+                searchers[key] = self._partition_searcher(key, k1, b)
+            sub, n_docs = searchers[key]
+            # a clause every document searched matches filters nothing: left out, as Lucene's rewrite leaves out
+            # a clause that cannot change the hits (a state's filter over that state's own segments; the scores
+            # are the same floats, tests/test_filter_batch.py), it costs a conjunction per query
+            flt = [c for c in filters.get(q) or [] if not self._matches_all(key, sub, n_docs, c)]
+            query, tokens = self.query(texts[q], flt, citations.get(q) or [], n_docs)
+            java.add(jobs, sub, query, k, texts[q], tokens)
+            order.append(q)
+        hits = _java(lambda: java.run(jobs, order), self.path, "search")
+        return {q: (pairs["docids"], array("f", pairs["scores"])) for q, pairs in hits.items()}
+
+    def query(self, text: str, filter_clauses: list, cite: list[tuple[str, int]], n_docs: int | None = None):
+        """One BM25 query as a Lucene ``BooleanQuery`` and the query's analysed tokens (a Java list):
+        ``MUST(bag of words OR citation tiers)`` plus one ``FILTER`` per filter clause (its values OR-ed;
+        clauses AND-ed, a repeated field included; a range a ``TermRangeQuery`` over the order-preserving
+        tokens of :mod:`legalir.legal.filters`). Filter clauses never score; a document matching citation
+        tokens gets ``t * W`` added for the highest tier ``t`` it matches (one ``DisjunctionMaxQuery``: the
+        tiers are not summed, so a document citing five of a query's sections, tier 1 each, never outranks a
+        section the query cites, tier 3), ``W`` larger than any bag-of-words score the query can reach (its
+        token count times the largest BM25 idf, ``log(1 + N)``, ``N`` = ``n_docs``, else the index's
+        documents), so tiers order first and BM25 orders within a tier."""
         import math
 
-        s = self.searcher()
-        # an IndexSearcher of our own (the partitions' segments, or all): its hits come back as two arrays
-        # (ScoredDocs), not as one proxy per hit that would hold each stored document
-        sub, n_docs = self._partition_searcher(partitions or (), k1, b)
-        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
-        occur = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur")
-        Term = jvm.autoclass("org.apache.lucene.index.Term")
-        TermQuery = jvm.autoclass("org.apache.lucene.search.TermQuery")
-        analyzer = s.get_analyzer()
-        analyze = jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze
-        tokens = list(analyze(analyzer, text))
-        bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
-            "contents", analyzer, text)
-        ranked = B()
-        ranked.add(bow, occur.SHOULD)
+        j = _JavaBatch.get()
+        analyzer = self.analyzer()
+        tokens = j.analyze(analyzer, text)
+        ranked = j.Builder()
+        ranked.add(j.bow.buildQuery("contents", analyzer, text), j.SHOULD)
         if cite:
             from legalir.legal.citations import FIELD
 
-            weight = (len(tokens) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
-            Const = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")
-            Boost = jvm.autoclass("org.apache.lucene.search.BoostQuery")
+            weight = (int(tokens.size()) + 1) * math.log(1 + max(1, n_docs or self.num_docs())) + 1
             tiers = jvm.autoclass("java.util.ArrayList")()
             for tok, tier in cite:
-                for t in analyze(analyzer, tok):
-                    tiers.add(Boost(Const(TermQuery(Term(FIELD, t))), float(tier * weight)))
+                for t in j.analyze(analyzer, tok).toArray():
+                    tiers.add(j.Boost(j.Const(j.TermQuery(j.Term(FIELD, t))), float(tier * weight)))
             if tiers.size():
-                DisMax = jvm.autoclass("org.apache.lucene.search.DisjunctionMaxQuery")
-                ranked.add(DisMax(tiers, 0.0), occur.SHOULD)
-        outer = B()
-        outer.add(ranked.build(), occur.MUST)
-        if filter_clauses:
-            from legalir.legal.filters import FIELD as FF
+                ranked.add(j.DisMax(tiers, 0.0), j.SHOULD)
+        outer = j.Builder()
+        outer.add(ranked.build(), j.MUST)
+        for alts in filter_clauses:
+            # built before outer.add is looked up: pyjnius binds a method object to its receiver when it is
+            # looked up and shares it between instances, so `outer.add(x(), ...)` where x() calls `either.add`
+            # the first time a clause is built would add to `either` (pyjnius issue #287)
+            clause = self._filter_clause(tuple(map(tuple, alts)))
+            outer.add(clause, j.FILTER)
+        return outer.build(), tokens
 
-            Range = jvm.autoclass("org.apache.lucene.search.TermRangeQuery")
+    def _filter_clause(self, alts: tuple[tuple[str, ...], ...]):
+        """One filter clause's Lucene query, its alternatives OR-ed (built once per index: a filter repeats
+        across topics, a state's on every question of that state)."""
+        found = self._filter_clauses.get(alts)
+        if found is not None:
+            return found
+        from legalir.legal.filters import FIELD as FF
 
-            def one(tok):
-                got = list(analyze(analyzer, tok))
-                return got[0] if len(got) == 1 else tok
+        j = _JavaBatch.get()
+        analyzer = self.analyzer()
+        either = j.Builder()
+        for alt in alts:
+            if alt[0] == "term":
+                got = j.analyze(analyzer, alt[1]).toArray()
+                either.add(j.TermQuery(j.Term(FF, got[0] if len(got) == 1 else alt[1])), j.SHOULD)
+            else:
+                # FIELD__DIGITS (legalir.legal.filters.encode): the analyzer leaves such tokens as they are
+                either.add(j.Range.newStringRange(FF, alt[1], alt[2], True, True), j.SHOULD)
+        found = self._filter_clauses[alts] = either.build()
+        return found
 
-            for alts in filter_clauses:
-                either = B()
-                for alt in alts:
-                    if alt[0] == "term":
-                        either.add(TermQuery(Term(FF, one(alt[1]))), occur.SHOULD)
-                    else:
-                        # FIELD__DIGITS (legalir.legal.filters.encode): the analyzer leaves such tokens as they are
-                        either.add(Range.newStringRange(FF, alt[1], alt[2], True, True), occur.SHOULD)
-                outer.add(either.build(), occur.FILTER)
-        return self._search_sub(sub, outer.build(), text, tokens, k)
+    def _matches_all(self, key: tuple[str, ...], searcher, n_docs: int, alts: list) -> bool:
+        """Whether every live document of the partitions ``key`` (``searcher``, ``n_docs`` of them) matches the
+        filter clause ``alts`` (counted once per index)."""
+        alts_key = tuple(map(tuple, alts))
+        found = self._all_match.get((key, alts_key))
+        if found is None:
+            clause = self._filter_clause(alts_key)
+            found = self._all_match[(key, alts_key)] = int(searcher.count(clause)) == n_docs
+        return found
 
-    def _search_sub(self, searcher, query, text: str, tokens: list, k: int):
-        """What Anserini's ``SimpleSearcher.search`` does (top ``k`` by score, ties by docid; its score-tie
-        adjustment), over a partition searcher."""
-        sort_field = jvm.autoclass("org.apache.lucene.search.SortField")
-        string_val = jvm.autoclass("org.apache.lucene.search.SortField$Type").STRING_VAL
-        sort = jvm.autoclass("org.apache.lucene.search.Sort")(sort_field.FIELD_SCORE, sort_field("id", string_val))
-        top = _java(lambda: searcher.search(query, int(k), sort, True), self.path, "search")
-        docs = jvm.autoclass("io.anserini.search.ScoredDocs").fromTopDocs(top, searcher)
-        jlist = jvm.autoclass("java.util.ArrayList")()
-        for t in tokens:
-            jlist.add(t)
-        args = jvm.autoclass("io.anserini.search.SearchCollection$Args")()  # defaults, as SimpleSearcher's
-        ctx = jvm.autoclass("io.anserini.rerank.RerankerContext")(searcher, None, query, None, text, jlist, None, args)
-        cascade = jvm.autoclass("io.anserini.rerank.RerankerCascade")()
-        cascade.add(jvm.autoclass("io.anserini.rerank.lib.ScoreTiesAdjusterReranker")())
-        docs = cascade.run(docs, ctx)
-        return [str(d) for d in docs.docids], array("f", docs.scores)
+    def analyzer(self):
+        """The analyzer of the index's searcher (Anserini's default: what ``legalir index`` indexed with)."""
+        if self._analyzer is None:
+            self._analyzer = self.searcher().get_analyzer()
+        return self._analyzer
 
     def _batch(self, qids: Sequence[str], queries: Sequence[str], k: int, *, k1: float, b: float,
                rm3: tuple[int, int, float] | None, threads: int) -> Iterator[tuple[str, list[str], array]]:
@@ -489,6 +629,7 @@ class LuceneIndex:
             if key:  # () is the index's own reader, closed below
                 multi.close()
         self._partition_searchers = {}
+        self._filter_clauses, self._all_match, self._analyzer = {}, {}, None
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
