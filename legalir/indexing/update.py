@@ -729,7 +729,7 @@ def _publish_release_only(indexes: Sequence[str | os.PathLike], release: dict) -
     import uuid
     from contextlib import ExitStack
 
-    from legalir.indexing import dense, kind_of, sparse
+    from legalir.indexing import dense, sparse
 
     kinds = [kind_of(p)[0] for p in indexes]
     together = {TOGETHER: uuid.uuid4().hex} if len(indexes) == 2 else {}
@@ -782,7 +782,7 @@ def check_release_order(indexes: Sequence[str | os.PathLike], to: str | os.PathL
         Naming the index's release and ``to``'s, and the option that allows it.
     """
     from legalir import collections
-    from legalir.indexing import dense, kind_of, sparse
+    from legalir.indexing import dense, sparse
 
     for path in indexes:  # a copy of each is the next version: legalir's, unchanged, before its release is read
         try:
@@ -911,7 +911,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
 
     from legalir import collections
     from legalir import datasets as datasets_base
-    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, kind_of, sparse
+    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
 
     for path in indexes:  # first, before its metadata is read: the next version is a copy of this one
         try:
