@@ -357,14 +357,12 @@ class LuceneIndex:
         # the bag of words AND a constant 1 for the document, minus 1
         searcher = self.index_searcher()
         searcher.setSimilarity(sim)
-        B = jvm.autoclass("org.apache.lucene.search.BooleanQuery$Builder")
-        must = jvm.autoclass("org.apache.lucene.search.BooleanClause$Occur").MUST
-        one = jvm.autoclass("org.apache.lucene.search.ConstantScoreQuery")(
-            jvm.autoclass("org.apache.lucene.search.TermQuery")(jvm.autoclass("org.apache.lucene.index.Term")("id", docid)))
-        q = B()
-        q.add(one, must)
-        q.add(jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")().buildQuery(
-            "contents", self.searcher().get_analyzer(), query), must)
+        j = _JavaBatch.get()
+        one = j.Const(j.TermQuery(j.Term("id", docid)))
+        bow = j.bow.buildQuery("contents", self.analyzer(), query)  # built before the builder's add (pyjnius)
+        q = j.Builder()
+        q.add(one, j.MUST)
+        q.add(bow, j.MUST)
         hits = _java(lambda: searcher.search(q.build(), 1), self.path, "scoring").scoreDocs
         return float(hits[0].score) - 1.0 if len(hits) else 0.0
 

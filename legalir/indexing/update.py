@@ -911,7 +911,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
 
     from legalir import collections
     from legalir import datasets as datasets_base
-    from legalir.indexing import IndexPair, NotAnIndex, collection_of, dense, encoders, sparse
+    from legalir.indexing import dense, encoders, sparse
 
     for path in indexes:  # first, before its metadata is read: the next version is a copy of this one
         try:
