@@ -251,16 +251,22 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
               help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
 @click.option("--device", default=None, help="cpu or cuda [default: cuda when available].")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--doc-text", default=None,
+              help="The text read for a document, from its record's fields (\\n: a newline), e.g. "
+                   "'{citation} {title}\\n{heading_path}\\n{contents}'. [default: the one a model trained by "
+                   "`legalir train-ce --doc-text` was trained on (legalir-train.json), else {contents}]")
 @tag(None, "Run tag [default: rerank]")
 @generator_options
 @force_option("out", "save_generations")
 def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
-           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
+           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, doc_text, tag,
            **gen_opts):
     """Rerank the top --k of a run with a cross-encoder or an LLM (pointwise, listwise, pairwise); write OUT.
 
-    Documents below k keep their order, below the reranked ones. LLM methods use
-    the generator options (any backend; answers cached on disk).
+    Documents below k keep their order, below the reranked ones. A cross-encoder
+    trained by `legalir train-ce --doc-text` reads documents as it was trained to
+    (its number and headings before a statute's text). LLM methods use the
+    generator options (any backend; answers cached on disk).
     """
     from legalir.search import rerank as rr
 
@@ -268,7 +274,8 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, 
         out, run_path, topics_path, method=method, collection=collection, index_dir=index_dir, k=k, model=model,
         judge=judge, prompt=prompt, make_generator=lambda: make_generator(**gen_opts), window=window, step=step,
         passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
-        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
+        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations,
+        doc_text=None if doc_text is None else unescape(doc_text)), err=True)
 
 
 COMMANDS = [train_ce, train_dense, expand, rerank]
