@@ -675,7 +675,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     return summary
 
 
-def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: str | os.PathLike,
+def train_collection(cfg: TrainConfig, collection: str | os.PathLike | Sequence[str | os.PathLike],
+                     out_dir: str | os.PathLike,
                      valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
                      valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
                      stop_after: int | None = None, command: str | None = None,
@@ -686,7 +687,12 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     ``doc_text``: the text the model reads for a document, a template of its record's fields
     (:func:`legalir.indexing.encoders.record_text`; a statute's ``{citation} {title}\n{heading_path}\n{contents}``
     puts its number and headings before its text); recorded in ``legalir-train.json``, so reranking with the
-    model must read documents the same way."""
+    model must read documents the same way.
+
+    ``collection`` may be several collections (the statute codes a model is trained on, issue 40): their
+    training topics, qrels and documents are trained on together and their validation topics select; a topic or
+    document id in two of them is refused. Each run given then holds the topics of all of them (one run per
+    first stage: the codes' runs concatenated). Only the named topic sets of the named collections are read."""
     import dataclasses
 
     from legalir import collections
@@ -694,6 +700,9 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     from legalir.search.rerank import collection_texts
     from legalir.search.tuning import objective, refuse_test
 
+    colls = [collection] if isinstance(collection, (str, os.PathLike)) else list(collection)
+    if not colls:
+        raise TrainingError("name at least one collection to train on")
     # everything checked before training starts: no test set, a measure with one value
     # (ndcg_cut_10 or ndcg_cut.10), a base model that resolves, validation runs of the validation topics
     refuse_test([*train_sets, valid_set], "--train-topics/--valid-topics", "training or validating")
@@ -703,10 +712,28 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     models.resolve(cfg.base_model)
     if len({collections.base_set(s) for s in train_sets}) != 1:
         raise TrainingError(f"training topic sets must be wordings of one set (got {', '.join(train_sets)})")
-    train_topics = [trec.read_topics(collections.topics_path(collection, s)) for s in train_sets]
-    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_sets[0]))
-    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
-    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
+
+    owner: dict[tuple[str, str], str] = {}   # (what, id) -> the collection that has it
+
+    def merged(parts: Sequence[tuple[str | os.PathLike, Mapping]], what: str) -> dict:
+        out: dict = {}
+        for coll, part in parts:
+            for key, value in part.items():
+                first = owner.setdefault((what, key), str(coll))
+                if key in out or first != str(coll):
+                    raise TrainingError(f"{coll}: {what} {key!r} is also in {first}: collections trained on "
+                                        f"together must have distinct ids")
+                out[key] = value
+        return out
+
+    train_topics = [merged([(c, trec.read_topics(collections.topics_path(c, s))) for c in colls], f"{s} topic")
+                    for s in train_sets]
+    train_qrels = merged([(c, trec.read_qrels(collections.qrels_path(c, train_sets[0]))) for c in colls],
+                         f"{train_sets[0]} qrels topic")
+    valid_topics = merged([(c, trec.read_topics(collections.topics_path(c, valid_set))) for c in colls],
+                          f"{valid_set} topic")
+    valid_qrels = merged([(c, trec.read_qrels(collections.qrels_path(c, valid_set))) for c in colls],
+                         f"{valid_set} qrels topic")
 
     def read_runs(paths, topics, name: str) -> dict[str, Run]:
         """Each run by its file name; a topic the set lacks is an error."""
@@ -731,19 +758,24 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
         raise TrainingError(f"--doc-text: {e}") from None
     runs = read_runs(valid_runs, valid_topics, valid_set)
     negatives = list(read_runs(negative_runs, train_qrels, train_sets[0]).values())
-    if doc_text == DOC_TEXT:
-        texts = collection_texts(collection)
-    else:
-        texts = {}
-        for n, rec in enumerate(collections.iter_documents(collection), 1):
+
+    def texts_of(coll) -> dict[str, str]:
+        if doc_text == DOC_TEXT:
+            return collection_texts(coll)
+        out = {}
+        for n, rec in enumerate(collections.iter_documents(coll), 1):
             try:
-                texts[rec["id"]] = record_text(doc_text, rec)
+                out[rec["id"]] = record_text(doc_text, rec)
             except EncoderError as e:
-                raise TrainingError(f"{Path(collection) / 'corpus'}: document {n}: {e}") from None
+                raise TrainingError(f"{Path(coll) / 'corpus'}: document {n}: {e}") from None
+        return out
+
+    texts = merged([(c, texts_of(c)) for c in colls], "document")
     valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth, judged_only=cfg.judged_only)
     return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
                  out_dir, work_dir, stop_after=stop_after, command=command, negatives=negatives,
-                 extra={"collection": str(collection), "train_topics": list(train_sets), "valid_topics": valid_set,
+                 extra={"collection": str(colls[0]), "collections": [str(c) for c in colls],
+                        "train_topics": list(train_sets), "valid_topics": valid_set,
                         "valid_runs": [str(p) for p in valid_runs],
                         "negative_runs": [str(p) for p in negative_runs], "doc_text": doc_text})
 

@@ -288,28 +288,62 @@ def mine_negatives(data: LinkData, index: str | os.PathLike, cfg: DenseConfig) -
     _check_index(Path(index), data)
     data.index = str(index)
     with Searcher(index) as s:
-        for wording in cfg.wordings:
-            topics = {}
-            for p in data.pairs:
-                if p.wording == wording:
-                    topics[p.qid] = p.query
-            run = s.batch_search(topics, k=cfg.negatives_depth + max(len(g) for g in data.gold.values()),
-                                 citations=False)
-            for qid in topics:
-                ranked = [d for d, _ in trec.ranking(run.get(qid, {}))]
-                stray = [d for d in ranked if d not in data.docs]
-                if stray:
-                    raise DenseTrainingError(f"{index}: returned {stray[0]!r}, not a document of {data.collection}: "
-                                             f"the index is not this collection's")
-                data.negatives[(wording, qid)] = [d for d in ranked if d not in data.gold[qid]][:cfg.negatives_depth]
-        pool = {d for js in data.valid_qrels.values() for d in js}
-        for wording, topics in sorted(data.valid_topics.items()):
-            run = s.batch_search(topics, k=cfg.valid_depth, citations=False)
-            for qid in topics:
-                pool.update(d for d, _ in trec.ranking(run.get(qid, {}))[:cfg.valid_depth])
+        _negatives(data, cfg, lambda wording, topics, k: s.batch_search(topics, k=k, citations=False), str(index))
+
+
+#: the file names a --runs folder holds: one BM25 run (citations off) per topic set read
+def run_file(wording: str) -> str:
+    return f"bm25-off.{wording}.trec"
+
+
+def negatives_from_runs(data: LinkData, folder: str | os.PathLike, cfg: DenseConfig) -> None:
+    """As :func:`mine_negatives`, from BM25 runs already made (where no Lucene runs, e.g. a GPU machine): ``folder``
+    holds ``bm25-off.<set>.trec`` for each training and validation topic set (``legalir search ... --citations
+    off``). A run's topic that is not of that set of this collection, or a document not of it, is refused: a run
+    can bring nothing of another collection or of a test set. Each file read is listed in ``data.inputs``."""
+    root = Path(folder)
+
+    def run_of(wording: str, topics: Mapping[str, str], k: int):
+        path = root / run_file(wording)
+        if not path.is_file():
+            raise DenseTrainingError(f"{path}: not found: --runs {folder} must hold a BM25 run (citations off) of "
+                                     f"each topic set read: " + ", ".join(
+                                         run_file(w) for w in (*cfg.wordings, *VALID_WORDINGS)))
+        data.inputs.append(_input(path))
+        run = trec.read_run(path)
+        stray = sorted(set(run) - set(topics))
+        if stray:
+            raise DenseTrainingError(f"{path}: topic {stray[0]!r} is not a {wording} topic of {data.collection} "
+                                     f"(of {len(stray)} such): the run must be of that topic set only")
+        return run
+
+    data.index = None
+    _negatives(data, cfg, run_of, str(root))
+
+
+def _negatives(data: LinkData, cfg: DenseConfig, run_of: Callable[[str, Mapping[str, str], int], Mapping],
+               where: str) -> None:
+    for wording in cfg.wordings:
+        topics = {}
+        for p in data.pairs:
+            if p.wording == wording:
+                topics[p.qid] = p.query
+        run = run_of(wording, topics, cfg.negatives_depth + max(len(g) for g in data.gold.values()))
+        for qid in topics:
+            ranked = [d for d, _ in trec.ranking(run.get(qid, {}))]
+            stray = [d for d in ranked if d not in data.docs]
+            if stray:
+                raise DenseTrainingError(f"{where}: returned {stray[0]!r}, not a document of {data.collection}: "
+                                         f"the index is not this collection's")
+            data.negatives[(wording, qid)] = [d for d in ranked if d not in data.gold[qid]][:cfg.negatives_depth]
+    pool = {d for js in data.valid_qrels.values() for d in js}
+    for wording, topics in sorted(data.valid_topics.items()):
+        run = run_of(wording, topics, cfg.valid_depth)
+        for qid in topics:
+            pool.update(d for d, _ in trec.ranking(run.get(qid, {}))[:cfg.valid_depth])
     stray = sorted(pool - data.docs.keys())
     if stray:
-        raise DenseTrainingError(f"{index}: returned {stray[0]!r}, not a document of {data.collection}")
+        raise DenseTrainingError(f"{where}: returned {stray[0]!r}, not a document of {data.collection}")
     data.valid_pool = sorted(pool)
 
 
@@ -457,7 +491,8 @@ def _versions() -> dict:
 
 def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike, cfg: DenseConfig | None = None, *,
           indexes: Mapping[str, str | os.PathLike] | None = None, work_dir: str | os.PathLike | None = None,
-          stop_after: int | None = None, progress: bool = True, command: str | None = None) -> dict:
+          stop_after: int | None = None, progress: bool = True, command: str | None = None,
+          runs: Mapping[str, str | os.PathLike] | None = None) -> dict:
     """Train on the cross-references of ``collections_`` and write the selected model to ``out_dir``.
 
     Parameters
@@ -472,7 +507,11 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         Settings [default: :class:`DenseConfig` ()].
     indexes : mapping, optional
         ``{collection: BM25 index}`` for the hard negatives, each checked to be built from that
-        collection; a collection without one gets an index built under ``work_dir``.
+        collection; a collection without one (and without ``runs``) gets an index built under ``work_dir``.
+    runs : mapping, optional
+        ``{collection: folder}``: the hard negatives and the validation pool from BM25 runs already made
+        (``bm25-off.<set>.trec`` of each training and validation topic set, :func:`negatives_from_runs`) instead
+        of an index: where no Lucene runs (a GPU machine). Listed in the card's inputs with their digests.
     work_dir : path, optional
         Resumable state [default: ``<out_dir>.work``], removed once the model is written.
     stop_after : int, optional
@@ -508,6 +547,13 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     unknown = sorted(set(given) - {str(Path(c).resolve()) for c in roots})
     if unknown:
         raise DenseTrainingError(f"--index {unknown[0]}=...: not a collection given to --from-links")
+    from_runs = {str(Path(k).resolve()): v for k, v in (runs or {}).items()}
+    unknown = sorted(set(from_runs) - {str(Path(c).resolve()) for c in roots})
+    if unknown:
+        raise DenseTrainingError(f"--runs {unknown[0]}=...: not a collection given to --from-links")
+    both = sorted(set(from_runs) & set(given))
+    if both:
+        raise DenseTrainingError(f"{both[0]}: give its BM25 index (--index) or its runs (--runs), not both")
     base_dir = resolve(cfg.base_model)
     out = Path(out_dir)
     atomic.check_target(out, KIND, yes=None)  # refuse before training, not after
@@ -523,6 +569,12 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         for p in data.pairs:
             p.source = i
         index = given.get(str(Path(root).resolve()))
+        folder = from_runs.get(str(Path(root).resolve()))
+        if folder is not None:
+            negatives_from_runs(data, folder, cfg)
+            sets.append(data)
+            _log.info(f"train-dense: {data.label} ({root}, negatives from {folder}): {data.counts()}")
+            continue
         if index is None:
             index = work / f"bm25-{i}-{_digest(str(Path(root).resolve()))}"
             if not (index / "legalir-index.json").exists():
