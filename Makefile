@@ -348,7 +348,7 @@ regress-acord: | $(STAMP) ## ACORD: rerun the published pipelines (BM25 rows; --
 # the codes' own cross-references"). The protocol cannot leak: the models train on the codes of LINKS_TRAIN only
 # (their train topic sets, as written and masked; BM25 negatives from their own runs), select on those codes'
 # valid topics, and are reported on the test topics of every code of LINKS_UNSEEN, which no training command
-# names (tests/test_links_protocol.py runs these targets with the unseen codes' files made unreadable as input
+# names (tests/test_train_dense.py::test_make_links_train_touches_no_unseen_code runs them with the unseen codes' files unopenable
 # and the training codes' test files corrupt). One target per step, each resumable (what exists is kept); seeds
 # fixed (LINKS_SEED); everything is written under LINKS_OUT, never into the package:
 #   LINKS_OUT/collections/<st><rel>/  LINKS_OUT/indexes/<st><rel>/{bm25,minilm,dense}  LINKS_OUT/emb/<st><rel>/...

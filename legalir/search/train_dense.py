@@ -334,7 +334,7 @@ def _negatives(data: LinkData, cfg: DenseConfig, run_of: Callable[[str, Mapping[
             stray = [d for d in ranked if d not in data.docs]
             if stray:
                 raise DenseTrainingError(f"{where}: returned {stray[0]!r}, not a document of {data.collection}: "
-                                         f"the index is not this collection's")
+                                         f"the {'index' if data.index else 'run'} is not this collection's")
             data.negatives[(wording, qid)] = [d for d in ranked if d not in data.gold[qid]][:cfg.negatives_depth]
     pool = {d for js in data.valid_qrels.values() for d in js}
     for wording, topics in sorted(data.valid_topics.items()):
