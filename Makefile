@@ -370,6 +370,8 @@ LINKS_UNSEEN  ?= ak:82 ar:78 id:70 ms:78 nd:81 ri:74 va:88 vt:85 wy:84
 LINKS_DEVICE  ?=
 LINKS_SEED    ?= 42
 LINKS_BASE    ?= minilm
+#: the general-purpose encoder of the baseline rows (a model folder where the bundled one is not installed)
+LINKS_MINILM  ?= minilm
 LINKS_DENSE_ARGS ?= --steps 3000 --batch-size 64 --lr 2e-5 --eval-every 500 --valid-topics 200 --valid-depth 20 \
   --hard-negatives 1 --negatives-depth 20
 LINKS_CE_ARGS ?= --lr 5e-4,1e-3 --checkpoints 250,500,1000 --negatives-depth 20 --valid-depth 50 --batch-size 64
@@ -379,6 +381,9 @@ LINKS_RERANK  ?= bm25-on hybrid
 #: section; the masked topics have none)
 LINKS_HYBRID_FROM ?= bm25-on
 LINKS_DEPTH   ?= 100
+#: 1: the BM25 runs are given (made elsewhere, e.g. carried to a GPU machine without Java): no BM25 index is
+#: made or needed for them
+LINKS_RUNS_GIVEN ?=
 #: the text the trained models read for a section: its number, heading and heading path, then its text
 LINKS_DOC_TEXT ?= {citation} {title}\n{heading_path}\n{contents}
 
@@ -420,7 +425,7 @@ $(LO)/indexes/%/bm25/legalir-index.json: | $(LC)/%/manifest.json
 # BM25 runs of topic set $(1), citations $(2)
 define LINKS_BM25_RUN
 .PRECIOUS: $(LO)/runs/%/bm25-$(2).$(1).trec
-$(LO)/runs/%/bm25-$(2).$(1).trec: | $(LO)/indexes/%/bm25/legalir-index.json
+$(LO)/runs/%/bm25-$(2).$(1).trec: $(if $(LINKS_RUNS_GIVEN),,| $(LO)/indexes/%/bm25/legalir-index.json)
 	@mkdir -p $$(@D)
 	$(LEGALIR) search $(LO)/indexes/$$*/bm25 $(LC)/$$*/topics/$(1).jsonl $$@ -k $(LINKS_DEPTH) --citations $(2) \
 	  --threads $(THREADS)
@@ -459,7 +464,7 @@ links-train: $(LO)/models/dense/model_card.json $(LO)/models/ce/legalir-train.js
 
 # ---- the unseen codes: encode, index, search
 $(LO)/emb/%/minilm/manifest.json: | $(LC)/%/manifest.json
-	$(LINKS_L) encode $(LC)/$* $(LO)/emb/$*/minilm --encoder minilm --quiet
+	$(LINKS_L) encode $(LC)/$* $(LO)/emb/$*/minilm --encoder $(LINKS_MINILM) --quiet
 $(LO)/emb/%/dense/manifest.json: | $(LC)/%/manifest.json $(LO)/models/dense/model_card.json
 	$(LINKS_L) encode $(LC)/$* $(LO)/emb/$*/dense --encoder $(LO)/models/dense --quiet
 $(LO)/indexes/%/legalir-dense.json: | $(LO)/emb/%/manifest.json
