@@ -618,7 +618,9 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         "protocol": {
             "training": "pairs (paragraph, linked section) of the train topic sets of the collections above",
             "negatives": f"in-batch, plus {cfg.hard_negatives} per pair from BM25's top {cfg.negatives_depth} "
-                         f"(citations off) of the same collection, linked sections excluded",
+                         f"(citations off) of the same collection, linked sections excluded"
+                         + ("; from the BM25 runs given (--runs, listed in the inputs)"
+                            if any(d.index is None for d in sets) else ""),
             "selection": f"{cfg.select_on} MRR@10 (mean over collections), every {cfg.eval_every} steps and at "
                          f"step 0, {cfg.valid_topics or 'all'} valid topics per collection ranked over a pool of "
                          f"their linked sections and BM25's top {cfg.valid_depth}",
@@ -794,7 +796,14 @@ def model_card_markdown(card: Mapping) -> str:
         lines.append(f"| {d['collection']} | {d['state']} | {d['release']} | {d['documents']} | {d['train_topics']} | "
                      f"{d['pairs']} ({', '.join(f'{k} {v}' for k, v in d['pairs_by_wording'].items())}) | "
                      f"{max(d['valid_topics'].values())} |")
-    lines += ["", "## Protocol", ""] + [f"- {k.replace('_', ' ')}: {v}" for k, v in card["protocol"].items()]
+    lines += ["", "## Protocol", ""] + [f"- {k.replace('_', ' ')}: " + (f"`{json.dumps(v)[1:-1]}`" if k == "document_text"
+                                                                         else f"{v}")
+                                         for k, v in card["protocol"].items()]
+    lines += ["", "## Evaluation", "",
+              "Report this model on codes it never read: the test topics of codes other than those above. "
+              "`make links-encode links-index links-search links-eval` (LINKS_UNSEEN: the other codes) encodes them "
+              "with the document text above, searches, fuses with BM25 and prints the table against BM25 "
+              "(docs/statutes.md, \"The protocol, one make target per step\", with what was measured)."]
     lines += ["", "## Validation", "", "| step | " + " | ".join(k for k in card["validation"][0]["valid"]
                                                                if k.count(":") == 1) + " |",
               "|---|" + "---|" * sum(1 for k in card["validation"][0]["valid"] if k.count(":") == 1)]
