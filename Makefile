@@ -380,6 +380,9 @@ LINKS_RERANK  ?= bm25-on hybrid
 #: the BM25 run the hybrid fuses with the trained dense run (citations on: an as-written citation still finds its
 #: section; the masked topics have none)
 LINKS_HYBRID_FROM ?= bm25-on
+#: how the hybrid fuses them (`legalir fuse` options): equal-weight RRF by default, which on the as-written topics
+#: costs BM25's citation hits (docs/statutes.md); e.g. "--method linear --weights 0.8,0.2"
+LINKS_FUSE_ARGS ?= --method rrf
 LINKS_DEPTH   ?= 100
 #: 1: the BM25 runs are given (made elsewhere, e.g. carried to a GPU machine without Java): no BM25 index is
 #: made or needed for them
@@ -406,7 +409,7 @@ ifneq ($(LINKS_OVERLAP),)
 $(error LINKS_UNSEEN names a training code ($(LINKS_OVERLAP)): the unseen codes must be outside LINKS_TRAIN)
 endif
 
-.PHONY: links links-collections links-bm25 links-train links-encode links-index links-search links-eval links-loso
+.PHONY: links links-collections links-bm25 links-train links-dense links-ce links-encode links-index links-search links-eval links-loso
 # every file of the chain is kept (make would remove the intermediate ones): each rule's target pattern
 .PRECIOUS: $(LO)/indexes/%/bm25/legalir-index.json $(LO)/indexes/%/legalir-dense.json $(LO)/emb/%/minilm/manifest.json \
   $(LO)/emb/%/dense/manifest.json $(LO)/train/bm25-off.%.trec
@@ -460,7 +463,9 @@ $(LO)/models/ce/legalir-train.json: | $(foreach s,$(LINKS_TRAIN_SETS),$(LO)/trai
 	  --negatives-run $(LO)/train/bm25-off.train.masked.trec --every-candidate --measure recip_rank \
 	  --seed $(LINKS_SEED) --doc-text '$(LINKS_DOC_TEXT)' $(LINKS_CE_ARGS)
 
-links-train: $(LO)/models/dense/model_card.json $(LO)/models/ce/legalir-train.json ## issue 40: train the dense retriever and the cross-encoder on the training codes' links (LINKS_DEVICE)
+links-dense: $(LO)/models/dense/model_card.json
+links-ce: $(LO)/models/ce/legalir-train.json
+links-train: links-dense links-ce ## issue 40: train the dense retriever and the cross-encoder on the training codes' links (LINKS_DEVICE)
 
 # ---- the unseen codes: encode, index, search
 $(LO)/emb/%/minilm/manifest.json: | $(LC)/%/manifest.json
@@ -483,7 +488,7 @@ endef
 define LINKS_LATE_RUNS
 .PRECIOUS: $(LO)/runs/%/hybrid.$(1).trec $(LO)/runs/%-ce.$(1).trec
 $(LO)/runs/%/hybrid.$(1).trec: | $(LO)/runs/%/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/%/dense.$(1).trec
-	$(LEGALIR) fuse $(LO)/runs/$$*/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ --method rrf \
+	$(LEGALIR) fuse $(LO)/runs/$$*/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ $(LINKS_FUSE_ARGS) \
 	  -k $(LINKS_DEPTH) --tag hybrid
 $(LO)/runs/%-ce.$(1).trec: | $(LO)/runs/%.$(1).trec $(LO)/models/ce/legalir-train.json
 	$(LINKS_L) rerank $$@ --run $(LO)/runs/$$*.$(1).trec --topics $(LC)/$$(word 1,$$(subst /, ,$$*))/topics/$(1).jsonl \
@@ -516,7 +521,7 @@ $(LO)/loso/runs/$(1)/%.trec: | $(LO)/runs/$(1)/%.trec
 	@mkdir -p $$(@D)
 	cp $(LO)/runs/$(1)/$$*.trec $$@
 $(LO)/loso/runs/$(1)/hybrid.%.trec: | $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).%.trec $(LO)/loso/runs/$(1)/dense.%.trec
-	$(LEGALIR) fuse $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).$$*.trec $(LO)/loso/runs/$(1)/dense.$$*.trec -o $$@ --method rrf \
+	$(LEGALIR) fuse $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).$$*.trec $(LO)/loso/runs/$(1)/dense.$$*.trec -o $$@ $(LINKS_FUSE_ARGS) \
 	  -k $(LINKS_DEPTH) --tag hybrid
 endef
 $(foreach n,$(LINKS_TRAIN_N),$(eval $(call LINKS_LOSO,$(n))))
