@@ -380,9 +380,12 @@ LINKS_RERANK  ?= bm25-on hybrid
 #: the BM25 run the hybrid fuses with the trained dense run (citations on: an as-written citation still finds its
 #: section; the masked topics have none)
 LINKS_HYBRID_FROM ?= bm25-on
-#: how the hybrid fuses them (`legalir fuse` options): equal-weight RRF by default, which on the as-written topics
-#: costs BM25's citation hits (docs/statutes.md); e.g. "--method linear --weights 0.8,0.2"
-LINKS_FUSE_ARGS ?= --method rrf
+#: how the hybrid fuses them: tuned (default: `legalir tune-fusion` on the training codes' valid and valid.masked
+#: topics, MRR; `make links-fusion`, which encodes the training codes too), or `legalir fuse` options, e.g.
+#: "--method rrf" (equal-weight RRF costs the as-written topics BM25's citation hits: docs/statutes.md)
+LINKS_FUSE_ARGS ?= tuned
+links_fuse = $(if $(filter tuned,$(LINKS_FUSE_ARGS)),--params $(LO)/models/fusion.json,$(LINKS_FUSE_ARGS))
+links_fuse_dep = $(if $(filter tuned,$(LINKS_FUSE_ARGS)),$(LO)/models/fusion.json)
 LINKS_DEPTH   ?= 100
 #: 1: the BM25 runs are given (made elsewhere, e.g. carried to a GPU machine without Java): no BM25 index is
 #: made or needed for them
@@ -409,7 +412,7 @@ ifneq ($(LINKS_OVERLAP),)
 $(error LINKS_UNSEEN names a training code ($(LINKS_OVERLAP)): the unseen codes must be outside LINKS_TRAIN)
 endif
 
-.PHONY: links links-collections links-bm25 links-train links-dense links-ce links-encode links-index links-search links-eval links-loso
+.PHONY: links links-collections links-bm25 links-train links-dense links-ce links-fusion links-encode links-index links-search links-eval links-loso
 # every file of the chain is kept (make would remove the intermediate ones): each rule's target pattern
 .PRECIOUS: $(LO)/indexes/%/bm25/legalir-index.json $(LO)/indexes/%/legalir-dense.json $(LO)/emb/%/minilm/manifest.json \
   $(LO)/emb/%/dense/manifest.json $(LO)/train/bm25-off.%.trec
@@ -437,7 +440,8 @@ $(foreach s,$(LINKS_TRAIN_SETS) $(LINKS_TEST_SETS),$(foreach c,off on,$(eval $(c
 
 links-collections: $(foreach n,$(LINKS_TRAIN_N) $(LINKS_UNSEEN_N),$(LC)/$(n)/manifest.json) ## issue 40: convert the training and the unseen codes (LINKS_DATA, LINKS_OUT)
 
-links-bm25: $(foreach n,$(LINKS_TRAIN_N),$(foreach s,$(LINKS_TRAIN_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec)) \
+links-bm25: $(foreach n,$(LINKS_TRAIN_N),$(foreach s,$(LINKS_TRAIN_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec) \
+    $(LO)/runs/$(n)/$(LINKS_HYBRID_FROM).valid.trec $(LO)/runs/$(n)/$(LINKS_HYBRID_FROM).valid.masked.trec) \
   $(foreach n,$(LINKS_UNSEEN_N),$(foreach s,$(LINKS_TEST_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec $(LO)/runs/$(n)/bm25-on.$(s).trec)) ## issue 40: BM25 indexes and runs (train/valid of the training codes, test of the unseen)
 
 # ---- training: the training codes only. The BM25 runs are order-only inputs (made by links-bm25; a GPU machine
@@ -463,6 +467,20 @@ $(LO)/models/ce/legalir-train.json: | $(foreach s,$(LINKS_TRAIN_SETS),$(LO)/trai
 	  --negatives-run $(LO)/train/bm25-off.train.masked.trec --every-candidate --measure recip_rank \
 	  --seed $(LINKS_SEED) --doc-text '$(LINKS_DOC_TEXT)' $(LINKS_CE_ARGS)
 
+# the hybrid's fusion, tuned on the training codes' validation topics (both wordings) with the trained model's runs
+$(LO)/train/fusion/qrels/valid.txt: | $(foreach n,$(LINKS_TRAIN_N),$(LC)/$(n)/manifest.json)
+	@mkdir -p $(@D)
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LC)/$(n)/qrels/valid.txt) > $@.tmp && mv $@.tmp $@
+$(LO)/train/%.valid.trec $(LO)/train/%.valid.masked.trec: | $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/%.valid.trec $(LO)/runs/$(n)/%.valid.masked.trec)
+	@mkdir -p $(@D)
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/$*.valid.trec) > $(LO)/train/$*.valid.trec.tmp
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/$*.valid.masked.trec) > $(LO)/train/$*.valid.masked.trec.tmp
+	mv $(LO)/train/$*.valid.trec.tmp $(LO)/train/$*.valid.trec && mv $(LO)/train/$*.valid.masked.trec.tmp $(LO)/train/$*.valid.masked.trec
+$(LO)/models/fusion.json: | $(LO)/train/fusion/qrels/valid.txt $(LO)/train/$(LINKS_HYBRID_FROM).valid.trec $(LO)/train/dense.valid.trec
+	$(LEGALIR) tune-fusion statutes --collection $(LO)/train/fusion --topics valid --topics valid.masked \
+	  --run '$(LO)/train/$(LINKS_HYBRID_FROM).{set}.trec' --run '$(LO)/train/dense.{set}.trec' --measure recip_rank -o $@
+
+links-fusion: $(LO)/models/fusion.json ## issue 40: the hybrid's fusion tuned on the training codes' valid topics (encodes them with the trained model)
 links-dense: $(LO)/models/dense/model_card.json
 links-ce: $(LO)/models/ce/legalir-train.json
 links-train: links-dense links-ce ## issue 40: train the dense retriever and the cross-encoder on the training codes' links (LINKS_DEVICE)
@@ -487,14 +505,15 @@ $(LO)/runs/%/$(1).$(2).trec: | $(LO)/indexes/%/$(1)/legalir-dense.json
 endef
 define LINKS_LATE_RUNS
 .PRECIOUS: $(LO)/runs/%/hybrid.$(1).trec $(LO)/runs/%-ce.$(1).trec
-$(LO)/runs/%/hybrid.$(1).trec: | $(LO)/runs/%/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/%/dense.$(1).trec
-	$(LEGALIR) fuse $(LO)/runs/$$*/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ $(LINKS_FUSE_ARGS) \
+$(LO)/runs/%/hybrid.$(1).trec: | $(LO)/runs/%/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/%/dense.$(1).trec $(links_fuse_dep)
+	$(LEGALIR) fuse $(LO)/runs/$$*/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ $(links_fuse) \
 	  -k $(LINKS_DEPTH) --tag hybrid
 $(LO)/runs/%-ce.$(1).trec: | $(LO)/runs/%.$(1).trec $(LO)/models/ce/legalir-train.json
 	$(LINKS_L) rerank $$@ --run $(LO)/runs/$$*.$(1).trec --topics $(LC)/$$(word 1,$$(subst /, ,$$*))/topics/$(1).jsonl \
 	  --collection $(LC)/$$(word 1,$$(subst /, ,$$*)) -k $(LINKS_RERANK_K) --model $(LO)/models/ce --tag ce
 endef
 $(foreach s,$(LINKS_TEST_SETS),$(foreach m,minilm dense,$(eval $(call LINKS_DENSE_RUN,$(m),$(s))))$(eval $(call LINKS_LATE_RUNS,$(s))))
+$(foreach s,valid valid.masked,$(eval $(call LINKS_DENSE_RUN,dense,$(s))))   # the training codes' (links-fusion)
 
 links-search: $(foreach n,$(LINKS_UNSEEN_N),$(foreach s,$(LINKS_TEST_SETS),$(foreach r,$(LINKS_SYSTEMS),$(LO)/runs/$(n)/$(r).$(s).trec))) ## issue 40: the unseen codes' runs: MiniLM, trained dense, hybrid, cross-encoder reranks
 
@@ -502,10 +521,12 @@ links-eval: ## issue 40: the table over the unseen codes' run files (hit@1, MRR@
 	$(BIN)/python scripts/links_table.py $(LO) --codes "$(LINKS_UNSEEN_N)" --systems "$(LINKS_SYSTEMS)" \
 	  --trained "$(LINKS_TRAIN_N)" --out $(LO)/table
 
-links: links-collections links-bm25 links-train links-encode links-index links-search links-eval ## issue 40: every step above, in order
+links: links-collections links-bm25 links-train links-fusion links-encode links-index links-search links-eval ## issue 40: every step above, in order
 
 # ---- leave-one-state-out on the training codes: for each training code H, a dense retriever trained on the
-# others (the same settings), evaluated on H's test topics: LINKS_OUT/loso/H/...
+# others (the same settings), evaluated on H's test topics: LINKS_OUT/loso/H/... Its hybrid is not the tuned
+# fusion (tuned on H's valid topics too): LINKS_LOSO_FUSE_ARGS.
+LINKS_LOSO_FUSE_ARGS ?= --method rrf
 define LINKS_LOSO
 .PRECIOUS: $(LO)/loso/runs/$(1)/dense.%.trec $(LO)/loso/runs/$(1)/%.trec $(LO)/loso/runs/$(1)/hybrid.%.trec
 $(LO)/loso/$(1)/model/model_card.json: | $(call links_train_runs,$(filter-out $(1),$(LINKS_TRAIN_N)))
@@ -521,7 +542,7 @@ $(LO)/loso/runs/$(1)/%.trec: | $(LO)/runs/$(1)/%.trec
 	@mkdir -p $$(@D)
 	cp $(LO)/runs/$(1)/$$*.trec $$@
 $(LO)/loso/runs/$(1)/hybrid.%.trec: | $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).%.trec $(LO)/loso/runs/$(1)/dense.%.trec
-	$(LEGALIR) fuse $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).$$*.trec $(LO)/loso/runs/$(1)/dense.$$*.trec -o $$@ $(LINKS_FUSE_ARGS) \
+	$(LEGALIR) fuse $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).$$*.trec $(LO)/loso/runs/$(1)/dense.$$*.trec -o $$@ $(LINKS_LOSO_FUSE_ARGS) \
 	  -k $(LINKS_DEPTH) --tag hybrid
 endef
 $(foreach n,$(LINKS_TRAIN_N),$(eval $(call LINKS_LOSO,$(n))))

@@ -384,8 +384,11 @@ def test_make_links_train_touches_no_unseen_code(tmp_path):
     # the whole pipeline, dry: no training command names an unseen code or a test topic set
     plan = _make("-n", "-B", "links", "links-loso", *args).stdout   # every command, as if nothing were made
     commands = plan.replace("\\\n", " ").splitlines()
-    training = [c for c in commands if " train-dense " in c or " train-ce " in c or c.startswith("cat ")]
-    assert len(training) == 2 + 4 + 2, training     # the two models, the runs concatenated, the two LOSO models
+    training = [c for c in commands if any(f" {w} " in c for w in ("train-dense", "train-ce", "tune-fusion"))
+                or c.startswith("cat ")]
+    # the two models, the two leave-one-state-out ones, the hybrid's fusion, the training codes' runs concatenated
+    assert [sum(f" {w} " in c for c in training) for w in ("train-dense", "train-ce", "tune-fusion")] == [3, 1, 1]
+    assert sum(c.startswith("cat ") for c in training) >= 5, training
     for c in training:
         assert "cc1" not in c and not any(t in c for t in ("test.jsonl", "test.masked", ".test.trec", "qrels/test")), c
     for held, kept in (("aa1", "bb1"), ("bb1", "aa1")):       # leave-one-state-out: the held-out code is not trained on

@@ -1,15 +1,18 @@
 """CPU side of issue 40's GPU run: pack what a lent GPU machine needs into a folder it can carry (64 MiB a call).
 
+    python scripts/device/links_pack.py LINKS_OUT .links-gpu/model --part model
     python scripts/device/links_pack.py LINKS_OUT .links-gpu/train --part train --codes "ga86 nc81 tn76 ky87 co80"
     python scripts/device/links_pack.py LINKS_OUT .links-gpu/eval1 --part eval --codes "ar78 nd81 wy84"
 
 LINKS_OUT is what `make links-collections links-bm25` wrote (collections, BM25 runs). The machine has no Java (no
 Lucene) and no bundled MiniLM, so a part carries, as one pack.tar.xz:
 
+* ``--part model``: the bundled MiniLM as float16 (39 MiB packed; scripts/device/minilm_fp32.py restores float32
+  there), the start of both models and the baseline encoder;
 * ``--part train``: each training code's collection, slimmed to what training reads (the manifest; each record's
   id, citation, title, heading_path and contents; the train and valid topic sets and qrels: never a test file),
-  its BM25 runs of those sets (citations off) cut to --train-depth, and the bundled MiniLM as float16
-  (scripts/device/minilm_fp32.py restores float32 there);
+  its BM25 runs of those sets (citations off; the training sets' cut to --train-depth) and of the valid sets
+  with citations on (the hybrid's fusion);
 * ``--part eval``: each unseen code's collection slimmed the same way with its test topic sets and qrels only, and
   its BM25 test runs (citations off and on, top 100).
 
@@ -69,9 +72,14 @@ def _cut_run(path: Path, depth: int) -> bytes:
 
 
 def pack(links_out: Path, dest: Path, part: str, codes: list[str], train_depth: int, limit_mb: float) -> Path:
+    if part == "model" and codes:
+        raise SystemExit("--part model carries the model only: no --codes")
     sets = TRAIN_SETS if part == "train" else TEST_SETS
     qrels = ("train", "valid") if part == "train" else ("test",)
-    runs = [("off", s) for s in sets] if part == "train" else [(c, s) for s in sets for c in ("off", "on")]
+    # training: BM25 without citations for the negatives and the cross-encoder, with citations of the valid
+    # topics for the hybrid's fusion (make links-fusion)
+    runs = ([("off", s) for s in sets] + [("on", "valid"), ("on", "valid.masked")] if part == "train"
+            else [(c, s) for s in sets for c in ("off", "on")])
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "pack.tar.xz"
     tmp = dest / "pack.tar.xz.tmp"
@@ -92,7 +100,7 @@ def pack(links_out: Path, dest: Path, part: str, codes: list[str], train_depth: 
                     raise SystemExit(f"{r}: not found (make links-bm25 LINKS_OUT={links_out})")
                 depth = train_depth if part == "train" and s.startswith("train") else 100
                 _add(tar, f"runs/{code}/bm25-{cit}.{s}.trec", _cut_run(r, depth))
-        if part == "train":
+        if part == "model":
             from safetensors.torch import load_file, save_file
 
             from legalir.base import models
@@ -121,8 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("links_out", type=Path)
     ap.add_argument("dest", type=Path)
-    ap.add_argument("--part", choices=("train", "eval"), required=True)
-    ap.add_argument("--codes", required=True, help="code names, space-separated (ga86 nc81 ...)")
+    ap.add_argument("--part", choices=("model", "train", "eval"), required=True)
+    ap.add_argument("--codes", default="", help="code names, space-separated (ga86 nc81 ...)")
     ap.add_argument("--train-depth", type=int, default=30, help="BM25 depth kept of the training runs (negatives)")
     ap.add_argument("--limit-mb", type=float, default=60.0)
     a = ap.parse_args(argv)
@@ -130,6 +138,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{a.dest}: a folder this script did not write; give an empty or new one")
     if (a.dest / "pack.json").exists():   # a pack this script wrote: replaced
         shutil.rmtree(a.dest)
+    if a.part != "model" and not a.codes.split():
+        raise SystemExit(f"--part {a.part}: name its codes (--codes)")
     pack(a.links_out, a.dest, a.part, a.codes.split(), a.train_depth, a.limit_mb)
 
 
