@@ -62,8 +62,9 @@ from pathlib import Path
 import numpy as np
 
 from legalir import trec
-from legalir.base import atomic, numeric
+from legalir.base import atomic, models, numeric
 from legalir.base import log as _logging
+from legalir.base.models import TRAIN_RECORD, autocast, default_device, resolve_precision
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 from legalir.scoring.judged import is_judged
@@ -72,7 +73,7 @@ from legalir.version import __version__
 
 _log = _logging.get(__name__)
 
-TRAIN_CONFIG = "legalir-train.json"
+TRAIN_CONFIG = TRAIN_RECORD   # the record train-ce writes beside the weights (rerank reads it)
 KIND = "cross-encoder"
 #: the default learning-rate grid: what learned on ACORD from the same start (module docstring: the evidence)
 LEARNING_RATES = (5e-4, 1e-3)
@@ -324,13 +325,11 @@ def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir.base.models import resolve as resolve_model
-
     torch.manual_seed(seed)
     config_kwargs = {}
     if cfg.attention_dropout is not None:
         config_kwargs["attention_probs_dropout_prob"] = float(cfg.attention_dropout)
-    return CrossEncoder(str(resolve_model(cfg.base_model)), num_labels=1, max_length=cfg.max_length, device=device,
+    return CrossEncoder(str(models.resolve(cfg.base_model)), num_labels=1, max_length=cfg.max_length, device=device,
                         config_kwargs=config_kwargs or None)
 
 
@@ -452,7 +451,6 @@ def _run_cell(c: _Cell) -> dict:
 def _train_cell(c: _Cell) -> dict:
     import torch
 
-    from legalir.base.models import autocast
     from legalir.search.rerank import score_pairs
 
     cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
@@ -579,7 +577,6 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     first save point after this many updates in this call (state saved), and
     ``train`` returns ``{"stopped": True, ...}``: call again to resume.
     """
-    from legalir.base.models import default_device, resolve_precision
 
     cfg.validate()
     device = default_device()
@@ -696,7 +693,6 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike | Sequence[
     import dataclasses
 
     from legalir import collections
-    from legalir.base import models
     from legalir.search.rerank import collection_texts
     from legalir.search.tuning import objective, refuse_test
 
@@ -781,10 +777,8 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike | Sequence[
 
 
 def _resolved(model: str) -> str:
-    from legalir.base.models import resolve as resolve_model
-
     try:
-        return str(resolve_model(model))
+        return str(models.resolve(model))
     except Exception:  # pragma: no cover - the record keeps the name as given when it no longer resolves
         return model
 

@@ -130,9 +130,7 @@ def model_doc_text(model: str | os.PathLike) -> str:
     import json
 
     from legalir.indexing.encoders import DOC_TEXT, EncoderError, doc_text_fields
-    from legalir.search.finetune import TRAIN_CONFIG
-
-    path = models.resolve(model, error=RerankError) / TRAIN_CONFIG
+    path = models.resolve(model, error=RerankError) / models.TRAIN_RECORD
     if not path.is_file():
         return DOC_TEXT
     try:

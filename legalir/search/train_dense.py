@@ -54,6 +54,7 @@ import numpy as np
 from legalir import collections, trec
 from legalir.base import atomic, numeric
 from legalir.base import log as _logging
+from legalir.base.models import autocast, default_device, resolve, resolve_precision
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 
@@ -489,6 +490,48 @@ def _versions() -> dict:
 
 # ---------------------------------------------------------------- training
 
+def _negative_sources(roots: Sequence[str], indexes: Mapping | None, runs: Mapping | None) -> tuple[dict, dict]:
+    """``({collection: BM25 index}, {collection: runs folder})`` keyed by resolved path, each naming a collection
+    of ``roots``, none both."""
+    if len({Path(c).resolve() for c in roots}) != len(roots):
+        raise DenseTrainingError("--from-links: a collection is named twice")
+    known = {str(Path(c).resolve()) for c in roots}
+    given = {str(Path(k).resolve()): v for k, v in (indexes or {}).items()}
+    from_runs = {str(Path(k).resolve()): v for k, v in (runs or {}).items()}
+    for option, named in (("--index", given), ("--runs", from_runs)):
+        unknown = sorted(set(named) - known)
+        if unknown:
+            raise DenseTrainingError(f"{option} {unknown[0]}=...: not a collection given to --from-links")
+    both = sorted(set(from_runs) & set(given))
+    if both:
+        raise DenseTrainingError(f"{both[0]}: give its BM25 index (--index) or its runs (--runs), not both")
+    return given, from_runs
+
+
+def _load(i: int, root: str, cfg: DenseConfig, given: Mapping, from_runs: Mapping, work: Path) -> LinkData:
+    """Collection ``i``'s pairs and validation topics, with its BM25 negatives: from its runs folder, its index,
+    or an index built under ``work``."""
+    from legalir.indexing import sparse
+
+    data = read_links(root, cfg)
+    for p in data.pairs:
+        p.source = i
+    key = str(Path(root).resolve())
+    if key in from_runs:
+        negatives_from_runs(data, from_runs[key], cfg)
+        _log.info(f"train-dense: {data.label} ({root}, negatives from {from_runs[key]}): {data.counts()}")
+        return data
+    index = given.get(key)
+    if index is None:
+        index = work / f"bm25-{i}-{_digest(key)}"
+        if not (index / "legalir-index.json").exists():
+            _log.info(f"train-dense: BM25 index of {root} for hard negatives -> {index}")
+            sparse.build(root, index, threads=cfg.threads or 2, quiet=True)
+    mine_negatives(data, index, cfg)
+    _log.info(f"train-dense: {data.label} ({root}): {data.counts()}")
+    return data
+
+
 def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike, cfg: DenseConfig | None = None, *,
           indexes: Mapping[str, str | os.PathLike] | None = None, work_dir: str | os.PathLike | None = None,
           stop_after: int | None = None, progress: bool = True, command: str | None = None,
@@ -533,27 +576,13 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     """
     import torch
 
-    from legalir.base.models import default_device, resolve, resolve_precision
-    from legalir.indexing import sparse
 
     cfg = cfg or DenseConfig()
     cfg.validate()
     if not collections_:
         raise DenseTrainingError("--from-links: name at least one statutes collection to train on")
     roots = [str(Path(c)) for c in collections_]
-    if len({Path(c).resolve() for c in roots}) != len(roots):
-        raise DenseTrainingError("--from-links: a collection is named twice")
-    given = {str(Path(k).resolve()): v for k, v in (indexes or {}).items()}
-    unknown = sorted(set(given) - {str(Path(c).resolve()) for c in roots})
-    if unknown:
-        raise DenseTrainingError(f"--index {unknown[0]}=...: not a collection given to --from-links")
-    from_runs = {str(Path(k).resolve()): v for k, v in (runs or {}).items()}
-    unknown = sorted(set(from_runs) - {str(Path(c).resolve()) for c in roots})
-    if unknown:
-        raise DenseTrainingError(f"--runs {unknown[0]}=...: not a collection given to --from-links")
-    both = sorted(set(from_runs) & set(given))
-    if both:
-        raise DenseTrainingError(f"{both[0]}: give its BM25 index (--index) or its runs (--runs), not both")
+    given, from_runs = _negative_sources(roots, indexes, runs)
     base_dir = resolve(cfg.base_model)
     out = Path(out_dir)
     atomic.check_target(out, KIND, yes=None)  # refuse before training, not after
@@ -563,26 +592,7 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     precision = resolve_precision(cfg.precision, device)
     t_data = time.time()
 
-    sets: list[LinkData] = []
-    for i, root in enumerate(roots):
-        data = read_links(root, cfg)
-        for p in data.pairs:
-            p.source = i
-        index = given.get(str(Path(root).resolve()))
-        folder = from_runs.get(str(Path(root).resolve()))
-        if folder is not None:
-            negatives_from_runs(data, folder, cfg)
-            sets.append(data)
-            _log.info(f"train-dense: {data.label} ({root}, negatives from {folder}): {data.counts()}")
-            continue
-        if index is None:
-            index = work / f"bm25-{i}-{_digest(str(Path(root).resolve()))}"
-            if not (index / "legalir-index.json").exists():
-                _log.info(f"train-dense: BM25 index of {root} for hard negatives -> {index}")
-                sparse.build(root, index, threads=cfg.threads or 2, quiet=True)
-        mine_negatives(data, index, cfg)
-        sets.append(data)
-        _log.info(f"train-dense: {data.label} ({root}): {data.counts()}")
+    sets = [_load(i, root, cfg, given, from_runs, work) for i, root in enumerate(roots)]
     data_seconds = time.time() - t_data
 
     common = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("threads", "save_every")}
@@ -658,7 +668,6 @@ def _loop(cfg: DenseConfig, sets: list[LinkData], base_dir: Path, work: Path, st
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from legalir.base.models import autocast
 
     hf_logging.disable_progress_bar()
     tok = AutoTokenizer.from_pretrained(str(base_dir))
