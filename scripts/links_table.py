@@ -28,7 +28,7 @@ MEASURES = (("success_1", "success.1", "hit@1"), ("recip_rank_cut_10", "recip_ra
             ("recall_100", "recall.100", "R@100"))
 SETS = (("test", "xref"), ("test.masked", "xref.masked"))
 LABELS = {"bm25-on": "BM25, citations on", "bm25-off": "BM25, citations off", "minilm": "MiniLM (contents)",
-          "dense": "trained dense", "hybrid": "hybrid: BM25 + trained dense (RRF)",
+          "dense": "trained dense", "hybrid": "hybrid: BM25 (citations on) + trained dense",
           "bm25-on-ce": "BM25 (on) then trained cross-encoder", "bm25-off-ce": "BM25 (off) then trained cross-encoder",
           "hybrid-ce": "hybrid then trained cross-encoder",
           "hybrid-tuned": "hybrid, fusion tuned on a training code's valid topics"}
