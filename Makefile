@@ -81,7 +81,7 @@ RUN_DEPTH     ?= 1000
 PASSAGE_DEPTH ?= 2000
 DATASETS_MK   := .make/datasets.mk
 
-ifneq ($(filter-out help setup test test-fast test-deep lint clean-outputs,$(or $(MAKECMDGOALS),help)),)
+ifneq ($(filter-out help setup test test-fast test-deep lint clean-outputs links%,$(or $(MAKECMDGOALS),help)),)
 include $(DATASETS_MK)
 endif
 $(DATASETS_MK): $(STAMP) $(wildcard legalir/datasets/*.py)
@@ -343,3 +343,210 @@ REGRESS_ARGS ?=
 .PHONY: regress-acord
 regress-acord: | $(STAMP) ## ACORD: rerun the published pipelines (BM25 rows; --all: + MiniLM) and check every number
 	$(LEGALIR) regress acord --data-dir $(DATA_DIR) $(REGRESS_ARGS)
+
+# ---- statute retrieval trained on the codes' own cross-references (issue 40; docs/statutes.md, "Training on
+# the codes' own cross-references"). The protocol cannot leak: the models train on the codes of LINKS_TRAIN only
+# (their train topic sets, as written and masked; BM25 negatives from their own runs), select on those codes'
+# valid topics, and are reported on the test topics of every code of LINKS_UNSEEN, which no training command
+# names (tests/test_train_dense.py::test_make_links_train_touches_no_unseen_code runs them with the unseen codes' files unopenable
+# and the training codes' test files corrupt). One target per step, each resumable (what exists is kept); seeds
+# fixed (LINKS_SEED); everything is written under LINKS_OUT, never into the package:
+#   LINKS_OUT/collections/<st><rel>/  LINKS_OUT/indexes/<st><rel>/{bm25,minilm,dense}  LINKS_OUT/emb/<st><rel>/...
+#   LINKS_OUT/runs/<st><rel>/<system>.<set>.trec  LINKS_OUT/models/{dense,ce}  LINKS_OUT/table.{md,json}
+#   make links-collections  convert every code (LINKS_DATA: the publisher's cic-code-XX folders or archives)
+#   make links-bm25         BM25 indexes and runs (train/valid of the training codes; test of the unseen ones)
+#   make links-train        train-dense and train-ce on the training codes (LINKS_DENSE_ARGS, LINKS_CE_ARGS)
+#   make links-encode       encode the unseen codes with MiniLM and with the trained model (its document text)
+#   make links-index        their FAISS indexes
+#   make links-search       dense runs, the hybrid (RRF of BM25 and trained dense), the cross-encoder reranks
+#   make links-eval         the table: scripts/links_table.py over the run files (legalir compare vs BM25)
+#   make links-loso         leave-one-state-out on the training codes: a second table
+# LINKS_DEVICE: cpu, cuda or cuda:N [default: cuda when torch sees one]. On 2 CPU cores the defaults take days;
+# scripts/device/links_gpu.sh runs them on one GPU.
+LINKS_DATA    ?= $(STATUTES_DATA)
+LINKS_OUT     ?= results/links
+LINKS_TRAIN   ?= ga:86 nc:81 tn:76 ky:87 co:80
+LINKS_UNSEEN  ?= ak:82 ar:78 id:70 ms:78 nd:81 ri:74 va:88 vt:85 wy:84
+LINKS_DEVICE  ?=
+LINKS_SEED    ?= 42
+LINKS_BASE    ?= minilm
+#: the general-purpose encoder of the baseline rows (a model folder where the bundled one is not installed)
+LINKS_MINILM  ?= minilm
+LINKS_DENSE_ARGS ?= --steps 3000 --batch-size 64 --lr 2e-5 --eval-every 500 --valid-topics 200 --valid-depth 20 \
+  --hard-negatives 1 --negatives-depth 20
+LINKS_CE_ARGS ?= --lr 5e-4,1e-3 --checkpoints 250,500,1000 --negatives-depth 20 --valid-depth 50 --batch-size 64
+LINKS_RERANK_K ?= 100
+LINKS_RERANK  ?= bm25-on hybrid
+#: the BM25 run the hybrid fuses with the trained dense run (citations on: an as-written citation still finds its
+#: section; the masked topics have none)
+LINKS_HYBRID_FROM ?= bm25-on
+#: how the hybrid fuses them: tuned (default: `legalir tune-fusion` on the training codes' valid and valid.masked
+#: topics, MRR; `make links-fusion`, which encodes the training codes too), or `legalir fuse` options, e.g.
+#: "--method rrf" (equal-weight RRF costs the as-written topics BM25's citation hits: docs/statutes.md)
+LINKS_FUSE_ARGS ?= tuned
+links_fuse = $(if $(filter tuned,$(LINKS_FUSE_ARGS)),--params $(LO)/models/fusion.json,$(LINKS_FUSE_ARGS))
+links_fuse_dep = $(if $(filter tuned,$(LINKS_FUSE_ARGS)),$(LO)/models/fusion.json)
+LINKS_DEPTH   ?= 100
+#: 1: the BM25 runs are given (made elsewhere, e.g. carried to a GPU machine without Java): no BM25 index is
+#: made or needed for them
+LINKS_RUNS_GIVEN ?=
+#: the text the trained models read for a section: its number, heading and heading path, then its text
+LINKS_DOC_TEXT ?= {citation} {title}\n{heading_path}\n{contents}
+
+links_name = $(subst :,,$(1))
+links_st   = $(word 1,$(subst :, ,$(1)))
+links_rel  = $(word 2,$(subst :, ,$(1)))
+LINKS_TRAIN_N  := $(foreach c,$(LINKS_TRAIN),$(call links_name,$(c)))
+LINKS_UNSEEN_N := $(foreach c,$(LINKS_UNSEEN),$(call links_name,$(c)))
+LINKS_OVERLAP  := $(filter $(LINKS_TRAIN_N),$(LINKS_UNSEEN_N))
+LINKS_ENV = $(if $(filter cpu,$(LINKS_DEVICE)),CUDA_VISIBLE_DEVICES= ,$(if $(filter cuda:%,$(LINKS_DEVICE)),CUDA_VISIBLE_DEVICES=$(patsubst cuda:%,%,$(LINKS_DEVICE)) ))
+LINKS_L  = $(LINKS_ENV)$(LEGALIR)
+LO      := $(LINKS_OUT)
+LC       = $(LO)/collections
+LINKS_TRAIN_SETS  := train train.masked valid valid.masked
+LINKS_TEST_SETS   := test test.masked
+#: the table's rows; the first is the baseline of the significance tests
+LINKS_SYSTEMS     := bm25-on bm25-off minilm dense hybrid $(foreach f,$(LINKS_RERANK),$(f)-ce)
+
+ifneq ($(LINKS_OVERLAP),)
+$(error LINKS_UNSEEN names a training code ($(LINKS_OVERLAP)): the unseen codes must be outside LINKS_TRAIN)
+endif
+
+.PHONY: links links-collections links-bm25 links-train links-dense links-ce links-fusion links-encode links-index links-search links-eval links-loso
+# every file of the chain is kept (make would remove the intermediate ones): each rule's target pattern
+.PRECIOUS: $(LO)/indexes/%/bm25/legalir-index.json $(LO)/indexes/%/legalir-dense.json $(LO)/emb/%/minilm/manifest.json \
+  $(LO)/emb/%/dense/manifest.json $(LO)/train/bm25-off.%.trec
+
+# one code ($(1): st:rel): its collection and BM25 index
+define LINKS_CODE
+$(LC)/$(call links_name,$(1))/manifest.json:
+	$(LEGALIR) convert statutes --data-dir $(LINKS_DATA) --option state=$(call links_st,$(1)) \
+	  --option release=$(call links_rel,$(1)) --out $(LC)/$(call links_name,$(1)) --quiet
+endef
+$(foreach c,$(LINKS_TRAIN) $(LINKS_UNSEEN),$(eval $(call LINKS_CODE,$(c))))
+
+$(LO)/indexes/%/bm25/legalir-index.json: | $(LC)/%/manifest.json
+	$(LEGALIR) index $(LC)/$* $(LO)/indexes/$*/bm25 --threads $(THREADS)
+
+# BM25 runs of topic set $(1), citations $(2)
+define LINKS_BM25_RUN
+.PRECIOUS: $(LO)/runs/%/bm25-$(2).$(1).trec
+$(LO)/runs/%/bm25-$(2).$(1).trec: $(if $(LINKS_RUNS_GIVEN),,| $(LO)/indexes/%/bm25/legalir-index.json)
+	@mkdir -p $$(@D)
+	$(LEGALIR) search $(LO)/indexes/$$*/bm25 $(LC)/$$*/topics/$(1).jsonl $$@ -k $(LINKS_DEPTH) --citations $(2) \
+	  --threads $(THREADS)
+endef
+$(foreach s,$(LINKS_TRAIN_SETS) $(LINKS_TEST_SETS),$(foreach c,off on,$(eval $(call LINKS_BM25_RUN,$(s),$(c)))))
+
+links-collections: $(foreach n,$(LINKS_TRAIN_N) $(LINKS_UNSEEN_N),$(LC)/$(n)/manifest.json) ## issue 40: convert the training and the unseen codes (LINKS_DATA, LINKS_OUT)
+
+links-bm25: $(foreach n,$(LINKS_TRAIN_N),$(foreach s,$(LINKS_TRAIN_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec) \
+    $(LO)/runs/$(n)/$(LINKS_HYBRID_FROM).valid.trec $(LO)/runs/$(n)/$(LINKS_HYBRID_FROM).valid.masked.trec) \
+  $(foreach n,$(LINKS_UNSEEN_N),$(foreach s,$(LINKS_TEST_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec $(LO)/runs/$(n)/bm25-on.$(s).trec)) ## issue 40: BM25 indexes and runs (train/valid of the training codes, test of the unseen)
+
+# ---- training: the training codes only. The BM25 runs are order-only inputs (made by links-bm25; a GPU machine
+# without Java takes them as they are). The cross-encoder's validation and negatives runs are the training codes'
+# runs concatenated (their topic ids are distinct: ga_..., nc_...).
+# $(1): the model folder, $(2): the codes trained on (names), $(3): extra train-dense arguments
+links_dense_cmd = $(LINKS_L) train-dense $(foreach n,$(2),--from-links $(LC)/$(n) --runs $(LC)/$(n)=$(LO)/runs/$(n)) \
+  --out $(1) --base-model $(LINKS_BASE) --seed $(LINKS_SEED) --doc-text '$(LINKS_DOC_TEXT)' $(LINKS_DENSE_ARGS) $(3)
+links_train_runs = $(foreach n,$(1),$(foreach s,$(LINKS_TRAIN_SETS),$(LO)/runs/$(n)/bm25-off.$(s).trec))
+
+$(LO)/models/dense/model_card.json: | $(call links_train_runs,$(LINKS_TRAIN_N))
+	$(call links_dense_cmd,$(LO)/models/dense,$(LINKS_TRAIN_N))
+
+$(LO)/train/bm25-off.%.trec: | $(call links_train_runs,$(LINKS_TRAIN_N))
+	@mkdir -p $(@D)
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/bm25-off.$*.trec) > $@.tmp && mv $@.tmp $@
+
+$(LO)/models/ce/legalir-train.json: | $(foreach s,$(LINKS_TRAIN_SETS),$(LO)/train/bm25-off.$(s).trec)
+	$(LINKS_L) train-ce $(LC)/$(firstword $(LINKS_TRAIN_N)) $(LO)/models/ce \
+	  $(foreach n,$(wordlist 2,99,$(LINKS_TRAIN_N)),--also $(LC)/$(n)) --base-model $(LINKS_BASE) \
+	  --train-topics train --train-topics train.masked --valid-topics valid.masked \
+	  --valid-run $(LO)/train/bm25-off.valid.masked.trec --negatives-run $(LO)/train/bm25-off.train.trec \
+	  --negatives-run $(LO)/train/bm25-off.train.masked.trec --every-candidate --measure recip_rank \
+	  --seed $(LINKS_SEED) --doc-text '$(LINKS_DOC_TEXT)' $(LINKS_CE_ARGS)
+
+# the hybrid's fusion, tuned on the training codes' validation topics (both wordings) with the trained model's runs
+$(LO)/train/fusion/qrels/valid.txt: | $(foreach n,$(LINKS_TRAIN_N),$(LC)/$(n)/manifest.json)
+	@mkdir -p $(@D)
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LC)/$(n)/qrels/valid.txt) > $@.tmp && mv $@.tmp $@
+$(LO)/train/%.valid.trec $(LO)/train/%.valid.masked.trec: | $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/%.valid.trec $(LO)/runs/$(n)/%.valid.masked.trec)
+	@mkdir -p $(@D)
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/$*.valid.trec) > $(LO)/train/$*.valid.trec.tmp
+	cat $(foreach n,$(LINKS_TRAIN_N),$(LO)/runs/$(n)/$*.valid.masked.trec) > $(LO)/train/$*.valid.masked.trec.tmp
+	mv $(LO)/train/$*.valid.trec.tmp $(LO)/train/$*.valid.trec && mv $(LO)/train/$*.valid.masked.trec.tmp $(LO)/train/$*.valid.masked.trec
+$(LO)/models/fusion.json: | $(LO)/train/fusion/qrels/valid.txt $(LO)/train/$(LINKS_HYBRID_FROM).valid.trec $(LO)/train/dense.valid.trec
+	$(LEGALIR) tune-fusion statutes --collection $(LO)/train/fusion --topics valid --topics valid.masked \
+	  --run '$(LO)/train/$(LINKS_HYBRID_FROM).{set}.trec' --run '$(LO)/train/dense.{set}.trec' --measure recip_rank -o $@
+
+links-fusion: $(LO)/models/fusion.json ## issue 40: the hybrid's fusion tuned on the training codes' valid topics (encodes them with the trained model)
+links-dense: $(LO)/models/dense/model_card.json
+links-ce: $(LO)/models/ce/legalir-train.json
+links-train: links-dense links-ce ## issue 40: train the dense retriever and the cross-encoder on the training codes' links (LINKS_DEVICE)
+
+# ---- the unseen codes: encode, index, search
+$(LO)/emb/%/minilm/manifest.json: | $(LC)/%/manifest.json
+	$(LINKS_L) encode $(LC)/$* $(LO)/emb/$*/minilm --encoder $(LINKS_MINILM) --quiet
+$(LO)/emb/%/dense/manifest.json: | $(LC)/%/manifest.json $(LO)/models/dense/model_card.json
+	$(LINKS_L) encode $(LC)/$* $(LO)/emb/$*/dense --encoder $(LO)/models/dense --quiet
+$(LO)/indexes/%/legalir-dense.json: | $(LO)/emb/%/manifest.json
+	$(LINKS_L) index-dense $(LO)/emb/$* $(LO)/indexes/$*
+
+links-encode: $(foreach n,$(LINKS_UNSEEN_N),$(LO)/emb/$(n)/minilm/manifest.json $(LO)/emb/$(n)/dense/manifest.json) ## issue 40: encode the unseen codes (MiniLM; the trained model with its document text)
+links-index: $(foreach n,$(LINKS_UNSEEN_N),$(LO)/indexes/$(n)/minilm/legalir-dense.json $(LO)/indexes/$(n)/dense/legalir-dense.json) ## issue 40: FAISS indexes of the unseen codes' embeddings
+
+# dense runs ($(1): minilm or dense), the hybrid and the reranks, of topic set $(2)
+define LINKS_DENSE_RUN
+.PRECIOUS: $(LO)/runs/%/$(1).$(2).trec
+$(LO)/runs/%/$(1).$(2).trec: | $(LO)/indexes/%/$(1)/legalir-dense.json
+	@mkdir -p $$(@D)
+	$(LINKS_L) search-dense $(LO)/indexes/$$*/$(1) $(LC)/$$*/topics/$(2).jsonl $$@ -k $(LINKS_DEPTH)
+endef
+define LINKS_LATE_RUNS
+.PRECIOUS: $(LO)/runs/%/hybrid.$(1).trec $(LO)/runs/%-ce.$(1).trec
+$(LO)/runs/%/hybrid.$(1).trec: | $(LO)/runs/%/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/%/dense.$(1).trec $(links_fuse_dep)
+	$(LEGALIR) fuse $(LO)/runs/$$*/$(LINKS_HYBRID_FROM).$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ $(links_fuse) \
+	  -k $(LINKS_DEPTH) --tag hybrid
+$(LO)/runs/%-ce.$(1).trec: | $(LO)/runs/%.$(1).trec $(LO)/models/ce/legalir-train.json
+	$(LINKS_L) rerank $$@ --run $(LO)/runs/$$*.$(1).trec --topics $(LC)/$$(word 1,$$(subst /, ,$$*))/topics/$(1).jsonl \
+	  --collection $(LC)/$$(word 1,$$(subst /, ,$$*)) -k $(LINKS_RERANK_K) --model $(LO)/models/ce --tag ce
+endef
+$(foreach s,$(LINKS_TEST_SETS),$(foreach m,minilm dense,$(eval $(call LINKS_DENSE_RUN,$(m),$(s))))$(eval $(call LINKS_LATE_RUNS,$(s))))
+$(foreach s,valid valid.masked,$(eval $(call LINKS_DENSE_RUN,dense,$(s))))   # the training codes' (links-fusion)
+
+links-search: $(foreach n,$(LINKS_UNSEEN_N),$(foreach s,$(LINKS_TEST_SETS),$(foreach r,$(LINKS_SYSTEMS),$(LO)/runs/$(n)/$(r).$(s).trec))) ## issue 40: the unseen codes' runs: MiniLM, trained dense, hybrid, cross-encoder reranks
+
+links-eval: ## issue 40: the table over the unseen codes' run files (hit@1, MRR@10, R@100, paired t-test vs BM25), LINKS_OUT/table.{md,json}
+	$(BIN)/python scripts/links_table.py $(LO) --codes "$(LINKS_UNSEEN_N)" --systems "$(LINKS_SYSTEMS)" \
+	  --trained "$(LINKS_TRAIN_N)" --out $(LO)/table
+
+links: links-collections links-bm25 links-train links-fusion links-encode links-index links-search links-eval ## issue 40: every step above, in order
+
+# ---- leave-one-state-out on the training codes: for each training code H, a dense retriever trained on the
+# others (the same settings), evaluated on H's test topics: LINKS_OUT/loso/H/... Its hybrid is not the tuned
+# fusion (tuned on H's valid topics too): LINKS_LOSO_FUSE_ARGS.
+LINKS_LOSO_FUSE_ARGS ?= --method rrf
+define LINKS_LOSO
+.PRECIOUS: $(LO)/loso/runs/$(1)/dense.%.trec $(LO)/loso/runs/$(1)/%.trec $(LO)/loso/runs/$(1)/hybrid.%.trec
+$(LO)/loso/$(1)/model/model_card.json: | $(call links_train_runs,$(filter-out $(1),$(LINKS_TRAIN_N)))
+	$(call links_dense_cmd,$(LO)/loso/$(1)/model,$(filter-out $(1),$(LINKS_TRAIN_N)))
+$(LO)/loso/$(1)/emb/manifest.json: | $(LO)/loso/$(1)/model/model_card.json $(LC)/$(1)/manifest.json
+	$(LINKS_L) encode $(LC)/$(1) $(LO)/loso/$(1)/emb --encoder $(LO)/loso/$(1)/model --quiet
+$(LO)/loso/$(1)/index/legalir-dense.json: | $(LO)/loso/$(1)/emb/manifest.json
+	$(LINKS_L) index-dense $(LO)/loso/$(1)/emb $(LO)/loso/$(1)/index
+$(LO)/loso/runs/$(1)/dense.%.trec: | $(LO)/loso/$(1)/index/legalir-dense.json
+	@mkdir -p $$(@D)
+	$(LINKS_L) search-dense $(LO)/loso/$(1)/index $(LC)/$(1)/topics/$$*.jsonl $$@ -k $(LINKS_DEPTH)
+$(LO)/loso/runs/$(1)/%.trec: | $(LO)/runs/$(1)/%.trec
+	@mkdir -p $$(@D)
+	cp $(LO)/runs/$(1)/$$*.trec $$@
+$(LO)/loso/runs/$(1)/hybrid.%.trec: | $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).%.trec $(LO)/loso/runs/$(1)/dense.%.trec
+	$(LEGALIR) fuse $(LO)/loso/runs/$(1)/$(LINKS_HYBRID_FROM).$$*.trec $(LO)/loso/runs/$(1)/dense.$$*.trec -o $$@ $(LINKS_LOSO_FUSE_ARGS) \
+	  -k $(LINKS_DEPTH) --tag hybrid
+endef
+$(foreach n,$(LINKS_TRAIN_N),$(eval $(call LINKS_LOSO,$(n))))
+
+links-loso: $(foreach n,$(LINKS_TRAIN_N),$(foreach s,$(LINKS_TEST_SETS),$(foreach r,bm25-on bm25-off minilm dense hybrid,$(LO)/loso/runs/$(n)/$(r).$(s).trec))) ## issue 40: leave-one-state-out on the training codes (a dense model per held-out code), LINKS_OUT/loso/table.{md,json}
+	$(BIN)/python scripts/links_table.py $(LO)/loso --codes "$(LINKS_TRAIN_N)" --systems "bm25-on bm25-off minilm dense hybrid" \
+	  --collections $(LC) --leave-one-out --out $(LO)/loso/table

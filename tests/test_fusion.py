@@ -104,3 +104,32 @@ def test_cli_fuse_with_tuned_params(tmp_path):
     assert trec.read_run(out)["q1"] == pytest.approx({"d1": 0.625, "d2": 0.125, "d3": 0.75, "d4": 0.0})
     r = CliRunner().invoke(main, ["fuse", str(a), str(b), "-o", str(out), "--weights", "1"])
     assert r.exit_code == 2 and "1 weight(s) for 2 run(s)" in r.output
+
+
+def test_tune_fusion_counts_each_wording_of_a_set(tmp_path):
+    """Two wordings of one set (the statutes' valid and valid.masked) share their topic ids: tuned on both, each
+    wording's topics count once (merged by id, the last set's runs would replace the first's and the tuning would
+    see one wording only). Run A ranks the section first for the written topic and second for the masked one, B the
+    other way round: each scores MRR 0.75 over both (1 and 0.5), where the merged-by-id tuning saw 0.5 and 1.0."""
+    from legalir.datasets import dataset_class as get_class
+    from legalir.search import tuning
+
+    root = tmp_path / "coll"
+    (root / "topics").mkdir(parents=True)
+    (root / "qrels").mkdir()
+    (root / "manifest.json").write_text(json.dumps({"dataset": "statutes", "partition_field": None,
+                                                    "partitions": None}))
+    for s in ("valid", "valid.masked"):
+        (root / "topics" / f"{s}.jsonl").write_text(json.dumps({"qid": "q1", "text": s}) + "\n")
+    (root / "qrels" / "valid.txt").write_text("q1 0 d1 1\n")
+    good, bad = {"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 2.0, "d1": 1.0}}
+    for name, runs in (("a", {"valid": good, "valid.masked": bad}), ("b", {"valid": bad, "valid.masked": good})):
+        for s, run in runs.items():
+            trec.write_run(tmp_path / f"{name}.{s}.trec", run)
+    doc = tuning.tune_fusion(get_class("statutes"), root, ["valid", "valid.masked"],
+                             [str(tmp_path / "a.{set}.trec"), str(tmp_path / "b.{set}.trec")], "recip_rank",
+                             tmp_path / "t.json", step=0.5)
+    assert list(doc["single_runs"].values()) == [0.75, 0.75]     # (1 + 0.5) / 2: each wording once
+    one = tuning.tune_fusion(get_class("statutes"), root, ["valid.masked"], [str(tmp_path / "a.{set}.trec")],
+                             "recip_rank", tmp_path / "t1.json", step=0.5)
+    assert list(one["single_runs"].values()) == [0.5]

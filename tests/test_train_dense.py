@@ -308,3 +308,155 @@ def test_train_ce_reads_the_document_text_asked_for(two_codes, tmp_path):
         finetune.train_collection(cfg, a, tmp_path / "ce", [vrun], ("train",), "valid", doc_text="{chapter} {contents}")
     r = _cli("train-ce", "--help")
     assert r.exit_code == 0 and "--doc-text" in r.output and "[default: {contents}]" in " ".join(r.output.split())
+
+
+def _tiny_encoder(root: Path) -> Path:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tiny_lm", Path(__file__).resolve().parents[1] / "scripts" / "tiny_lm.py")
+    tiny_lm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny_lm)
+    return tiny_lm.build_encoder(root / "tiny-bert")
+
+
+def _make(*args, check=True):
+    """The repository's Makefile run for real (the .venv this test runs in)."""
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(repo), f"VENV={sys.prefix}", "THREADS=1", *args],
+                          capture_output=True, text=True, timeout=WAIT_S * 10,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def test_make_links_train_touches_no_unseen_code(tmp_path):
+    """The leak test of the protocol as a user runs it (issue 40): `make links-train` trains the dense retriever and
+    the cross-encoder on the training codes of LINKS_TRAIN while an unseen code of LINKS_UNSEEN sits beside them
+    with every file of it a folder (opening any of them fails, reading or hashing alike), and the training codes'
+    own test topic and qrels files are corrupt. It succeeds; the dense model card lists, as everything read, the
+    training codes' corpus, train and valid files and their BM25 runs of those sets; the cross-encoder's record
+    names the training codes only, and its validation and negatives runs hold their train and valid topics only.
+    `make -n links` shows no training command naming an unseen code or a test set; an unseen code that is also
+    a training code is refused."""
+    out = tmp_path / "links"
+    coll = out / "collections"
+    aa, bb = make_collection(coll / "aa1", "aa"), make_collection(coll / "bb1", "bb")
+    unseen = coll / "cc1"
+    for name in ("manifest.json", "corpus/docs.jsonl", "topics/test.jsonl", "topics/test.masked.jsonl",
+                 "topics/train.jsonl", "topics/valid.jsonl", "qrels/test.txt", "qrels/train.txt", "qrels/valid.txt"):
+        (unseen / name).mkdir(parents=True)
+    base = _tiny_encoder(tmp_path)
+    args = [f"LINKS_OUT={out}", "LINKS_TRAIN=aa:1 bb:1", "LINKS_UNSEEN=cc:1", f"LINKS_DATA={tmp_path / 'nothing'}",
+            f"LINKS_BASE={base}", "LINKS_DEVICE=cpu",
+            "LINKS_DENSE_ARGS=--steps 2 --batch-size 4 --eval-every 1 --valid-topics 0 --valid-depth 3 "
+            "--negatives-depth 3 --query-max-length 32 --doc-max-length 48 --threads 1 --precision fp32",
+            "LINKS_CE_ARGS=--lr 1e-3 --checkpoints 1 --negatives-depth 3 --valid-depth 5 --batch-size 2 "
+            "--max-length 32 --threads 1 --precision fp32"]
+    _make("links-train", *args)
+
+    card = json.loads((out / "models" / "dense" / td.CARD_JSON).read_text())
+    read = sorted(Path(i["path"]).resolve() for d in card["data"] for i in d["inputs"])
+    allowed = {f"{c.resolve()}/{f}" for c in (aa, bb) for f in (
+        "manifest.json", "corpus/docs.jsonl", "topics/train.jsonl", "topics/train.masked.jsonl", "qrels/train.txt",
+        "topics/valid.jsonl", "topics/valid.masked.jsonl", "qrels/valid.txt")}
+    allowed |= {str((out / "runs" / c / f"bm25-off.{s}.trec").resolve()) for c in ("aa1", "bb1")
+                for s in ("train", "train.masked", "valid", "valid.masked")}
+    assert {str(p) for p in read} == allowed
+    assert [d["collection"] for d in card["data"]] == [str(coll / "aa1"), str(coll / "bb1")]
+    assert "cc1" not in json.dumps(card) and card["selected"]["step"] in (0, 1, 2)
+
+    from legalir.search import finetune
+
+    rec = json.loads((out / "models" / "ce" / finetune.TRAIN_CONFIG).read_text())
+    assert rec["collections"] == [str(coll / "aa1"), str(coll / "bb1")] and "cc1" not in json.dumps(rec)
+    assert rec["doc_text"] == td.DEFAULT_DOC_TEXT and rec["config"]["learning_rates"] == [1e-3]
+    ids = {s: set() for s in ("train", "valid")}
+    for c in (aa, bb):
+        for s in ids:
+            ids[s] |= {line.split()[0] for line in (c / "qrels" / f"{s}.txt").read_text().splitlines()}
+    for path, want in ((rec["valid_runs"][0], ids["valid"]), *((p, ids["train"]) for p in rec["negative_runs"])):
+        got = {line.split()[0] for line in Path(path).read_text().splitlines()}
+        assert got and got <= want, path
+    # nothing of the unseen code was made, and its files are as they were
+    assert not (out / "runs" / "cc1").exists() and not (out / "indexes" / "cc1").exists()
+
+    # the whole pipeline, dry: no training command names an unseen code or a test topic set
+    plan = _make("-n", "-B", "links", "links-loso", *args).stdout   # every command, as if nothing were made
+    commands = plan.replace("\\\n", " ").splitlines()
+    training = [c for c in commands if any(f" {w} " in c for w in ("train-dense", "train-ce", "tune-fusion"))
+                or c.startswith("cat ")]
+    # the two models, the two leave-one-state-out ones, the hybrid's fusion, the training codes' runs concatenated
+    assert [sum(f" {w} " in c for c in training) for w in ("train-dense", "train-ce", "tune-fusion")] == [3, 1, 1]
+    assert sum(c.startswith("cat ") for c in training) >= 5, training
+    for c in training:
+        assert "cc1" not in c and not any(t in c for t in ("test.jsonl", "test.masked", ".test.trec", "qrels/test")), c
+    for held, kept in (("aa1", "bb1"), ("bb1", "aa1")):       # leave-one-state-out: the held-out code is not trained on
+        loso = [c for c in training if f"/loso/{held}/model" in c]
+        assert len(loso) == 1 and f"collections/{held}" not in loso[0] and f"collections/{kept}" in loso[0]
+    assert any("cc1/topics/test.masked.jsonl" in line for line in plan.splitlines())   # the unseen code is evaluated
+    bad = _make("-n", "links-train", *args[:2], "LINKS_UNSEEN=aa:1 cc:1", check=False)
+    assert bad.returncode != 0 and "LINKS_UNSEEN names a training code (aa1)" in bad.stderr
+
+
+def test_train_dense_from_runs_refuses_another_sets_topics(two_codes, tmp_path):
+    """--runs: negatives from BM25 run files (no Lucene): the same pairs and pool as from the index, and a run
+    holding a topic of another set (a test topic) or another collection's documents is refused, located."""
+    a, b = two_codes
+    cfg = _cfg()
+    idx = _index(a, tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for s in ("train", "train.masked", "valid", "valid.masked"):
+        r = _cli("search", idx, a / "topics" / f"{s}.jsonl", runs / td.run_file(s), "-k", 20, "--citations", "off")
+        assert r.exit_code == 0, r.output
+    from_index, from_runs = td.read_links(a, cfg), td.read_links(a, cfg)
+    td.mine_negatives(from_index, idx, cfg)
+    td.negatives_from_runs(from_runs, runs, cfg)
+    assert from_runs.negatives == from_index.negatives and from_runs.valid_pool == from_index.valid_pool
+    assert {Path(i["path"]).name for i in from_runs.inputs} >= {"bm25-off.train.trec", "bm25-off.valid.masked.trec"}
+
+    stray = runs / td.run_file("valid")
+    stray.write_text(stray.read_text() + "aa_code_1_12.t1 Q0 aa_code_1_1 1 9.0 x\n")     # a test topic of A
+    with pytest.raises(td.DenseTrainingError, match=r"bm25-off.valid.trec: topic 'aa_code_1_12.t1' is not a valid "
+                                                    r"topic"):
+        td.negatives_from_runs(td.read_links(a, cfg), runs, cfg)
+    r = _cli("search", idx, a / "topics" / "valid.jsonl", stray, "-k", 20, "--citations", "off", "--force")
+    assert r.exit_code == 0, r.output
+    other = runs / td.run_file("train")
+    other.write_text(other.read_text().replace("aa_code_1_3 ", "bb_code_1_3 "))
+    with pytest.raises(td.DenseTrainingError, match="'bb_code_1_3', not a document of .*the run is not"):
+        td.negatives_from_runs(td.read_links(a, cfg), runs, cfg)
+    r = _cli("search", idx, a / "topics" / "train.jsonl", other, "-k", 20, "--citations", "off", "--force")
+    assert r.exit_code == 0, r.output
+    (runs / td.run_file("train.masked")).unlink()
+    r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--runs", f"{a}={runs}")
+    assert r.exit_code == 2 and "bm25-off.train.masked.trec: not found" in r.output
+    r = _cli("train-dense", "--from-links", a, "--out", tmp_path / "m", "--runs", f"{a}={runs}", "--index", f"{a}={idx}")
+    assert r.exit_code == 2 and "not both" in r.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_train_ce_on_several_collections(two_codes, tmp_path):
+    """`legalir train-ce C1 OUT --also C2`: both codes' training pairs and validation topics; ids shared between
+    them are refused (a code named twice)."""
+    from legalir.search import finetune
+
+    a, b = two_codes
+    vrun = tmp_path / "valid.trec"
+    vrun.write_text("aa_code_1_9.t1 Q0 aa_code_1_2 1 2.0 x\naa_code_1_9.t1 Q0 aa_code_1_6 2 1.0 x\n"
+                    "bb_code_1_9.t1 Q0 bb_code_1_6 1 1.0 x\n", encoding="utf-8")
+    cfg = finetune.TrainConfig(base_model=str(_tiny_encoder(tmp_path)), learning_rates=[1e-3], checkpoints=[1],
+                               batch_size=2, max_length=32, threads=1, precision="fp32", judged_only=False,
+                               measure="recip_rank", negatives_depth=1)
+    neg = tmp_path / "negatives.trec"      # one unlinked section per training paragraph of both codes
+    neg.write_text("".join(f"{st}_code_1_{i + 1}.t1 Q0 {st}_code_1_{(i * 5 + 2) % 12 + 1} 1 1.0 x\n"
+                           for st in ("aa", "bb") for i in range(8)), encoding="utf-8")
+    rec = finetune.train_collection(cfg, [a, b], tmp_path / "ce", [vrun], ("train",), "valid", negative_runs=[neg])
+    assert rec["collections"] == [str(a), str(b)] and rec["train"]["topics"] == 16
+    assert rec["train"]["pairs_by_grade"] == {"0": 16, "1": 16}
+    assert rec["valid"]["topics"] == 2
+    with pytest.raises(finetune.TrainingError, match="also in"):
+        finetune.train_collection(cfg, [a, a], tmp_path / "ce2", [vrun], ("train",), "valid", negative_runs=[neg])
+    r = _cli("train-ce", "--help")
+    assert r.exit_code == 0 and "--also" in r.output

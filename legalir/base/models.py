@@ -99,6 +99,9 @@ def _hub_snapshot(name: str, revision: str | None, what: str) -> Path:  # pragma
 # ---------------------------------------------------------------- where and how models run
 #: numeric precisions a model may run in: auto picks bf16 where the hardware has it
 PRECISIONS = ("auto", "fp32", "bf16")
+#: the record a cross-encoder folder written by ``legalir train-ce`` holds (its configuration, its selection and
+#: the document text it was trained on, read by ``legalir rerank``)
+TRAIN_RECORD = "legalir-train.json"
 
 
 def default_device() -> str:

@@ -23,14 +23,19 @@ from legalir.commands.options import (
 @click.option("--valid-run", "valid_runs", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="First-stage run(s) of the validation topics; each one's top --valid-depth is reranked and "
                    "the validation score is the mean over the runs (repeatable).")
+@click.option("--also", "also", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Another collection trained on and validated with COLLECTION (e.g. the statute codes of a "
+                   "model, issue 40): ids must be distinct; --valid-run and --negatives-run then hold the topics "
+                   "of all of them (repeatable).")
 @click.option("--train-topics", "train_sets", multiple=True, default=("train",), show_default=True,
               help="Training topic set; repeat for several wordings of it (train, train.medium, train.long).")
 @click.option("--valid-topics", "valid_set", default="valid", show_default=True, help="Validation topic set.")
 @click.option("--base-model", default="minilm", show_default=True,
               help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
-@click.option("--lr", "learning_rates", multiple=True, callback=float_list, default=("2e-5", "5e-5"),
-              show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated).")
-@click.option("--checkpoints", default="100,200,300,400", show_default=True, callback=int_list,
+@click.option("--lr", "learning_rates", multiple=True, callback=float_list, default=("5e-4", "1e-3"),
+              show_default=True, help="Learning rate(s) of the grid (repeatable or comma-separated); the default is "
+                                      "what learned on ACORD from the same start (2e-5 and 5e-5 did not learn).")
+@click.option("--checkpoints", default="250,500,1000", show_default=True, callback=int_list,
               help="Numbers of updates at which each run is validated; the largest is the run's length.")
 @click.option("--seed", "seeds", default="42", show_default=True, callback=int_list,
               help="Seed(s) of the grid (comma-separated): a (lr, updates) is scored by its mean over seeds.")
@@ -68,7 +73,7 @@ from legalir.commands.options import (
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
 @click.option("--stop-after", type=click.IntRange(min=1), default=None,
               help="Stop at the first save after this many updates (state kept); run again to resume.")
-def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
+def train_ce(collection, out_dir, valid_runs, also, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
              valid_depth, judged_only, negative_runs, negatives_depth, measure, doc_text, threads, jobs, save_every,
              work_dir, stop_after):
@@ -90,7 +95,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
                                head_lr_multiplier=head_lr_multiplier, valid_depth=valid_depth, measure=measure,
                                judged_only=judged_only, negatives_depth=negatives_depth,
                                threads=threads, jobs=jobs, save_every=save_every)
-    finetune.train_collection(cfg, collection, out_dir, valid_runs, train_sets, valid_set, work_dir,
+    finetune.train_collection(cfg, [collection, *also], out_dir, valid_runs, train_sets, valid_set, work_dir,
                               stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]),
                               negative_runs=negative_runs, doc_text=unescape(doc_text))
 
@@ -107,6 +112,10 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
 @click.option("--index", "indexes", multiple=True, metavar="COLLECTION=INDEX",
               help="The BM25 index of a --from-links collection, for its hard negatives (checked to be built "
                    "from it) [default: one is built under the work folder].")
+@click.option("--runs", "run_folders", multiple=True, metavar="COLLECTION=FOLDER",
+              help="Or BM25 runs already made of a --from-links collection (FOLDER/bm25-off.<set>.trec of train, "
+                   "train.masked, valid.masked, valid; citations off), for its hard negatives where no Lucene runs "
+                   "(a GPU machine); a run of another topic set is refused.")
 @click.option("--base-model", default="minilm", show_default=True,
               help="Encoder to start from: a model folder, 'minilm' (bundled all-MiniLM-L6-v2), or a Hub name.")
 @click.option("--train-topics", "wordings", multiple=True, default=("train", "train.masked"), show_default=True,
@@ -143,7 +152,7 @@ def train_ce(collection, out_dir, valid_runs, train_sets, valid_set, base_model,
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT.work].")
 @click.option("--stop-after", type=click.IntRange(min=1), default=None,
               help="Stop at the first save after this many steps (state kept); run again to resume.")
-def train_dense(collections_, out_dir, indexes, base_model, wordings, learning_rate, steps, batch_size,
+def train_dense(collections_, out_dir, indexes, run_folders, base_model, wordings, learning_rate, steps, batch_size,
                 hard_negatives, negatives_depth, scale, weight_decay, warmup_ratio, query_max_length, doc_max_length,
                 doc_text, seed, eval_every, valid_topics, valid_depth, select_on, precision, threads, save_every,
                 work_dir, stop_after):
@@ -156,20 +165,25 @@ def train_dense(collections_, out_dir, indexes, base_model, wordings, learning_r
     """
     from legalir.search import train_dense as td
 
-    pairs = {}
-    for item in indexes:
-        coll, sep, idx = item.partition("=")
-        if not sep or not coll or not idx:
-            raise click.BadParameter(f"{item!r}: write COLLECTION=INDEX", param_hint="--index")
-        pairs[coll] = idx
+    def pairs_of(items, what, hint):
+        out = {}
+        for item in items:
+            coll, sep, value = item.partition("=")
+            if not sep or not coll or not value:
+                raise click.BadParameter(f"{item!r}: write COLLECTION={what}", param_hint=hint)
+            out[coll] = value
+        return out
+
+    pairs = pairs_of(indexes, "INDEX", "--index")
+    folders = pairs_of(run_folders, "FOLDER", "--runs")
     cfg = td.DenseConfig(base_model=base_model, learning_rate=learning_rate, steps=steps, batch_size=batch_size,
                          hard_negatives=hard_negatives, negatives_depth=negatives_depth, scale=scale,
                          weight_decay=weight_decay, warmup_ratio=warmup_ratio, query_max_length=query_max_length,
                          doc_max_length=doc_max_length, seed=seed, eval_every=eval_every, valid_topics=valid_topics,
                          valid_depth=valid_depth, select_on=select_on, save_every=save_every, threads=threads,
                          precision=precision, doc_text=unescape(doc_text), wordings=tuple(wordings))
-    card = td.train(collections_, out_dir, cfg, indexes=pairs, work_dir=work_dir, stop_after=stop_after,
-                    command=" ".join(["legalir", *sys.argv[1:]]))
+    card = td.train(collections_, out_dir, cfg, indexes=pairs, runs=folders, work_dir=work_dir,
+                    stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
     if card.get("stopped"):
         click.echo(f"train-dense: stopped at step {card['step']}; run the same command again to resume", err=True)
     else:
@@ -251,16 +265,22 @@ def expand(topics, out, method, join, repeat, save_generations, **gen_opts):
               help="auto = bf16 autocast where the hardware has it (CPU AMX, CUDA), else fp32.")
 @click.option("--device", default=None, help="cpu or cuda [default: cuda when available].")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Torch CPU threads [default: torch's].")
+@click.option("--doc-text", default=None,
+              help="The text read for a document, from its record's fields (\\n: a newline), e.g. "
+                   "'{citation} {title}\\n{heading_path}\\n{contents}'. [default: the one a model trained by "
+                   "`legalir train-ce --doc-text` was trained on (legalir-train.json), else {contents}]")
 @tag(None, "Run tag [default: rerank]")
 @generator_options
 @force_option("out", "save_generations")
 def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, judge, prompt, window, step, passes,
-           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, tag,
+           pairwise, max_words, save_generations, batch_size, max_length, precision, device, threads, doc_text, tag,
            **gen_opts):
     """Rerank the top --k of a run with a cross-encoder or an LLM (pointwise, listwise, pairwise); write OUT.
 
-    Documents below k keep their order, below the reranked ones. LLM methods use
-    the generator options (any backend; answers cached on disk).
+    Documents below k keep their order, below the reranked ones. A cross-encoder
+    trained by `legalir train-ce --doc-text` reads documents as it was trained to
+    (its number and headings before a statute's text). LLM methods use the
+    generator options (any backend; answers cached on disk).
     """
     from legalir.search import rerank as rr
 
@@ -268,7 +288,8 @@ def rerank(out, run_path, topics_path, collection, index_dir, k, method, model, 
         out, run_path, topics_path, method=method, collection=collection, index_dir=index_dir, k=k, model=model,
         judge=judge, prompt=prompt, make_generator=lambda: make_generator(**gen_opts), window=window, step=step,
         passes=passes, pairwise=pairwise, max_words=max_words, batch_size=batch_size, max_length=max_length,
-        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations), err=True)
+        precision=precision, device=device, threads=threads, tag=tag, save_generations=save_generations,
+        doc_text=None if doc_text is None else unescape(doc_text)), err=True)
 
 
 COMMANDS = [train_ce, train_dense, expand, rerank]

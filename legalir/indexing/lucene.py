@@ -756,3 +756,20 @@ def texts(index_dir: str | os.PathLike, docids: Sequence[str] | set[str], field:
                 continue
             out[d] = str(rec.get(field, rec.get("contents", raw))) if isinstance(rec, dict) else raw
     return out
+
+
+def records(index_dir: str | os.PathLike, docids: Sequence[str] | set[str]) -> Mapping[str, dict | None]:
+    """The stored raw JSON records of ``docids`` found in the index, each a dict of the collection record's fields;
+    ``None`` for a document whose stored raw text is not a JSON object (an index built from plain text)."""
+    out: dict[str, dict | None] = {}
+    with LuceneIndex(index_dir) as idx:
+        for d in sorted(docids):
+            raw = idx.raw(d)
+            if raw is None:
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                rec = None
+            out[d] = rec if isinstance(rec, dict) else None
+    return out

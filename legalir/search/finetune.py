@@ -11,6 +11,15 @@ Recipe (Wang et al. 2025, ACORD):
 * target: normalised grade ``rel / max_rel`` (ACORD: 1 star -> 0.0 ... 5 stars -> 1.0);
 * loss: binary cross-entropy on the logit; AdamW (weight decay 0.01, not on
   biases and LayerNorm), batch 64, linear warm-up then linear decay;
+* learning rates: the default grid is 5e-4 and 1e-3 (:data:`LEARNING_RATES`), what learned on ACORD, starting
+  from the bundled MiniLM bi-encoder with a new one-logit head. The evidence: on ACORD (one H100, the paper's
+  grid 5e-5 ... 1e-3 x 3 seeds x 100 ... 3000 updates) the best validation nDCG@10 came at 1e-3 (2000 updates,
+  mean 0.545), and with three query wordings at 5e-4 (750 updates, 0.573; docs/pipelines.md); the earlier
+  defaults 2e-5 and 5e-5 peaked at 0.334 and 0.392 on ACORD after 300 updates, and on the statutes' cross-
+  references (one H200, 800 updates) their best validation MRR, 0.141 (Georgia) and 0.067 (North Carolina),
+  was below BM25's order (docs/statutes.md). On the embedded sample, 8 updates of batch 8 from MiniLM move the
+  training loss from 0.690 to 0.688 at 2e-5 and from 0.657 to 0.545 at 5e-4 (docs/statutes.md, issue 40). The
+  new head starts at random: a small rate leaves it, and the encoder under it, where they began;
 * model selection: a grid of learning rates x seeds, each run validated at
   several numbers of updates (checkpoints within one run). A (learning rate,
   updates) is scored by the mean over seeds of the validation score
@@ -53,8 +62,9 @@ from pathlib import Path
 import numpy as np
 
 from legalir import trec
-from legalir.base import atomic, numeric
+from legalir.base import atomic, models, numeric
 from legalir.base import log as _logging
+from legalir.base.models import TRAIN_RECORD, autocast, default_device, resolve_precision
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 from legalir.scoring.judged import is_judged
@@ -63,8 +73,12 @@ from legalir.version import __version__
 
 _log = _logging.get(__name__)
 
-TRAIN_CONFIG = "legalir-train.json"
+TRAIN_CONFIG = TRAIN_RECORD   # the record train-ce writes beside the weights (rerank reads it)
 KIND = "cross-encoder"
+#: the default learning-rate grid: what learned on ACORD from the same start (module docstring: the evidence)
+LEARNING_RATES = (5e-4, 1e-3)
+#: the default numbers of updates validated (the largest is a run's length)
+CHECKPOINTS = (250, 500, 1000)
 
 
 class TrainingError(LegalirError, ValueError):
@@ -74,8 +88,8 @@ class TrainingError(LegalirError, ValueError):
 @dataclass
 class TrainConfig:
     base_model: str = "minilm"
-    learning_rates: list[float] = field(default_factory=lambda: [2e-5, 5e-5])
-    checkpoints: list[int] = field(default_factory=lambda: [100, 200, 300, 400])
+    learning_rates: list[float] = field(default_factory=lambda: list(LEARNING_RATES))
+    checkpoints: list[int] = field(default_factory=lambda: list(CHECKPOINTS))
     seeds: list[int] = field(default_factory=lambda: [42])
     batch_size: int = 64
     weight_decay: float = 0.01
@@ -311,13 +325,11 @@ def _new_model(cfg: TrainConfig, seed: int, device: str = "cpu"):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from legalir.base.models import resolve as resolve_model
-
     torch.manual_seed(seed)
     config_kwargs = {}
     if cfg.attention_dropout is not None:
         config_kwargs["attention_probs_dropout_prob"] = float(cfg.attention_dropout)
-    return CrossEncoder(str(resolve_model(cfg.base_model)), num_labels=1, max_length=cfg.max_length, device=device,
+    return CrossEncoder(str(models.resolve(cfg.base_model)), num_labels=1, max_length=cfg.max_length, device=device,
                         config_kwargs=config_kwargs or None)
 
 
@@ -439,7 +451,6 @@ def _run_cell(c: _Cell) -> dict:
 def _train_cell(c: _Cell) -> dict:
     import torch
 
-    from legalir.base.models import autocast
     from legalir.search.rerank import score_pairs
 
     cfg, tag = c.cfg, _cell_tag(c.lr, c.seed)
@@ -566,7 +577,6 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     first save point after this many updates in this call (state saved), and
     ``train`` returns ``{"stopped": True, ...}``: call again to resume.
     """
-    from legalir.base.models import default_device, resolve_precision
 
     cfg.validate()
     device = default_device()
@@ -662,7 +672,8 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
     return summary
 
 
-def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: str | os.PathLike,
+def train_collection(cfg: TrainConfig, collection: str | os.PathLike | Sequence[str | os.PathLike],
+                     out_dir: str | os.PathLike,
                      valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
                      valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
                      stop_after: int | None = None, command: str | None = None,
@@ -673,14 +684,21 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     ``doc_text``: the text the model reads for a document, a template of its record's fields
     (:func:`legalir.indexing.encoders.record_text`; a statute's ``{citation} {title}\n{heading_path}\n{contents}``
     puts its number and headings before its text); recorded in ``legalir-train.json``, so reranking with the
-    model must read documents the same way."""
+    model must read documents the same way.
+
+    ``collection`` may be several collections (the statute codes a model is trained on, issue 40): their
+    training topics, qrels and documents are trained on together and their validation topics select; a topic or
+    document id in two of them is refused. Each run given then holds the topics of all of them (one run per
+    first stage: the codes' runs concatenated). Only the named topic sets of the named collections are read."""
     import dataclasses
 
     from legalir import collections
-    from legalir.base import models
     from legalir.search.rerank import collection_texts
     from legalir.search.tuning import objective, refuse_test
 
+    colls = [collection] if isinstance(collection, (str, os.PathLike)) else list(collection)
+    if not colls:
+        raise TrainingError("name at least one collection to train on")
     # everything checked before training starts: no test set, a measure with one value
     # (ndcg_cut_10 or ndcg_cut.10), a base model that resolves, validation runs of the validation topics
     refuse_test([*train_sets, valid_set], "--train-topics/--valid-topics", "training or validating")
@@ -690,10 +708,28 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
     models.resolve(cfg.base_model)
     if len({collections.base_set(s) for s in train_sets}) != 1:
         raise TrainingError(f"training topic sets must be wordings of one set (got {', '.join(train_sets)})")
-    train_topics = [trec.read_topics(collections.topics_path(collection, s)) for s in train_sets]
-    train_qrels = trec.read_qrels(collections.qrels_path(collection, train_sets[0]))
-    valid_topics = trec.read_topics(collections.topics_path(collection, valid_set))
-    valid_qrels = trec.read_qrels(collections.qrels_path(collection, valid_set))
+
+    owner: dict[tuple[str, str], str] = {}   # (what, id) -> the collection that has it
+
+    def merged(parts: Sequence[tuple[str | os.PathLike, Mapping]], what: str) -> dict:
+        out: dict = {}
+        for coll, part in parts:
+            for key, value in part.items():
+                first = owner.setdefault((what, key), str(coll))
+                if key in out or first != str(coll):
+                    raise TrainingError(f"{coll}: {what} {key!r} is also in {first}: collections trained on "
+                                        f"together must have distinct ids")
+                out[key] = value
+        return out
+
+    train_topics = [merged([(c, trec.read_topics(collections.topics_path(c, s))) for c in colls], f"{s} topic")
+                    for s in train_sets]
+    train_qrels = merged([(c, trec.read_qrels(collections.qrels_path(c, train_sets[0]))) for c in colls],
+                         f"{train_sets[0]} qrels topic")
+    valid_topics = merged([(c, trec.read_topics(collections.topics_path(c, valid_set))) for c in colls],
+                          f"{valid_set} topic")
+    valid_qrels = merged([(c, trec.read_qrels(collections.qrels_path(c, valid_set))) for c in colls],
+                         f"{valid_set} qrels topic")
 
     def read_runs(paths, topics, name: str) -> dict[str, Run]:
         """Each run by its file name; a topic the set lacks is an error."""
@@ -718,28 +754,31 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike, out_dir: s
         raise TrainingError(f"--doc-text: {e}") from None
     runs = read_runs(valid_runs, valid_topics, valid_set)
     negatives = list(read_runs(negative_runs, train_qrels, train_sets[0]).values())
-    if doc_text == DOC_TEXT:
-        texts = collection_texts(collection)
-    else:
-        texts = {}
-        for n, rec in enumerate(collections.iter_documents(collection), 1):
+
+    def texts_of(coll) -> dict[str, str]:
+        if doc_text == DOC_TEXT:
+            return collection_texts(coll)
+        out = {}
+        for n, rec in enumerate(collections.iter_documents(coll), 1):
             try:
-                texts[rec["id"]] = record_text(doc_text, rec)
+                out[rec["id"]] = record_text(doc_text, rec)
             except EncoderError as e:
-                raise TrainingError(f"{Path(collection) / 'corpus'}: document {n}: {e}") from None
+                raise TrainingError(f"{Path(coll) / 'corpus'}: document {n}: {e}") from None
+        return out
+
+    texts = merged([(c, texts_of(c)) for c in colls], "document")
     valid = Validation(valid_topics, valid_qrels, runs, texts, depth=cfg.valid_depth, judged_only=cfg.judged_only)
     return train(cfg, train_topics if len(train_topics) > 1 else train_topics[0], train_qrels, texts, valid,
                  out_dir, work_dir, stop_after=stop_after, command=command, negatives=negatives,
-                 extra={"collection": str(collection), "train_topics": list(train_sets), "valid_topics": valid_set,
+                 extra={"collection": str(colls[0]), "collections": [str(c) for c in colls],
+                        "train_topics": list(train_sets), "valid_topics": valid_set,
                         "valid_runs": [str(p) for p in valid_runs],
                         "negative_runs": [str(p) for p in negative_runs], "doc_text": doc_text})
 
 
 def _resolved(model: str) -> str:
-    from legalir.base.models import resolve as resolve_model
-
     try:
-        return str(resolve_model(model))
+        return str(models.resolve(model))
     except Exception:  # pragma: no cover - the record keeps the name as given when it no longer resolves
         return model
 

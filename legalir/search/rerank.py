@@ -67,17 +67,23 @@ def candidates(run: Mapping[str, Mapping[str, float]], k: int) -> dict[str, list
 
 
 def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | Mapping | None = None,
-                     k: int | None = None, field: str = "contents") -> dict[str, str]:
+                     k: int | None = None, field: str = "contents", doc_text: str | None = None) -> dict[str, str]:
     """Texts of ``docids`` (or of a run's top ``k``) from a collection's JSONL corpus.
 
     ``docids`` may be a run (``{qid: {docid: score}}``): its top ``k``
     documents are loaded. Ids not in the collection raise a :class:`RerankError`.
+    ``doc_text``: a template of the record's fields (:func:`legalir.indexing.encoders.record_text`, e.g. a
+    statute's ``{citation} {title}\n{heading_path}\n{contents}``) instead of the one ``field``; a record without
+    a field it names is a :class:`RerankError` naming the document.
     """
 
     wanted = _wanted(docids, k)
     out: dict[str, str] = {}
-    for rec in collections.iter_documents(collection_dir):
+    for n, rec in enumerate(collections.iter_documents(collection_dir), 1):
         if wanted is None or rec["id"] in wanted:
+            if doc_text is not None:
+                out[rec["id"]] = _record_text(doc_text, rec, f"{Path(collection_dir) / 'corpus'}: document {n}")
+                continue
             if field not in rec:
                 raise RerankError(f"{collection_dir}: document {rec['id']!r} has no field {field!r}")
             out[rec["id"]] = str(rec[field])
@@ -86,14 +92,60 @@ def collection_texts(collection_dir: str | os.PathLike, docids: Iterable[str] | 
 
 
 def index_texts(index_dir: str | os.PathLike, docids: Iterable[str] | Mapping, k: int | None = None,
-                field: str = "contents") -> dict[str, str]:
-    """Texts of ``docids`` (or a run's top ``k``) from a Lucene index's stored raw JSON."""
+                field: str = "contents", doc_text: str | None = None) -> dict[str, str]:
+    """Texts of ``docids`` (or a run's top ``k``) from a Lucene index's stored raw JSON (``doc_text``: a template
+    of the stored record's fields, as :func:`collection_texts`)."""
     from legalir.indexing import lucene
 
     wanted = _wanted(docids, k)
-    out = dict(lucene.texts(index_dir, wanted or (), field=field))
+    if doc_text is None:
+        out = dict(lucene.texts(index_dir, wanted or (), field=field))
+    else:
+        out = {}
+        for d, rec in lucene.records(index_dir, wanted or ()).items():
+            if rec is None:
+                raise RerankError(f"{index_dir}: document {d!r} is stored as plain text, not a JSON record: the "
+                                  f"document text {doc_text!r} needs its fields; give the collection (--collection)")
+            out[d] = _record_text(doc_text, rec, f"{index_dir}: stored record")
     _check_found(wanted, out, str(index_dir))
     return out
+
+
+def _record_text(template: str, rec: Mapping[str, Any], where: str) -> str:
+    from legalir.indexing.encoders import EncoderError, record_text
+
+    try:
+        return record_text(template, rec)
+    except EncoderError as e:
+        raise RerankError(f"{where}: {e}") from None
+
+
+def model_doc_text(model: str | os.PathLike) -> str:
+    """The document text a cross-encoder was trained to read: the ``doc_text`` template that ``legalir train-ce``
+    recorded in the model folder's ``legalir-train.json`` (``train-ce --doc-text``).
+
+    A model without that record (one legalir did not train: a Hub cross-encoder, ``minilm``) and one trained
+    before ``--doc-text`` existed read a record's ``contents``: ``{contents}``.
+    """
+    import json
+
+    from legalir.indexing.encoders import DOC_TEXT, EncoderError, doc_text_fields
+    path = models.resolve(model, error=RerankError) / models.TRAIN_RECORD
+    if not path.is_file():
+        return DOC_TEXT
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RerankError(f"{path}: not readable as the record of `legalir train-ce` ({e}); the document text the "
+                          f"model was trained on cannot be known") from None
+    template = record.get("doc_text", DOC_TEXT) if isinstance(record, dict) else None
+    if not isinstance(template, str):
+        raise RerankError(f"{path}: 'doc_text' must be a template string (got {template!r})")
+    try:
+        doc_text_fields(template)
+    except EncoderError as e:
+        raise RerankError(f"{path}: doc_text: {e}") from None
+    return template
 
 
 def _wanted(docids, k) -> set[str] | None:
@@ -132,7 +184,9 @@ class _Generating(Protocol):
 class CrossEncoderScorer:
     """A sentence-transformers CrossEncoder; the score is its raw logit.
 
-    With two or more labels (a classifier head), the score is the log-odds of the last label.
+    With two or more labels (a classifier head), the score is the log-odds of the last label. ``doc_text`` is
+    the document text the model was trained to read (:func:`model_doc_text`): give it documents written so
+    (:func:`collection_texts` ``doc_text=``; :func:`rerank_files` does).
     """
 
     def __init__(self, model: str, *, max_length: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -141,6 +195,7 @@ class CrossEncoderScorer:
 
         self.model_name = model
         path = str(models.resolve(model, error=RerankError))
+        self.doc_text = model_doc_text(path)
         self.device = device or default_device()
         self.precision = resolve_precision(precision, self.device)
         kwargs: dict[str, Any] = {"device": self.device}
@@ -706,8 +761,14 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
                  passes: int | None = None, pairwise: str = "allpairs", max_words: int = 300,
                  batch_size: int = DEFAULT_BATCH_SIZE, max_length: int | None = None, precision: str = "auto",
                  device: str | None = None, threads: int | None = None, tag: str | None = None,
-                 save_generations: str | os.PathLike | None = None, force: bool = False) -> str:
+                 save_generations: str | os.PathLike | None = None, force: bool = False,
+                 doc_text: str | None = None) -> str:
     """Rerank the top ``k`` of the run file with ``method``, write ``out``; returns a one-line summary.
+
+    The documents are read as the model was trained to read them: a cross-encoder folder written by
+    ``legalir train-ce --doc-text`` declares its template (:func:`model_doc_text`), e.g. a statute's number and
+    headings before its text; any other model, and the LLM methods, read a record's ``contents``. ``doc_text``
+    overrides it (a template of the record's fields; with a cross-encoder trained on another text, a warning).
 
     ``method`` defaults to ``cross-encoder`` with ``model``, ``pointwise`` with
     ``judge`` (``graded`` 1-5 as the ACORD paper, or ``binary``). LLM methods
@@ -731,14 +792,27 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
         raise RerankError("give exactly one of --collection or --index for the document texts")
     if method != "cross-encoder" and make_generator is None:
         raise RerankError(f"--method {method} needs a generator")
+    from legalir.indexing.encoders import DOC_TEXT, EncoderError, doc_text_fields
+
+    if doc_text is not None:
+        try:
+            doc_text_fields(doc_text)
+        except EncoderError as e:
+            raise RerankError(f"--doc-text: {e}") from None
+    trained = model_doc_text(model) if method == "cross-encoder" and model is not None else DOC_TEXT
+    if doc_text is not None and doc_text != trained:
+        _log.warning(f"rerank: {model} was trained on documents written {trained!r}; reading them as "
+                     f"{doc_text!r} (--doc-text) instead")
+    template = trained if doc_text is None else doc_text
     with numeric.threads(threads, faiss=False):  # torch's count for this call only
         run = trec.read_run(run_path)
         topics = trec.read_topics(topics_path)
+        fields = None if template == DOC_TEXT else template
         if collection:
-            texts = collection_texts(collection, run, k=k)
+            texts = collection_texts(collection, run, k=k, doc_text=fields)
         else:
             assert index_dir is not None  # exactly one of them, refused above otherwise
-            texts = index_texts(index_dir, run, k=k)
+            texts = index_texts(index_dir, run, k=k, doc_text=fields)
         # a generator for every method but the cross-encoder's (refused above without one)
         gen = make_generator() if make_generator is not None and method != "cross-encoder" else None
         llm: LLMJudge | _LLMReranker | None = None
@@ -758,7 +832,8 @@ def rerank_files(out: str | os.PathLike, run_path: str | os.PathLike, topics_pat
             pairs = PairwiseReranker(gen, variant=pairwise, passes=passes or 10, prompt=prompt, max_words=max_words)
             result, llm = pairs.rerank(run, topics, texts, k=k), pairs
         n = trec.write_run(out, result, tag=tag or "rerank", inputs=[run_path, topics_path], force=force)
-        msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method})"
+        msg = f"{out}: {n} lines for {len(result)} topics (top {k} reranked, {method}" + (
+            f"; documents read as {template!r})" if fields else ")")
         if gen is not None:
             msg += f"; {gen.calls} generated, {getattr(gen, 'hits', 0)} from cache"
         if save_generations and llm is not None:

@@ -54,6 +54,7 @@ import numpy as np
 from legalir import collections, trec
 from legalir.base import atomic, numeric
 from legalir.base import log as _logging
+from legalir.base.models import autocast, default_device, resolve, resolve_precision
 from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 
@@ -288,28 +289,62 @@ def mine_negatives(data: LinkData, index: str | os.PathLike, cfg: DenseConfig) -
     _check_index(Path(index), data)
     data.index = str(index)
     with Searcher(index) as s:
-        for wording in cfg.wordings:
-            topics = {}
-            for p in data.pairs:
-                if p.wording == wording:
-                    topics[p.qid] = p.query
-            run = s.batch_search(topics, k=cfg.negatives_depth + max(len(g) for g in data.gold.values()),
-                                 citations=False)
-            for qid in topics:
-                ranked = [d for d, _ in trec.ranking(run.get(qid, {}))]
-                stray = [d for d in ranked if d not in data.docs]
-                if stray:
-                    raise DenseTrainingError(f"{index}: returned {stray[0]!r}, not a document of {data.collection}: "
-                                             f"the index is not this collection's")
-                data.negatives[(wording, qid)] = [d for d in ranked if d not in data.gold[qid]][:cfg.negatives_depth]
-        pool = {d for js in data.valid_qrels.values() for d in js}
-        for wording, topics in sorted(data.valid_topics.items()):
-            run = s.batch_search(topics, k=cfg.valid_depth, citations=False)
-            for qid in topics:
-                pool.update(d for d, _ in trec.ranking(run.get(qid, {}))[:cfg.valid_depth])
+        _negatives(data, cfg, lambda wording, topics, k: s.batch_search(topics, k=k, citations=False), str(index))
+
+
+#: the file names a --runs folder holds: one BM25 run (citations off) per topic set read
+def run_file(wording: str) -> str:
+    return f"bm25-off.{wording}.trec"
+
+
+def negatives_from_runs(data: LinkData, folder: str | os.PathLike, cfg: DenseConfig) -> None:
+    """As :func:`mine_negatives`, from BM25 runs already made (where no Lucene runs, e.g. a GPU machine): ``folder``
+    holds ``bm25-off.<set>.trec`` for each training and validation topic set (``legalir search ... --citations
+    off``). A run's topic that is not of that set of this collection, or a document not of it, is refused: a run
+    can bring nothing of another collection or of a test set. Each file read is listed in ``data.inputs``."""
+    root = Path(folder)
+
+    def run_of(wording: str, topics: Mapping[str, str], k: int):
+        path = root / run_file(wording)
+        if not path.is_file():
+            raise DenseTrainingError(f"{path}: not found: --runs {folder} must hold a BM25 run (citations off) of "
+                                     f"each topic set read: " + ", ".join(
+                                         run_file(w) for w in (*cfg.wordings, *VALID_WORDINGS)))
+        data.inputs.append(_input(path))
+        run = trec.read_run(path)
+        stray = sorted(set(run) - set(topics))
+        if stray:
+            raise DenseTrainingError(f"{path}: topic {stray[0]!r} is not a {wording} topic of {data.collection} "
+                                     f"(of {len(stray)} such): the run must be of that topic set only")
+        return run
+
+    data.index = None
+    _negatives(data, cfg, run_of, str(root))
+
+
+def _negatives(data: LinkData, cfg: DenseConfig, run_of: Callable[[str, Mapping[str, str], int], Mapping],
+               where: str) -> None:
+    for wording in cfg.wordings:
+        topics = {}
+        for p in data.pairs:
+            if p.wording == wording:
+                topics[p.qid] = p.query
+        run = run_of(wording, topics, cfg.negatives_depth + max(len(g) for g in data.gold.values()))
+        for qid in topics:
+            ranked = [d for d, _ in trec.ranking(run.get(qid, {}))]
+            stray = [d for d in ranked if d not in data.docs]
+            if stray:
+                raise DenseTrainingError(f"{where}: returned {stray[0]!r}, not a document of {data.collection}: "
+                                         f"the {'index' if data.index else 'run'} is not this collection's")
+            data.negatives[(wording, qid)] = [d for d in ranked if d not in data.gold[qid]][:cfg.negatives_depth]
+    pool = {d for js in data.valid_qrels.values() for d in js}
+    for wording, topics in sorted(data.valid_topics.items()):
+        run = run_of(wording, topics, cfg.valid_depth)
+        for qid in topics:
+            pool.update(d for d, _ in trec.ranking(run.get(qid, {}))[:cfg.valid_depth])
     stray = sorted(pool - data.docs.keys())
     if stray:
-        raise DenseTrainingError(f"{index}: returned {stray[0]!r}, not a document of {data.collection}")
+        raise DenseTrainingError(f"{where}: returned {stray[0]!r}, not a document of {data.collection}")
     data.valid_pool = sorted(pool)
 
 
@@ -455,9 +490,52 @@ def _versions() -> dict:
 
 # ---------------------------------------------------------------- training
 
+def _negative_sources(roots: Sequence[str], indexes: Mapping | None, runs: Mapping | None) -> tuple[dict, dict]:
+    """``({collection: BM25 index}, {collection: runs folder})`` keyed by resolved path, each naming a collection
+    of ``roots``, none both."""
+    if len({Path(c).resolve() for c in roots}) != len(roots):
+        raise DenseTrainingError("--from-links: a collection is named twice")
+    known = {str(Path(c).resolve()) for c in roots}
+    given = {str(Path(k).resolve()): v for k, v in (indexes or {}).items()}
+    from_runs = {str(Path(k).resolve()): v for k, v in (runs or {}).items()}
+    for option, named in (("--index", given), ("--runs", from_runs)):
+        unknown = sorted(set(named) - known)
+        if unknown:
+            raise DenseTrainingError(f"{option} {unknown[0]}=...: not a collection given to --from-links")
+    both = sorted(set(from_runs) & set(given))
+    if both:
+        raise DenseTrainingError(f"{both[0]}: give its BM25 index (--index) or its runs (--runs), not both")
+    return given, from_runs
+
+
+def _load(i: int, root: str, cfg: DenseConfig, given: Mapping, from_runs: Mapping, work: Path) -> LinkData:
+    """Collection ``i``'s pairs and validation topics, with its BM25 negatives: from its runs folder, its index,
+    or an index built under ``work``."""
+    from legalir.indexing import sparse
+
+    data = read_links(root, cfg)
+    for p in data.pairs:
+        p.source = i
+    key = str(Path(root).resolve())
+    if key in from_runs:
+        negatives_from_runs(data, from_runs[key], cfg)
+        _log.info(f"train-dense: {data.label} ({root}, negatives from {from_runs[key]}): {data.counts()}")
+        return data
+    index = given.get(key)
+    if index is None:
+        index = work / f"bm25-{i}-{_digest(key)}"
+        if not (index / "legalir-index.json").exists():
+            _log.info(f"train-dense: BM25 index of {root} for hard negatives -> {index}")
+            sparse.build(root, index, threads=cfg.threads or 2, quiet=True)
+    mine_negatives(data, index, cfg)
+    _log.info(f"train-dense: {data.label} ({root}): {data.counts()}")
+    return data
+
+
 def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike, cfg: DenseConfig | None = None, *,
           indexes: Mapping[str, str | os.PathLike] | None = None, work_dir: str | os.PathLike | None = None,
-          stop_after: int | None = None, progress: bool = True, command: str | None = None) -> dict:
+          stop_after: int | None = None, progress: bool = True, command: str | None = None,
+          runs: Mapping[str, str | os.PathLike] | None = None) -> dict:
     """Train on the cross-references of ``collections_`` and write the selected model to ``out_dir``.
 
     Parameters
@@ -472,7 +550,11 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         Settings [default: :class:`DenseConfig` ()].
     indexes : mapping, optional
         ``{collection: BM25 index}`` for the hard negatives, each checked to be built from that
-        collection; a collection without one gets an index built under ``work_dir``.
+        collection; a collection without one (and without ``runs``) gets an index built under ``work_dir``.
+    runs : mapping, optional
+        ``{collection: folder}``: the hard negatives and the validation pool from BM25 runs already made
+        (``bm25-off.<set>.trec`` of each training and validation topic set, :func:`negatives_from_runs`) instead
+        of an index: where no Lucene runs (a GPU machine). Listed in the card's inputs with their digests.
     work_dir : path, optional
         Resumable state [default: ``<out_dir>.work``], removed once the model is written.
     stop_after : int, optional
@@ -494,20 +576,13 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     """
     import torch
 
-    from legalir.base.models import default_device, resolve, resolve_precision
-    from legalir.indexing import sparse
 
     cfg = cfg or DenseConfig()
     cfg.validate()
     if not collections_:
         raise DenseTrainingError("--from-links: name at least one statutes collection to train on")
     roots = [str(Path(c)) for c in collections_]
-    if len({Path(c).resolve() for c in roots}) != len(roots):
-        raise DenseTrainingError("--from-links: a collection is named twice")
-    given = {str(Path(k).resolve()): v for k, v in (indexes or {}).items()}
-    unknown = sorted(set(given) - {str(Path(c).resolve()) for c in roots})
-    if unknown:
-        raise DenseTrainingError(f"--index {unknown[0]}=...: not a collection given to --from-links")
+    given, from_runs = _negative_sources(roots, indexes, runs)
     base_dir = resolve(cfg.base_model)
     out = Path(out_dir)
     atomic.check_target(out, KIND, yes=None)  # refuse before training, not after
@@ -517,20 +592,7 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     precision = resolve_precision(cfg.precision, device)
     t_data = time.time()
 
-    sets: list[LinkData] = []
-    for i, root in enumerate(roots):
-        data = read_links(root, cfg)
-        for p in data.pairs:
-            p.source = i
-        index = given.get(str(Path(root).resolve()))
-        if index is None:
-            index = work / f"bm25-{i}-{_digest(str(Path(root).resolve()))}"
-            if not (index / "legalir-index.json").exists():
-                _log.info(f"train-dense: BM25 index of {root} for hard negatives -> {index}")
-                sparse.build(root, index, threads=cfg.threads or 2, quiet=True)
-        mine_negatives(data, index, cfg)
-        sets.append(data)
-        _log.info(f"train-dense: {data.label} ({root}): {data.counts()}")
+    sets = [_load(i, root, cfg, given, from_runs, work) for i, root in enumerate(roots)]
     data_seconds = time.time() - t_data
 
     common = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("threads", "save_every")}
@@ -566,7 +628,9 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         "protocol": {
             "training": "pairs (paragraph, linked section) of the train topic sets of the collections above",
             "negatives": f"in-batch, plus {cfg.hard_negatives} per pair from BM25's top {cfg.negatives_depth} "
-                         f"(citations off) of the same collection, linked sections excluded",
+                         f"(citations off) of the same collection, linked sections excluded"
+                         + ("; from the BM25 runs given (--runs, listed in the inputs)"
+                            if any(d.index is None for d in sets) else ""),
             "selection": f"{cfg.select_on} MRR@10 (mean over collections), every {cfg.eval_every} steps and at "
                          f"step 0, {cfg.valid_topics or 'all'} valid topics per collection ranked over a pool of "
                          f"their linked sections and BM25's top {cfg.valid_depth}",
@@ -604,7 +668,6 @@ def _loop(cfg: DenseConfig, sets: list[LinkData], base_dir: Path, work: Path, st
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from legalir.base.models import autocast
 
     hf_logging.disable_progress_bar()
     tok = AutoTokenizer.from_pretrained(str(base_dir))
@@ -742,7 +805,14 @@ def model_card_markdown(card: Mapping) -> str:
         lines.append(f"| {d['collection']} | {d['state']} | {d['release']} | {d['documents']} | {d['train_topics']} | "
                      f"{d['pairs']} ({', '.join(f'{k} {v}' for k, v in d['pairs_by_wording'].items())}) | "
                      f"{max(d['valid_topics'].values())} |")
-    lines += ["", "## Protocol", ""] + [f"- {k.replace('_', ' ')}: {v}" for k, v in card["protocol"].items()]
+    lines += ["", "## Protocol", ""] + [f"- {k.replace('_', ' ')}: " + (f"`{json.dumps(v)[1:-1]}`" if k == "document_text"
+                                                                         else f"{v}")
+                                         for k, v in card["protocol"].items()]
+    lines += ["", "## Evaluation", "",
+              "Report this model on codes it never read: the test topics of codes other than those above. "
+              "`make links-encode links-index links-search links-eval` (LINKS_UNSEEN: the other codes) encodes them "
+              "with the document text above, searches, fuses with BM25 and prints the table against BM25 "
+              "(docs/statutes.md, \"The protocol, one make target per step\", with what was measured)."]
     lines += ["", "## Validation", "", "| step | " + " | ".join(k for k in card["validation"][0]["valid"]
                                                                if k.count(":") == 1) + " |",
               "|---|" + "---|" * sum(1 for k in card["validation"][0]["valid"] if k.count(":") == 1)]

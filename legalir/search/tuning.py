@@ -120,11 +120,16 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
         raise TuningError(f"--step {step}: the weight grid step must be in (0, 1]")
     spec, name = objective(measure)
     judged = bool(dataset_cls.judged_only)
-    _, qrels = training_data(collection, topic_sets)
+    # each set's topics count once: wordings of one set (the statutes' valid and valid.masked) share their topic
+    # ids, so with several sets a topic is keyed by its set too (merged by id, the last set's would replace the
+    # others': the tuning would see one wording only)
+    qrels: Qrels = {}
     runs: list[Run] = [dict() for _ in run_patterns]
     for t in topic_sets:
+        key = (lambda q, t=t: f"{t}/{q}") if len(topic_sets) > 1 else (lambda q: q)
+        qrels.update({key(q): js for q, js in trec.read_qrels(collections.qrels_path(collection, t)).items()})
         for i, p in enumerate(run_patterns):
-            runs[i].update(trec.read_run(p.replace("{set}", t)))
+            runs[i].update({key(q): docs for q, docs in trec.read_run(p.replace("{set}", t)).items()})
 
     def score(run: Run) -> float:
         return float(evaluate(qrels, run, spec, judged_only=judged)["all"][name])
