@@ -133,3 +133,22 @@ def test_tune_fusion_counts_each_wording_of_a_set(tmp_path):
     one = tuning.tune_fusion(get_class("statutes"), root, ["valid.masked"], [str(tmp_path / "a.{set}.trec")],
                              "recip_rank", tmp_path / "t1.json", step=0.5)
     assert list(one["single_runs"].values()) == [0.5]
+
+
+def test_tune_bm25_counts_each_wording_of_a_set(sample_collection, sample_index):
+    """The BM25 grid merges topic sets by the same rule as the fusion's (``tuning.set_key``): ``train`` and
+    ``train.long`` share their topic ids, and tuned on both, each wording is searched and counts once, so every
+    grid point is the mean of the two sets' own values (merged by id, the long wording replaced the short)."""
+    from legalir.datasets import dataset_class as get_class
+    from legalir.search import tuning
+
+    cls = get_class("sample")
+    short, n_short = tuning.tune_bm25(cls, sample_index, sample_collection, ["train"], "ndcg_cut.10")
+    long, n_long = tuning.tune_bm25(cls, sample_index, sample_collection, ["train.long"], "ndcg_cut.10")
+    both, n_both = tuning.tune_bm25(cls, sample_index, sample_collection, ["train", "train.long"], "ndcg_cut.10")
+    assert n_both == n_short + n_long == 6
+    one = {(k1, b): v for k1, b, v in short}
+    other = {(k1, b): v for k1, b, v in long}
+    assert any(one[p] != other[p] for p in one)    # the wordings rank differently: the merge is visible
+    for k1, b, value in both:
+        assert value == pytest.approx((one[k1, b] + other[k1, b]) / 2)

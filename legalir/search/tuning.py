@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from legalir import collections, trec
 from legalir.base import atomic, log
@@ -63,14 +63,25 @@ def objective(measure: str, option: str = "--measure") -> tuple[list, str]:
     return ms, names[0]
 
 
+def set_key(topic_sets: Sequence[str], topic_set: str) -> Callable[[str], str]:
+    """The id a topic of ``topic_set`` has once ``topic_sets`` are merged: its own with one set, else
+    ``set/id``. Wordings of one set (the statutes' ``valid`` and ``valid.masked``) share their topic ids;
+    merged by id alone, the last set's wording would replace the others' and a tuning would see one only."""
+
+    if len(topic_sets) > 1:
+        return lambda q: f"{topic_set}/{q}"
+    return lambda q: q
+
+
 def training_data(collection: str | os.PathLike, topic_sets: Sequence[str]) -> tuple[dict[str, Topic], Qrels]:
-    """Topics and qrels of the (non-test) topic sets, merged."""
+    """Topics and qrels of the (non-test) topic sets, merged; each set's topics count once (:func:`set_key`)."""
 
     topics: dict[str, Topic] = {}
     qrels: Qrels = {}
     for t in refuse_test(topic_sets):
-        topics.update(trec.read_topics(collections.topics_path(collection, t)))
-        qrels.update(trec.read_qrels(collections.qrels_path(collection, t)))
+        key = set_key(topic_sets, t)
+        topics.update({key(q): v for q, v in trec.read_topics(collections.topics_path(collection, t)).items()})
+        qrels.update({key(q): js for q, js in trec.read_qrels(collections.qrels_path(collection, t)).items()})
     return topics, qrels
 
 
@@ -120,14 +131,10 @@ def tune_fusion(dataset_cls, collection, topic_sets: Sequence[str], run_patterns
         raise TuningError(f"--step {step}: the weight grid step must be in (0, 1]")
     spec, name = objective(measure)
     judged = bool(dataset_cls.judged_only)
-    # each set's topics count once: wordings of one set (the statutes' valid and valid.masked) share their topic
-    # ids, so with several sets a topic is keyed by its set too (merged by id, the last set's would replace the
-    # others': the tuning would see one wording only)
-    qrels: Qrels = {}
+    _, qrels = training_data(collection, topic_sets)
     runs: list[Run] = [dict() for _ in run_patterns]
     for t in topic_sets:
-        key = (lambda q, t=t: f"{t}/{q}") if len(topic_sets) > 1 else (lambda q: q)
-        qrels.update({key(q): js for q, js in trec.read_qrels(collections.qrels_path(collection, t)).items()})
+        key = set_key(topic_sets, t)
         for i, p in enumerate(run_patterns):
             runs[i].update({key(q): docs for q, docs in trec.read_run(p.replace("{set}", t)).items()})
 
