@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build legalir/resources/java/legalir.jar from legalir/resources/java/src (the one Java class legalir adds to
-# Anserini's: io.legalir.LiveStatsSearcher, BM25 statistics of the live documents of an updated index).
+# Build legalir/resources/java/legalir.jar from legalir/resources/java/src (the Java classes legalir adds to
+# Anserini's: io.legalir.LiveStatsSearcher and LiveStatsReader, statistics of the live documents of an updated index).
 # The jar is committed, so an install needs no Java compiler; run this after changing the source. Needs a
 # javac of Java 11 or later; compiles against the Lucene classes of the Anserini fat jar that pyserini ships.
 set -euo pipefail

@@ -168,7 +168,8 @@ public final class LiveStatsSearcher extends IndexSearcher {
     }
     f.setAccessible(true);
     IndexSearcher plain = (IndexSearcher) f.get(simple);
-    LiveStatsSearcher mine = new LiveStatsSearcher(plain.getIndexReader(), deleted);
+    // through a LiveStatsReader: rerankers that read the reader's frequencies (RM3) see the live ones too
+    LiveStatsSearcher mine = new LiveStatsSearcher(new LiveStatsReader(plain.getIndexReader(), deleted), deleted);
     mine.setSimilarity(plain.getSimilarity());
     f.set(simple, mine);
   }
