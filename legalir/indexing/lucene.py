@@ -25,6 +25,7 @@ import threading
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from legalir.base import jvm
 from legalir.errors import LegalirError
@@ -739,37 +740,26 @@ def num_docs(index_dir: str | os.PathLike) -> int:
         return idx.num_docs()
 
 
-def texts(index_dir: str | os.PathLike, docids: Sequence[str] | set[str], field: str = "contents") -> Mapping[str, str]:
-    """Stored texts (``field`` of the raw JSON, else the raw text) of ``docids`` found in the index."""
-    import json
-
-    out: dict[str, str] = {}
+def _stored(index_dir: str | os.PathLike, docids: Sequence[str] | set[str]) -> Iterator[tuple[str, str, Any]]:
+    """``(id, stored raw text, its JSON or None)`` of each of ``docids`` found in the index, in id order."""
     with LuceneIndex(index_dir) as idx:
         for d in sorted(docids):
             raw = idx.raw(d)
             if raw is None:
                 continue
             try:
-                rec = json.loads(raw)
+                yield d, raw, json.loads(raw)
             except json.JSONDecodeError:
-                out[d] = raw
-                continue
-            out[d] = str(rec.get(field, rec.get("contents", raw))) if isinstance(rec, dict) else raw
-    return out
+                yield d, raw, None
+
+
+def texts(index_dir: str | os.PathLike, docids: Sequence[str] | set[str], field: str = "contents") -> Mapping[str, str]:
+    """Stored texts (``field`` of the raw JSON, else the raw text) of ``docids`` found in the index."""
+    return {d: str(rec.get(field, rec.get("contents", raw))) if isinstance(rec, dict) else raw
+            for d, raw, rec in _stored(index_dir, docids)}
 
 
 def records(index_dir: str | os.PathLike, docids: Sequence[str] | set[str]) -> Mapping[str, dict | None]:
     """The stored raw JSON records of ``docids`` found in the index, each a dict of the collection record's fields;
     ``None`` for a document whose stored raw text is not a JSON object (an index built from plain text)."""
-    out: dict[str, dict | None] = {}
-    with LuceneIndex(index_dir) as idx:
-        for d in sorted(docids):
-            raw = idx.raw(d)
-            if raw is None:
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                rec = None
-            out[d] = rec if isinstance(rec, dict) else None
-    return out
+    return {d: rec if isinstance(rec, dict) else None for d, _, rec in _stored(index_dir, docids)}
