@@ -505,6 +505,43 @@ def test_snippet_of_legal_text_without_splitting_it_matches_the_reference():
     check()
 
 
+def _duplicates_reference(texts):
+    """legalir.serve.engine's duplicate marking as it was: every text normalised whole."""
+    first, out = {}, []
+    for i, t in enumerate(texts):
+        same = " ".join(t.split()).lower() if t is not None else ""
+        out.append(first.get(same) if same else None)
+        if same:
+            first.setdefault(same, i)
+    return out
+
+
+def test_duplicates_normalise_only_texts_whose_ends_meet_and_answer_as_before():
+    """:func:`legalir.serve.display.duplicates` splits a whole text only where its first and last words meet
+    another's; it marks exactly what normalising every text marks: long texts equal but for one middle word,
+    whitespace of every kind, letters whose lower case reads their context (final sigma) or grows (İ)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import display
+
+    word = st.sampled_from(["Lease", "lease", "LEASE", "ΟΔΟΣ", "οδος", "οδοσ", "Σ", "σ", "ς", "İ", "i̇", "K", "k",
+                            "§", "1", "x'", "", "a"])
+    sep = st.sampled_from([" ", "  ", "\n", "\t", "\x1c", "\xa0", "\u2003", "\x85", ""])
+    words = st.lists(st.tuples(word, sep), max_size=25).map(lambda ws: "".join(w + s for w, s in ws))
+    # texts sharing long ends and differing (or not) in the middle
+    ends = " ".join(f"w{i}" for i in range(display._ENDS + 2))
+    text = st.one_of(st.none(), words, words.map(lambda m: f"{ends} {m} {ends}"),
+                     words.map(lambda m: f" {ends.upper()}\n{m}\t{ends} "))
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(st.lists(text, max_size=12))
+    def check(texts):
+        assert display.duplicates(texts) == _duplicates_reference(texts)
+    check()
+    assert display.duplicates(["A  b", "a b", None, " ", "a\nB", "c"]) == [None, 0, None, None, 0, None]
+
+
 def _describe_reference(rec):
     """legalir.serve.display.describe as it was: every line of the text split, then joined again."""
     fields = {k: v for k, v in rec.items() if k not in ("id", "contents")}

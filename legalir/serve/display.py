@@ -5,7 +5,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 SNIPPET_WORDS = 40
@@ -173,6 +173,53 @@ def _snippet_words(text: str, terms: tuple[str, ...], width: int) -> str:
     best_at = _window(text, at, len(words), width)
     window = list(itertools.islice(_WORD.finditer(text), best_at, best_at + width))  # skipped matches: C time
     return _shown(text, window, best_at, len(words), width)
+
+
+#: words at each end of a text that :func:`duplicates` compares before normalising whole texts
+_ENDS = 8
+
+
+def _same(text: str) -> str:
+    """``text`` with whitespace and case aside: what :func:`duplicates` compares."""
+    return " ".join(text.split()).lower()
+
+
+def _ends(text: str) -> tuple[str, str]:
+    """A necessary condition for two texts' :func:`_same` to be equal, at a few words' cost: the first and the
+    last :data:`_ENDS` words, folded as :func:`_same` folds them. ``_same`` is the words, each lowered on its own
+    (``str.lower`` reads a letter's context, the final sigma, only within its word: whitespace is neither cased
+    nor case-ignorable, and lowering makes no whitespace), joined by one space; equal ``_same`` means equal
+    words, so equal ends."""
+    head = text.split(None, _ENDS)[:_ENDS]
+    tail = text.rsplit(None, _ENDS)[1:] if len(head) == _ENDS else []
+    return " ".join(head).lower(), " ".join(tail).lower()
+
+
+def duplicates(texts: Sequence[str | None]) -> list[int | None]:
+    """For each text, the position of the first earlier one equal to it, whitespace and case aside (``None``:
+    none, or no text, or a text of whitespace only): contracts repeat boilerplate clauses word for word.
+
+    Whole texts are normalised only where their first and last words (:func:`_ends`) meet another's: most hits
+    are told apart without splitting them (``tests/test_serve_hostile.py`` compares it with normalising every
+    text, on generated texts).
+    """
+    by_ends: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(texts):
+        if t:
+            by_ends.setdefault(_ends(t), []).append(i)
+    out: list[int | None] = [None] * len(texts)
+    for group in by_ends.values():
+        if len(group) < 2:
+            continue
+        first: dict[str, int] = {}
+        for i in group:  # in order: each group's members ascend
+            same = _same(texts[i])  # type: ignore[arg-type]
+            if same:
+                if same in first:
+                    out[i] = first[same]
+                else:
+                    first[same] = i
+    return out
 
 
 def describe(rec: Mapping[str, Any]) -> dict:
