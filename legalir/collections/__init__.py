@@ -689,7 +689,7 @@ class Corpus(Mapping):
             if span is None:  # not in this file as it was opened: the general path (written anew meanwhile?)
                 out.append(self.record(docid, partition))
                 continue
-            rec = json.loads(os.pread(handle.fd, span & _LENGTH, span >> 32))
+            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
             if key:
                 rec.setdefault("_partition", key)
             out.append(rec)
@@ -705,7 +705,7 @@ class Corpus(Mapping):
             if span is None:
                 continue
             # one pread at the record's offset, of its length: no open, seek or line reading per lookup
-            rec = json.loads(os.pread(handle.fd, span & _LENGTH, span >> 32))
+            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
             if key:
                 rec.setdefault("_partition", key)
             return rec
@@ -813,6 +813,12 @@ class Corpus(Mapping):
 
 #: the length part of a span (``offset << 32 | length``) of :meth:`Corpus._offsets_of`
 _LENGTH = (1 << 32) - 1
+
+
+def _parse(data: bytes) -> Any:
+    """``json.loads(data)`` of one record's line: a line that opens with ``{`` decoded as ``json.loads`` decodes
+    it (UTF-8, ``surrogatepass``) without its encoding sniffed again; any other as ``json.loads`` reads it."""
+    return json.loads(data.decode("utf-8", "surrogatepass") if data[:1] == b"{" else data)
 
 
 class _Handle:
