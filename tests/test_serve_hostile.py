@@ -515,8 +515,12 @@ def test_the_c_word_counting_of_snippets_is_built_and_answers_as_python():
 
     from legalir.serve import display
 
-    assert display._hit_words is not None and display._ascii_words is not None, \
-        "legalir._plain is built without hit_words: build it again (pip install -e .)"
+    if display._hit_words is None or display._word_span is None or display._ascii_words is None:
+        from conftest import missing_reference
+
+        # optional for users (no C compiler: the Python path); CI builds it
+        missing_reference("legalir._plain is not built here, or built before it had hit_words (`pip install -e .` "
+                          "builds it again with a C compiler)")
     words = st.sampled_from(["Lease", "leases", "LEASED", "lease1", "tenant", "Tenants", "rent-free", "x", "R",
                              "ünï", "§", "٣", "Ⅻ", "½", "_", "a_b", "“q”", "\x00", "\x7f", "\xff", "İ", "K"])
     text = st.one_of(st.text(max_size=60), st.lists(st.tuples(words, st.sampled_from([" ", "\n", "-", ""])),
