@@ -11,7 +11,8 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
 with its documents (what a notebook user calls); each row has its QPS ratio and its p50 ratio to raw in-process
 search (batch rows: to one in-process batch), and HTTP rows theirs to the engine; ``--rounds N``
 repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
-``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
+``--interleave`` (with ``--engine``) runs those three in-process paths at one client query by query in turn, so
+the reference and each path meet the same load; ``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
 (the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
 
 Steps (set-up is not timed; it is skipped when --work already holds it):
@@ -127,6 +128,24 @@ def run_pass(fn, items: list, clients: int) -> dict:
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(one, items))
     return stats(lat, time.perf_counter() - t0)
+
+
+def run_interleaved(fns: dict, items: list) -> dict:
+    """Each of ``fns`` (name -> ``fn(item)``) on every item, one client: item by item, each function in turn (each
+    first in turn), so that every path meets the same load (a shared machine's load moves within a pass); per function, its
+    per-call latencies and QPS = items / the sum of its own calls' time."""
+    for it in items[:20]:  # warm-up
+        for fn in fns.values():
+            fn(it)
+    lat: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for i, it in enumerate(items):
+        for name in names[i % len(names):] + names[:i % len(names)]:  # each path first in turn
+            fn = fns[name]
+            t0 = time.perf_counter()
+            fn(it)
+            lat[name].append(time.perf_counter() - t0)
+    return {name: stats(v, sum(v)) for name, v in lat.items()}
 
 
 # ------------------------------------------------------------------ in-process
@@ -355,6 +374,10 @@ class Server:
         self.log.close()
 
 
+ENGINE_ROW = "in-process Engine.search (hits with metadata, snippets)"
+SEARCHER_ROW = "in-process legalir.Searcher.search (hits with documents)"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=0.01, help="synthetic Housing size, fraction of the real [0.01]")
@@ -378,6 +401,10 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat every pass this many times, in-process and HTTP in turn, and keep each one's best "
                          "(highest QPS): on a shared machine the load moves between passes [1]")
+    ap.add_argument("--interleave", action="store_true",
+                    help="with --engine: at one client, the in-process paths (raw search, the engine, "
+                         "legalir.Searcher.search) take each query in turn, so they meet the same load (their QPS: "
+                         "queries / the sum of their own calls' time) [default: one pass per path]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -407,10 +434,19 @@ def main(argv=None) -> None:
         if key not in best or row["qps"] > best[key]["qps"]:
             best[key] = row
     try:
+        interleave = args.interleave and args.engine and 1 in clients
         for round_ in range(args.rounds):
+            if interleave:
+                eng, searcher = inproc.engine(built, args.workers), inproc.searcher(built, args.workers)
+                got = run_interleaved({"in-process": inproc.search_bm25(args.k),
+                                       ENGINE_ROW: inproc.engine_search(eng, args.k),
+                                       SEARCHER_ROW: inproc.searcher_search(searcher, args.k)}, qs)
+                for what, row in got.items():
+                    keep({"what": what, "method": "bm25", "clients": 1, **row})
             for c in clients:
-                keep({"what": "in-process", "method": "bm25", "clients": c,
-                      **run_pass(inproc.search_bm25(args.k), qs, c)})
+                if not (interleave and c == 1):
+                    keep({"what": "in-process", "method": "bm25", "clients": c,
+                          **run_pass(inproc.search_bm25(args.k), qs, c)})
                 if dense_qs:
                     keep({"what": "in-process", "method": "dense", "clients": c,
                           **run_pass(inproc.search_dense(args.k), dense_qs, c)})
@@ -418,12 +454,14 @@ def main(argv=None) -> None:
             if args.engine:
                 eng = inproc.engine(built, args.workers)
                 for c in clients:
-                    keep({"what": "in-process Engine.search (hits with metadata, snippets)", "method": "bm25",
-                          "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
+                    if not (interleave and c == 1):
+                        keep({"what": ENGINE_ROW, "method": "bm25",
+                              "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
                 searcher = inproc.searcher(built, args.workers)
                 for c in clients:
-                    keep({"what": "in-process legalir.Searcher.search (hits with documents)", "method": "bm25",
-                          "clients": c, **run_pass(inproc.searcher_search(searcher, args.k), qs, c)})
+                    if not (interleave and c == 1):
+                        keep({"what": SEARCHER_ROW, "method": "bm25",
+                              "clients": c, **run_pass(inproc.searcher_search(searcher, args.k), qs, c)})
                 keep({"what": "in-process Engine.search_many (hits with metadata, snippets), 50 a call",
                       "method": "bm25", "clients": 1, **inproc.engine_batch(eng, qs, args.k, 50)})
             for c in clients:
@@ -451,7 +489,9 @@ def main(argv=None) -> None:
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
     auth += f"; access log {'off' if args.no_access_log else 'on'}"
     print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
-          f"best of {args.rounds} round(s)")
+          f"best of {args.rounds} round(s)"
+          + ("; in-process at 1 client: raw, engine and Searcher.search interleaved query by query"
+             if args.interleave and args.engine and 1 in clients else ""))
     print(f"# command: python scripts/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
           "| p50 ratio to in-process | QPS ratio to the engine in-process | p50 ratio to the engine | "
