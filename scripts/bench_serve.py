@@ -34,7 +34,11 @@ Steps (set-up is not timed; it is skipped when --work already holds it):
    ``POST /search/batch``; each answer also carries metadata and a snippet per hit, read from the
    collection.
 
-Latency is per query (call or request); QPS = queries / wall time of the whole pass. Each pass is
+Latency is per query (call or request); QPS = queries / wall time of the whole pass. CPU ms a query: the CPU
+time of the process doing the work (in-process: this one; HTTP: the server's, read from /proc), every thread
+(the JVM's included), over the pass, per query; its ratio (the reference's CPU a query over the row's, so that
+higher is better as with QPS) is what a query costs, which a shared machine's load changes far less than
+its QPS (a loaded machine makes a query wait, not work). Each pass is
 preceded by a warm-up pass over the first 20 queries. The server's peak RSS (VmHWM, JVM and torch
 included) is reported. The machine may be shared: the load average is printed with the results.
 """
@@ -110,10 +114,13 @@ def stats(latencies: list[float], wall: float) -> dict:
             "p95_ms": round(pct(95), 1), "p99_ms": round(pct(99), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
 
 
-def run_pass(fn, items: list, clients: int) -> dict:
-    """``fn(item)`` for every item from ``clients`` threads; per-call latency and overall QPS."""
+def run_pass(fn, items: list, clients: int, cpu=time.process_time) -> dict:
+    """``fn(item)`` for every item from ``clients`` threads; per-call latency and overall QPS, and the CPU time a
+    query took (``cpu_ms``: ``cpu()``, this process's CPU seconds by default, every thread, Java's included,
+    across the timed pass over the queries): a shared machine's load makes a query wait, not work more."""
     for it in items[:20]:  # warm-up
         fn(it)
+    c0 = cpu()
     lat: list[float] = []
     lock = threading.Lock()
 
@@ -127,7 +134,7 @@ def run_pass(fn, items: list, clients: int) -> dict:
     t0 = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(one, items))
-    return stats(lat, time.perf_counter() - t0)
+    return {**stats(lat, time.perf_counter() - t0), "cpu_ms": round((cpu() - c0) / len(items) * 1000, 3)}
 
 
 def run_interleaved(fns: dict, items: list) -> dict:
@@ -138,14 +145,16 @@ def run_interleaved(fns: dict, items: list) -> dict:
         for fn in fns.values():
             fn(it)
     lat: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, float] = {name: 0.0 for name in fns}
     names = list(fns)
     for i, it in enumerate(items):
         for name in names[i % len(names):] + names[:i % len(names)]:  # each path first in turn
             fn = fns[name]
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             fn(it)
             lat[name].append(time.perf_counter() - t0)
-    return {name: stats(v, sum(v)) for name, v in lat.items()}
+            cpu[name] += time.process_time() - c0
+    return {name: {**stats(v, sum(v)), "cpu_ms": round(cpu[name] / len(items) * 1000, 3)} for name, v in lat.items()}
 
 
 # ------------------------------------------------------------------ in-process
@@ -183,10 +192,12 @@ class InProcess:
         for i, (text, part) in enumerate(items):
             groups.setdefault(part, {})[str(i)] = Topic(str(i), text)
         t0 = time.perf_counter()
+        c0 = time.process_time()
         for part, topics in groups.items():
             self.bm25[part].search(topics, k)
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((time.process_time() - c0) / len(items) * 1000, 3)}
 
     def engine(self, built: dict, threads: int):
         """The server's own engine (legalir.serve.engine), in this process: its answers carry what the
@@ -222,12 +233,13 @@ class InProcess:
 
     @staticmethod
     def engine_batch(eng, items: list, k: int, size: int) -> dict:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for start in range(0, len(items), size):
             eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(items[start:start + size])],
                             k=k, method="bm25")
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((time.process_time() - c0) / len(items) * 1000, 3)}
 
     def search_dense(self, k: int):
         from legalir.trec import Topic
@@ -323,7 +335,7 @@ class Server:
 
     def batch(self, items: list, k: int, size: int) -> dict:
         """POST /search/batch, ``size`` queries a request, one client."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), self.cpu_s()
         for start in range(0, len(items), size):
             body = {"index": "housing", "k": k, "method": "bm25",
                     "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
@@ -332,7 +344,14 @@ class Server:
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {data[:300]!r}")
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((self.cpu_s() - c0) / len(items) * 1000, 3)}
+
+    def cpu_s(self) -> float:
+        """The server process's CPU seconds so far (user + system, every thread: the JVM's included)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def profile(self, out: Path | None):
         """A context: ``py-spy record`` of the server process (every thread, native frames off) while it is
@@ -467,7 +486,7 @@ def main(argv=None) -> None:
             for c in clients:
                 with server.profile(prof("search") if c == clients[0] and round_ == 0 else None):
                     keep({"what": "HTTP GET /search", "method": "bm25", "clients": c,
-                          **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+                          **run_pass(server.search("housing", args.k, "bm25"), qs, c, cpu=server.cpu_s)})
                 if dense_qs:
                     keep({"what": "HTTP GET /search", "method": "dense", "clients": c,
                           **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
@@ -495,8 +514,8 @@ def main(argv=None) -> None:
     print(f"# command: python scripts/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
           "| p50 ratio to in-process | QPS ratio to the engine in-process | p50 ratio to the engine | "
-          "server peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "server peak RSS MB | CPU ms a query (HTTP: the server's) | its ratio to in-process (CPU ratio) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         batch = "batch" in r["what"] or "search_many" in r["what"]
         ref = one_batch if batch else base[(r["method"], r["clients"])]
@@ -507,8 +526,11 @@ def main(argv=None) -> None:
         http = eref and r["what"].startswith("HTTP") and r["method"] == "bm25"
         eratio = f"{r['qps'] / eref['qps']:.2f}" if http else ""
         ep50 = f"{r['p50_ms'] / eref['p50_ms']:.2f}" if http and not batch and eref["p50_ms"] else ""
+        cpu = r.get("cpu_ms", "")
+        cratio = (f"{ref['cpu_ms'] / cpu:.2f}" if cpu and ref.get("cpu_ms") and ratio != "1" else ("1" if cpu else ""))
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p99_ms']} | {ratio} | {p50} | {eratio} | {ep50} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {p50} | {eratio} | {ep50} | {r.get('server_peak_rss_mb', '')} | "
+              f"{cpu} | {cratio} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))
