@@ -267,7 +267,9 @@ static PyObject* plain_ascii_words(PyObject* self, PyObject* text) {
         PyErr_SetString(PyExc_TypeError, "ascii_words takes a str");
         return NULL;
     }
-    if (PyUnicode_READY(text) < 0) return NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL; /* always ready from 3.12 on */
+#endif
     const int kind = PyUnicode_KIND(text);
     const void* data = PyUnicode_DATA(text);
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
