@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""What showing a hit costs, per hit: ``snippet()`` and a collection record's lookup (``Corpus.record``), this
+"""What showing a hit costs, per hit: ``snippet()``, a collection record's lookup (``Corpus.record``; a search's
+hits read together, ``Corpus.records``, where this checkout has it) and the check for duplicate texts
+(``display.duplicates`` where this checkout has it, else every text normalised whole, as before it), this
 checkout's against another's (``--before``: a folder holding an older ``legalir/``, e.g. ``git archive``'s), in
 one process, each swapped in turn, best of ``--rounds``, on the hits of ``scripts/bench_serve.py``'s questions
 (the same synthetic Housing; its ``--work`` folder reused). Both give the same answers (asserted first).
@@ -59,12 +61,41 @@ recs = [newc.record(d, p) for d, p, _ in hits]
 assert recs == [oldc.record(d, p) for d, p, _ in hits]
 bodies = [(display.describe(r)["body"], display.query_terms(q)) for r, (_, _, q) in zip(recs, hits)]
 assert [display.snippet(t, q) for t, q in bodies] == [old_display.snippet(t, q) for t, q in bodies]
+# each query's hits together: what a search reads (Corpus.records, where this checkout has it) and the texts whose
+# duplicates it marks (display.duplicates, where this checkout has it; before: every text normalised whole)
+per_query = [hits[i:i + 10] for i in range(0, len(hits), 10)]
+ids_of = [([d for d, _, _ in group], group[0][1]) for group in per_query]
+texts_of = [[r["contents"] for r in recs[i:i + 10]] for i in range(0, len(recs), 10)]
+
+
+def old_duplicates(texts):
+    first, out = {}, []
+    for i, t in enumerate(texts):
+        same = " ".join(t.split()).lower()
+        out.append(first.get(same) if same else None)
+        if same:
+            first.setdefault(same, i)
+    return out
+
+
+new_records = getattr(newc, "records", None)
+new_duplicates = getattr(display, "duplicates", None)
+if new_records is not None:
+    assert [r for ids, p in ids_of for r in new_records(ids, p)] == recs
+if new_duplicates is not None:
+    assert [new_duplicates(t) for t in texts_of] == [old_duplicates(t) for t in texts_of]
 best = {}
 for _ in range(args.rounds):
     for name, fn in (("snippet before", lambda: [old_display.snippet(t, q) for t, q in bodies]),
                      ("snippet after", lambda: [display.snippet(t, q) for t, q in bodies]),
                      ("record before", lambda: [oldc.record(d, p) for d, p, _ in hits]),
-                     ("record after", lambda: [newc.record(d, p) for d, p, _ in hits])):
+                     ("record after", lambda: [newc.record(d, p) for d, p, _ in hits]),
+                     ("a search's records before", lambda: [oldc.record(d, p) for d, p, _ in hits]),
+                     ("a search's records after", lambda: [new_records(ids, p) for ids, p in ids_of] if new_records
+                      else [newc.record(d, p) for d, p, _ in hits]),
+                     ("duplicate check before", lambda: [old_duplicates(t) for t in texts_of]),
+                     ("duplicate check after", lambda: [new_duplicates(t) for t in texts_of] if new_duplicates
+                      else [old_duplicates(t) for t in texts_of])):
         t0 = time.perf_counter()
         fn()
         dt = (time.perf_counter() - t0) / len(hits) * 1e6
@@ -72,7 +103,7 @@ for _ in range(args.rounds):
 print(f"# command: python scripts/bench_display.py {' '.join(sys.argv[1:])}")
 print(f"{len(hits)} hits of {len(qs)} queries; µs a hit, best of {args.rounds}, swapped in turn; load {os.getloadavg()[0]:.1f}")
 print("| per hit | before µs | after µs | after / before |\n|---|---|---|---|")
-for what in ("snippet", "record"):
+for what in ("snippet", "record", "a search's records", "duplicate check"):
     before, after = best[f"{what} before"], best[f"{what} after"]
     print(f"| {what} | {before:.1f} | {after:.1f} | {after / before:.2f} |")
 os._exit(0)

@@ -11,7 +11,8 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
 with its documents (what a notebook user calls); each row has its QPS ratio and its p50 ratio to raw in-process
 search (batch rows: to one in-process batch), and HTTP rows theirs to the engine; ``--rounds N``
 repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
-``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
+``--interleave`` (with ``--engine``) runs those three in-process paths at one client query by query in turn, so
+the reference and each path meet the same load; ``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
 (the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
 
 Steps (set-up is not timed; it is skipped when --work already holds it):
@@ -33,7 +34,11 @@ Steps (set-up is not timed; it is skipped when --work already holds it):
    ``POST /search/batch``; each answer also carries metadata and a snippet per hit, read from the
    collection.
 
-Latency is per query (call or request); QPS = queries / wall time of the whole pass. Each pass is
+Latency is per query (call or request); QPS = queries / wall time of the whole pass. CPU ms a query: the CPU
+time of the process doing the work (in-process: this one; HTTP: the server's, read from /proc), every thread
+(the JVM's included), over the pass, per query; its ratio (the reference's CPU a query over the row's, so that
+higher is better as with QPS) is what a query costs, which a shared machine's load changes far less than
+its QPS (a loaded machine makes a query wait, not work). Each pass is
 preceded by a warm-up pass over the first 20 queries. The server's peak RSS (VmHWM, JVM and torch
 included) is reported. The machine may be shared: the load average is printed with the results.
 """
@@ -109,10 +114,13 @@ def stats(latencies: list[float], wall: float) -> dict:
             "p95_ms": round(pct(95), 1), "p99_ms": round(pct(99), 1), "mean_ms": round(statistics.fmean(lat) * 1000, 1)}
 
 
-def run_pass(fn, items: list, clients: int) -> dict:
-    """``fn(item)`` for every item from ``clients`` threads; per-call latency and overall QPS."""
+def run_pass(fn, items: list, clients: int, cpu=time.process_time) -> dict:
+    """``fn(item)`` for every item from ``clients`` threads; per-call latency and overall QPS, and the CPU time a
+    query took (``cpu_ms``: ``cpu()``, this process's CPU seconds by default, every thread, Java's included,
+    across the timed pass over the queries): a shared machine's load makes a query wait, not work more."""
     for it in items[:20]:  # warm-up
         fn(it)
+    c0 = cpu()
     lat: list[float] = []
     lock = threading.Lock()
 
@@ -126,7 +134,27 @@ def run_pass(fn, items: list, clients: int) -> dict:
     t0 = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(one, items))
-    return stats(lat, time.perf_counter() - t0)
+    return {**stats(lat, time.perf_counter() - t0), "cpu_ms": round((cpu() - c0) / len(items) * 1000, 3)}
+
+
+def run_interleaved(fns: dict, items: list) -> dict:
+    """Each of ``fns`` (name -> ``fn(item)``) on every item, one client: item by item, each function in turn (each
+    first in turn), so that every path meets the same load (a shared machine's load moves within a pass); per function, its
+    per-call latencies and QPS = items / the sum of its own calls' time."""
+    for it in items[:20]:  # warm-up
+        for fn in fns.values():
+            fn(it)
+    lat: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, float] = {name: 0.0 for name in fns}
+    names = list(fns)
+    for i, it in enumerate(items):
+        for name in names[i % len(names):] + names[:i % len(names)]:  # each path first in turn
+            fn = fns[name]
+            c0, t0 = time.process_time(), time.perf_counter()
+            fn(it)
+            lat[name].append(time.perf_counter() - t0)
+            cpu[name] += time.process_time() - c0
+    return {name: {**stats(v, sum(v)), "cpu_ms": round(cpu[name] / len(items) * 1000, 3)} for name, v in lat.items()}
 
 
 # ------------------------------------------------------------------ in-process
@@ -164,10 +192,12 @@ class InProcess:
         for i, (text, part) in enumerate(items):
             groups.setdefault(part, {})[str(i)] = Topic(str(i), text)
         t0 = time.perf_counter()
+        c0 = time.process_time()
         for part, topics in groups.items():
             self.bm25[part].search(topics, k)
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((time.process_time() - c0) / len(items) * 1000, 3)}
 
     def engine(self, built: dict, threads: int):
         """The server's own engine (legalir.serve.engine), in this process: its answers carry what the
@@ -203,12 +233,13 @@ class InProcess:
 
     @staticmethod
     def engine_batch(eng, items: list, k: int, size: int) -> dict:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for start in range(0, len(items), size):
             eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(items[start:start + size])],
                             k=k, method="bm25")
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((time.process_time() - c0) / len(items) * 1000, 3)}
 
     def search_dense(self, k: int):
         from legalir.trec import Topic
@@ -304,7 +335,7 @@ class Server:
 
     def batch(self, items: list, k: int, size: int) -> dict:
         """POST /search/batch, ``size`` queries a request, one client."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), self.cpu_s()
         for start in range(0, len(items), size):
             body = {"index": "housing", "k": k, "method": "bm25",
                     "queries": [{"q": t, "partition": p} for t, p in items[start:start + size]]}
@@ -313,7 +344,14 @@ class Server:
             if resp.status != 200:
                 raise RuntimeError(f"{resp.status}: {data[:300]!r}")
         wall = time.perf_counter() - t0
-        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": ""}
+        return {"queries": len(items), "qps": round(len(items) / wall, 1), "p50_ms": "", "p95_ms": "", "p99_ms": "",
+                "cpu_ms": round((self.cpu_s() - c0) / len(items) * 1000, 3)}
+
+    def cpu_s(self) -> float:
+        """The server process's CPU seconds so far (user + system, every thread: the JVM's included)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def profile(self, out: Path | None):
         """A context: ``py-spy record`` of the server process (every thread, native frames off) while it is
@@ -355,6 +393,10 @@ class Server:
         self.log.close()
 
 
+ENGINE_ROW = "in-process Engine.search (hits with metadata, snippets)"
+SEARCHER_ROW = "in-process legalir.Searcher.search (hits with documents)"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=0.01, help="synthetic Housing size, fraction of the real [0.01]")
@@ -378,6 +420,10 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat every pass this many times, in-process and HTTP in turn, and keep each one's best "
                          "(highest QPS): on a shared machine the load moves between passes [1]")
+    ap.add_argument("--interleave", action="store_true",
+                    help="with --engine: at one client, the in-process paths (raw search, the engine, "
+                         "legalir.Searcher.search) take each query in turn, so they meet the same load (their QPS: "
+                         "queries / the sum of their own calls' time) [default: one pass per path]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -407,10 +453,19 @@ def main(argv=None) -> None:
         if key not in best or row["qps"] > best[key]["qps"]:
             best[key] = row
     try:
+        interleave = args.interleave and args.engine and 1 in clients
         for round_ in range(args.rounds):
+            if interleave:
+                eng, searcher = inproc.engine(built, args.workers), inproc.searcher(built, args.workers)
+                got = run_interleaved({"in-process": inproc.search_bm25(args.k),
+                                       ENGINE_ROW: inproc.engine_search(eng, args.k),
+                                       SEARCHER_ROW: inproc.searcher_search(searcher, args.k)}, qs)
+                for what, row in got.items():
+                    keep({"what": what, "method": "bm25", "clients": 1, **row})
             for c in clients:
-                keep({"what": "in-process", "method": "bm25", "clients": c,
-                      **run_pass(inproc.search_bm25(args.k), qs, c)})
+                if not (interleave and c == 1):
+                    keep({"what": "in-process", "method": "bm25", "clients": c,
+                          **run_pass(inproc.search_bm25(args.k), qs, c)})
                 if dense_qs:
                     keep({"what": "in-process", "method": "dense", "clients": c,
                           **run_pass(inproc.search_dense(args.k), dense_qs, c)})
@@ -418,18 +473,20 @@ def main(argv=None) -> None:
             if args.engine:
                 eng = inproc.engine(built, args.workers)
                 for c in clients:
-                    keep({"what": "in-process Engine.search (hits with metadata, snippets)", "method": "bm25",
-                          "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
+                    if not (interleave and c == 1):
+                        keep({"what": ENGINE_ROW, "method": "bm25",
+                              "clients": c, **run_pass(inproc.engine_search(eng, args.k), qs, c)})
                 searcher = inproc.searcher(built, args.workers)
                 for c in clients:
-                    keep({"what": "in-process legalir.Searcher.search (hits with documents)", "method": "bm25",
-                          "clients": c, **run_pass(inproc.searcher_search(searcher, args.k), qs, c)})
+                    if not (interleave and c == 1):
+                        keep({"what": SEARCHER_ROW, "method": "bm25",
+                              "clients": c, **run_pass(inproc.searcher_search(searcher, args.k), qs, c)})
                 keep({"what": "in-process Engine.search_many (hits with metadata, snippets), 50 a call",
                       "method": "bm25", "clients": 1, **inproc.engine_batch(eng, qs, args.k, 50)})
             for c in clients:
                 with server.profile(prof("search") if c == clients[0] and round_ == 0 else None):
                     keep({"what": "HTTP GET /search", "method": "bm25", "clients": c,
-                          **run_pass(server.search("housing", args.k, "bm25"), qs, c)})
+                          **run_pass(server.search("housing", args.k, "bm25"), qs, c, cpu=server.cpu_s)})
                 if dense_qs:
                     keep({"what": "HTTP GET /search", "method": "dense", "clients": c,
                           **run_pass(server.search("housing-dense", args.k, "dense"), dense_qs, c)})
@@ -451,12 +508,14 @@ def main(argv=None) -> None:
     auth = "off" if args.no_auth else f"a key per client, --rate-limit {args.rate_limit} per key"
     auth += f"; access log {'off' if args.no_access_log else 'on'}"
     print(f"# HTTP: auth and rate limit: {auth}; requests refused with 429: {server.refused}; "
-          f"best of {args.rounds} round(s)")
+          f"best of {args.rounds} round(s)"
+          + ("; in-process at 1 client: raw, engine and Searcher.search interleaved query by query"
+             if args.interleave and args.engine and 1 in clients else ""))
     print(f"# command: python scripts/bench_serve.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print("| path | method | clients | queries | QPS | p50 ms | p99 ms | QPS ratio to in-process (batch: to one batch) "
           "| p50 ratio to in-process | QPS ratio to the engine in-process | p50 ratio to the engine | "
-          "server peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "server peak RSS MB | CPU ms a query (HTTP: the server's) | its ratio to in-process (CPU ratio) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         batch = "batch" in r["what"] or "search_many" in r["what"]
         ref = one_batch if batch else base[(r["method"], r["clients"])]
@@ -467,8 +526,11 @@ def main(argv=None) -> None:
         http = eref and r["what"].startswith("HTTP") and r["method"] == "bm25"
         eratio = f"{r['qps'] / eref['qps']:.2f}" if http else ""
         ep50 = f"{r['p50_ms'] / eref['p50_ms']:.2f}" if http and not batch and eref["p50_ms"] else ""
+        cpu = r.get("cpu_ms", "")
+        cratio = (f"{ref['cpu_ms'] / cpu:.2f}" if cpu and ref.get("cpu_ms") and ratio != "1" else ("1" if cpu else ""))
         print(f"| {r['what']} | {r['method']} | {r['clients']} | {r['queries']} | {r['qps']} | {r['p50_ms']} | "
-              f"{r['p99_ms']} | {ratio} | {p50} | {eratio} | {ep50} | {r.get('server_peak_rss_mb', '')} |")
+              f"{r['p99_ms']} | {ratio} | {p50} | {eratio} | {ep50} | {r.get('server_peak_rss_mb', '')} | "
+              f"{cpu} | {cratio} |")
     print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))

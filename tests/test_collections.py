@@ -132,6 +132,37 @@ def test_an_open_corpus_reads_a_file_changed_in_place_and_many_threads_at_once(t
     assert corpus.record(json.loads(lines[1])["id"]) == expected[json.loads(lines[1])["id"]]
 
 
+def test_records_of_a_search_are_each_one_record_and_read_a_file_changed_in_place(tmp_path):
+    """``Corpus.records`` (a search's hits, one ``stat`` for them all) gives :meth:`Corpus.record` of each id, in
+    order, in a partition or across all, an id it lacks or repeats included; after a file is rewritten in place
+    (another size) it reads the new one; ``Documents.records`` gives ``Documents.record`` of each, changes and
+    the release included."""
+    import json
+
+    from conftest import Jurisdictions
+
+    from legalir.indexing.changes import Documents
+
+    collections.write(Jurisdictions(tmp_path), tmp_path / "c", quiet=True)
+    corpus = collections.Corpus(tmp_path / "c")
+    ids = sorted(corpus)
+    part = corpus.record(ids[0])["_partition"]
+    asked = [ids[-1], "no-such-id", *ids, ids[0]]
+    for partition in (None, part, "no-such-partition"):
+        assert corpus.records(asked, partition) == [corpus.record(d, partition) for d in asked]
+    assert any(r is not None for r in corpus.records(asked, part))
+    docs = Documents(corpus, release="85")
+    docs.changed = {ids[1]: {"id": ids[1], "contents": "new", "_partition": part}, ids[2]: None}
+    assert docs.records(asked, part) == [docs.record(d, part) for d in asked]
+    assert docs.records([ids[1], ids[2]], part)[1] is None
+    path = tmp_path / "c" / "corpus" / part / "docs.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    with open(path, "r+", encoding="utf-8") as f:  # in place: the same file, its first record longer
+        f.write("\n".join([json.dumps({**first, "contents": "rewritten in place " * 5}), *lines[1:]]) + "\n")
+    assert corpus.records([first["id"]], part)[0]["contents"] == "rewritten in place " * 5
+
+
 def test_records_made_in_worker_processes_are_the_ones_made_here(tmp_path, monkeypatch):
     """Past PARALLEL_AFTER documents, convert makes records (citations: most of its time) in forked worker
     processes, batch by batch; the collection is byte-for-byte the one made in one process. (The workers'

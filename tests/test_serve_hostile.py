@@ -500,9 +500,88 @@ def test_snippet_of_legal_text_without_splitting_it_matches_the_reference():
     def check(t, terms, width):
         expected = _snippet_reference(t, terms, width)
         assert display._snippet_ascii(t, tuple(terms), width) == expected
+        assert display._snippet_ascii(t, tuple(terms), width, c_off=True) == expected  # the Python path
         assert display._snippet_words(t, tuple(terms), width) == expected
         assert display.snippet(t, terms, width) == expected
     check()
+
+
+def test_the_c_word_counting_of_snippets_is_built_and_answers_as_python():
+    """``legalir._plain``'s ``hit_words`` and ``ascii_words`` (what :func:`legalir.serve.display.snippet` calls where
+    they are built) give what the Python path and the regular expression give, on any text: every character,
+    every case, words of any length, terms that are the start of others."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import display
+
+    if display._hit_words is None or display._word_span is None or display._ascii_words is None:
+        from conftest import missing_reference
+
+        # optional for users (no C compiler: the Python path); CI builds it
+        missing_reference("legalir._plain is not built here, or built before it had hit_words (`pip install -e .` "
+                          "builds it again with a C compiler)")
+    words = st.sampled_from(["Lease", "leases", "LEASED", "lease1", "tenant", "Tenants", "rent-free", "x", "R",
+                             "ünï", "§", "٣", "Ⅻ", "½", "_", "a_b", "“q”", "\x00", "\x7f", "\xff", "İ", "K"])
+    text = st.one_of(st.text(max_size=60), st.lists(st.tuples(words, st.sampled_from([" ", "\n", "-", ""])),
+                                                    max_size=40).map(lambda ws: "".join(w + s for w, s in ws)))
+    term = st.one_of(st.sampled_from(["leas", "lease", "tenant", "rent", "rent-free", "x", "r", "", "ünï", "1"]),
+                     st.text(alphabet="aelnrstx1", max_size=6))
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(text, st.lists(term, max_size=4), st.integers(0, 30))
+    def check(t, terms, width):
+        assert display._ascii_words(t) == (not display._NON_ASCII_WORD.search(t))
+        raw, terms = t.encode("ascii", "replace"), tuple(terms)
+        count, starts, at = display._hit_words(raw, display._hit_prefixes(terms), display._hit_forms(terms))
+        expected = display._hit_words_py(raw, terms, width)
+        assert count == expected[0]
+        if count > width:
+            assert (starts, at) == expected[1:]
+        if display._ascii_words(t):  # the words of the bytes are the text's
+            for start in {0, *starts, len(raw) // 2}:
+                after = [(m.start(), m.end()) for m in display._WORD.finditer(t, start)]
+                first, last = width // 3, width
+                assert display._word_span(raw, start, first, last) == (
+                    after[first][0] if first < len(after) else -1, after[last][1] if last < len(after) else -1)
+    check()
+
+
+def _duplicates_reference(texts):
+    """legalir.serve.engine's duplicate marking as it was: every text normalised whole."""
+    first, out = {}, []
+    for i, t in enumerate(texts):
+        same = " ".join(t.split()).lower() if t is not None else ""
+        out.append(first.get(same) if same else None)
+        if same:
+            first.setdefault(same, i)
+    return out
+
+
+def test_duplicates_normalise_only_texts_whose_ends_meet_and_answer_as_before():
+    """:func:`legalir.serve.display.duplicates` splits a whole text only where its first and last words meet
+    another's; it marks exactly what normalising every text marks: long texts equal but for one middle word,
+    whitespace of every kind, letters whose lower case reads their context (final sigma) or grows (İ)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import display
+
+    word = st.sampled_from(["Lease", "lease", "LEASE", "ΟΔΟΣ", "οδος", "οδοσ", "Σ", "σ", "ς", "İ", "i̇", "K", "k",
+                            "§", "1", "x'", "", "a"])
+    sep = st.sampled_from([" ", "  ", "\n", "\t", "\x1c", "\xa0", "\u2003", "\x85", ""])
+    words = st.lists(st.tuples(word, sep), max_size=25).map(lambda ws: "".join(w + s for w, s in ws))
+    # texts sharing long ends and differing (or not) in the middle
+    ends = " ".join(f"w{i}" for i in range(display._ENDS + 2))
+    text = st.one_of(st.none(), words, words.map(lambda m: f"{ends} {m} {ends}"),
+                     words.map(lambda m: f" {ends.upper()}\n{m}\t{ends} "))
+
+    @settings(max_examples=examples(300, deep=0.25))
+    @given(st.lists(text, max_size=12))
+    def check(texts):
+        assert display.duplicates(texts) == _duplicates_reference(texts)
+    check()
+    assert display.duplicates(["A  b", "a b", None, " ", "a\nB", "c"]) == [None, 0, None, None, 0, None]
 
 
 def _describe_reference(rec):

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from pathlib import Path
 from typing import Any
 
@@ -672,6 +672,29 @@ class Corpus(Mapping):
             rec = self._lookup(docid, partition)
         return rec
 
+    def records(self, docids: Sequence[str], partition: str | None = None) -> list[dict | None]:
+        """:meth:`record` of each of ``docids``, in order (a search's hits): where they are all looked up in one
+        file (``partition`` names one, or the collection has one), that file is checked once for them all
+        (one ``stat``), then each record is one ``pread``; a document not found there is looked up as
+        :meth:`record` looks it up."""
+        keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
+        handle = self._handle(keys[0]) if len(keys) == 1 else None
+        if handle is None:
+            return [self.record(d, partition) for d in docids]
+        key = keys[0]
+        table = self._offsets_of(key, handle)
+        out: list[dict | None] = []
+        for docid in docids:
+            span = table.get(docid)
+            if span is None:  # not in this file as it was opened: the general path (written anew meanwhile?)
+                out.append(self.record(docid, partition))
+                continue
+            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
+            if key:
+                rec.setdefault("_partition", key)
+            out.append(rec)
+        return out
+
     def _lookup(self, docid: str, partition: str | None) -> dict | None:
         keys = [partition] if partition is not None and partition in self.dirs else sorted(self.dirs)
         for key in keys:
@@ -682,7 +705,7 @@ class Corpus(Mapping):
             if span is None:
                 continue
             # one pread at the record's offset, of its length: no open, seek or line reading per lookup
-            rec = json.loads(os.pread(handle.fd, span & _LENGTH, span >> 32))
+            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
             if key:
                 rec.setdefault("_partition", key)
             return rec
@@ -790,6 +813,12 @@ class Corpus(Mapping):
 
 #: the length part of a span (``offset << 32 | length``) of :meth:`Corpus._offsets_of`
 _LENGTH = (1 << 32) - 1
+
+
+def _parse(data: bytes) -> Any:
+    """``json.loads(data)`` of one record's line: a line that opens with ``{`` decoded as ``json.loads`` decodes
+    it (UTF-8, ``surrogatepass``) without its encoding sniffed again; any other as ``json.loads`` reads it."""
+    return json.loads(data.decode("utf-8", "surrogatepass") if data[:1] == b"{" else data)
 
 
 class _Handle:

@@ -208,6 +208,22 @@ class Documents:
             rec = {**rec, "release": self.release}
         return rec
 
+    def records(self, docids: Sequence[str], partition: str | None = None) -> list[dict | None]:
+        """:meth:`record` of each of ``docids``, in order; the unchanged ones read from the collection together
+        (:meth:`legalir.collections.Corpus.records`)."""
+        kept = [d for d in docids if d not in self.changed]
+        found = dict(zip(kept, self.corpus.records(kept, partition))) if self.corpus is not None and kept else {}
+        out: list[dict | None] = []
+        for d in docids:
+            if d in self.changed:
+                out.append(self.record(d, partition))
+                continue
+            rec = found.get(d)
+            if rec is not None and self.release is not None and "release" not in rec:
+                rec = {**rec, "release": self.release}
+            out.append(rec)
+        return out
+
     def resolve(self, text: str) -> list[str]:
         """The documents of this version that a citation written as a lawyer writes it designates
         (``O.C.G.A. § 37-1-116.1``; the rule of :meth:`legalir.collections.Corpus.resolve`): an added or replaced

@@ -93,8 +93,10 @@ class Display:
     def hits(self, ranked: Mapping[str, float], key: str) -> list[Hit]:
         """One topic's ranked ``{docid: score}`` (in order) as hits with their records."""
         out = []
-        for rank, (docid, score) in enumerate(ranked.items(), 1):
-            rec: dict[str, Any] = self.record(docid, key) or {}
+        recs = (self.docs.records(list(ranked), key or None) if self.from_collection
+                else [self.record(docid, key) for docid in ranked])
+        for rank, ((docid, score), rec) in enumerate(zip(ranked.items(), recs), 1):
+            rec = rec or {}
             out.append(Hit(docid, float(score), rank, rec.get("contents"),
                            {f: v for f, v in rec.items() if f not in ("id", "contents", filters.FIELD)}, key or None))
         return out

@@ -5,8 +5,15 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+try:  # the word counting of snippets, in C (built by `pip install`; optional: the same in Python otherwise)
+    from legalir._plain import ascii_words as _ascii_words
+    from legalir._plain import hit_words as _hit_words
+    from legalir._plain import word_span as _word_span
+except ImportError:  # pragma: no cover - not built, or built before it had them
+    _ascii_words = _hit_words = _word_span = None
 
 SNIPPET_WORDS = 40
 #: Lucene's default English stop words (what the index ignores), not highlighted
@@ -97,7 +104,7 @@ def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_WORDS) -> str:
     generated texts).
     """
     terms = tuple(terms)
-    if text.isascii() or not _NON_ASCII_WORD.search(text):
+    if text.isascii() or (_ascii_words(text) if _ascii_words is not None else not _NON_ASCII_WORD.search(text)):
         return _snippet_ascii(text, terms, width)
     return _snippet_words(text, terms, width)
 
@@ -124,24 +131,25 @@ def _window(text: str, at: list[int], count: int, width: int) -> int:
     return best_at
 
 
-def _shown(text: str, window: list, best_at: int, count: int, width: int) -> str:
-    """The snippet of ``window`` (the matches of words ``best_at`` to ``best_at + width``) of ``count`` words."""
+def _shown(text: str, start_char: int, end_char: int, best_at: int, count: int, width: int) -> str:
+    """The snippet of words ``best_at`` to ``best_at + width`` of ``count`` (``start_char``: where the first starts,
+    ``end_char``: where the last ends; each read only where the window does not reach that end of the text)."""
     end = best_at + width
-    start_char = 0 if best_at == 0 else window[0].start()
-    end_char = len(text) if end >= count else window[-1].end()
+    start_char = 0 if best_at == 0 else start_char
+    end_char = len(text) if end >= count else end_char
     out = " ".join(text[start_char:end_char].split())
     return ("… " if best_at > 0 else "") + out + (" …" if end < count else "")
 
 
-def _snippet_ascii(text: str, terms: tuple[str, ...], width: int) -> str:
-    """:func:`snippet` of a text with no word character outside ASCII (each other character one ``?`` byte, not a
-    word character: character offsets are byte offsets)."""
-    raw = text.encode("ascii", "replace")
+def _hit_words_py(raw: bytes, terms: tuple[str, ...], width: int) -> tuple[int, list[int], list[int]]:
+    """``(words, hit offsets, hit word positions)`` of ``raw`` (an ASCII text's bytes), as ``legalir._plain.hit_words``
+    finds them (the hits only when there are more than ``width`` words): words counted by ``bytes.count`` of the
+    class bytes ``translate`` makes, hits found by ``bytes.find`` of each term."""
     cls = raw.translate(_CLASS)
     lead = cls[:1] == b"a"
     count = cls.count(b" a") + lead  # words: runs of "a"
     if count <= width:
-        return " ".join(text.split())
+        return count, [], []
     starts = _hit_starts(raw.lower(), cls, terms) if _hit_forms(terms) else []
     # each hit's word position: the words starting before it, counted from the previous hit on (one pass in all)
     at: list[int] = []
@@ -153,13 +161,33 @@ def _snippet_ascii(text: str, terms: tuple[str, ...], width: int) -> str:
             n += cls.count(b" a", prev - 1, c) if prev > 0 else cls.count(b" a", 0, c) + lead
         at.append(n)
         prev = c
+    return count, starts, at
+
+
+def _snippet_ascii(text: str, terms: tuple[str, ...], width: int, c_off: bool = False) -> str:
+    """:func:`snippet` of a text with no word character outside ASCII (each other character one ``?`` byte, not a
+    word character: character offsets are byte offsets). ``c_off``: the Python path even where the C one is
+    built (the tests compare them)."""
+    raw = text.encode("ascii", "replace")
+    if _hit_words is not None and not c_off:  # the words counted and the hits found in one pass, in C
+        count, starts, at = _hit_words(raw, _hit_prefixes(terms), _hit_forms(terms))
+        if count <= width:
+            return " ".join(text.split())
+    else:
+        count, starts, at = _hit_words_py(raw, terms, width)
+        if count <= width:
+            return " ".join(text.split())
     best_at = _window(text, at, count, width)
     # the window's words, read from the nearest hit at or before it (else the start): a few words of regex
     i = bisect.bisect_right(at, best_at) - 1
     anchor_char, anchor_word = (starts[i], at[i]) if i >= 0 else (0, 0)
     skip = best_at - anchor_word
-    window = list(itertools.islice(_WORD.finditer(text, anchor_char), skip, skip + width))
-    return _shown(text, window, best_at, count, width)
+    if _word_span is not None and not c_off:
+        start_char, end_char = _word_span(raw, anchor_char, skip, skip + width - 1)
+    else:
+        window = list(itertools.islice(_WORD.finditer(text, anchor_char), skip, skip + width))
+        start_char, end_char = window[0].start(), window[-1].end()
+    return _shown(text, start_char, end_char, best_at, count, width)
 
 
 def _snippet_words(text: str, terms: tuple[str, ...], width: int) -> str:
@@ -172,7 +200,54 @@ def _snippet_words(text: str, terms: tuple[str, ...], width: int) -> str:
     at = list(itertools.compress(range(len(words)), map(forms.__contains__, map(str.lower, words)))) if forms else []
     best_at = _window(text, at, len(words), width)
     window = list(itertools.islice(_WORD.finditer(text), best_at, best_at + width))  # skipped matches: C time
-    return _shown(text, window, best_at, len(words), width)
+    return _shown(text, window[0].start(), window[-1].end(), best_at, len(words), width)
+
+
+#: words at each end of a text that :func:`duplicates` compares before normalising whole texts
+_ENDS = 8
+
+
+def _same(text: str) -> str:
+    """``text`` with whitespace and case aside: what :func:`duplicates` compares."""
+    return " ".join(text.split()).lower()
+
+
+def _ends(text: str) -> tuple[str, str]:
+    """A necessary condition for two texts' :func:`_same` to be equal, at a few words' cost: the first and the
+    last :data:`_ENDS` words, folded as :func:`_same` folds them. ``_same`` is the words, each lowered on its own
+    (``str.lower`` reads a letter's context, the final sigma, only within its word: whitespace is neither cased
+    nor case-ignorable, and lowering makes no whitespace), joined by one space; equal ``_same`` means equal
+    words, so equal ends."""
+    head = text.split(None, _ENDS)[:_ENDS]
+    tail = text.rsplit(None, _ENDS)[1:] if len(head) == _ENDS else []
+    return " ".join(head).lower(), " ".join(tail).lower()
+
+
+def duplicates(texts: Sequence[str | None]) -> list[int | None]:
+    """For each text, the position of the first earlier one equal to it, whitespace and case aside (``None``:
+    none, or no text, or a text of whitespace only): contracts repeat boilerplate clauses word for word.
+
+    Whole texts are normalised only where their first and last words (:func:`_ends`) meet another's: most hits
+    are told apart without splitting them (``tests/test_serve_hostile.py`` compares it with normalising every
+    text, on generated texts).
+    """
+    by_ends: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(texts):
+        if t:
+            by_ends.setdefault(_ends(t), []).append(i)
+    out: list[int | None] = [None] * len(texts)
+    for group in by_ends.values():
+        if len(group) < 2:
+            continue
+        first: dict[str, int] = {}
+        for i in group:  # in order: each group's members ascend
+            same = _same(texts[i])  # type: ignore[arg-type]
+            if same:
+                if same in first:
+                    out[i] = first[same]
+                else:
+                    first[same] = i
+    return out
 
 
 def describe(rec: Mapping[str, Any]) -> dict:

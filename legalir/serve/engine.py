@@ -41,7 +41,8 @@ from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
 # the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
-from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, norm_term, query_terms, shown, snippet  # noqa: F401
+from legalir.serve.display import (SNIPPET_WORDS, STOPWORDS, describe, duplicates, norm_term, query_terms,  # noqa: F401
+                                   shown, snippet)
 from legalir.serve.explorer import RunEntry, _sibling_topics
 from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: F401
 from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: F401
@@ -280,22 +281,18 @@ class Engine:
             out.update(citation=d["citation"], heading_path=d["heading_path"], state=d["state"],
                        category=d["category"], snippet=snippet(d["body"], terms),
                        metadata={k: v for k, v in fields.items() if k[:1] != "_" and k not in ("id", "contents")})
-            out["_same"] = " ".join(hit.text.split()).lower()
         return out
 
-    @staticmethod
-    def _mark_duplicates(hits: list[dict]) -> list[dict]:
-        """A hit whose text equals a better-ranked one's (whitespace and case aside) gets ``duplicate_of``:
-        that hit's rank (contracts repeat boilerplate clauses word for word; the page can collapse them)."""
-        first: dict[str, int] = {}
-        for h in hits:
-            same = h.pop("_same", None)
-            if same:
-                if same in first:
-                    h["duplicate_of"] = first[same]
-                else:
-                    first[same] = h["rank"]
-        return hits
+    @classmethod
+    def _hits(cls, hits: list[Hit], terms: list[str]) -> list[dict]:
+        """The hits as answered; one whose text equals a better-ranked one's (whitespace and case aside,
+        :func:`legalir.serve.display.duplicates`) gets ``duplicate_of``: that hit's rank (contracts repeat
+        boilerplate clauses word for word; the page can collapse them)."""
+        out = [cls._hit(h, terms) for h in hits]
+        for h, same in zip(out, duplicates([h.text for h in hits])):
+            if same is not None:
+                h["duplicate_of"] = out[same]["rank"]
+        return out
 
     def search_many(self, index: str, queries: list[tuple[str, str, str | None]], k: int = 10,
                     method: str | None = None, filter: str | None = None, citations: str | None = None,
@@ -324,7 +321,7 @@ class Engine:
                             **self._release_of(searcher),
                             "partition": filters.partition_key(partition) if partition else None,
                             "k": k, "terms": terms,
-                            "hits": self._mark_duplicates([self._hit(h, terms) for h in hits])})
+                            "hits": self._hits(hits, terms)})
         return out
 
     @staticmethod
