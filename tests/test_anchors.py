@@ -9,6 +9,9 @@ anchors, recomputed from the files written.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -229,3 +232,22 @@ def test_no_held_out_topic_gives_an_anchor_on_the_shared_north_carolina_release(
     used = {q for qs in a.sources.values() for q in qs}
     assert used and used <= set(train)
     assert not any(tuple(A.words(train[q])) in held_texts for q in used)
+
+
+@needs(shutil.which("make") is not None, "GNU make is not on PATH")
+def test_make_links_anchors_reads_the_unseen_codes_train_paragraphs_only(tmp_path):
+    """`make links-anchors`, dry: one `legalir anchors` per unseen code, with the default sources (train; no
+    --from naming a held-out set), its index, and the runs of the test topics searched over it."""
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "-n", "-B", f"VENV={sys.prefix}",
+                           f"LINKS_OUT={tmp_path}", "LINKS_TRAIN=aa:1", "LINKS_UNSEEN=cc:1 dd:2", "links-anchors"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.replace("\\\n", " ").splitlines()
+    made = [c for c in lines if " anchors " in c and "legalir" in c]
+    assert len(made) == 2 and all("--from" not in c for c in made)
+    assert any(f"anchors {tmp_path}/collections/cc1 {tmp_path}/anchors/cc1 " in c for c in made)
+    searches = [c for c in lines if " search " in c]
+    topics = sorted(w.rsplit("/", 1)[-1] for c in searches for w in c.split() if w.endswith(".jsonl"))
+    assert topics == ["test.jsonl", "test.jsonl", "test.masked.jsonl", "test.masked.jsonl"]
+    assert all(f"{tmp_path}/indexes/" in c and "/anchors " in c for c in searches)
+    assert not any("aa1" in c for c in lines)
