@@ -528,7 +528,7 @@ links: links-collections links-bm25 links-train links-fusion links-encode links-
 # give an anchor), a BM25 index of that, its runs, and its hybrid with the trained dense retriever. Nothing trained.
 #   make links-anchors      LINKS_OUT/anchors/<code>/ (collection), indexes/<code>/anchors, runs/<code>/anchors-{on,hybrid}
 # then `make links-eval LINKS_SYSTEMS="bm25-on anchors-on anchors-hybrid ..."` puts them in the table.
-LINKS_ANCHORS_ARGS ?= --window 25 --shingle 8 --max-per-document 100
+LINKS_ANCHORS_ARGS ?= --window 10 --shingle 8 --max-per-document 100
 .PHONY: links-anchors
 .PRECIOUS: $(LO)/anchors/%/manifest.json $(LO)/indexes/%/anchors/legalir-index.json
 $(LO)/anchors/%/manifest.json: | $(LC)/%/manifest.json
