@@ -33,9 +33,10 @@ LABELS = {"bm25-on": "BM25, citations on", "bm25-off": "BM25, citations off", "m
           "hybrid-ce": "hybrid then trained cross-encoder",
           "hybrid-tuned": "hybrid, fusion tuned on a training code's valid topics",
           "anchors-on": "BM25 over anchor-expanded sections, citations on",
+          "anchors-w25": "BM25 over anchor-expanded sections (window 25), citations on",
           "anchors-hybrid": "hybrid: BM25 over anchor-expanded sections + trained dense"}
 #: the systems that use no trained model (every other one does)
-UNTRAINED = ("bm25-on", "bm25-off", "minilm", "anchors-on")
+UNTRAINED = ("bm25-on", "bm25-off", "minilm", "anchors-on", "anchors-w25")
 ALPHA = 0.05
 
 
