@@ -523,6 +523,32 @@ links-eval: ## issue 40: the table over the unseen codes' run files (hit@1, MRR@
 
 links: links-collections links-bm25 links-train links-fusion links-encode links-index links-search links-eval ## issue 40: every step above, in order
 
+# ---- anchor text (issue 40; docs/statutes.md, "Anchor text"): each unseen code's sections expanded with the words
+# around the links to them from the code's own train paragraphs (`legalir anchors`; its valid and test topics never
+# give an anchor), a BM25 index of that, its runs, and its hybrid with the trained dense retriever. Nothing trained.
+#   make links-anchors      LINKS_OUT/anchors/<code>/ (collection), indexes/<code>/anchors, runs/<code>/anchors-{on,hybrid}
+# then `make links-eval LINKS_SYSTEMS="bm25-on anchors-on anchors-hybrid ..."` puts them in the table.
+LINKS_ANCHORS_ARGS ?= --window 10 --shingle 8 --max-per-document 100
+.PHONY: links-anchors
+.PRECIOUS: $(LO)/anchors/%/manifest.json $(LO)/indexes/%/anchors/legalir-index.json
+$(LO)/anchors/%/manifest.json: | $(LC)/%/manifest.json
+	$(LEGALIR) anchors $(LC)/$* $(LO)/anchors/$* $(LINKS_ANCHORS_ARGS) --quiet
+$(LO)/indexes/%/anchors/legalir-index.json: | $(LO)/anchors/%/manifest.json
+	$(LEGALIR) index $(LO)/anchors/$* $(LO)/indexes/$*/anchors --threads $(THREADS)
+define LINKS_ANCHORS_RUN
+.PRECIOUS: $(LO)/runs/%/anchors-on.$(1).trec $(LO)/runs/%/anchors-hybrid.$(1).trec
+$(LO)/runs/%/anchors-on.$(1).trec: | $(LO)/indexes/%/anchors/legalir-index.json
+	@mkdir -p $$(@D)
+	$(LEGALIR) search $(LO)/indexes/$$*/anchors $(LC)/$$*/topics/$(1).jsonl $$@ -k $(LINKS_DEPTH) --citations on \
+	  --threads $(THREADS)
+$(LO)/runs/%/anchors-hybrid.$(1).trec: | $(LO)/runs/%/anchors-on.$(1).trec $(LO)/runs/%/dense.$(1).trec $(links_fuse_dep)
+	$(LEGALIR) fuse $(LO)/runs/$$*/anchors-on.$(1).trec $(LO)/runs/$$*/dense.$(1).trec -o $$@ $(links_fuse) \
+	  -k $(LINKS_DEPTH) --tag anchors-hybrid
+endef
+$(foreach s,$(LINKS_TEST_SETS),$(eval $(call LINKS_ANCHORS_RUN,$(s))))
+
+links-anchors: $(foreach n,$(LINKS_UNSEEN_N),$(foreach s,$(LINKS_TEST_SETS),$(LO)/runs/$(n)/anchors-on.$(s).trec)) ## issue 40: the unseen codes' sections expanded with their anchor text (the code's train paragraphs), BM25 runs
+
 # ---- leave-one-state-out on the training codes: for each training code H, a dense retriever trained on the
 # others (the same settings), evaluated on H's test topics: LINKS_OUT/loso/H/... Its hybrid is not the tuned
 # fusion (tuned on H's valid topics too): LINKS_LOSO_FUSE_ARGS.

@@ -31,9 +31,12 @@ LABELS = {"bm25-on": "BM25, citations on", "bm25-off": "BM25, citations off", "m
           "dense": "trained dense", "hybrid": "hybrid: BM25 (citations on) + trained dense",
           "bm25-on-ce": "BM25 (on) then trained cross-encoder", "bm25-off-ce": "BM25 (off) then trained cross-encoder",
           "hybrid-ce": "hybrid then trained cross-encoder",
-          "hybrid-tuned": "hybrid, fusion tuned on a training code's valid topics"}
+          "hybrid-tuned": "hybrid, fusion tuned on a training code's valid topics",
+          "anchors-on": "BM25 over anchor-expanded sections, citations on",
+          "anchors-w25": "BM25 over anchor-expanded sections (window 25), citations on",
+          "anchors-hybrid": "hybrid: BM25 over anchor-expanded sections + trained dense"}
 #: the systems that use no trained model (every other one does)
-UNTRAINED = ("bm25-on", "bm25-off", "minilm")
+UNTRAINED = ("bm25-on", "bm25-off", "minilm", "anchors-on", "anchors-w25")
 ALPHA = 0.05
 
 

@@ -12,7 +12,7 @@ import importlib
 
 #: command name -> the module of legalir.commands that defines it (in that module's COMMANDS)
 REGISTRY: dict[str, str] = {
-    "download": "data", "datasets": "data", "convert": "data", "index": "data", "chunk": "data",
+    "download": "data", "datasets": "data", "convert": "data", "index": "data", "chunk": "data", "anchors": "data",
     "search": "retrieve", "history": "retrieve", "rank-pool": "retrieve", "encode": "retrieve", "index-dense": "retrieve",
     "search-dense": "retrieve", "fuse": "retrieve", "tune-bm25": "retrieve", "tune-fusion": "retrieve",
     "maxp": "retrieve", "convert-run": "retrieve",

@@ -1,4 +1,4 @@
-"""Published files -> collections -> Lucene indexes: download, datasets, convert, index, chunk."""
+"""Published files -> collections -> Lucene indexes: download, datasets, convert, index, chunk, anchors."""
 from __future__ import annotations
 
 import click
@@ -194,4 +194,41 @@ def chunk(source, out, max_tokens, tokenizer, id_field, text_field, quiet):
                + (f": {', '.join(stats['empty_first'])}" if stats['empty_documents'] else "") + ")", err=True)
 
 
-COMMANDS = [download, datasets_, convert, index, chunk]
+@click.command()
+@click.argument("collection", type=click.Path(exists=True, file_okay=False))
+@click.argument("out", type=click.Path())
+@click.option("--from", "sources", multiple=True, default=("train",), show_default=True, metavar="SET",
+              help="Topic set whose paragraphs give the anchors (repeatable); every other topic set of "
+                   "COLLECTION is held out: none of its paragraphs, nor any paragraph sharing a run of "
+                   "--shingle words with one, gives an anchor.")
+@click.option("--window", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Words kept on each side of the target's section number in a linking paragraph "
+                   "(0: the whole paragraph; 10 was chosen on training codes' valid topics).")
+@click.option("--shingle", default=8, show_default=True, type=click.IntRange(min=1),
+              help="The run of words an anchor's paragraph may never share with a held-out topic.")
+@click.option("--max-per-document", default=100, show_default=True, type=click.IntRange(min=1),
+              help="The most distinct anchors one document gets.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace OUT when it is a legalir output of another kind or changed since legalir wrote it.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def anchors(collection, out, sources, window, shingle, max_per_document, overwrite, quiet):
+    """Expand each document of a cross-reference COLLECTION with the text of the links to it (anchor text).
+
+    Each section's text is followed by the words around the links that point to it from other paragraphs
+    of the same code (the paragraphs of the --from topic sets); OUT is a collection ready for `legalir
+    index`, with COLLECTION's topics and qrels. Nothing is trained. Held-out topics never give an anchor,
+    checked on the written text (docs/statutes.md).
+    """
+    from legalir.collections.anchors import expand_collection
+
+    m = expand_collection(collection, out, sources=sources, window=window or None, shingle=shingle,
+                          max_per_document=max_per_document, overwrite=overwrite, quiet=quiet)
+    c = m["reader"]["anchors"]
+    click.echo(f"{out}: {c['anchors']} anchors on {c['documents_with_anchors']} of {m['documents']['written']} "
+               f"documents, from {c['kept']} of {c['paragraphs']} paragraphs of {m['options']['anchors_from']} "
+               f"({c['dropped_same_text']} dropped as a held-out topic's text, {c['dropped_shared_words']} sharing "
+               f"{shingle} words with one, {c['dropped_short']} shorter than that); held out: "
+               f"{m['options']['anchors_held_out']}", err=True)
+
+
+COMMANDS = [download, datasets_, convert, index, chunk, anchors]
