@@ -41,8 +41,7 @@ from legalir.search.arguments import check_k
 from legalir.serve.config import DEFAULT_RELOAD_INTERVAL, Config, ConfigError, RunSpec
 
 # the engine's parts, one module per job (re-exported here: the app, MCP and tests name them through the engine)
-from legalir.serve.display import (SNIPPET_WORDS, STOPWORDS, describe, duplicates, norm_term, query_terms,  # noqa: F401
-                                   shown, snippet)
+from legalir.serve.display import SNIPPET_WORDS, STOPWORDS, describe, duplicates, norm_term, query_terms, shown, snippet  # noqa: F401
 from legalir.serve.explorer import RunEntry, _sibling_topics
 from legalir.serve.failures import BadRequest, NotFound, ServeError, Unavailable  # noqa: F401
 from legalir.serve.indexes import PAIR_WAIT_S, DocStore, IndexEntry, Snapshot, _kind, _version_label  # noqa: F401
