@@ -298,8 +298,9 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
     handler, not the one Ray sets) and leaves no Ray process behind; run again, it resumes, stops its local
     instance when it ends, and the folder is byte for byte the folder `legalir encode` writes without Ray (the
     module's single-process folder: `legalir encode` with the same options writes those bytes, measured).
-    (Started from a helper thread, the local instance died with that thread, and the command a minute later:
-    "Failed to connect to GCS within 60 seconds".)"""
+    The first run starts one actor (`--ray-workers 1`: it is stopped after a shard), the second as many as the
+    instance has CPUs, a new user's default. (Started from a helper thread, the local instance died with that
+    thread, and the command a minute later: "Failed to connect to GCS within 60 seconds".)"""
     token = f"legalir-test-{uuid.uuid4().hex}"  # this test's local instance only (the module's cluster has its own)
     ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -315,7 +316,7 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
 
     ref, out = single, tmp_path / "ray"
     try:
-        proc = encode(out, "--ray", "auto")
+        proc = encode(out, "--ray", "auto", "--ray-workers", "1")  # one actor: it is stopped after its first shard
         deadline = time.time() + WAIT_S
         while time.time() < deadline and proc.poll() is None:
             if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
