@@ -423,8 +423,9 @@ def test_cli_sharded_index_gives_the_flat_run(tiny_collection, tiny_embeddings, 
 
 def test_bench_gpu_script_runs_on_cpu(tmp_path):
     """scripts/bench_gpu.py (meant for a CUDA machine) on a tiny input: every figure line, the GPU part skipped
-    with its reason when FAISS has no GPU; it imports no pyserini/Java. (600 vectors: enough for IVF-PQ's 256
-    codes per sub-quantizer; 3,000 cost about a minute more of PQ training on 2 cores and proved nothing more.)"""
+    with its reason when FAISS has no GPU; it imports no pyserini/Java. (300 vectors: enough for IVF-PQ's 256
+    codes per sub-quantizer; 3,000 cost about a minute more of PQ training on 2 cores and proved nothing more.
+    8 texts in batches of 4: two batches per run, as many code paths as 24 texts in batches of 8.)"""
     import subprocess
     import sys
 
@@ -433,8 +434,8 @@ def test_bench_gpu_script_runs_on_cpu(tmp_path):
     # pyserini and jnius made unimportable: the script must not need them (absent on the GPU machine)
     guard = ("import runpy, sys; sys.modules['pyserini'] = sys.modules['jnius'] = None; "
              "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
-    r = subprocess.run([sys.executable, "-c", guard, str(script), "--device", "cpu", "--texts", "24", "--batch-size", "8",
-                        "--corpus", "600", "--queries", "50", "-k", "10", "--nprobe", "4", "--dtypes", "float32",
+    r = subprocess.run([sys.executable, "-c", guard, str(script), "--device", "cpu", "--texts", "8", "--batch-size", "4",
+                        "--corpus", "300", "--queries", "50", "-k", "10", "--nprobe", "4", "--dtypes", "float32",
                         "--repeat", "1", "--json", str(out)], capture_output=True, text=True, timeout=WAIT_S,
                        env={**os.environ, "PYTHONPATH": ""})
     assert r.returncode == 0, r.stderr[-2000:]
@@ -444,7 +445,7 @@ def test_bench_gpu_script_runs_on_cpu(tmp_path):
     assert env["figure"] == "environment" and env["device"] == "cpu"
     encode = {f["impl"]: f for f in figures if f["figure"] == "encode"}
     assert set(encode) == {"legalir", "sentence-transformers"}
-    assert all(f["texts"] == 24 and f["texts_per_s"] > 0 and f["max_abs_diff_vs_float32"] == 0 for f in encode.values())
+    assert all(f["texts"] == 8 and f["texts_per_s"] > 0 and f["max_abs_diff_vs_float32"] == 0 for f in encode.values())
     cpu = {f["index"]: f for f in figures if f["figure"] == "faiss" and f["where"] == "cpu"}
     assert set(cpu) == {"flat", "ivfpq", "hnsw"} and cpu["flat"]["recall@10_vs_cpu_flat"] == 1.0
     gpu = [f for f in figures if f["figure"] == "faiss" and f["where"] == "gpu"]

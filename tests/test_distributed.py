@@ -86,6 +86,35 @@ def _ours(prefix: str = "", token: str = TOKEN) -> list[int]:
             if (mine or (node is not None and node in nodes)) and title.startswith(prefix)]
 
 
+class _Watch:
+    """:func:`_ours` for a tight polling loop: each process's environment is read once, when it first appears,
+    and then only the titles of this session's processes. (A full :func:`_ours` reads every process's
+    environment: milliseconds a call, more on a busy machine, which a 5 ms loop turns into a core's worth of
+    CPU taken from the Ray workers it watches.) A process whose environment lacks the token (Ray's agents) is
+    not seen; Ray's workers carry it."""
+
+    def __init__(self, token: str = TOKEN):
+        self.mark = f"LEGALIR_TEST_RAY={token}".encode()
+        self.mine: dict[str, bool] = {}
+
+    def titled(self, prefix: str) -> list[int]:
+        pids = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                if d not in self.mine:
+                    with open(f"/proc/{d}/environ", "rb") as f:
+                        self.mine[d] = self.mark in f.read().split(b"\0")
+                if self.mine[d]:
+                    with open(f"/proc/{d}/cmdline", "rb") as f:
+                        if f.read().split(b"\0")[0].decode(errors="replace").startswith(prefix):
+                            pids.append(int(d))
+            except OSError:
+                continue
+        return pids
+
+
 def _stop_ours(token: str = TOKEN) -> None:
     """End this session's cluster processes only; never `ray stop` (that ends every Ray on the machine)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -240,8 +269,9 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     stop = threading.Event()
 
     def kill_one():  # SIGKILL the first worker caught encoding a shard
+        watch = _Watch()
         while not stop.is_set() and not killed:
-            for pid in _ours("ray::ShardEncoder.encode"):
+            for pid in watch.titled("ray::ShardEncoder.encode"):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 break
@@ -268,8 +298,9 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
     handler, not the one Ray sets) and leaves no Ray process behind; run again, it resumes, stops its local
     instance when it ends, and the folder is byte for byte the folder `legalir encode` writes without Ray (the
     module's single-process folder: `legalir encode` with the same options writes those bytes, measured).
-    (Started from a helper thread, the local instance died with that thread, and the command a minute later:
-    "Failed to connect to GCS within 60 seconds".)"""
+    The first run starts one actor (`--ray-workers 1`: it is stopped after a shard), the second as many as the
+    instance has CPUs, a new user's default. (Started from a helper thread, the local instance died with that
+    thread, and the command a minute later: "Failed to connect to GCS within 60 seconds".)"""
     token = f"legalir-test-{uuid.uuid4().hex}"  # this test's local instance only (the module's cluster has its own)
     ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -285,7 +316,7 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
 
     ref, out = single, tmp_path / "ray"
     try:
-        proc = encode(out, "--ray", "auto")
+        proc = encode(out, "--ray", "auto", "--ray-workers", "1")  # one actor: it is stopped after its first shard
         deadline = time.time() + WAIT_S
         while time.time() < deadline and proc.poll() is None:
             if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:

@@ -13,14 +13,13 @@ import importlib.util
 import json
 import re
 import shutil
-import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, examples, needs, requires
+from helpers import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_statutes import FIXTURES, SHARED, convert, docs
@@ -280,26 +279,22 @@ def test_history_and_as_of_a_date_agree_on_every_face(two, tmp_path):
 
     # CLI: legalir history --json; legalir search --as-of DATE writes the run --as-of 85 writes
     for (name, ref), entries in api_history.items():
-        p = subprocess.run([sys.executable, "-m", "legalir.cli", "history", str(two[name][0]), ref, "--json"],
-                           capture_output=True, text=True, timeout=WAIT_S)
-        assert p.returncode == 0, p.stderr
+        p = invoke("history", two[name][0], ref, "--json")
+        assert p.exit_code == 0, p.stderr
         assert json.loads(p.stdout) == entries, ref
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "history", str(ga), "O.C.G.A. § 99-99-99"],
-                       capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 2 and "no version of this index holds it" in p.stderr, p.stderr
+    p = invoke("history", ga, "O.C.G.A. § 99-99-99")
+    assert p.exit_code == 2 and "no version of this index holds it" in p.stderr, p.stderr
     topics = tmp_path / "q.tsv"
     topics.write_text(f"q1\t{q}\n", encoding="utf-8")
     runs = []
     for as_of in ("85", "2022-09-01"):
         run = tmp_path / f"asof-{as_of}.trec"
-        p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(ga), str(topics), str(run), "-k", "5",
-                            "--as-of", as_of], capture_output=True, text=True, timeout=WAIT_S)
-        assert p.returncode == 0, p.stderr
+        p = invoke("search", ga, topics, run, "-k", "5", "--as-of", as_of)
+        assert p.exit_code == 0, p.stderr
         runs.append(run.read_bytes())
     assert runs[0] == runs[1] and [line.split()[2] for line in runs[0].decode().splitlines()] == ids
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(ga), str(topics), str(tmp_path / "x.trec"),
-                        "--as-of", "2021-09-01"], capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 2 and "release 85, dated 2022-07" in p.stderr, p.stderr
+    p = invoke("search", ga, topics, tmp_path / "x.trec", "--as-of", "2021-09-01")
+    assert p.exit_code == 2 and "release 85, dated 2022-07" in p.stderr, p.stderr
 
     # PyTerrier: the same core
     if importlib.util.find_spec("pyterrier") is not None:

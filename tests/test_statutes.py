@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import WAIT_S, needs, requires
+from helpers import invoke
 
 from legalir import collections, datasets
 from legalir.cli import main
@@ -315,18 +316,13 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
     removed between the releases applied as a new version, whose runs equal a fresh index of 86's, byte for
     byte; applying the same release again is refused (a release goes forward), and with --allow-older changes
     nothing."""
-    import subprocess
-    import sys
-
     ga85 = convert(tmp_path_factory, "ga", "85")
     idx, fresh = tmp_path / "ga", tmp_path / "fresh"
     for coll, out in ((ga85, idx), (ga86, fresh)):
-        p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", str(coll), str(out), "--threads", "1"],
-                           capture_output=True, text=True, timeout=WAIT_S)
-        assert p.returncode == 0, p.stderr
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
-                        "--threads", "1"], capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 0, p.stderr
+        p = invoke("index", coll, out, "--threads", "1")
+        assert p.exit_code == 0, p.output
+    p = invoke("index", "update", idx, "--to", ga86, "--threads", "1")
+    assert p.exit_code == 0, p.output
     assert " added, " in p.stderr and " unchanged; " in p.stderr and " with a new text" in p.stderr, p.stderr
     # the release belongs to the version, not to each record: only the sections whose record changed are replaced
     d85, d86 = docs(ga85), docs(ga86)
@@ -344,30 +340,25 @@ def test_a_newer_release_applied_with_update_to_searches_as_a_fresh_index(ga86, 
         runs = []
         for index in (idx, fresh):
             run = tmp_path / f"{index.name}.{t.stem}.trec"
-            p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(index), str(t), str(run), "-k", "20"],
-                               capture_output=True, text=True, timeout=WAIT_S)
-            assert p.returncode == 0, p.stderr
+            p = invoke("search", index, t, run, "-k", "20")
+            assert p.exit_code == 0, p.output
             runs.append(run.read_bytes())
         assert runs[0] == runs[1], t
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86)],
-                       capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 2 and "holds release 86, the release" in p.stderr, p.stderr
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", "update", str(idx), "--to", str(ga86),
-                        "--allow-older"], capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 0 and "nothing to apply" in p.stderr, p.stderr
+    p = invoke("index", "update", idx, "--to", ga86)
+    assert p.exit_code == 2 and "holds release 86, the release" in p.stderr, p.stderr
+    p = invoke("index", "update", idx, "--to", ga86, "--allow-older")
+    assert p.exit_code == 0 and "nothing to apply" in p.stderr, p.stderr
 
     # point in time: the index keeps release 85's version; as_of=85 searches as a fresh index of 85 alone
     fresh85 = tmp_path / "fresh85"
-    p = subprocess.run([sys.executable, "-m", "legalir.cli", "index", str(ga85), str(fresh85), "--threads", "1"],
-                       capture_output=True, text=True, timeout=WAIT_S)
-    assert p.returncode == 0, p.stderr
+    p = invoke("index", ga85, fresh85, "--threads", "1")
+    assert p.exit_code == 0, p.output
     for release, reference in (("85", fresh85),):  # 86: the current version, compared with a fresh index above
         runs = []
         for index, extra in ((idx, ["--as-of", release]), (reference, [])):
             run = tmp_path / f"{index.name}.asof{release}.trec"
-            p = subprocess.run([sys.executable, "-m", "legalir.cli", "search", str(index), str(own), str(run),
-                                "-k", "20", *extra], capture_output=True, text=True, timeout=WAIT_S)
-            assert p.returncode == 0, p.stderr
+            p = invoke("search", index, own, run, "-k", "20", *extra)
+            assert p.exit_code == 0, p.output
             runs.append(run.read_bytes())
         assert runs[0] == runs[1], release
     import legalir

@@ -84,6 +84,14 @@ def two_codes(tmp_path_factory):
     return make_collection(base / "aa", "aa"), make_collection(base / "bb", "bb", corrupt_test=False)
 
 
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    """A 2-layer, 32-dim BERT with random weights and MiniLM's tokenizer (scripts/tiny_lm.py --encoder): where the
+    weights are not what a test is about (resuming, what is read), training on it takes a fraction of MiniLM's
+    time."""
+    return _tiny_encoder(tmp_path_factory.mktemp("tiny"))
+
+
 def _cfg(**kw) -> td.DenseConfig:
     args = {"steps": 4, "batch_size": 4, "eval_every": 2, "save_every": 1, "query_max_length": 32,
             "doc_max_length": 48, "threads": 1, "precision": "fp32", "seed": 3, "negatives_depth": 3,
@@ -92,7 +100,7 @@ def _cfg(**kw) -> td.DenseConfig:
     return td.DenseConfig(**args)
 
 
-def test_training_reads_only_its_collections_train_and_valid_topics(two_codes, tmp_path):
+def test_training_reads_only_its_collections_train_and_valid_topics(two_codes, tiny_bert, tmp_path):
     """The leak test: train on A with B beside it. Every training pair is a topic of A's train qrels and a section
     of A; every hard negative and validation document is A's; the files read are A's corpus, train and valid
     topics and qrels (A's test files are corrupt: opening one would fail); B is never named."""
@@ -104,7 +112,7 @@ def test_training_reads_only_its_collections_train_and_valid_topics(two_codes, t
     np.random.seed(123)
     before = (torch.get_rng_state().clone(), random.getstate(), np.random.get_state()[1].copy())
     out = tmp_path / "model"
-    card = td.train([a], out, _cfg(), progress=False)
+    card = td.train([a], out, _cfg(base_model=str(tiny_bert)), progress=False)   # what is read, not the weights
     # the caller's random generators are as they were (dropout drew from a forked generator)
     assert torch.equal(torch.get_rng_state(), before[0]) and random.getstate() == before[1]
     assert np.array_equal(np.random.get_state()[1], before[2])
@@ -178,13 +186,15 @@ def test_the_model_folder_encodes_with_its_document_text(two_codes, tmp_path):
     assert not np.allclose(vecs[0], enc.encode([first["contents"]])[0], atol=1e-3)
 
 
-def test_killed_train_dense_resumes_to_the_same_model(two_codes, tmp_path):
+def test_killed_train_dense_resumes_to_the_same_model(two_codes, tiny_bert, tmp_path):
     """Stopped by --stop-after, resumed and SIGKILLed mid-training, run again: the same weights, bit for bit, and
-    the same losses and validation as an uninterrupted run."""
+    the same losses and validation as an uninterrupted run (a tiny BERT: resuming is what is tested)."""
     a, _ = two_codes
-    args = ["train-dense", "--from-links", a, "--steps", 6, "--batch-size", 4, "--eval-every", 3,
+    args = ["train-dense", "--from-links", a, "--base-model", tiny_bert, "--steps", 16, "--batch-size", 4, "--eval-every", 8,
             "--query-max-length", 32, "--doc-max-length", 48, "--threads", 1, "--precision", "fp32", "--seed", 5,
-            "--negatives-depth", 3, "--valid-depth", 3, "--lr", "1e-4", "--save-every", 3]
+            "--negatives-depth", 3, "--valid-depth", 3, "--lr", "1e-4", "--save-every", 8]
+    # 16 steps: the run killed below saves after every step from step 9 on, and is killed at its first save there,
+    # before its last step (a step of the tiny model takes tens of milliseconds: 7 steps of margin)
 
     ref = tmp_path / "ref"
     r = _cli(*args, "--out", ref)
@@ -192,7 +202,7 @@ def test_killed_train_dense_resumes_to_the_same_model(two_codes, tmp_path):
     killed = tmp_path / "killed"
     state = tmp_path / "killed.work" / "state.pt"
     r = _cli(*args, "--out", killed, "--stop-after", 2)
-    assert r.exit_code == 0 and "stopped at step 3" in r.output, r.output
+    assert r.exit_code == 0 and "stopped at step 8" in r.output, r.output
     assert state.exists() and not killed.exists()
     saved = state.stat().st_ino
 
@@ -330,7 +340,7 @@ def _make(*args, check=True):
     return done
 
 
-def test_make_links_train_touches_no_unseen_code(tmp_path):
+def test_make_links_train_touches_no_unseen_code(tiny_bert, tmp_path):
     """The leak test of the protocol as a user runs it (issue 40): `make links-train` trains the dense retriever and
     the cross-encoder on the training codes of LINKS_TRAIN while an unseen code of LINKS_UNSEEN sits beside them
     with every file of it a folder (opening any of them fails, reading or hashing alike), and the training codes'
@@ -346,7 +356,7 @@ def test_make_links_train_touches_no_unseen_code(tmp_path):
     for name in ("manifest.json", "corpus/docs.jsonl", "topics/test.jsonl", "topics/test.masked.jsonl",
                  "topics/train.jsonl", "topics/valid.jsonl", "qrels/test.txt", "qrels/train.txt", "qrels/valid.txt"):
         (unseen / name).mkdir(parents=True)
-    base = _tiny_encoder(tmp_path)
+    base = tiny_bert
     args = [f"LINKS_OUT={out}", "LINKS_TRAIN=aa:1 bb:1", "LINKS_UNSEEN=cc:1", f"LINKS_DATA={tmp_path / 'nothing'}",
             f"LINKS_BASE={base}", "LINKS_DEVICE=cpu",
             "LINKS_DENSE_ARGS=--steps 2 --batch-size 4 --eval-every 1 --valid-topics 0 --valid-depth 3 "
@@ -437,7 +447,7 @@ def test_train_dense_from_runs_refuses_another_sets_topics(two_codes, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
-def test_train_ce_on_several_collections(two_codes, tmp_path):
+def test_train_ce_on_several_collections(two_codes, tiny_bert, tmp_path):
     """`legalir train-ce C1 OUT --also C2`: both codes' training pairs and validation topics; ids shared between
     them are refused (a code named twice)."""
     from legalir.search import finetune
@@ -446,7 +456,7 @@ def test_train_ce_on_several_collections(two_codes, tmp_path):
     vrun = tmp_path / "valid.trec"
     vrun.write_text("aa_code_1_9.t1 Q0 aa_code_1_2 1 2.0 x\naa_code_1_9.t1 Q0 aa_code_1_6 2 1.0 x\n"
                     "bb_code_1_9.t1 Q0 bb_code_1_6 1 1.0 x\n", encoding="utf-8")
-    cfg = finetune.TrainConfig(base_model=str(_tiny_encoder(tmp_path)), learning_rates=[1e-3], checkpoints=[1],
+    cfg = finetune.TrainConfig(base_model=str(tiny_bert), learning_rates=[1e-3], checkpoints=[1],
                                batch_size=2, max_length=32, threads=1, precision="fp32", judged_only=False,
                                measure="recip_rank", negatives_depth=1)
     neg = tmp_path / "negatives.trec"      # one unlinked section per training paragraph of both codes
