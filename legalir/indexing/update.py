@@ -386,7 +386,6 @@ def _write_updates(current: Path, tmp: Path, changes: ChangeSet, digests: str | 
     (:func:`legalir.indexing.changes.changed_documents`). ``digests`` (``--to``: :func:`release_changes`' file):
     kept beside it as ``NNNNNN.digests.gz`` (:data:`DIGESTS`)."""
     import gzip
-
     import io
 
     (tmp / UPDATES_DIR).mkdir(exist_ok=True)
