@@ -159,7 +159,6 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     UpdateError
         ``file:line``: a bad id, a missing or empty ``contents``, an id changed twice.
     """
-    from legalir import trec
 
     if sum(str(p) == "-" for p in (*add, *replace, *delete)) > 1:
         raise UpdateError("standard input (-) can be read once: give it for one change file only")
@@ -167,33 +166,56 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     for op, paths in (("add", add), ("replace", replace), ("delete", delete)):
         for path in paths:
             for shown, n, item in _read(path, ids=op == "delete"):
-                where = f"{shown}:{n}"
-                rec = item if isinstance(item, dict) else None
-                docid = rec.get("id") if rec is not None else item
-                problem = trec.id_message(docid) if isinstance(docid, str) else "is missing or not a string"
-                if problem:
-                    raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
-                if op != "delete":
-                    text = rec.get("contents")
-                    if not isinstance(text, str):
-                        raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
-                                          f"{trec.json_type(text)}; expected a string")
-                    if not text.strip():
-                        raise UpdateError(f"{where}: document {docid!r} has empty text; a collection holds no "
-                                          f"empty documents (delete it with --delete instead)")
-                before = out.changes.get(docid)
-                if before is not None:
-                    raise UpdateError(f"{where}: document {docid!r} is changed twice (--{before.op} at "
-                                      f"{before.where}, --{op} here); change each document once")
-                out.changes[docid] = Change(op, docid, where, None if op == "delete" else rec)
+                _take(out, _checked(op, f"{shown}:{n}", item))
     if not out.changes:
         raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     return out
 
 
+def _checked(op: str, where: str, item: dict | str) -> Change:
+    """One line of a change file as a :class:`Change`, its id and text checked (:func:`read_changes`)."""
+    from legalir import trec
+
+    rec = item if isinstance(item, dict) else None
+    docid = rec.get("id") if rec is not None else item
+    problem = trec.id_message(docid) if isinstance(docid, str) else "is missing or not a string"
+    if problem:
+        raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
+    if op != "delete":
+        text = rec.get("contents")
+        if not isinstance(text, str):
+            raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
+                              f"{trec.json_type(text)}; expected a string")
+        if not text.strip():
+            raise UpdateError(f"{where}: document {docid!r} has empty text; a collection holds no "
+                              f"empty documents (delete it with --delete instead)")
+    return Change(op, docid, where, None if op == "delete" else rec)
+
+
+def _take(changes: ChangeSet, c: Change) -> None:
+    before = changes.changes.get(c.docid)
+    if before is not None:
+        raise UpdateError(f"{c.where}: document {c.docid!r} is changed twice (--{before.op} at "
+                          f"{before.where}, --{c.op} here); change each document once")
+    changes.changes[c.docid] = c
+
+
 def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
     """Each added or replaced record as the collection would hold it, and its partition key; returns each
     record's filterable fields."""
+
+    make = _record_maker(manifest)
+    filterable: dict[str, list[str]] = {}
+    for c in changes.changes.values():
+        if c.record is None:
+            continue
+        filterable[c.docid] = make(c)
+    return filterable
+
+
+def _record_maker(manifest: dict):
+    """``make(change) -> its record's filterable fields``: the change's record made as the collection would hold it
+    (:func:`legalir.collections.make_record`, with the collection's dataset settings), its partition key set."""
     from legalir import collections
     from legalir.datasets import dataset_class
     from legalir.legal import citations as cite
@@ -204,10 +226,8 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
         cls = None  # a collection of the caller's own records (legalir.index(records, ...))
     pfield = manifest.get("partition_field")
     with_citations = cite.FIELD in (manifest.get("fields") or {})
-    filterable: dict[str, list[str]] = {}
-    for c in changes.changes.values():
-        if c.record is None:
-            continue
+
+    def make(c: Change) -> list[str]:
         fields = {k: v for k, v in c.record.items() if k not in ("id", "contents")}
         if pfield:
             if fields.get(pfield) in (None, ""):
@@ -224,8 +244,9 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
                 given=(str(fields.get(cite.FIELD) or "") if getattr(cls, "citations_given", False) else None))
         except LegalirError as e:
             raise UpdateError(f"{c.where}: {e}") from None
-        filterable[c.docid] = sorted(names)
-    return filterable
+        return sorted(names)
+
+    return make
 
 
 def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: dict | None, declared,
@@ -362,6 +383,9 @@ def _plan(changes: ChangeSet, located: dict[str, str], index_dir: Path, partitio
                               f"{'; give it with --add' if c.op == 'replace' else ''}")
         if c.restate and at == c.partition:
             continue  # the same indexed document: only its displayed fields changed (the change log has them)
+        if c.restate:  # pragma: no cover - a partition is a searched field: a record moved is never restated
+            raise UpdateError(f"{c.where}: document {c.docid!r} is in partition {at!r} of {index_dir}, not "
+                              f"{c.partition!r}, yet its searched fields are unchanged; build the index again")
         if at is not None:
             plan.removed.setdefault(at, set()).add(c.docid)
         if c.record is not None:
@@ -380,20 +404,32 @@ def _copy_version(current: Path, tmp: Path) -> None:
     atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, *_SKIP))
 
 
-def _write_updates(current: Path, tmp: Path, changes: ChangeSet, digests: str | os.PathLike | None = None) -> None:
+def _log_row(c: Change) -> str:
+    """A change as its change log holds it (one JSON line)."""
+    return json.dumps({"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
+                       "record": c.record}, ensure_ascii=False)
+
+
+def _write_updates(current: Path, tmp: Path, changes: ChangeSet, digests: str | os.PathLike | None = None,
+                   restated: str | os.PathLike | None = None) -> None:
     """The new version's own change log, ``legalir-updates/NNNNNN.jsonl.gz``: these changes only, beside the logs
     of the versions before it (hard links: :func:`_copy_version`); readers take the last change of a document
     (:func:`legalir.indexing.changes.changed_documents`). ``digests`` (``--to``: :func:`release_changes`' file):
-    kept beside it as ``NNNNNN.digests.gz`` (:data:`DIGESTS`)."""
+    kept beside it as ``NNNNNN.digests.gz`` (:data:`DIGESTS`). ``restated``: the rows of the restated records,
+    written when they were read (their records are not held), appended last."""
     import gzip
     import io
+    import shutil
 
     (tmp / UPDATES_DIR).mkdir(exist_ok=True)
     packed = io.BytesIO()  # compressed a row at a time: the log's text is never held whole
     with gzip.GzipFile(fileobj=packed, mode="wb", compresslevel=6, mtime=0) as z:
         for c in changes.changes.values():
-            z.write((json.dumps({"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
-                                 "record": c.record}, ensure_ascii=False) + "\n").encode("utf-8"))
+            if not (c.restate and c.record is None):
+                z.write((_log_row(c) + "\n").encode("utf-8"))
+        if restated is not None:
+            with open(restated, "rb") as rows:
+                shutil.copyfileobj(rows, z)
     n = len(change_logs(current)) + 1
     atomic.write_bytes(tmp / UPDATES_DIR / f"{n:06d}.jsonl.gz", packed.getvalue())
     if digests is not None:
@@ -1054,13 +1090,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         changes = read_changes(add, replace, delete)
     else:
         changes = ChangeSet()
-    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
-        for docid, c in read_changes(replace=_restate).changes.items():
-            if docid in changes.changes:  # pragma: no cover - release_changes writes each id once
-                raise UpdateError(f"{c.where}: document {docid!r} is changed twice")
-            c.restate = True
-            changes.changes[docid] = c
-    if not changes.changes:
+    if not changes.changes and not _restate:
         raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
     roots = {}
@@ -1077,6 +1107,21 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     lucene_meta = sparse.META
     manifest = collections.read_manifest(root)
     filterable = _make_records(changes, manifest)
+    restated_rows = None
+    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
+        # read a record at a time, made as the collection holds it, its change-log row written out at once and the
+        # record let go: a release that reprints every section is never held whole
+        make = _record_maker(manifest)
+        restated_rows = Path(_restate[0]).with_name("restate.rows.jsonl")
+        with open(restated_rows, "w", encoding="utf-8") as out:
+            for path in _restate:
+                for shown, n, item in _read(path, ids=False):
+                    c = _checked("replace", f"{shown}:{n}", item)
+                    c.restate = True
+                    _take(changes, c)
+                    make(c)
+                    out.write(_log_row(c) + "\n")
+                    c.record = None
     try:
         declared = datasets_base.dataset_class(str(manifest.get("dataset"))).filter_types
     except LegalirError:
@@ -1138,7 +1183,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             else:
                 n = _apply_dense(Path(path), cur, tmp, plan, parts, changes, device,
                                  batch_size or encoders.DEFAULT_BATCH_SIZE, quiet)
-            _write_updates(cur, tmp, changes, _digests)
+            _write_updates(cur, tmp, changes, _digests, restated_rows)
             out[kind] = {"index": str(path), "documents": n, **changes.counts()}
     for kind, path in kinds:  # published now
         out[kind]["version"] = atomic.current(path).name
