@@ -668,6 +668,98 @@ def test_every_release_of_a_generated_history_searches_as_a_fresh_index(base, tm
     check()
 
 
+def test_a_release_after_the_first_reads_its_own_collection_only_and_trusts_no_changed_digest(base, tmp_path):
+    """`--to` keeps digests of what each version holds beside its change log (`NNNNNN.digests.gz`: the first a full
+    table, then each update's changes): the next `--to` reads them and the new release alone, not the collection
+    the index was built from (moved away while it runs here), and searches as a fresh index of the release. A
+    digests file changed since it was written stops the update, named, with nothing written."""
+    import gzip as gz
+
+    from legalir.base import atomic
+
+    docs = records(base / "coll")
+    by_state: dict[str, list[str]] = {}
+    for d in sorted(docs):
+        by_state.setdefault(docs[d]["state"], []).append(d)
+    a, b, c = next(ids for ids in by_state.values() if len(ids) >= 3)[:3]
+    r2 = {**docs, a: {**docs[a], "contents": "landlord heat repair notice days"}, b: {**docs[b], "note": "annotated"}}
+    del r2[c]
+    r3 = {**r2, b: {**r2[b], "contents": "tenant water damages court"},
+          "new-1": {"id": "new-1", "contents": "eviction notice days", "state": docs[a]["state"]}}
+    colls = []
+    for n, rel in enumerate((docs, r2, r3), 1):
+        collections.write(Release(rel, n), tmp_path / f"r{n}", quiet=True)
+        colls.append(tmp_path / f"r{n}")
+    index = tmp_path / "idx"
+    assert cli("index", colls[0], index, "--threads", "1")[0] == 0
+    done = upd.update([index], to=colls[1], threads=1, quiet=True)["bm25"]
+    assert (done["add"], done["replace"], done["delete"], done["restated"]) == (0, 2, 1, 1)
+    v2 = atomic.current(index)
+    with gz.open(v2 / "legalir-updates" / "000001.digests.gz", "rt", encoding="utf-8") as f:
+        head, rows = json.loads(f.readline()), f.read().splitlines()
+    assert head["full"] and len(rows) == len(r2)
+    # a copy of version 2 for the changed digest below: its files hard links, as versions share them
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    shutil.copytree(v2, twin / v2.name, copy_function=os.link)
+    os.symlink(v2.name, twin / "idx")
+
+    corpus = colls[0] / "corpus"
+    corpus.rename(tmp_path / "r1-corpus")  # the build's records: not read by this update
+    try:
+        done = upd.update([index], to=colls[2], threads=1, quiet=True)["bm25"]
+    finally:
+        (tmp_path / "r1-corpus").rename(corpus)
+    assert (done["add"], done["replace"], done["delete"], done["same"]) == (1, 1, 0, len(r2) - 1)
+    with gz.open(atomic.current(index) / "legalir-updates" / "000002.digests.gz", "rt", encoding="utf-8") as f:
+        head, rows = json.loads(f.readline()), f.read().splitlines()
+    assert not head["full"] and sorted(r.split("\t")[0] for r in rows) == sorted([b, "new-1"])
+    topics = base / "coll/topics/test.jsonl"
+    from legalir.indexing import sparse
+
+    sparse.build(colls[2], tmp_path / "fresh3", threads=1, quiet=True)
+    fresh = search(tmp_path / "fresh3", topics, tmp_path / "fresh3.trec")
+    assert search(index, topics, tmp_path / "upd.trec") == fresh
+    assert search(index, topics, tmp_path / "asof2.trec", "--as-of", "2") == \
+        search(versioned_copy(atomic.current(twin / "idx"), tmp_path / "v2copy"), topics, tmp_path / "v2.trec")
+
+    # the twin's digests changed after they were written (a document's digest of another record): the update
+    # refuses the version, naming the file, and writes nothing
+    version = atomic.current(twin / "idx")
+    path = version / "legalir-updates" / "000001.digests.gz"
+    text = gz.decompress(path.read_bytes()).decode("utf-8").replace("\t", "\t0", 1)
+    path.unlink()  # a hard link shared with the index: a new file
+    path.write_bytes(gz.compress(text.encode("utf-8")))
+    code, msg = cli("index", "update", twin / "idx", "--to", colls[2], "--threads", "1")
+    assert code == 2 and "legalir-updates/000001.digests.gz (changed since legalir wrote it)" in msg, msg
+    assert atomic.current(twin / "idx") == version and sorted(p.name for p in twin.iterdir()) == ["idx", version.name]
+
+
+def test_an_update_starts_a_lean_jvm_and_no_numpy():
+    """`legalir index update` of a Lucene index starts its process's JVM with :data:`update.JVM_OPTIONS` (a young
+    generation for a short write; `LEGALIR_JVM_OPTIONS` still wins, coming last) and never imports numpy (the
+    FAISS side's, imported on first use): the update's peak memory (scripts/bench_update.py --releases)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from legalir.base import jvm\n"
+            "from legalir.indexing import update\n"
+            "assert jvm.prefer(*update.JVM_OPTIONS)\n"
+            "opts = jvm.options()\n"
+            "assert opts.index(update.JVM_OPTIONS[0]) < opts.index('-Xss9m'), opts\n"
+            "jvm.start()\n"
+            "got = list(jvm.autoclass('java.lang.management.ManagementFactory').getRuntimeMXBean().getInputArguments())\n"
+            "assert update.JVM_OPTIONS[0] in got and got.index(update.JVM_OPTIONS[0]) < got.index('-Xss9m'), got\n"
+            "assert not jvm.prefer('-Xmx1g')  # started: too late, said\n"
+            "from legalir.indexing import dense, encoders, sparse  # what an update imports\n"
+            "print('numpy' in sys.modules)\n")
+    env = {**os.environ, "LEGALIR_JVM_OPTIONS": "-Xss9m"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
+
+
 def test_the_committed_java_classes_are_those_of_their_sources():
     """legalir's Java classes ship compiled (`legalir/resources/java/legalir.jar`, no compiler needed to
     install): every class of the sources is in the jar, as Java 11 bytecode (a JDK 11 or later runs it), and

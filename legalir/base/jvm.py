@@ -30,6 +30,7 @@ import contextlib
 import glob
 import os
 import shlex
+import sys
 import threading
 from pathlib import Path
 
@@ -104,6 +105,32 @@ def _crash_options() -> list[str]:
             f"-XX:OnError=echo {shlex.quote(said.replace(';', ','))} 1>&2", "-XX:+DisplayVMOutputToStderr"]
 
 
+#: options a command asked for its process's JVM before it started (:func:`prefer`)
+_preferred: list[str] = []
+
+
+def prefer(*opts: str) -> bool:
+    """Ask for JVM options for this process's JVM, if it has not started yet: a command that knows its job (``legalir
+    index update``: a short write, whose peak memory is mostly the young generation the JVM sizes for a long one)
+    says so before its first Java call. They come before ``LEGALIR_JVM_OPTIONS``, which still wins.
+
+    Returns
+    -------
+    bool
+        Whether they will apply (``False``: the JVM runs already, with the options it started with).
+    """
+    with _lock:
+        if _started or _vm_running():
+            return False
+        _preferred.extend(o for o in opts if o not in _preferred)
+        return True
+
+
+def _vm_running() -> bool:
+    config = sys.modules.get("jnius_config")
+    return bool(config is not None and getattr(config, "vm_running", False))
+
+
 def options() -> list[str]:
     """The options legalir starts the JVM with (``legalir.pt.start_java`` hands them to PyTerrier too).
 
@@ -123,7 +150,7 @@ def options() -> list[str]:
             f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent.parent / 'resources' / 'log4j2.xml'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
-    return opts + _crash_options() + _user_options()
+    return opts + _preferred + _crash_options() + _user_options()
 
 
 def _user_options() -> list[str]:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["QUERY_THREADS", "current", "threads"]
+__all__ = ["QUERY_THREADS", "LazyModule", "current", "threads"]
 
 #: torch threads a query is encoded with: one, so that the float operations (and so the bits) of a query's
 #: vector do not depend on the machine's core count or on what the calling process set
@@ -83,6 +83,24 @@ def threads(n: int | None, *, torch: bool = True, faiss: bool = True) -> Iterato
                 mod_torch.set_num_threads(int(saved_torch))
             if mod_faiss is not None and mod_faiss.omp_get_max_threads() != saved_faiss:
                 mod_faiss.omp_set_num_threads(int(saved_faiss))
+
+
+class LazyModule:
+    """A module imported on the first use of one of its names: ``np = LazyModule("numpy")`` at the top of a module
+    whose callers may never need numpy (``legalir index update`` of a Lucene index reads
+    :mod:`legalir.indexing.dense`'s names, never numpy's: about 15 MB of the process's peak memory). Each name is
+    looked up once, then kept on the object."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        value = getattr(importlib.import_module(self._name), attr)
+        setattr(self, attr, value)
+        return value
+
+    def __repr__(self) -> str:
+        return f"<module {self._name!r}, imported on first use>"
 
 
 def _load(name: str):

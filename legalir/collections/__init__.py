@@ -32,7 +32,6 @@ from legalir.base import atomic, log
 from legalir.datasets.dataset import Dataset, Judgement
 from legalir.errors import LegalirError, read_json
 from legalir.legal import filters
-from legalir.trec import iter_jsonl
 from legalir.trec.model import id_problem
 
 _log = log.get(__name__)
@@ -534,6 +533,14 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
     an id a run can hold (:func:`id_problem`) and ``contents`` a string; otherwise a
     :class:`CollectionError` names the file and the line.
     """
+    for _, rec in iter_document_lines(collection_dir, partition):
+        yield rec
+
+
+def iter_document_lines(collection_dir: str | os.PathLike, partition: str | None = None
+                        ) -> Iterable[tuple[str, dict]]:
+    """:func:`iter_documents`' records, each with its line as the collection's file holds it (``\\n`` and
+    ``\\r`` stripped): ``(line, record)``, every record checked as :func:`iter_documents` checks it."""
     dirs = corpus_dirs(collection_dir)
     keys = [partition] if partition is not None else sorted(dirs)
     for key in keys:
@@ -541,7 +548,7 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
 
         path = dirs[key] / "docs.jsonl"
-        for n, rec in iter_jsonl(path):
+        for n, line, rec in trec.model._json_lines(path, stream=True):
             docid = rec.get("id")
             if not isinstance(docid, str) or trec.id_message(docid):
                 problem = id_problem(docid) or "is not an id"
@@ -550,7 +557,7 @@ def iter_documents(collection_dir: str | os.PathLike, partition: str | None = No
             if not isinstance(rec.get("contents"), str):
                 raise CollectionError(f"{path}:{n}: field 'contents' is {trec.json_type(rec.get('contents'))}; "
                                       f"expected a string")
-            yield rec
+            yield line, rec
 
 
 def topics_path(collection_dir: str | os.PathLike, topic_set: str) -> Path:

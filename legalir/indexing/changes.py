@@ -50,9 +50,12 @@ def changed_documents(index_dir: str | os.PathLike) -> dict[str, dict | None]:
     return out
 
 
-def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None, str]]:
+def change_rows(index_dir: str | os.PathLike, only: Sequence[Path] | None = None
+                ) -> Iterator[tuple[str, dict | None, str]]:
     """Every change applied to ``index_dir`` since its build, oldest first, one at a time (nothing kept):
     ``(docid, record as indexed or None when deleted, partition key or "")``; each row checked.
+
+    ``only``: read these of its change logs alone (:func:`change_logs`' paths) [default: all].
 
     Raises
     ------
@@ -65,7 +68,7 @@ def change_rows(index_dir: str | os.PathLike) -> Iterator[tuple[str, dict | None
     import gzip
     import zlib
 
-    for path in change_logs(index_dir):
+    for path in change_logs(index_dir) if only is None else only:
         found = False
         data = None
         if path.name.endswith(".gz"):

@@ -36,14 +36,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from legalir import collections
 from legalir.base import atomic, log, numeric
 from legalir.errors import LegalirError
 from legalir.indexing import encoders
 from legalir.indexing.folders import keep_partitions, partition_keys, recorded_path
 from legalir.trec import Hits
+
+np = numeric.LazyModule("numpy")  # imported where a vector is handled: not by a Lucene-only update
 
 _log = log.get(__name__)
 

@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from legalir import trec
 from legalir.base import atomic, log, models, numeric
 from legalir.base.atomic import OutputError
 from legalir.base.atomic.outputs import _swap_in
 from legalir.base.models import default_device
 from legalir.errors import LegalirError
+
+np = numeric.LazyModule("numpy")  # imported where a vector is handled: not by a Lucene-only update
 
 _log = log.get(__name__)
 

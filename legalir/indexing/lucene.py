@@ -666,10 +666,16 @@ class LuceneWriter:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, folder: str | os.PathLike, *, merge: bool, deletes_pct_allowed: float = 0.0):
+    def __init__(self, folder: str | os.PathLike, *, merge: bool, deletes_pct_allowed: float = 0.0,
+                 index_arguments: Sequence[str] | None = None):
         self.path = Path(folder)
         self._directory = self._open(self.path)
-        cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
+        self._arguments = list(index_arguments) if index_arguments is not None else None
+        if self._arguments is not None:  # analyzed and scored as a build (IndexCollection with these arguments)
+            cfg = _java(lambda: jvm.autoclass("io.legalir.IndexUpdate").config(self._arguments), self.path,
+                        "configuring the index writer")
+        else:
+            cfg = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")()
         if merge:
             policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
             policy.setForceMergeDeletesPctAllowed(float(deletes_pct_allowed))
@@ -705,6 +711,16 @@ class LuceneWriter:
         finally:
             src.close()
 
+    def add_documents(self) -> int:
+        """Index the JSON documents of the ``-input`` of the writer's ``index_arguments`` into it, exactly as
+        ``legalir index`` (Anserini's IndexCollection) indexes them, in this thread (``io.legalir.IndexUpdate``);
+        returns how many."""
+        if self._arguments is None:
+            raise LuceneError(f"{self.path}: this writer was opened without index_arguments, so it cannot index "
+                              f"documents as a build does")
+        adder = jvm.autoclass("io.legalir.IndexUpdate")
+        return int(_java(lambda: adder.add(self.writer, self._arguments), self.path, "indexing documents"))
+
     def expunge_deletes(self) -> None:
         """Rewrite every segment holding more deleted documents than allowed (``merge=True``)."""
         self.writer.forceMergeDeletes(True)
@@ -732,6 +748,25 @@ class LuceneWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def live_ids(index_dir: str | os.PathLike, docids: Sequence[str]) -> set[str]:
+    """Those of ``docids`` that are live documents of the index at ``index_dir`` (one version folder), read with
+    Lucene's classes alone (``io.legalir.IndexUpdate.live``): what ``legalir index update`` asks before it writes,
+    without the searcher :class:`LuceneIndex` opens."""
+    folder = check_folder(index_dir)
+    ids = list(docids)
+    directory = LuceneWriter._open(folder)
+    try:
+        reader = _java(lambda: jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(directory), folder,
+                       "opening the index")
+        try:
+            live = jvm.autoclass("io.legalir.IndexUpdate").live(reader, ids) if ids else []
+        finally:
+            reader.close()
+    finally:
+        directory.close()
+    return {d for d, ok in zip(ids, live) if ok}
 
 
 def num_docs(index_dir: str | os.PathLike) -> int:

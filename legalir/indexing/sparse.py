@@ -99,9 +99,9 @@ def check_corpus(input_dir: str | os.PathLike) -> int:
     return n
 
 
-def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> Path | None:
-    """Anserini's IndexCollection over ``input_dir``; what Java prints goes to a log file (:func:`jvm.output_to_log`),
-    whose path is returned when Java wrote one (else None)."""
+def index_arguments(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> list[str]:
+    """Anserini's IndexCollection arguments of a build: what a build indexes, and how (``io.legalir.IndexUpdate``,
+    which adds documents to an open index as a build indexes them, reads the same)."""
     # paths go to Java absolute: the JVM resolves relative ones against the directory it started in, not Python's cwd
     args = [
         "-collection", "JsonCollection",
@@ -114,6 +114,13 @@ def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: li
     ]
     if fields:
         args += ["-fields", *fields]
+    return args
+
+
+def _index_collection(input_dir: Path, index_dir: Path, threads: int, fields: list[str] | None = None) -> Path | None:
+    """Anserini's IndexCollection over ``input_dir``; what Java prints goes to a log file (:func:`jvm.output_to_log`),
+    whose path is returned when Java wrote one (else None)."""
+    args = index_arguments(input_dir, index_dir, threads, fields)
     main = jvm.autoclass("io.legalir.Anserini")  # IndexCollection.main by name: pyjnius reflecting it took seconds
     with jvm.output_to_log("index") as log:
         try:

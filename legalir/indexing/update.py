@@ -12,8 +12,11 @@ the updated collection.** How:
 
 * Added and replaced documents become records exactly as ``legalir convert``
   makes them (:func:`legalir.collections.make_record`: the ``citations`` and
-  ``filters`` fields derived the same way), and are indexed by the same
-  Anserini ``IndexCollection`` run, with the same fields, as a build.
+  ``filters`` fields derived the same way), and are indexed as a build indexes
+  them: into the new version's own writer, in this thread, by
+  ``io.legalir.IndexUpdate`` (Anserini's JSON reader, document generator,
+  analyzer and similarity, with a build's ``IndexCollection`` arguments), or, for
+  a pooled index and a new partition, by an Anserini ``IndexCollection`` run.
 * Lucene keeps a deleted document in its term statistics until the segment
   holding it is rewritten, so BM25 scores would drift from a rebuild's. The
   new version keeps such a document in its segment, marked deleted (the
@@ -48,7 +51,10 @@ deleted, so that versions share their segments' files; searches subtract its
 statistics (``io.legalir.LiveStatsSearcher``, :meth:`LuceneIndex.index_searcher
 <legalir.indexing.lucene.LuceneIndex.index_searcher>`). Readers that show documents
 (``legalir serve``) read a changed document from there, every other one
-from the collection (:func:`changed_documents`).
+from the collection (:func:`changed_documents`). Beside the log of an update
+``--to`` a release, ``NNNNNN.digests.gz`` keeps digests of the documents the
+version holds (:data:`DIGESTS`), so that the next ``--to`` reads only the new
+release's collection.
 """
 from __future__ import annotations
 
@@ -117,8 +123,12 @@ def _read(path: str | os.PathLike, ids: bool) -> Iterator[tuple[str, int, dict |
     """``(file, line, record or id)`` of a change file: JSON objects, or (``ids``: ``--delete``) bare ids."""
     from legalir import trec
 
-    data = trec.read_bytes(path)
     shown = "<stdin>" if str(path) == "-" else str(path)
+    if not ids and str(path) != "-":  # a file of records: read a line at a time
+        for n, _, rec in trec.model._json_lines(path, stream=True):
+            yield shown, n, rec
+        return
+    data = trec.read_bytes(path)
     if not ids or data.lstrip()[:1] == b"{":
         for n, rec in trec.iter_jsonl(path, data=data):
             yield shown, n, rec
@@ -149,7 +159,6 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     UpdateError
         ``file:line``: a bad id, a missing or empty ``contents``, an id changed twice.
     """
-    from legalir import trec
 
     if sum(str(p) == "-" for p in (*add, *replace, *delete)) > 1:
         raise UpdateError("standard input (-) can be read once: give it for one change file only")
@@ -157,33 +166,56 @@ def read_changes(add: Sequence[str | os.PathLike] = (), replace: Sequence[str | 
     for op, paths in (("add", add), ("replace", replace), ("delete", delete)):
         for path in paths:
             for shown, n, item in _read(path, ids=op == "delete"):
-                where = f"{shown}:{n}"
-                rec = item if isinstance(item, dict) else None
-                docid = rec.get("id") if rec is not None else item
-                problem = trec.id_message(docid) if isinstance(docid, str) else "is missing or not a string"
-                if problem:
-                    raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
-                if op != "delete":
-                    text = rec.get("contents")
-                    if not isinstance(text, str):
-                        raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
-                                          f"{trec.json_type(text)}; expected a string")
-                    if not text.strip():
-                        raise UpdateError(f"{where}: document {docid!r} has empty text; a collection holds no "
-                                          f"empty documents (delete it with --delete instead)")
-                before = out.changes.get(docid)
-                if before is not None:
-                    raise UpdateError(f"{where}: document {docid!r} is changed twice (--{before.op} at "
-                                      f"{before.where}, --{op} here); change each document once")
-                out.changes[docid] = Change(op, docid, where, None if op == "delete" else rec)
+                _take(out, _checked(op, f"{shown}:{n}", item))
     if not out.changes:
         raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     return out
 
 
+def _checked(op: str, where: str, item: dict | str) -> Change:
+    """One line of a change file as a :class:`Change`, its id and text checked (:func:`read_changes`)."""
+    from legalir import trec
+
+    rec = item if isinstance(item, dict) else None
+    docid = rec.get("id") if rec is not None else item
+    problem = trec.id_message(docid) if isinstance(docid, str) else "is missing or not a string"
+    if problem:
+        raise UpdateError(f"{where}: document id {docid!r} {problem}; give each document a one-word id")
+    if op != "delete":
+        text = rec.get("contents")
+        if not isinstance(text, str):
+            raise UpdateError(f"{where}: document {docid!r}: field 'contents' is "
+                              f"{trec.json_type(text)}; expected a string")
+        if not text.strip():
+            raise UpdateError(f"{where}: document {docid!r} has empty text; a collection holds no "
+                              f"empty documents (delete it with --delete instead)")
+    return Change(op, docid, where, None if op == "delete" else rec)
+
+
+def _take(changes: ChangeSet, c: Change) -> None:
+    before = changes.changes.get(c.docid)
+    if before is not None:
+        raise UpdateError(f"{c.where}: document {c.docid!r} is changed twice (--{before.op} at "
+                          f"{before.where}, --{c.op} here); change each document once")
+    changes.changes[c.docid] = c
+
+
 def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
     """Each added or replaced record as the collection would hold it, and its partition key; returns each
     record's filterable fields."""
+
+    make = _record_maker(manifest)
+    filterable: dict[str, list[str]] = {}
+    for c in changes.changes.values():
+        if c.record is None:
+            continue
+        filterable[c.docid] = make(c)
+    return filterable
+
+
+def _record_maker(manifest: dict):
+    """``make(change) -> its record's filterable fields``: the change's record made as the collection would hold it
+    (:func:`legalir.collections.make_record`, with the collection's dataset settings), its partition key set."""
     from legalir import collections
     from legalir.datasets import dataset_class
     from legalir.legal import citations as cite
@@ -194,10 +226,8 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
         cls = None  # a collection of the caller's own records (legalir.index(records, ...))
     pfield = manifest.get("partition_field")
     with_citations = cite.FIELD in (manifest.get("fields") or {})
-    filterable: dict[str, list[str]] = {}
-    for c in changes.changes.values():
-        if c.record is None:
-            continue
+
+    def make(c: Change) -> list[str]:
         fields = {k: v for k, v in c.record.items() if k not in ("id", "contents")}
         if pfield:
             if fields.get(pfield) in (None, ""):
@@ -214,8 +244,9 @@ def _make_records(changes: ChangeSet, manifest: dict) -> dict[str, list[str]]:
                 given=(str(fields.get(cite.FIELD) or "") if getattr(cls, "citations_given", False) else None))
         except LegalirError as e:
             raise UpdateError(f"{c.where}: {e}") from None
-        filterable[c.docid] = sorted(names)
-    return filterable
+        return sorted(names)
+
+    return make
 
 
 def _filter_types(changes: ChangeSet, filterable: dict[str, list[str]], types: dict | None, declared,
@@ -261,10 +292,8 @@ def _lucene_locations(root: Path, parts: list[str], pooled: dict, docids: Sequen
                 found[d] = owner[seg]
         return found
     for key in parts or [""]:
-        with lucene.LuceneIndex(root / key if key else root) as idx:
-            for d in docids:
-                if d not in found and idx.has_doc(d):
-                    found[d] = key
+        for d in lucene.live_ids(root / key if key else root, [d for d in docids if d not in found]):
+            found[d] = key
     return found
 
 
@@ -354,6 +383,9 @@ def _plan(changes: ChangeSet, located: dict[str, str], index_dir: Path, partitio
                               f"{'; give it with --add' if c.op == 'replace' else ''}")
         if c.restate and at == c.partition:
             continue  # the same indexed document: only its displayed fields changed (the change log has them)
+        if c.restate:  # pragma: no cover - a partition is a searched field: a record moved is never restated
+            raise UpdateError(f"{c.where}: document {c.docid!r} is in partition {at!r} of {index_dir}, not "
+                              f"{c.partition!r}, yet its searched fields are unchanged; build the index again")
         if at is not None:
             plan.removed.setdefault(at, set()).add(c.docid)
         if c.record is not None:
@@ -372,18 +404,37 @@ def _copy_version(current: Path, tmp: Path) -> None:
     atomic.copy_linked(current, tmp, ignore=(atomic.MARKER, *_SKIP))
 
 
-def _write_updates(current: Path, tmp: Path, changes: ChangeSet) -> None:
+def _log_row(c: Change) -> str:
+    """A change as its change log holds it (one JSON line)."""
+    return json.dumps({"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
+                       "record": c.record}, ensure_ascii=False)
+
+
+def _write_updates(current: Path, tmp: Path, changes: ChangeSet, digests: str | os.PathLike | None = None,
+                   restated: str | os.PathLike | None = None) -> None:
     """The new version's own change log, ``legalir-updates/NNNNNN.jsonl.gz``: these changes only, beside the logs
     of the versions before it (hard links: :func:`_copy_version`); readers take the last change of a document
-    (:func:`legalir.indexing.changes.changed_documents`)."""
+    (:func:`legalir.indexing.changes.changed_documents`). ``digests`` (``--to``: :func:`release_changes`' file):
+    kept beside it as ``NNNNNN.digests.gz`` (:data:`DIGESTS`). ``restated``: the rows of the restated records,
+    written when they were read (their records are not held), appended last."""
     import gzip
+    import io
+    import shutil
 
-    rows = [{"id": c.docid, "op": c.op, "partition": c.partition if c.record is not None else None,
-             "record": c.record} for c in changes.changes.values()]
     (tmp / UPDATES_DIR).mkdir(exist_ok=True)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-    atomic.write_bytes(tmp / UPDATES_DIR / f"{len(change_logs(current)) + 1:06d}.jsonl.gz",
-                       gzip.compress(text, compresslevel=6, mtime=0))
+    packed = io.BytesIO()  # compressed a row at a time: the log's text is never held whole
+    with gzip.GzipFile(fileobj=packed, mode="wb", compresslevel=6, mtime=0) as z:
+        for c in changes.changes.values():
+            if not (c.restate and c.record is None):
+                z.write((_log_row(c) + "\n").encode("utf-8"))
+        if restated is not None:
+            with open(restated, "rb") as rows:
+                shutil.copyfileobj(rows, z)
+    n = len(change_logs(current)) + 1
+    atomic.write_bytes(tmp / UPDATES_DIR / f"{n:06d}.jsonl.gz", packed.getvalue())
+    if digests is not None:
+        atomic.write_bytes(tmp / UPDATES_DIR / f"{n:06d}{DIGESTS}",
+                           gzip.compress(Path(digests).read_bytes(), compresslevel=6, mtime=0))
 
 
 def _write_jsonl(folder: Path, records: Sequence[dict]) -> Path:
@@ -418,6 +469,11 @@ def _index_records(records: Sequence[dict], work: Path, fields: list[str], threa
     return out
 
 
+#: the JVM options an update asks for when it is the first to start the process's JVM (:func:`legalir.base.jvm.prefer`;
+#: ``LEGALIR_JVM_OPTIONS`` still wins): an update allocates a little at a time, and the young generation the JVM
+#: sizes by default for a long job was 15-50 MB of the peak memory of ``legalir index update --to`` on Georgia
+JVM_OPTIONS = ("-XX:MaxNewSize=32m",)
+
 #: a segment keeps its deleted documents (marked deleted: the segment's files stay shared with the versions
 #: before, and searches subtract their statistics, ``io.legalir.LiveStatsSearcher``) until they are more than
 #: this share of it; then the update rewrites it without them
@@ -428,13 +484,22 @@ def _apply_lucene_folder(folder: Path, removed: set[str], records: list[dict], w
                          threads: int) -> int:
     """Delete ``removed`` from the Lucene index in ``folder``, add ``records``, rewrite the touched segments;
     returns the documents it holds now."""
+    from legalir.indexing import sparse
     from legalir.indexing.lucene import LuceneWriter
 
-    with LuceneWriter(folder, merge=True, deletes_pct_allowed=DELETES_PCT_ALLOWED) as writer:
+    # the records analyzed and indexed in this writer as a build indexes them (io.legalir.IndexUpdate: Anserini's
+    # reader, document generator, analyzer and similarity, IndexCollection's arguments), not in an index of their own
+    # copied in: no second JVM indexer, thread pool or segment copy
+    src = _write_jsonl(work / "docs", records) if records else work
+    with LuceneWriter(folder, merge=True, deletes_pct_allowed=DELETES_PCT_ALLOWED,
+                      index_arguments=sparse.index_arguments(src, work / "index", threads, fields)) as writer:
         if removed:
-            writer.delete(removed)  # applied when add_index flushes, to the segments there before it
+            writer.delete(removed)  # the documents there now: not those added below
         if records:
-            writer.add_index(_index_records(records, work, fields, threads))
+            added = writer.add_documents()
+            if added != len(records):  # pragma: no cover - IndexUpdate.add raises first
+                raise UpdateError(f"{folder}: {len(records)} documents to index, {added} indexed; nothing was "
+                                  f"published")
         if removed:
             writer.expunge_deletes()  # only the segments with more than DELETES_PCT_ALLOWED % deleted
         writer.commit()  # one commit (one round of fsync) per index
@@ -640,13 +705,16 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
     (``text_changed``: the replaced documents whose ``contents`` differ; ``restated``: of the replaced, those
     in ``restate.jsonl``).
 
+    What the index holds is read as digests (:data:`DIGESTS`): those the versions of earlier ``--to`` updates keep,
+    else (an index never updated with ``--to`` since the digests were kept) computed from the collection it was
+    built from and its change logs. ``to``'s records are read a line at a time; a line equal to the one the index
+    holds is not compared further. The digests of this update are left in ``out_dir`` (:data:`DIGESTS_FILE`).
+
     Raises
     ------
     UpdateError
         ``to`` is not a collection, or not of the index's dataset and partition field.
     """
-    import hashlib
-
     from legalir import collections
 
     try:
@@ -671,56 +739,147 @@ def release_changes(indexes: Sequence[str | os.PathLike], to: str | os.PathLike,
     from legalir.indexing import sparse
 
     # what a Lucene index of the record depends on: its id, text, indexed fields and partition
-    searched = ("id", "contents", *sparse.indexed_fields(old_manifest), *([old_manifest["partition_field"]]
-                                                                       if old_manifest.get("partition_field") else []))
-
-    def digest(rec: dict) -> tuple[str, str, str]:
-        """(the whole record's digest, its text's, what Lucene indexes of it): a record changed in its fields only
-        still counts as replaced, and is told apart in the counts; one changed in fields Lucene does not index
-        only (annotations, headings) is a restated record."""
-        rec = {k: v for k, v in rec.items() if k != "_partition"}
-        whole = hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        indexed = hashlib.sha256(json.dumps([rec.get(k) for k in searched], ensure_ascii=False).encode()).hexdigest()
-        return whole, hashlib.sha256(str(rec.get("contents", "")).encode()).hexdigest(), indexed
-
-    # what the index holds now, as digests: its changes (read a row at a time, the last of a document winning:
-    # the records themselves are not kept), then every other document of its collection
-    changed: dict[str, tuple[str, str, str] | None] = {}
-    for docid, rec, _ in change_rows(atomic.current(built[0])):
-        changed[docid] = None if rec is None else digest(rec)
-    held: dict[str, tuple[str, str, str]] = {}
-    for rec in collections.iter_documents(root):
-        docid = str(rec["id"])
-        if docid not in changed:
-            held[docid] = digest(rec)
-    for docid, d in changed.items():
-        if d is not None:
-            held[docid] = d
+    searched = ["id", "contents", *sparse.indexed_fields(old_manifest), *([old_manifest["partition_field"]]
+                                                                        if old_manifest.get("partition_field") else [])]
+    # what the index holds now, as digests: those its versions keep (held_digests), else its collection's records
+    # and its changes (the last of a document winning), read once; this update then keeps them
+    cur = atomic.current(built[0])
+    held = held_digests(cur, searched)
+    full = held is None
+    if held is None:
+        held = _digests_read_whole(cur, root, searched)
     out = Path(out_dir)
     counts = {"add": 0, "replace": 0, "delete": 0, "same": 0, "text_changed": 0, "restated": 0}
     seen: set[str] = set()
+    rows: list[str] = []  # this version's digests: every document's (full), or the changed ones'
     with open(out / "add.jsonl", "w", encoding="utf-8") as fa, \
             open(out / "replace.jsonl", "w", encoding="utf-8") as fr, \
             open(out / "restate.jsonl", "w", encoding="utf-8") as fs:
-        for rec in collections.iter_documents(new.root):
+        for line, rec in collections.iter_document_lines(new.root):
             docid = str(rec["id"])
             seen.add(docid)
             was = held.get(docid)
-            now = digest(rec)
-            if was == now:
+            whole = _digest(line)
+            if was is not None and was[0] == whole:  # the same line: the same record, not read further
                 counts["same"] += 1
+                if full:
+                    rows.append("\t".join((docid, *was)))
                 continue
+            now = (whole, *_digest_fields(rec, searched))
             if was is not None and was[1] != now[1]:
                 counts["text_changed"] += 1
-            line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False) + "\n"
+            if "_partition" in rec:
+                line = json.dumps({k: v for k, v in rec.items() if k != "_partition"}, ensure_ascii=False)
             restated = was is not None and was[2] == now[2]
-            (fa if was is None else fs if restated else fr).write(line)
+            (fa if was is None else fs if restated else fr).write(line + "\n")
             counts["add" if was is None else "replace"] += 1
             counts["restated"] += restated
+            # a restated record keeps its text's and indexed fields' digests: its whole record's alone changes
+            rows.append("\t".join((docid, now[0]) if restated and not full else (docid, *now)))
     gone = sorted(d for d in held if d not in seen)
     (out / "delete.txt").write_text("".join(f"{d}\n" for d in gone), encoding="utf-8")
     counts["delete"] = len(gone)
+    if not full:
+        rows += gone  # a deleted document: its id alone
+    header = {"about": "legalir index update: digests of the documents this version holds (full) or of those this "
+                       "update changed", "full": full, "searched": searched}
+    (out / DIGESTS_FILE).write_text(json.dumps(header) + "\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
     return counts
+
+
+# ------------------------------------------------------------------ digests of what a version holds
+#: beside each change log ``legalir-updates/NNNNNN.jsonl.gz`` that ``--to`` writes, ``NNNNNN.digests.gz``: a JSON
+#: header line (``full``: every document the version holds, else only those the update changed; ``searched``:
+#: the fields the indexed digest covers), then a line per document, ``id<TAB>whole<TAB>text<TAB>indexed``
+#: (BLAKE2b, 8 bytes, hex: of the record's line in its collection, of its ``contents``, of what Lucene indexes of
+#: it); ``id<TAB>whole``: a record changed in fields the index does not search only; ``id``: a deleted document.
+#: The next ``--to`` reads them instead of the collection the index was built from and every change log.
+DIGESTS = ".digests.gz"
+#: what :func:`release_changes` leaves in its folder for :func:`update` to keep
+DIGESTS_FILE = "digests.tsv"
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def _digest_fields(rec: dict, searched: Sequence[str]) -> tuple[str, str]:
+    """The digests of a record's text and of what Lucene indexes of it (its ``searched`` fields)."""
+    return (_digest(str(rec.get("contents", ""))),
+            _digest(json.dumps([rec.get(k) for k in searched], ensure_ascii=False)))
+
+
+def _digests_read_whole(cur: Path, root: Path, searched: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """What the version ``cur`` holds, as digests, read from its collection ``root`` and its change logs (the
+    last change of a document winning)."""
+    from legalir import collections
+
+    changed: dict[str, tuple[str, str, str] | None] = {}
+    for docid, rec, _ in change_rows(cur):
+        # a record in a change log is the line its collection holds (json.dumps of the record, as converted)
+        changed[docid] = None if rec is None else (_digest(json.dumps(rec, ensure_ascii=False)),
+                                                   *_digest_fields(rec, searched))
+    held: dict[str, tuple[str, str, str]] = {}
+    for line, rec in collections.iter_document_lines(root):
+        docid = str(rec["id"])
+        if docid not in changed:
+            held[docid] = (_digest(line), *_digest_fields(rec, searched))
+    for docid, d in changed.items():
+        if d is not None:
+            held[docid] = d
+    return held
+
+
+def held_digests(cur: Path, searched: Sequence[str]) -> dict[str, tuple[str, str, str]] | None:
+    """The digests of what the version ``cur`` holds, from its ``NNNNNN.digests.gz`` files (:data:`DIGESTS`): the
+    newest full table and the changes of every update after it. ``None`` when they do not reach the current
+    version (an update applied without ``--to``, or by an older legalir), cover other fields than ``searched``,
+    or differ from what the version's marker records: then the caller reads the collection and the change logs.
+
+    Returns
+    -------
+    dict or None
+        ``{docid: (whole record, text, indexed fields)}``.
+    """
+    import gzip
+
+    logs = len(change_logs(cur))
+    recorded = (atomic.read_marker(cur) or {}).get("files") or {}
+    chain: list[tuple[Path, list[str]]] = []
+    for n in range(logs, 0, -1):
+        path = cur / UPDATES_DIR / f"{n:06d}{DIGESTS}"
+        entry = recorded.get(f"{UPDATES_DIR}/{path.name}")
+        if not path.is_file() or path.is_symlink():
+            return None
+        if not (isinstance(entry, dict) and atomic.ownership._matches(path, entry)):
+            _log.warning(f"{path}: not as legalir wrote it (its size, time or SHA-256 differ from what the "
+                         f"version's marker records); reading the collection and the change logs instead")
+            return None
+        head, _, body = gzip.decompress(path.read_bytes()).decode("utf-8").partition("\n")
+        header = json.loads(head)
+        if header.get("searched") != list(searched):
+            return None
+        chain.append((path, body.splitlines()))
+        if header.get("full"):
+            break
+    else:
+        return None
+    held: dict[str, tuple[str, str, str]] = {}
+    for path, lines in reversed(chain):
+        for n, line in enumerate(lines, 2):
+            cells = line.split("\t")
+            if len(cells) == 4:
+                held[cells[0]] = (cells[1], cells[2], cells[3])
+            elif len(cells) == 2 and cells[0] in held:
+                held[cells[0]] = (cells[1], *held[cells[0]][1:])
+            elif len(cells) == 1 and cells[0] in held:
+                del held[cells[0]]
+            else:  # pragma: no cover - the file is the one legalir wrote (its SHA-256 checked above)
+                raise UpdateError(f"{path}:{n}: not a digest line legalir wrote ({line!r:.80}); build the index "
+                                  f"again (legalir index COLLECTION INDEX --overwrite)")
+    return held
 
 
 def _publish_release_only(indexes: Sequence[str | os.PathLike], release: dict) -> dict[str, dict]:
@@ -826,7 +985,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
            to: str | os.PathLike | None = None, allow_older: bool = False, threads: int | None = None,
            device: str | None = None, batch_size: int | None = None, quiet: bool = False,
            _release: dict | None = None, _marker: dict | None = None,
-           _restate: Sequence[str | os.PathLike] = ()) -> dict[str, dict]:
+           _restate: Sequence[str | os.PathLike] = (), _digests: str | os.PathLike | None = None) -> dict[str, dict]:
     """Apply added, replaced and deleted documents to built indexes, each as a new version.
 
     Parameters
@@ -871,6 +1030,9 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     import uuid
     from contextlib import ExitStack
 
+    from legalir.base import jvm
+
+    jvm.prefer(*JVM_OPTIONS)
     if to is not None:
         if add or replace or delete:
             raise UpdateError("--to applies a whole release: leave out --add, --replace and --delete")
@@ -903,7 +1065,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
                 restate = []
             done = update(indexes, **files, threads=threads, device=device, batch_size=batch_size, quiet=quiet,
                           _release=collections.release_marker(collections.read_manifest(to)), _marker=went_back,
-                          _restate=restate)
+                          _restate=restate, _digests=Path(tmp) / DIGESTS_FILE)
         for d in done.values():
             d["same"], d["text_changed"] = counts["same"], counts["text_changed"]
             d["restated"] = counts["restated"] if lucene_only else 0
@@ -928,13 +1090,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
         changes = read_changes(add, replace, delete)
     else:
         changes = ChangeSet()
-    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
-        for docid, c in read_changes(replace=_restate).changes.items():
-            if docid in changes.changes:  # pragma: no cover - release_changes writes each id once
-                raise UpdateError(f"{c.where}: document {docid!r} is changed twice")
-            c.restate = True
-            changes.changes[docid] = c
-    if not changes.changes:
+    if not changes.changes and not _restate:
         raise UpdateError("no changes: give --add, --replace or --delete files holding documents")
     kinds = [(k, p) for k, p in (("bm25", pair.sparse), ("dense", pair.dense)) if p is not None]
     roots = {}
@@ -951,6 +1107,21 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
     lucene_meta = sparse.META
     manifest = collections.read_manifest(root)
     filterable = _make_records(changes, manifest)
+    restated_rows = None
+    if _restate:  # replaced records whose indexed fields are unchanged (release_changes): logged, not reindexed
+        # read a record at a time, made as the collection holds it, its change-log row written out at once and the
+        # record let go: a release that reprints every section is never held whole
+        make = _record_maker(manifest)
+        restated_rows = Path(_restate[0]).with_name("restate.rows.jsonl")
+        with open(restated_rows, "w", encoding="utf-8") as out:
+            for path in _restate:
+                for shown, n, item in _read(path, ids=False):
+                    c = _checked("replace", f"{shown}:{n}", item)
+                    c.restate = True
+                    _take(changes, c)
+                    make(c)
+                    out.write(_log_row(c) + "\n")
+                    c.record = None
     try:
         declared = datasets_base.dataset_class(str(manifest.get("dataset"))).filter_types
     except LegalirError:
@@ -1012,7 +1183,7 @@ def update(indexes: Sequence[str | os.PathLike], add: Sequence[str | os.PathLike
             else:
                 n = _apply_dense(Path(path), cur, tmp, plan, parts, changes, device,
                                  batch_size or encoders.DEFAULT_BATCH_SIZE, quiet)
-            _write_updates(cur, tmp, changes)
+            _write_updates(cur, tmp, changes, _digests, restated_rows)
             out[kind] = {"index": str(path), "documents": n, **changes.counts()}
     for kind, path in kinds:  # published now
         out[kind]["version"] = atomic.current(path).name

@@ -254,8 +254,49 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
     """Numbered JSON objects of a JSONL file (blank lines skipped); FormatError names file and line.
 
     ``path`` may be ``-`` (standard input); ``data``: the file's bytes when already read."""
+    for n, _, rec in _json_lines(path, data):
+        yield n, rec
+
+
+def _stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """:func:`_lines` of a file, read a line at a time (a large collection is never held whole): the same lines and
+    the same errors, :func:`read_bytes`' checked over the whole file before the first line is given."""
+    p = Path(path)
+    if not p.exists():
+        raise FormatError(p, None, "file not found")
+    if p.is_dir():
+        raise FormatError(p, None, "is a directory, expected a file")
+    if not p.is_file():  # a pipe or FIFO gives its data once: read whole
+        yield from _lines(path)
+        return
+    blank, n, at = True, 1, 0
+    with open(p, "rb") as f:
+        while chunk := f.read(1 << 20):
+            if at == 0 and chunk.startswith(b"\xef\xbb\xbf"):
+                chunk, at = chunk[3:], 3
+            if b"\x00" in chunk:
+                if at + chunk.index(b"\x00") < 8192:
+                    raise FormatError(p, None, "binary file (NUL bytes), expected text")
+                raise FormatError(p, n + chunk.count(b"\n", 0, chunk.index(b"\x00")), "binary data (NUL bytes) in a "
+                                                                                      "text file")
+            blank = blank and (not chunk or chunk.isspace())
+            n += chunk.count(b"\n")
+            at += len(chunk)
+    if blank:
+        raise FormatError(p, None, "file is empty")
+    with open(p, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            yield n, _decode(raw, path, n).rstrip("\n").rstrip("\r")
+
+
+def _json_lines(path: str | os.PathLike, data: bytes | None = None, stream: bool = False
+                ) -> Iterator[tuple[int, str, dict]]:
+    """:func:`iter_jsonl`'s objects with their lines: ``(line number, line, object)``; ``stream``: the file read a
+    line at a time (:func:`_stream_lines`)."""
     p = _display(path)
-    for n, line in _lines(path, data):
+    for n, line in _stream_lines(path) if stream else _lines(path, data):
         if not line.strip():
             continue
         try:
@@ -264,4 +305,4 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
             raise FormatError(p, n, f"invalid JSON: {e.msg} (column {e.colno})") from None
         if not isinstance(rec, dict):
             raise FormatError(p, n, f"expected a JSON object, found {type(rec).__name__}")
-        yield n, rec
+        yield n, line, rec
