@@ -32,12 +32,12 @@ $(STAMP): pyproject.toml
 
 # ------------------------------------------------------------------ tests and static checks (docs/testing.md)
 # TEST_WORKERS: pytest-xdist processes (`0`: one process, no xdist); a file's tests stay on one worker
-# (--dist loadfile: its module fixtures, servers and JVM are built once), and files are handed out in collection
-# order, the longest first (--no-loadscope-reorder; tests/conftest.py: LONGEST_FIRST). COVERAGE=1 measures line coverage of
+# (--dist loadfile: its module fixtures, servers and JVM are built once); xdist's own order (docs/testing.md: handing
+# out the longest files first measured slower). COVERAGE=1 measures line coverage of
 # legalir (CI: .ci/run) into .coverage and prints the total.
 TEST_WORKERS ?= 2
 PYTEST        = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q \
-  $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) \
+  $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) \
   $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
 #: the inner loop: the modules that need no JVM, server, browser, model or Ray (formats, scoring against its
 #: references, citations, filters, the architecture and documentation checks); docs/testing.md says what is left out

@@ -312,24 +312,6 @@ def trec_eval10_bin(tmp_path_factory):
     return str(shared_build(tmp_path_factory, "te10", build) / "src" / "trec_eval")
 
 
-#: the suite's longest files, longest first (from `--durations` of whole runs). `make test`'s workers take whole files
-#: in collection order (`--dist loadfile --no-loadscope-reorder`), and these are collected first, so a run does not
-#: end with one worker on a long file while the other waits: xdist's default order (the files with the most tests
-#: first) ran test_distributed.py, test_figures.py and test_finetune.py last. The other files follow in their usual
-#: order; a file not named here only starts later.
-LONGEST_FIRST = ("test_distributed.py", "test_train_dense.py", "test_dense.py", "test_statutes.py", "test_figures.py",
-                 "test_progress.py", "test_safety.py", "test_index_update.py", "test_finetune.py", "test_releases.py",
-                 "test_rerank.py", "test_readme.py", "test_parity_search.py", "test_api.py", "test_serve.py",
-                 "test_demo.py", "test_faces_refuse.py", "test_parity_question_code.py", "test_pyterrier.py",
-                 "test_audit_statutes.py", "test_citations_seeds.py", "test_regress.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    """The files of :data:`LONGEST_FIRST` first, in its order; every file's own tests keep their order."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
-
 #: a test slower than this gets a line as soon as it ends (the end-of-run durations table never prints in a
 #: CI run that is cut off at its time limit)
 SLOW_S = 60.0
