@@ -19,14 +19,16 @@ WORDS = [f"w{i}" for i in range(40)]
 @st.composite
 def histories(draw):
     """A corpus of 20-50 documents over nested vocabularies (so frequencies vary), then replacements and
-    deletions of some, and RM3 settings."""
+    deletions of under half of them, and RM3 settings."""
     n = draw(st.integers(20, 50))
     text = lambda top: st.lists(st.sampled_from(WORDS[:top]), min_size=3, max_size=20).map(" ".join)
     docs = {f"d{i}": draw(text(8 + i % 32)) for i in range(n)}
     ids = sorted(docs)
-    replaced = draw(st.lists(st.sampled_from(ids), min_size=1, max_size=n // 2, unique=True))
+    # under half of the segment changed: an update rewrites a segment whose deleted documents pass half of it
+    # (update.DELETES_PCT_ALLOWED), and a rewritten segment holds no deleted document to correct for
+    replaced = draw(st.lists(st.sampled_from(ids), min_size=1, max_size=n // 3, unique=True))
     rest = [d for d in ids if d not in replaced]
-    deleted = draw(st.lists(st.sampled_from(rest), max_size=5, unique=True))
+    deleted = draw(st.lists(st.sampled_from(rest), max_size=min(5, (n - 1) // 2 - len(replaced)), unique=True))
     new = {d: draw(text(40)) for d in replaced}
     rm3 = (draw(st.integers(1, 15)), draw(st.integers(1, 8)), draw(st.sampled_from([0.2, 0.5, 0.8])))
     return docs, new, deleted, rm3
