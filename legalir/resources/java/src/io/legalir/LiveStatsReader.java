@@ -48,32 +48,27 @@ public final class LiveStatsReader extends CompositeReader {
 
   @Override
   public int docFreq(Term term) throws IOException {
-    long[] gone = deleted.terms.get(term);
-    return in.docFreq(term) - (gone == null ? 0 : (int) gone[0]);
+    return in.docFreq(term) - (int) deleted.ofTerm(term, 0);
   }
 
   @Override
   public long totalTermFreq(Term term) throws IOException {
-    long[] gone = deleted.terms.get(term);
-    return in.totalTermFreq(term) - (gone == null ? 0 : gone[1]);
+    return in.totalTermFreq(term) - deleted.ofTerm(term, 1);
   }
 
   @Override
   public int getDocCount(String field) throws IOException {
-    long[] gone = deleted.fields.get(field);
-    return in.getDocCount(field) - (gone == null ? 0 : (int) gone[0]);
+    return in.getDocCount(field) - (int) deleted.ofField(field, 0);
   }
 
   @Override
   public long getSumTotalTermFreq(String field) throws IOException {
-    long[] gone = deleted.fields.get(field);
-    return in.getSumTotalTermFreq(field) - (gone == null ? 0 : gone[1]);
+    return in.getSumTotalTermFreq(field) - deleted.ofField(field, 1);
   }
 
   @Override
   public long getSumDocFreq(String field) throws IOException {
-    long[] gone = deleted.fields.get(field);
-    return in.getSumDocFreq(field) - (gone == null ? 0 : gone[2]);
+    return in.getSumDocFreq(field) - deleted.ofField(field, 2);
   }
 
   @Override

@@ -102,6 +102,18 @@ public final class LiveStatsSearcher extends IndexSearcher {
       }
     }
 
+    /** What the deleted documents add to {@code term}'s statistic {@code i} (0: df, 1: ttf). */
+    long ofTerm(Term term, int i) {
+      long[] gone = terms.get(term);
+      return gone == null ? 0 : gone[i];
+    }
+
+    /** What they add to {@code field}'s statistic {@code i} (0: documents, 1: sum of ttf, 2: sum of df). */
+    long ofField(String field, int i) {
+      long[] gone = fields.get(field);
+      return gone == null ? 0 : gone[i];
+    }
+
     /** Deleted documents the statistics leave out. */
     public long deleted() {
       return deleted;
@@ -115,9 +127,13 @@ public final class LiveStatsSearcher extends IndexSearcher {
 
   private final Deleted deleted;
 
-  /** A searcher of {@code reader} with {@code deleted} (read from the same reader) left out. */
+  /**
+   * A searcher of {@code reader} with {@code deleted} (read from the same reader) left out, through a
+   * {@link LiveStatsReader}: what reads the reader's own frequencies (RM3's feedback terms) sees the live
+   * ones too.
+   */
   public LiveStatsSearcher(IndexReader reader, Deleted deleted) {
-    super(reader);
+    super(new LiveStatsReader(reader, deleted));
     this.deleted = deleted;
   }
 
@@ -168,8 +184,7 @@ public final class LiveStatsSearcher extends IndexSearcher {
     }
     f.setAccessible(true);
     IndexSearcher plain = (IndexSearcher) f.get(simple);
-    // through a LiveStatsReader: rerankers that read the reader's frequencies (RM3) see the live ones too
-    LiveStatsSearcher mine = new LiveStatsSearcher(new LiveStatsReader(plain.getIndexReader(), deleted), deleted);
+    LiveStatsSearcher mine = new LiveStatsSearcher(plain.getIndexReader(), deleted);
     mine.setSimilarity(plain.getSimilarity());
     f.set(simple, mine);
   }
