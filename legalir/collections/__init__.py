@@ -696,10 +696,7 @@ class Corpus(Mapping):
             if span is None:  # not in this file as it was opened: the general path (written anew meanwhile?)
                 out.append(self.record(docid, partition))
                 continue
-            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
-            if key:
-                rec.setdefault("_partition", key)
-            out.append(rec)
+            out.append(_read_at(handle, span, key))
         return out
 
     def _lookup(self, docid: str, partition: str | None) -> dict | None:
@@ -711,11 +708,7 @@ class Corpus(Mapping):
             span = self._offsets_of(key, handle).get(docid)  # the offsets of this very file
             if span is None:
                 continue
-            # one pread at the record's offset, of its length: no open, seek or line reading per lookup
-            rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
-            if key:
-                rec.setdefault("_partition", key)
-            return rec
+            return _read_at(handle, span, key)
         return None
 
     def _handle(self, key: str) -> _Handle | None:
@@ -820,6 +813,15 @@ class Corpus(Mapping):
 
 #: the length part of a span (``offset << 32 | length``) of :meth:`Corpus._offsets_of`
 _LENGTH = (1 << 32) - 1
+
+
+def _read_at(handle: _Handle, span: int, key: str) -> dict:
+    """The record at ``span`` (offset and length, :data:`_LENGTH`) of partition ``key``'s open file: one pread at
+    its offset, of its length (no open, seek or line reading per lookup), ``_partition`` set where ``key`` is one."""
+    rec = _parse(os.pread(handle.fd, span & _LENGTH, span >> 32))
+    if key:
+        rec.setdefault("_partition", key)
+    return rec
 
 
 def _parse(data: bytes) -> Any:

@@ -783,9 +783,10 @@ def _stored(index_dir: str | os.PathLike, docids: Sequence[str] | set[str]) -> I
             if raw is None:
                 continue
             try:
-                yield d, raw, json.loads(raw)
+                rec = json.loads(raw)
             except json.JSONDecodeError:
-                yield d, raw, None
+                rec = None
+            yield d, raw, rec
 
 
 def texts(index_dir: str | os.PathLike, docids: Sequence[str] | set[str], field: str = "contents") -> Mapping[str, str]:
