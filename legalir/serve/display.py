@@ -171,12 +171,10 @@ def _snippet_ascii(text: str, terms: tuple[str, ...], width: int, c_off: bool = 
     raw = text.encode("ascii", "replace")
     if _hit_words is not None and not c_off:  # the words counted and the hits found in one pass, in C
         count, starts, at = _hit_words(raw, _hit_prefixes(terms), _hit_forms(terms))
-        if count <= width:
-            return " ".join(text.split())
     else:
         count, starts, at = _hit_words_py(raw, terms, width)
-        if count <= width:
-            return " ".join(text.split())
+    if count <= width:
+        return " ".join(text.split())
     best_at = _window(text, at, count, width)
     # the window's words, read from the nearest hit at or before it (else the start): a few words of regex
     i = bisect.bisect_right(at, best_at) - 1
