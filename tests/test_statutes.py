@@ -17,6 +17,7 @@ from conftest import WAIT_S, needs, requires
 from helpers import invoke
 
 from legalir import collections, datasets
+from legalir.base.words import words
 from legalir.cli import main
 from legalir.datasets import statutes
 from legalir.datasets.dataset import DatasetError
@@ -224,14 +225,50 @@ def test_xref_benchmark(nc81, ga86):
     assert statutes.split_of("nc", "42") == "valid" and statutes.split_of("ga", "8") == "valid"
 
 
+@pytest.fixture(scope="module")
+def nc81_shared(tmp_path_factory):
+    """North Carolina r81 converted from the publisher's archive as shared (chapters 39-47)."""
+    return convert(tmp_path_factory, "nc", "81", data_dir=SHARED)
+
+
 @needs((SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), f"the shared archives are not in {SHARED}")
-def test_reads_the_publishers_archive(tmp_path_factory):
-    coll = convert(tmp_path_factory, "nc", "81", data_dir=SHARED)
+def test_reads_the_publishers_archive(nc81_shared):
+    coll = nc81_shared
     m = collections.read_manifest(coll)
     r = m["reader"]
     assert r["files"] == 21 and r["sections_read"] == 1025 and r["skipped"] == {}
     assert m["documents"]["written"] == r["documents_written"] == 1232
     assert r["counts"]["status: repealed"] == 161 and r["counts"]["status: reserved"] == 16
+
+
+def _words_of(coll: Path, name: str) -> dict[str, tuple[str, ...]]:
+    return {t["qid"]: tuple(words(t["text"])) for t in map(json.loads, open(coll / "topics" / f"{name}.jsonl"))}
+
+
+@needs((SHARED / "cic-code-nc-r80-r81-ch39-47.tar.xz").exists(), f"the shared archives are not in {SHARED}")
+def test_no_held_out_paragraph_is_a_training_question_on_the_shared_north_carolina_release(nc81_shared):
+    """Issue 40's cross-split twins: no train topic of the real North Carolina r81 conversion has the words (casefolded,
+    numbers dropped), as written or masked, of a valid or test topic, as written or masked; the train paragraphs left
+    out are counted in the manifest, and are exactly those of the benchmark before the rule that it names."""
+    coll = nc81_shared
+    held = {w for s in ("valid", "test") for v in ("", ".masked") for w in _words_of(coll, s + v).values()}
+    train = {**{f"{q} as written": w for q, w in _words_of(coll, "train").items()},
+             **{f"{q} masked": w for q, w in _words_of(coll, "train.masked").items()}}
+    assert len(held) > 100 and len(train) > 100
+    assert [q for q, w in train.items() if w in held] == []
+    # the qrels hold exactly the train topics kept
+    qrels = {line.split()[0] for line in open(coll / "qrels" / "train.txt")}
+    assert qrels == set(_words_of(coll, "train"))
+    # the count: the benchmark before the rule, re-read here, had exactly that many train twins
+    ds = statutes.Statutes(SHARED, state="nc", release="81")
+    before = ds._xref_all()
+    twins = [e["qid"] for e in before if e["split"] == "train"
+             and ({tuple(words(e["text"])), tuple(words(e["masked"]))} & held)]
+    dropped = collections.read_manifest(coll)["reader"]["counts"][statutes.convert.DROPPED_TWINS]
+    assert dropped == len(twins) > 0
+    assert not set(twins) & qrels
+    assert {e["qid"] for e in before if e["split"] != "train"} == \
+        set(_words_of(coll, "valid")) | set(_words_of(coll, "test"))
 
 
 # ---------------------------------------------------------------- citation extraction against the codes' links

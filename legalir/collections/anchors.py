@@ -41,6 +41,8 @@ from pathlib import Path
 
 from legalir import collections, trec
 from legalir.base import log
+from legalir.base.words import words
+from legalir.base.words import words_at as _words_at
 from legalir.collections import CollectionError
 from legalir.datasets.dataset import Document, Judgement
 
@@ -64,28 +66,6 @@ SEPARATOR = "\n\n"
 
 class AnchorError(CollectionError):
     pass
-
-
-def words(text: str) -> list[str]:
-    """The words a leak check and an anchor read: runs of letters and digits, casefolded, a run holding a
-    digit dropped (``"§ 25-16-403 of the Code"`` -> ``["of", "the", "code"]``). No regular expression."""
-    return [w for w, _ in _words_at(text)]
-
-
-def _words_at(text: str) -> list[tuple[str, int]]:
-    """:func:`words` with each word's character offset in ``text``."""
-    out: list[tuple[str, int]] = []
-    start = None
-    for i, ch in enumerate(text + " "):
-        if ch.isalnum():
-            if start is None:
-                start = i
-        elif start is not None:
-            w = text[start:i].casefold()
-            if not any(c.isdigit() for c in w):
-                out.append((w, start))
-            start = None
-    return out
 
 
 def _shingles(ws: Sequence[str], n: int) -> Iterator[tuple[str, ...]]:

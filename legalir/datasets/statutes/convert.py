@@ -15,6 +15,7 @@ from typing import Any
 
 from legalir.base import checks
 from legalir.base import log as _logging
+from legalir.base.words import words
 from legalir.datasets.dataset import Dataset, DatasetError, Document, Judgement, Option, Topic, register
 from legalir.datasets.statutes.blocks import Block, Link
 from legalir.datasets.statutes.codes import (
@@ -151,6 +152,7 @@ class Statutes(Dataset):
         self.date_from: str | None = "--option date" if self.date else None
         self.report = Report()
         self._converted: list[Converted] | None = None
+        self._xref: list[dict] | None = None
 
     # ------------------------------------------------------------ files
     def _sources(self) -> list[Path]:
@@ -572,7 +574,21 @@ class Statutes(Dataset):
             two ends are links, ``§§ 12-6-101 — 12-6-105``, gives the sections inside it too, at most
             :data:`RANGE_GOLD_LIMIT`; the paragraph's own section where it links to it besides another),
             ``part``, ``source`` (the paragraph's own section id).
+
+        Notes
+        -----
+        A ``train`` paragraph whose words (:func:`legalir.base.words.words`: casefolded, numbers dropped) are
+        those of a ``valid`` or ``test`` paragraph, as written or masked, is left out: the same text under
+        another section (a cross-reference note repeated in each section of a chapter) would otherwise be a
+        held-out question and its answer in training. Their number is the report's count
+        :data:`DROPPED_TWINS` (the collection's manifest, ``reader.counts``) and is logged.
         """
+        if self._xref is None:
+            self._xref = _drop_held_out_twins(self._xref_all(), self.report, f"statutes {self.state} r{self.release}")
+        return self._xref
+
+    def _xref_all(self) -> list[dict]:
+        """Every question of the benchmark, before :func:`_drop_held_out_twins`."""
         conv = self.converted()
         present = {c.key for c in conv}
         out = []
@@ -610,6 +626,24 @@ class Statutes(Dataset):
         examples = self.xref_examples()
         return {split: [Judgement(e["qid"], g, 1) for e in examples if e["split"] == split for g in e["gold"]]
                 for split in SPLITS}
+
+
+#: the report's count of train paragraphs left out of the benchmark for a held-out paragraph's words
+DROPPED_TWINS = "benchmark: train paragraphs left out, their words a valid or test paragraph's"
+
+
+def _drop_held_out_twins(examples: list[dict], report: Report, label: str) -> list[dict]:
+    """``examples`` without the ``train`` ones whose words, as written or masked, are a held-out (``valid``,
+    ``test``) example's, as written or masked; their number set in ``report.counts[DROPPED_TWINS]``."""
+    held = {tuple(words(e[k])) for e in examples if e["split"] != "train" for k in ("text", "masked")}
+    kept = [e for e in examples if e["split"] != "train"
+            or not (tuple(words(e["text"])) in held or tuple(words(e["masked"])) in held)]
+    dropped = len(examples) - len(kept)
+    report.counts[DROPPED_TWINS] = dropped
+    if dropped:
+        _log.info(f"{label}: {dropped} train paragraph(s) left out of the benchmark: their words are a valid or "
+                  f"test paragraph's")
+    return kept
 
 
 @cache
