@@ -161,3 +161,22 @@ def test_document_count_mismatch_is_an_error(sample_collection, tmp_path):
     with pytest.raises(sparse.IndexError_, match="30 documents in its files but 31 in the collection's manifest"):
         sparse.build_one(sample_collection / "corpus", tmp_path / "idx", threads=1, expected=31)
     assert not (tmp_path / "idx").exists()
+
+
+def test_terms_are_the_terms_the_index_stored(sample_collection, sample_index):
+    """`LuceneIndex.terms` against the index itself: for every document, the terms its analyzer makes of the
+    document's contents are, with their counts, the document vector Lucene stored when it indexed it."""
+    from collections import Counter
+
+    from legalir.indexing.lucene import LuceneIndex
+
+    with LuceneIndex(sample_index) as ix:
+        assert ix.terms("The Licensing of boards, under § 25-16-403") == ["licens", "board", "under", "25", "16", "403"]
+        assert ix.terms("the of and") == []
+        n = 0
+        for d in collections.iter_documents(sample_collection):
+            jmap = ix._utils.getDocumentVector(ix.reader, d["id"])
+            stored = {str(k): int(jmap.get(k)) for k in jmap.keySet().toArray()}
+            assert Counter(ix.terms(d["contents"])) == stored, d["id"]
+            n += 1
+        assert n == 30

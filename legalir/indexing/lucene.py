@@ -576,6 +576,22 @@ class LuceneIndex:
             found = self._all_match[(key, alts_key)] = int(searcher.count(clause)) == n_docs
         return found
 
+    def terms(self, text: str) -> list[str]:
+        """The terms the index's analyzer makes of ``text``, in order: what a query or a document of this index
+        is matched by (Anserini's default analyzer: lowercased, English stop words dropped, Porter-stemmed).
+
+        Parameters
+        ----------
+        text : str
+            Any text.
+
+        Returns
+        -------
+        list of str
+            Its terms, repeated as often as they occur.
+        """
+        return [str(t) for t in _JavaBatch.get().analyze(self.analyzer(), text).toArray()]
+
     def analyzer(self):
         """The analyzer of the index's searcher (Anserini's default: what ``legalir index`` indexed with)."""
         if self._analyzer is None:
