@@ -61,12 +61,13 @@ PLACEHOLDER = "[CITATION]"
 
 
 def chapter_of(doc: dict) -> str:
-    """The chapter key of a section: its file and the anchor's part before the section (``t01c05`` of
+    """The chapter key of a section: its file and the anchor's part before the section, its ``t`` left out (``01c05`` of
     ``gov.ak.code.title.01.html#t01c05s01.05.006``; one heading for several sections: the first one's anchor)."""
     file, _, anchor = doc["source"].partition("#")
+    anchor = anchor.lstrip("#").removeprefix("t")  # Idaho prints a few as "#64c07s64-701" beside "t64c07s64-706"
     cut = anchor.find("s", max(anchor.find("c"), 0))
-    if not anchor.startswith("t") or cut < 0:
-        raise SystemExit(f"{doc['id']}: source anchor {anchor!r} is not t<title>[c<chapter>]s<section>: no chapter key")
+    if cut <= 0:
+        raise SystemExit(f"{doc['id']}: source anchor {anchor!r} is not [t<title>][c<chapter>]s<section>: no chapter key")
     return f"{file}#{anchor[:cut]}"
 
 
