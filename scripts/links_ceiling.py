@@ -44,10 +44,10 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from links_table import compare  # noqa: E402  (the one `legalir compare` call of issue 40's tables)
+from links_table import compare
 
-from legalir import collections, trec  # noqa: E402
-from legalir.base.words import words  # noqa: E402
+from legalir import collections, trec
+from legalir.base.words import words
 
 CUTS = (10, 100, 1000)
 MEASURES = ["success.1,10,100,1000", "recip_rank_cut.10", "recall.10,100,1000"]
