@@ -55,7 +55,8 @@ LABELS = {"bm25-on": "BM25, citations on", "anchors-on": "BM25 over anchor-expan
           "anchors-w10": "BM25 over anchor-expanded sections",
           "dense": "trained dense (GA r86)", "hybrid-tuned": "hybrid BM25 + trained dense (fusion tuned on GA valid)",
           "structure": "structure prior (own chapter, nearest first; no words)",
-          "bm25-nosource": "BM25 without the topic's own section"}
+          "bm25-nosource": "BM25 without the topic's own section",
+          "own-dense": "DIAGNOSTIC, breaks the protocol: dense trained on this code's own train split"}
 #: terms that carry nothing of the gold section: the placeholder's stem (the analyzer's own form of it is added)
 PLACEHOLDER = "[CITATION]"
 
