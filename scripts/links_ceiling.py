@@ -53,7 +53,7 @@ CUTS = (10, 100, 1000)
 MEASURES = ["success.1,10,100,1000", "recip_rank_cut.10", "recall.10,100,1000"]
 LABELS = {"bm25-on": "BM25, citations on", "anchors-on": "BM25 over anchor-expanded sections",
           "anchors-w10": "BM25 over anchor-expanded sections",
-          "dense": "trained dense (GA r86)", "hybrid-tuned": "hybrid BM25 + trained dense (fusion tuned on GA valid)",
+          "dense": "trained dense (GA r86 + NC r81)", "hybrid-tuned": "hybrid BM25 + trained dense (fusion tuned on GA valid)",
           "structure": "structure prior (own chapter, nearest first; no words)",
           "bm25-nosource": "BM25 without the topic's own section",
           "own-dense": "DIAGNOSTIC, breaks the protocol: dense trained on this code's own train split"}
