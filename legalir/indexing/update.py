@@ -125,7 +125,7 @@ def _read(path: str | os.PathLike, ids: bool) -> Iterator[tuple[str, int, dict |
 
     shown = "<stdin>" if str(path) == "-" else str(path)
     if not ids and str(path) != "-":  # a file of records: read a line at a time
-        for n, _, rec in trec.model._json_lines(path, stream=True):
+        for n, _, rec in trec.model.json_lines(path, stream=True):
             yield shown, n, rec
         return
     data = trec.read_bytes(path)
