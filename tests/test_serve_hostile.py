@@ -621,3 +621,40 @@ def test_describe_reads_only_the_lines_it_shows_and_answers_as_before():
         rec = {"id": "d1", "contents": text, **fields}
         assert describe(rec) == _describe_reference(rec)
     check()
+
+
+# ------------------------------------------------------------------ JSON bodies: orjson answers as json.dumps did
+def test_json_bodies_are_what_json_dumps_wrote_and_refuse_nan_as_it_did():
+    """legalir.serve.app.json_bytes (orjson, which writes NaN and infinity as null without a word) against the
+    reference it replaced, ``json.dumps(allow_nan=False, ensure_ascii=False)`` encoded as UTF-8, on generated
+    values: the same JSON value, or the same refusal (ValueError: a NaN or an infinity, a lone surrogate),
+    never a null for a number."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import app as app_mod
+
+    assert app_mod.orjson is not None  # the serve extra's writer is the one under test
+    leaves = (st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70)
+              | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8))
+    values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                          | st.dictionaries(st.text(max_size=4) | st.integers(-5, 5), inner, max_size=4),
+                          max_leaves=24)
+
+    @settings(max_examples=examples(400, deep=0.5))
+    @given(values)
+    def check(obj):
+        try:
+            want = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except ValueError:
+            with pytest.raises(ValueError):
+                app_mod.json_bytes(obj)
+            return
+        got = app_mod.json_bytes(obj)
+        assert json.loads(got) == json.loads(want)
+    check()
+    # a search's answer: nulls in it (a hit without a category), every score finite: written by orjson alone
+    answer = {"partition": None, "hits": [{"rank": 1, "score": 4.3818, "category": None, "snippet": "é §"}]}
+    assert app_mod.json_bytes(answer) == app_mod.orjson.dumps(answer)
+    with pytest.raises(ValueError):
+        app_mod.json_bytes({**answer, "hits": [{"rank": 1, "score": float("nan"), "category": None}]})
