@@ -5,10 +5,16 @@ engine whose ``search`` and ``search_many`` return answers computed once (real o
 snippets each, synthetic Housing), so that Java and the machine's load leave the figure alone.
 
     python scripts/bench_http_layer.py --work /tmp/legalir-bench-serve --rounds 7
+    python scripts/bench_http_layer.py --work /tmp/legalir-bench-serve --over-http   # + sockets, uvicorn, h11
 
 Reports, per ``GET /search`` and per ``POST /search/batch`` (50 queries), the event loop thread's CPU time
 (``time.thread_time``) and wall time, minimum and median over the rounds. To compare two versions, run the script of
 each tree (it imports the legalir beside it). The work folder is ``scripts/bench_serve.py``'s (built if missing).
+
+``--over-http``: the same app served by uvicorn with the guarded h11 protocol (as ``legalir serve`` runs it, access
+log on) in a process of its own, and ``GET /search`` sent from this one over a keep-alive loopback connection: per
+request, the p50 wall time, the server's CPU (``/proc``) and this client's CPU, per round. Everything of a request but
+the engine.
 """
 from __future__ import annotations
 
@@ -33,36 +39,19 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path("/tmp/legalir-bench-serve"), help="bench_serve.py's work folder")
     ap.add_argument("--rounds", type=int, default=7, help="rounds of 200 GET and 10 batch requests [7]")
+    ap.add_argument("--over-http", action="store_true", help="serve the app with uvicorn in a process of its own "
+                                                                  "and time GET /search over loopback")
+    ap.add_argument("--serve-port", type=int, default=None, help=argparse.SUPPRESS)  # the --over-http server itself
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import bench_serve
-
-    from legalir.serve import app as app_mod
-    from legalir.serve import config, engine
-
     args.work.mkdir(parents=True, exist_ok=True)
-    built = bench_serve.setup(args.work, 0.01, 0, args.work / "bench.log")
-    qs = bench_serve.questions(built["collection"], 50)
-    eng = engine.build(config.gather([f"housing={built['bm25']}"], (), (), (), None), lucene_threads=4)
-    answers = {(t, p): eng.search("housing", t, k=10, method="bm25", partition=p) for t, p in qs}
-    batch = eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(qs)], k=10, method="bm25")
-
-    class Stored:
-        """The engine, with its two search calls answered from memory."""
-
-        def __getattr__(self, name):
-            return getattr(eng, name)
-
-        def search(self, index, q, k=10, method=None, partition=None, **kw):
-            return answers[(q, partition)]
-
-        def search_many(self, index, items, **kw):
-            return batch
-
-    keys = args.work / "http-layer-keys.txt"
-    keys.write_text(f"{KEY} id=bench\n")
-    policy = app_mod.make_policy("127.0.0.1", 4, api_keys=str(keys), rate_limit="100000/s")
-    app = app_mod.create_app(Stored(), app_mod.Workers(4, budget=30), policy=policy, mcp=False)
+    if args.serve_port is not None:
+        serve(args.work, args.serve_port)
+        return
+    if args.over_http:
+        over_http(args.work, args.rounds)
+        os._exit(0)
+    app, qs = stored_app(args.work)
     stack = app.build_middleware_stack()  # the guard around FastAPI's own stack, as uvicorn calls it
 
     def scope(path: str, query: str, method: str, body: bytes) -> dict:
@@ -112,6 +101,119 @@ def main(argv=None) -> None:
     for name, v in out.items():
         print(f"{name}: min {min(v):.0f} median {statistics.median(v):.0f}")
     os._exit(0)  # the JVM's threads
+
+
+def stored_app(work: Path):
+    """`legalir serve`'s app (keys and rate limit on) around the engine with its searches answered from memory, and
+    the 50 questions whose answers it holds."""
+    import bench_serve
+
+    from legalir.serve import app as app_mod
+    from legalir.serve import config, engine
+
+    built = bench_serve.setup(work, 0.01, 0, work / "bench.log")
+    qs = bench_serve.questions(built["collection"], 50)
+    eng = engine.build(config.gather([f"housing={built['bm25']}"], (), (), (), None), lucene_threads=4)
+    answers = {(t, p): eng.search("housing", t, k=10, method="bm25", partition=p) for t, p in qs}
+    batch = eng.search_many("housing", [(str(i), t, p) for i, (t, p) in enumerate(qs)], k=10, method="bm25")
+
+    class Stored:
+        """The engine, with its two search calls answered from memory."""
+
+        def __getattr__(self, name):
+            return getattr(eng, name)
+
+        def search(self, index, q, k=10, method=None, partition=None, **kw):
+            return answers[(q, partition)]
+
+        def search_many(self, index, items, **kw):
+            return batch
+
+    keys = work / "http-layer-keys.txt"
+    keys.write_text(f"{KEY} id=bench\n")
+    policy = app_mod.make_policy("127.0.0.1", 4, api_keys=str(keys), rate_limit="100000/s")
+    return app_mod.create_app(Stored(), app_mod.Workers(4, budget=30), policy=policy, mcp=False), qs
+
+
+def serve(work: Path, port: int) -> None:
+    """The stored-answer app as `legalir serve` runs it: uvicorn, the guarded h11 protocol, the JSON access log."""
+    import logging
+
+    import uvicorn
+
+    from legalir.serve import app as app_mod
+    from legalir.serve import protocol
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")  # the access log, as the CLI
+    app, _ = stored_app(work)
+    policy = app.state.policy
+    config = uvicorn.Config(app, log_level="warning", access_log=False,
+                            http=protocol.protocol_class(policy, app.state.metrics))
+    uvicorn.Server(config).run(sockets=[app_mod.bind("127.0.0.1", port)])
+
+
+def over_http(work: Path, rounds: int) -> None:
+    """``--over-http``: the server in its own process, GET /search from here over one keep-alive connection."""
+    import http.client
+    import socket
+    import subprocess
+
+    import bench_serve
+
+    built = bench_serve.setup(work, 0.01, 0, work / "bench.log")
+    qs = bench_serve.questions(built["collection"], 50)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(work / "http-layer-server.log", "w")
+    proc = subprocess.Popen([sys.executable, __file__, "--work", str(work), "--serve-port", str(port)], cwd=REPO,
+                            stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"the server exited with {proc.returncode}; see {log.name}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                conn.request("GET", "/health")
+                conn.getresponse().read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the server did not start within 300 s") from None
+                time.sleep(0.3)
+        headers = {"Authorization": f"Bearer {KEY}"}
+        paths = ["/search?" + urllib.parse.urlencode({"q": t, "partition": p, "k": 10, "index": "housing",
+                                                      "method": "bm25"}) for t, p in qs]
+
+        def server_cpu() -> float:
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        def get(path: str) -> None:
+            conn.request("GET", path, headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+            if resp.status != 200:
+                raise SystemExit(f"GET {path}: {resp.status}")
+        for path in paths * 4:  # warm-up
+            get(path)
+        print(f"# {REPO}; load average {os.getloadavg()[0]:.2f}; GET /search over loopback, stored answers, "
+              f"µs a request (p50 wall, server CPU, client CPU), {len(paths) * 6} requests a round")
+        for _ in range(rounds):
+            lat, c0, p0 = [], server_cpu(), time.process_time()
+            for path in paths * 6:
+                t0 = time.perf_counter()
+                get(path)
+                lat.append(time.perf_counter() - t0)
+            n = len(lat)
+            print(f"p50 {statistics.median(lat) * 1e6:.0f}  server CPU {(server_cpu() - c0) / n * 1e6:.0f}  "
+                  f"client CPU {(time.process_time() - p0) / n * 1e6:.0f}", flush=True)
+    finally:
+        proc.terminate()
+        proc.wait()
+        log.close()
 
 
 if __name__ == "__main__":
