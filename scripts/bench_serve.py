@@ -433,6 +433,10 @@ def main(argv=None) -> None:
                          "two JVMs (this process's, the server's) have run the same work: a JVM's CPU a query falls "
                          "about 3x over its first ~2,000 queries, and without it the in-process paths, which run "
                          "more queries each round, meet a warmer JVM than the server [0]")
+    ap.add_argument("--batch-curve", type=int, default=0, metavar="PASSES",
+                    help="instead of the table: a fresh server and a fresh in-process engine each answer the queries "
+                         "as 50-query batches (POST /search/batch, Engine.search_many), PASSES times in turn; the CPU "
+                         "a query of each, pass by pass (how both JVMs warm up) [0: off]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -462,6 +466,15 @@ def main(argv=None) -> None:
         if key not in best or row["qps"] > best[key]["qps"]:
             best[key] = row
     try:
+        if args.batch_curve:
+            eng = inproc.engine(built, args.workers)
+            print("| pass | server: POST /search/batch CPU ms a query | in process: Engine.search_many CPU ms a query |")
+            print("|---|---|---|")
+            for i in range(args.batch_curve):
+                got, ref = server.batch(qs, args.k, 50), inproc.engine_batch(eng, qs, args.k, 50)
+                print(f"| {i + 1} | {got['cpu_ms']} | {ref['cpu_ms']} |", flush=True)
+            print(f"# load average after: {os.getloadavg()[0]:.2f}")
+            return
         if args.warm:
             warm = (qs * (args.warm // len(qs) + 1))[:args.warm]
             paths = [inproc.search_bm25(args.k), server.search("housing", args.k, "bm25")]
