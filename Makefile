@@ -22,12 +22,14 @@ help: ## list targets
 
 # ------------------------------------------------------------------ setup
 setup: $(STAMP) ## create .venv and install legalir with everything it needs (idempotent)
+	@$(BIN)/python scripts/jvm_archive.py --quiet  # the JVM's class archive, anew when Java or a jar changed
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade pip
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[$(EXTRAS)]"
 	$(BIN)/python -c "import legalir.base.jvm as j; j.start(); print('legalir: JVM ok, Java', j.autoclass('java.lang.System').getProperty('java.version'))"
+	$(BIN)/python scripts/jvm_archive.py
 	@touch $@
 
 # ------------------------------------------------------------------ tests and static checks (docs/testing.md)

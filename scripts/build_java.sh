@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build legalir/resources/java/legalir.jar from legalir/resources/java/src (the Java classes legalir adds to
 # Anserini's: io.legalir.LiveStatsSearcher and LiveStatsReader, statistics of the live documents of an updated index;
-# io.legalir.IndexUpdate, an update's documents indexed in its own writer as a build indexes them; io.legalir.Anserini,
+# io.legalir.HitSearcher, hits read by their id alone; io.legalir.IndexUpdate, an update's documents indexed in its own writer as a build indexes them; io.legalir.Anserini,
 # IndexCollection called by name). Anserini's own classes are Java 21 bytecode: the sources reach them by name.
 # The jar is committed, so an install needs no Java compiler; run this after changing the source. Needs a
 # javac of Java 11 or later; compiles against the Lucene classes of the Anserini fat jar that pyserini ships.

@@ -180,3 +180,34 @@ def test_terms_are_the_terms_the_index_stored(sample_collection, sample_index):
             assert Counter(ix.terms(d["contents"])) == stored, d["id"]
             n += 1
         assert n == 30
+
+
+def test_hits_are_read_by_id_alone_and_equal_pyserinis(sample_collection, sample_index):
+    """legalir's searchers read a hit's stored document up to its id only (io.legalir.HitSearcher: Anserini
+    loads every hit's whole document just for its id), and the hits are still those of a Pyserini
+    LuceneSearcher of the same index, which reads whole documents: docids, float32 scores and order, BM25 and
+    RM3, at a depth holding ties. What reads documents for their text reads the index reader: whole."""
+    topics = trec.read_topics(collections.topics_path(sample_collection, "test"))
+    topics["short"] = Topic("short", "notice")
+    qids = sorted(topics)
+    texts = [trec.clean_text(topics[q].text) for q in qids]
+    ref = jvm.lucene_searcher(sample_index)
+    for rm3 in (None, (5, 3, 0.5)):
+        if rm3:
+            ref.set_rm3(*rm3)
+        else:
+            ref.unset_rm3()
+        with lucene.LuceneIndex(sample_index, needs_docvectors=rm3 is not None) as idx:
+            got = {q: (d, list(s)) for q, d, s in idx.search_hits(qids, texts, 50, k1=0.9, b=0.4, rm3=rm3,
+                                                                  threads=1)}
+            searcher = idx.index_searcher()
+            assert searcher.getClass().getName() == "io.legalir.HitSearcher"
+            first = int(searcher.search(jvm.autoclass("org.apache.lucene.search.MatchAllDocsQuery")(), 1)
+                        .scoreDocs[0].doc)
+            hit_doc = searcher.storedFields().document(first)
+            whole = idx.reader.storedFields().document(first)
+            assert [str(f.name()) for f in hit_doc.getFields().toArray()] == ["id"]
+            assert str(hit_doc.get("id")) == str(whole.get("id")) and whole.get("raw") is not None
+        for q, t in zip(qids, texts):
+            hits = ref.search(t, 50)
+            assert got[q] == ([h.docid for h in hits], [float(h.score) for h in hits]), q

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from legalir import scoring as evaluate
 from legalir import trec
@@ -225,3 +228,26 @@ def test_hits_mapping_reads_as_the_dict_it_stands_for(tmp_path):
     qrels = {"q1": {"d1": 1, "d2": 0}}
     assert evaluator.evaluate(qrels, {"q1": hits}, ["ndcg_cut_10"]) == evaluator.evaluate(qrels, {"q1": plain},
                                                                                           ["ndcg_cut_10"])
+
+
+_LINE_BYTES = st.sampled_from([b'{"id": "a", "contents": "x"}', b'{"id": "\xc3\xa9"}', b"", b"  ", b"[1]", b"{bad",
+                               b"\x00", b'{"id": "b"}\x00', b"\xff\xfe", b"\r"])
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(lines=st.lists(_LINE_BYTES, max_size=6), bom=st.booleans(), pad=st.sampled_from([0, 8190, 9000]),
+       end=st.sampled_from([b"", b"\n", b"\r\n"]))
+def test_a_jsonl_file_read_a_line_at_a_time_gives_what_it_gives_read_whole(tmp_path_factory, lines, bom, pad, end):
+    """trec.model.json_lines with stream=True (collections, index updates: a large file never held whole) gives
+    the same objects, lines and numbers as the file read whole, or the same error: a byte-order mark, NUL bytes
+    before and after the 8 KiB that make a file binary, blank and empty files, invalid UTF-8 and JSON."""
+    data = (b"\xef\xbb\xbf" if bom else b"") + b" " * pad + b"\n".join(lines) + end
+    path = tmp_path_factory.mktemp("jsonl") / "f.jsonl"
+    path.write_bytes(data)
+
+    def outcome(stream):
+        try:
+            return list(trec.model.json_lines(path, stream=stream))
+        except trec.FormatError as e:
+            return str(e)
+    assert outcome(True) == outcome(False)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import os
 import shlex
 import sys
@@ -150,7 +151,74 @@ def options() -> list[str]:
             f"-Dlog4j2.configurationFile={Path(__file__).resolve().parent.parent / 'resources' / 'log4j2.xml'}"]
     if heap:
         opts.append(f"-Xmx{heap}")
-    return opts + _preferred + _crash_options() + _user_options()
+    return opts + _archive_options() + _preferred + _crash_options() + _user_options()
+
+
+def class_archive() -> Path:
+    """Where the class-data archive of this Java and these jars is, or would be (:func:`build_class_archive`).
+
+    ``crash_dir()/classes-KEY.jsa``, KEY a digest of the Java home, the classpath and each jar's size and
+    modification time: a new Java, Anserini or ``legalir.jar`` gets an archive of its own, and an old one is
+    never offered to it. The JVM checks the archive again when it opens it (it refuses a jar whose time or
+    size changed, a classpath that is not the one dumped, a truncated file) and then loads every class from
+    the jars, as without an archive.
+    """
+    home = os.path.realpath(java_home())
+    release = Path(home) / "release"
+    parts = [home, release.read_text(errors="replace") if release.is_file() else ""]
+    for jar in (anserini_jar(), legalir_jar()):
+        st = os.stat(jar)
+        parts += [os.path.realpath(jar), str(st.st_size), str(st.st_mtime_ns)]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    return crash_dir() / f"classes-{key}.jsa"
+
+
+def _archive_options() -> list[str]:
+    """``-XX:SharedArchiveFile`` of :func:`class_archive` where it has been built, its JVM messages off (a
+    refused archive is a slower start, not an error; the JVM writes these on standard output)."""
+    try:
+        archive = class_archive()
+    except (OSError, JVMError):  # no jar to key it by: start() reports that, with its own message
+        return []
+    if not archive.is_file():
+        return []
+    return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds*=off,aot*=off"]
+
+
+def build_class_archive(class_list: str | os.PathLike) -> Path:
+    """Dump the class-data archive (Java's AppCDS) of the classes named in ``class_list``, a file the JVM wrote
+    under ``-XX:DumpLoadedClassList`` while legalir ran: the JVMs legalir starts later map those classes,
+    parsed and verified, from the archive instead of reading them from Anserini's 170 MB jar (a `legalir
+    search` starts about a second sooner: docs/figures.md). ``make setup`` builds it
+    (``scripts/jvm_archive.py``); ``-Xshare:off`` in ``LEGALIR_JVM_OPTIONS`` turns it off.
+
+    Returns
+    -------
+    Path
+        :func:`class_archive`, written atomically.
+    """
+    import subprocess
+    import tempfile
+
+    from legalir.base import atomic
+
+    target = class_archive()
+    java = Path(java_home()) / "bin" / "java"
+    if not java.is_file():
+        raise JVMError(f"{java}: no java launcher in the Java home, so no class archive can be dumped; set "
+                       f"LEGALIR_JAVA_HOME to a JDK 21 or later")
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".classes-") as tmp:
+        dumped = Path(tmp) / "classes.jsa"
+        done = subprocess.run([str(java), "-Xshare:dump", f"-XX:SharedClassListFile={os.fspath(class_list)}",
+                               f"-XX:SharedArchiveFile={dumped}", "-Xlog:cds=error",
+                               "-cp", os.pathsep.join([anserini_jar(), legalir_jar()])],
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0 or not dumped.is_file():
+            said = " ".join((done.stdout + done.stderr).split())[-500:]
+            raise JVMError(f"{class_list}: dumping the class archive failed (exit {done.returncode}: {said}); "
+                           f"legalir runs without it")
+        atomic.write_bytes(target, dumped.read_bytes())
+    return target
 
 
 def _user_options() -> list[str]:

@@ -548,7 +548,7 @@ def iter_document_lines(collection_dir: str | os.PathLike, partition: str | None
             raise CollectionError(f"unknown partition {key!r}; known: {', '.join(sorted(dirs))}")
 
         path = dirs[key] / "docs.jsonl"
-        for n, line, rec in trec.model._json_lines(path, stream=True):
+        for n, line, rec in trec.model.json_lines(path, stream=True):
             docid = rec.get("id")
             if not isinstance(docid, str) or trec.id_message(docid):
                 problem = id_problem(docid) or "is not an id"

@@ -151,7 +151,7 @@ def check_metadata(path: str | os.PathLike) -> None:
         unproven = []
         for log in logs:
             recorded = recorded_files.get(log.relative_to(real).as_posix())
-            if log.is_symlink() or (isinstance(recorded, dict) and not atomic.ownership._matches(log, recorded)):
+            if log.is_symlink() or (isinstance(recorded, dict) and not atomic.ownership.matches(log, recorded)):
                 raise _damaged(log, "changed since legalir wrote it (its size, time or SHA-256 differ from what the "
                                     "index's marker records): changes applied to the index may be lost", p, kind)
             if not isinstance(recorded, dict):

@@ -460,13 +460,15 @@ class LuceneIndex:
         return found
 
     def index_searcher(self, reader=None):
-        """An ``IndexSearcher`` of ``reader`` (default: the index's) whose BM25 statistics count its live
-        documents only (:meth:`deleted_stats`): a plain one where it holds no deleted document."""
+        """An ``IndexSearcher`` of ``reader`` (default: the index's) that reads a hit's stored document up to
+        its id only (``io.legalir.HitSearcher``: Anserini reads every hit's whole document just for its id) and
+        whose BM25 statistics count its live documents only (``LiveStatsSearcher``, where it holds deleted
+        documents: :meth:`deleted_stats`)."""
         reader = self.reader if reader is None else reader
         cast = jvm.cast("org.apache.lucene.index.IndexReader", reader)
         deleted = self.deleted_stats(None if reader is self.reader else reader)
         if deleted is None:
-            return jvm.autoclass("org.apache.lucene.search.IndexSearcher")(cast)
+            return jvm.autoclass("io.legalir.HitSearcher")(cast)
         return jvm.autoclass("io.legalir.LiveStatsSearcher")(cast, deleted)
 
     def _open_partitions(self, key: tuple[str, ...]):
@@ -622,14 +624,12 @@ class LuceneIndex:
             yield q, [p[0] for p in pairs], array("f", [p[1] for p in pairs])
 
     def _bm25_searcher(self, k1: float, b: float):
-        """Anserini's ``SimpleSearcher`` set to BM25 ``k1``, ``b``, searching through a
-        ``LiveStatsSearcher`` where the index holds deleted documents (:meth:`index_searcher`)."""
+        """Anserini's ``SimpleSearcher`` set to BM25 ``k1``, ``b``, searching through the searcher
+        :meth:`index_searcher` gives: hits read with their id alone, statistics of the live documents."""
         s = self.searcher()
         s.set_bm25(float(k1), float(b))  # makes its IndexSearcher anew
         deleted = self.deleted_stats()
-        if deleted is not None:
-            _java(lambda: jvm.autoclass("io.legalir.LiveStatsSearcher").install(s, deleted), self.path,
-                  "opening a searcher")
+        _java(lambda: jvm.autoclass("io.legalir.HitSearcher").install(s, deleted), self.path, "opening a searcher")
         return s
 
     def searcher(self):

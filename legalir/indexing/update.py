@@ -125,7 +125,7 @@ def _read(path: str | os.PathLike, ids: bool) -> Iterator[tuple[str, int, dict |
 
     shown = "<stdin>" if str(path) == "-" else str(path)
     if not ids and str(path) != "-":  # a file of records: read a line at a time
-        for n, _, rec in trec.model._json_lines(path, stream=True):
+        for n, _, rec in trec.model.json_lines(path, stream=True):
             yield shown, n, rec
         return
     data = trec.read_bytes(path)
@@ -853,7 +853,7 @@ def held_digests(cur: Path, searched: Sequence[str]) -> dict[str, tuple[str, str
         entry = recorded.get(f"{UPDATES_DIR}/{path.name}")
         if not path.is_file() or path.is_symlink():
             return None
-        if not (isinstance(entry, dict) and atomic.ownership._matches(path, entry)):
+        if not (isinstance(entry, dict) and atomic.ownership.matches(path, entry)):
             _log.warning(f"{path}: not as legalir wrote it (its size, time or SHA-256 differ from what the "
                          f"version's marker records); reading the collection and the change logs instead")
             return None

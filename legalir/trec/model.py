@@ -199,6 +199,16 @@ def _display(path) -> str:
     return "<stdin>" if str(path) == STDIN else str(path)
 
 
+def _input_file(path: str | os.PathLike) -> Path:
+    """``path``, an input that exists and is no folder, or a :class:`FormatError` saying which."""
+    p = Path(path)
+    if not p.exists():
+        raise FormatError(p, None, "file not found")
+    if p.is_dir():
+        raise FormatError(p, None, "is a directory, expected a file")
+    return p
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The whole content of a text input, read in ONE pass (pipes, FIFOs, ``/dev/stdin`` and
     ``-`` for standard input work and are read whole); a UTF-8 byte-order mark is dropped.
@@ -211,24 +221,32 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         data = sys.stdin.buffer.read()
         where = STDIN
     else:
-        p = Path(path)
-        if not p.exists():
-            raise FormatError(p, None, "file not found")
-        if p.is_dir():
-            raise FormatError(p, None, "is a directory, expected a file")
+        p = _input_file(path)
         with open(p, "rb") as f:  # one read: a pipe or FIFO gives its data only once
             data = f.read()
         where = p
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if not data or data.isspace():  # (not data.strip(): no copy of a large file)
-        raise FormatError(_display(where), None, "file is empty")
-    if b"\x00" in data:
-        n = data.count(b"\n", 0, data.index(b"\x00")) + 1
-        if b"\x00" in data[:8192]:
-            raise FormatError(_display(where), None, "binary file (NUL bytes), expected text")
-        raise FormatError(_display(where), n, "binary data (NUL bytes) in a text file")
+    _check_text((data,), where)
     return data
+
+
+def _check_text(chunks: Iterable[bytes], where) -> None:
+    """:func:`read_bytes`' checks of a text's bytes (after its byte-order mark), given whole or in consecutive
+    chunks: no NUL byte (a file that begins with one is binary; a later one is named by its line), and not empty
+    or blank. The one rule for a file read whole and a file read a line at a time (:func:`json_lines`)."""
+    blank, n, at = True, 1, 0
+    for chunk in chunks:
+        if b"\x00" in chunk:
+            i = chunk.index(b"\x00")
+            if at + i < 8192:
+                raise FormatError(_display(where), None, "binary file (NUL bytes), expected text")
+            raise FormatError(_display(where), n + chunk.count(b"\n", 0, i), "binary data (NUL bytes) in a text file")
+        blank = blank and (not chunk or chunk.isspace())  # (not chunk.strip(): no copy of a large file)
+        n += chunk.count(b"\n")
+        at += len(chunk)
+    if blank:
+        raise FormatError(_display(where), None, "file is empty")
 
 
 def _decode(data: bytes, path, first_line: int = 1) -> str:
@@ -254,36 +272,36 @@ def iter_jsonl(path: str | os.PathLike, data: bytes | None = None) -> Iterator[t
     """Numbered JSON objects of a JSONL file (blank lines skipped); FormatError names file and line.
 
     ``path`` may be ``-`` (standard input); ``data``: the file's bytes when already read."""
-    for n, _, rec in _json_lines(path, data):
+    for n, _, rec in json_lines(path, data):
         yield n, rec
 
 
 def _stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """:func:`_lines` of a file, read a line at a time (a large collection is never held whole): the same lines and
-    the same errors, :func:`read_bytes`' checked over the whole file before the first line is given."""
-    p = Path(path)
-    if not p.exists():
-        raise FormatError(p, None, "file not found")
-    if p.is_dir():
-        raise FormatError(p, None, "is a directory, expected a file")
+    the same errors (:func:`read_bytes`' checks and UTF-8), checked over the whole file before the first line is
+    given, as a file read whole is."""
+    p = _input_file(path)
     if not p.is_file():  # a pipe or FIFO gives its data once: read whole
         yield from _lines(path)
         return
-    blank, n, at = True, 1, 0
-    with open(p, "rb") as f:
-        while chunk := f.read(1 << 20):
-            if at == 0 and chunk.startswith(b"\xef\xbb\xbf"):
-                chunk, at = chunk[3:], 3
-            if b"\x00" in chunk:
-                if at + chunk.index(b"\x00") < 8192:
-                    raise FormatError(p, None, "binary file (NUL bytes), expected text")
-                raise FormatError(p, n + chunk.count(b"\n", 0, chunk.index(b"\x00")), "binary data (NUL bytes) in a "
-                                                                                      "text file")
-            blank = blank and (not chunk or chunk.isspace())
-            n += chunk.count(b"\n")
-            at += len(chunk)
-    if blank:
-        raise FormatError(p, None, "file is empty")
+
+    bad: list[FormatError] = []
+
+    def checked() -> Iterator[bytes]:  # each line, its UTF-8 checked; the first error kept for after the others
+        with open(p, "rb") as f:
+            for n, raw in enumerate(f, 1):
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if not bad:
+                    try:
+                        _decode(raw, path, n)
+                    except FormatError as e:
+                        bad.append(e)
+                yield raw
+
+    _check_text(checked(), p)  # NUL bytes and an empty file first, as read_bytes before any decoding
+    if bad:
+        raise bad[0]
     with open(p, "rb") as f:
         for n, raw in enumerate(f, 1):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -291,10 +309,26 @@ def _stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield n, _decode(raw, path, n).rstrip("\n").rstrip("\r")
 
 
-def _json_lines(path: str | os.PathLike, data: bytes | None = None, stream: bool = False
-                ) -> Iterator[tuple[int, str, dict]]:
-    """:func:`iter_jsonl`'s objects with their lines: ``(line number, line, object)``; ``stream``: the file read a
-    line at a time (:func:`_stream_lines`)."""
+def json_lines(path: str | os.PathLike, data: bytes | None = None, stream: bool = False
+               ) -> Iterator[tuple[int, str, dict]]:
+    """:func:`iter_jsonl`'s objects with their lines: ``(line number, line, object)``.
+
+    Parameters
+    ----------
+    path : path or ``-``
+        A JSONL file (``-``: standard input).
+    data : bytes, optional
+        The file's bytes when already read.
+    stream : bool
+        Read a file a line at a time (a large collection is never held whole), with the same checks, made over
+        the whole file before the first line is given: the same lines and the same errors as read whole.
+
+    Yields
+    ------
+    tuple
+        ``(line number, line, object)`` of each non-blank line; :class:`FormatError` names the file and line
+        of a line that is not a JSON object.
+    """
     p = _display(path)
     for n, line in _stream_lines(path) if stream else _lines(path, data):
         if not line.strip():

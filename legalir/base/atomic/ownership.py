@@ -120,13 +120,30 @@ def _read_registry(folder: Path) -> dict[str, dict]:
     return files
 
 
-def _matches(p: Path, entry: dict) -> bool:
-    """Whether the file ``p`` is the one ``entry`` records: size and time first, then (only then) its hash.
+def matches(p: str | os.PathLike, entry: dict) -> bool:
+    """Whether the file ``p`` is the one a registry ``entry`` records (a marker's or a change log's entry, as
+    :func:`_record` writes it): size and time first, then (only then) its hash. A caller that holds the entry
+    already (read once for many files) asks here instead of :func:`written_by_legalir`, which reads the
+    registry again for each file.
 
     An entry of a marked folder recorded while its file was being replaced (``was``: the state before) also
-    matches that state: a writer killed between recording and renaming leaves the old file, still legalir's."""
+    matches that state: a writer killed between recording and renaming leaves the old file, still legalir's.
+
+    Parameters
+    ----------
+    p : path
+        The file (a symbolic link never matches).
+    entry : dict
+        ``{"size", "mtime_ns", "sha256"[, "was"]}``.
+
+    Returns
+    -------
+    bool
+        Whether ``p`` is that file, unchanged.
+    """
+    p = Path(p)
     was = entry.get("was")
-    if any(isinstance(w, dict) and _matches(p, w) for w in (was if isinstance(was, list) else [was])):
+    if any(isinstance(w, dict) and matches(p, w) for w in (was if isinstance(was, list) else [was])):
         return True
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
@@ -165,7 +182,7 @@ def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] |
         recorded = marker.get("files")
         if isinstance(recorded, dict):  # the marker records each file as legalir wrote it
             entry = recorded.get(rel)
-            if isinstance(entry, dict) and not p.is_symlink() and _matches(p, entry):
+            if isinstance(entry, dict) and not p.is_symlink() and matches(p, entry):
                 return True
         elif root == p.parent and _ours(p.name, marker):  # a marker of an earlier legalir: its entries
             return True
@@ -173,7 +190,7 @@ def written_by_legalir(path: str | os.PathLike, legacy: Callable[[Path], bool] |
         entry = _read_registry(p.parent).get(p.name)
     except _Unreadable:
         entry = None
-    if entry is not None and not p.is_symlink() and _matches(p, entry):
+    if entry is not None and not p.is_symlink() and matches(p, entry):
         return True
     return bool(legacy is not None and legacy(p))
 
@@ -398,7 +415,7 @@ def audit(folder: str | os.PathLike, marker: dict | None = None) -> FolderAudit:
                         foreign.append(rel + "/")
                 elif rel in files:
                     entry = files[rel]
-                    if not (isinstance(entry, dict) and e.is_file() and _matches(Path(e.path), entry)):
+                    if not (isinstance(entry, dict) and e.is_file() and matches(Path(e.path), entry)):
                         changed.append(rel)
                 elif not known(rel) or not e.is_file():
                     foreign.append(rel)

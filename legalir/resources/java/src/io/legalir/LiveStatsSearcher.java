@@ -1,7 +1,6 @@
 package io.legalir;
 
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -16,7 +15,6 @@ import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.CollectionStatistics;
 import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.TermStatistics;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
@@ -35,7 +33,7 @@ import org.apache.lucene.util.FixedBitSet;
  * <p>Built by scripts/build_java.sh into legalir/resources/java/legalir.jar (Java 11 bytecode,
  * against the Lucene classes of Anserini's fat jar).
  */
-public final class LiveStatsSearcher extends IndexSearcher {
+public final class LiveStatsSearcher extends HitSearcher {
 
   /** What the deleted documents of one reader add to its statistics. */
   public static final class Deleted {
@@ -164,28 +162,5 @@ public final class LiveStatsSearcher extends IndexSearcher {
       return new TermStatistics(term.bytes(), 1, 1);
     }
     return new TermStatistics(term.bytes(), df, totalTermFreq - gone[1]);
-  }
-
-  /**
-   * Make Anserini's SimpleSearcher {@code simple} search through a LiveStatsSearcher of its reader, with
-   * its similarity (call after each set_bm25 / set_qld: they make a plain IndexSearcher anew).
-   */
-  public static void install(Object simple, Deleted deleted) throws ReflectiveOperationException {
-    Field f = null;
-    for (Class<?> c = simple.getClass(); c != null && f == null; c = c.getSuperclass()) {
-      try {
-        f = c.getDeclaredField("searcher");
-      } catch (NoSuchFieldException e) {
-        // its superclass, then
-      }
-    }
-    if (f == null) {
-      throw new NoSuchFieldException("searcher");
-    }
-    f.setAccessible(true);
-    IndexSearcher plain = (IndexSearcher) f.get(simple);
-    LiveStatsSearcher mine = new LiveStatsSearcher(plain.getIndexReader(), deleted);
-    mine.setSimilarity(plain.getSimilarity());
-    f.set(simple, mine);
   }
 }

@@ -1,0 +1,64 @@
+"""The JVM's class-data archive (legalir.base.jvm.class_archive; scripts/jvm_archive.py, which `make setup` runs):
+used where it is built for this Java and these jars, and never a cause of a failure or of a word on the output."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from legalir.base import jvm
+
+#: a child that starts legalir's JVM, loads Anserini's searcher class and prints where it came from
+PROBE = ("from legalir.base import jvm; jvm.start(); "
+         "c = jvm.autoclass('java.lang.Class').forName('io.anserini.search.SimpleSearcher'); print('loaded', c.getName())")
+
+
+def _probe(cache: Path, log: Path) -> tuple[subprocess.CompletedProcess, str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache),
+           "LEGALIR_JVM_OPTIONS": f"-XX:TieredStopAtLevel=1 -Xlog:class+load=info:file={log}"}
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300)
+    lines = [line for line in log.read_text().splitlines() if " io.anserini.search.SimpleSearcher " in line]
+    assert len(lines) == 1, lines
+    return done, lines[0].rpartition("source: ")[2]
+
+
+def test_an_archive_built_for_this_java_is_used_and_a_refused_one_changes_nothing(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    archive = jvm.class_archive()
+    assert archive.parent == cache / "legalir" / "jvm" and archive.name.startswith("classes-")
+    assert not any(o.startswith("-XX:SharedArchiveFile") for o in jvm.options())  # none built: none offered
+
+    done, source = _probe(cache, tmp_path / "none.log")
+    assert done.returncode == 0 and done.stdout == "loaded io.anserini.search.SimpleSearcher\n", done.stderr
+    assert source.endswith(".jar"), source  # read from Anserini's jar
+
+    # the classes a run loaded (as scripts/jvm_archive.py records them), dumped into the archive
+    listed = tmp_path / "classes.lst"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache),
+           "LEGALIR_JVM_OPTIONS": f"-XX:TieredStopAtLevel=1 -Xshare:off -XX:DumpLoadedClassList={listed}"}
+    subprocess.run([sys.executable, "-c", PROBE], env=env, check=True, capture_output=True, timeout=300)
+    assert jvm.build_class_archive(listed) == archive and archive.stat().st_size > 1_000_000
+    assert f"-XX:SharedArchiveFile={archive}" in jvm.options()
+
+    done, source = _probe(cache, tmp_path / "shared.log")
+    assert done.returncode == 0 and done.stdout == "loaded io.anserini.search.SimpleSearcher\n", done.stderr
+    assert source == "shared objects file", source
+
+    # an archive the JVM refuses (here: cut short) starts the JVM as without one, and says nothing
+    archive.write_bytes(archive.read_bytes()[:4096])
+    done, source = _probe(cache, tmp_path / "refused.log")
+    assert done.returncode == 0 and done.stdout == "loaded io.anserini.search.SimpleSearcher\n", done.stderr
+    assert "cds" not in done.stderr.lower() and source.endswith(".jar"), (done.stderr, source)
+
+
+def test_the_archive_belongs_to_the_jars_it_was_dumped_from(tmp_path, monkeypatch):
+    """A jar changed in place (a rebuilt legalir.jar) keys another archive: the old one is not offered."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    jar = tmp_path / "legalir.jar"
+    jar.write_bytes(Path(jvm.legalir_jar()).read_bytes())
+    monkeypatch.setattr(jvm, "legalir_jar", lambda: str(jar))
+    before = jvm.class_archive()
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 1_000_000_000))
+    assert jvm.class_archive() != before and jvm.class_archive().parent == before.parent
