@@ -11,7 +11,8 @@ calling the library in-process, with the ratio, on the synthetic Housing data.
 with its documents (what a notebook user calls); each row has its QPS ratio and its p50 ratio to raw in-process
 search (batch rows: to one in-process batch), and HTTP rows theirs to the engine; ``--rounds N``
 repeats every pass N times, in-process and HTTP in turn, and keeps each one's best (a shared machine);
-``--interleave`` (with ``--engine``) runs those three in-process paths at one client query by query in turn, so
+``--warm N`` first sends N queries down every path, so that this process's JVM and the server's have run the same
+work (a JVM's CPU a query falls about 3x over its first ~2,000 queries); ``--interleave`` (with ``--engine``) runs those three in-process paths at one client query by query in turn, so
 the reference and each path meet the same load; ``--profile PREFIX`` records the server with py-spy during the first GET pass and the batch pass
 (the ``bench`` extra: py-spy); the server's JSON access log is on (``--no-access-log``), in ``WORK/bench.log``.
 
@@ -69,7 +70,7 @@ def sh(cmd: list[str], log: Path) -> None:
     with open(log, "a") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
-        subprocess.run(cmd, check=True, stdout=out, stderr=out, env=env)
+        subprocess.run(cmd, check=True, stdout=out, stderr=out, env=env, cwd=REPO)
 
 
 def setup(work: Path, scale: float, dense_partitions: int, log: Path) -> dict:
@@ -273,7 +274,9 @@ class Server:
         if not access_log:
             env["LEGALIR_LOG_LEVEL"] = "WARNING"  # no access-log line per request
         # the access log (one JSON line a request, on stderr) goes to bench.log, as a server's would to its log
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env)
+        # cwd: `python -m legalir.cli` imports legalir from the working directory before PYTHONPATH, so the server
+        # runs the code beside this script (the code the in-process paths import), wherever the bench is started
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env, cwd=REPO)
         deadline = time.time() + 300
         while True:
             if self.proc.poll() is not None:
@@ -424,6 +427,16 @@ def main(argv=None) -> None:
                     help="with --engine: at one client, the in-process paths (raw search, the engine, "
                          "legalir.Searcher.search) take each query in turn, so they meet the same load (their QPS: "
                          "queries / the sum of their own calls' time) [default: one pass per path]")
+    ap.add_argument("--warm", type=int, default=0, metavar="N",
+                    help="before the timed rounds, send N queries down every path (raw search, the engine and "
+                         "Searcher.search in-process; GET /search and POST /search/batch to the server), so that the "
+                         "two JVMs (this process's, the server's) have run the same work: a JVM's CPU a query falls "
+                         "about 3x over its first ~2,000 queries, and without it the in-process paths, which run "
+                         "more queries each round, meet a warmer JVM than the server [0]")
+    ap.add_argument("--batch-curve", type=int, default=0, metavar="PASSES",
+                    help="instead of the table: a fresh server and a fresh in-process engine each answer the queries "
+                         "as 50-query batches (POST /search/batch, Engine.search_many), PASSES times in turn; the CPU "
+                         "a query of each, pass by pass (how both JVMs warm up) [0: off]")
     ap.add_argument("--rate-limit", default="100000/s",
                     help="the server's per-key --rate-limit [100000/s: on, but refusing nothing]")
     args = ap.parse_args(argv)
@@ -453,6 +466,28 @@ def main(argv=None) -> None:
         if key not in best or row["qps"] > best[key]["qps"]:
             best[key] = row
     try:
+        if args.batch_curve:
+            eng = inproc.engine(built, args.workers)
+            print("| pass | server: POST /search/batch CPU ms a query | in process: Engine.search_many CPU ms a query |")
+            print("|---|---|---|")
+            for i in range(args.batch_curve):
+                got, ref = server.batch(qs, args.k, 50), inproc.engine_batch(eng, qs, args.k, 50)
+                print(f"| {i + 1} | {got['cpu_ms']} | {ref['cpu_ms']} |", flush=True)
+            print(f"# load average after: {os.getloadavg()[0]:.2f}")
+            return
+        if args.warm:
+            warm = (qs * (args.warm // len(qs) + 1))[:args.warm]
+            paths = [inproc.search_bm25(args.k), server.search("housing", args.k, "bm25")]
+            if args.engine:
+                paths += [inproc.engine_search(inproc.engine(built, args.workers), args.k),
+                          inproc.searcher_search(inproc.searcher(built, args.workers), args.k)]
+            for fn in paths:
+                for it in warm:
+                    fn(it)
+            server.batch(warm, args.k, 50)
+            if args.engine:
+                inproc.engine_batch(inproc.engine(built, args.workers), warm, args.k, 50)
+            print(f"# warmed: {args.warm} queries down every path first", flush=True)
         interleave = args.interleave and args.engine and 1 in clients
         for round_ in range(args.rounds):
             if interleave:

@@ -621,3 +621,95 @@ def test_describe_reads_only_the_lines_it_shows_and_answers_as_before():
         rec = {"id": "d1", "contents": text, **fields}
         assert describe(rec) == _describe_reference(rec)
     check()
+
+
+# ------------------------------------------------------------------ JSON bodies: orjson answers as json.dumps did
+def test_json_bodies_are_what_json_dumps_wrote_and_refuse_nan_as_it_did():
+    """legalir.serve.app.json_bytes (orjson, which writes NaN and infinity as null without a word) against the
+    reference it replaced, ``json.dumps(allow_nan=False, ensure_ascii=False)`` encoded as UTF-8, on generated
+    values: the same JSON value, or the same refusal (ValueError: a NaN or an infinity, a lone surrogate),
+    never a null for a number."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalir.serve import app as app_mod
+
+    assert app_mod.orjson is not None  # the serve extra's writer is the one under test
+    leaves = (st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70)
+              | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8))
+    values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                          | st.dictionaries(st.text(max_size=4) | st.integers(-5, 5), inner, max_size=4),
+                          max_leaves=24)
+
+    @settings(max_examples=examples(400, deep=0.5))
+    @given(values)
+    def check(obj):
+        try:
+            want = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except ValueError:
+            with pytest.raises(ValueError):
+                app_mod.json_bytes(obj)
+            return
+        got = app_mod.json_bytes(obj)
+        assert json.loads(got) == json.loads(want)
+    check()
+    # a search's answer: nulls in it (a hit without a category), every score finite: written by orjson alone
+    answer = {"partition": None, "hits": [{"rank": 1, "score": 4.3818, "category": None, "snippet": "é §"}]}
+    assert app_mod.json_bytes(answer) == app_mod.orjson.dumps(answer)
+    with pytest.raises(ValueError):
+        app_mod.json_bytes({**answer, "hits": [{"rank": 1, "score": float("nan"), "category": None}]})
+
+
+def test_a_direct_route_answers_with_its_one_check_and_only_such_a_route_is_made_direct():
+    """legalir.serve.app._direct: the endpoint gets the arguments the one table checked (a name it does not know is
+    the table's 400, before the endpoint runs); a route that declares anything FastAPI would have to parse (a query
+    parameter of its own) is refused at start-up, not served without it."""
+    import asyncio
+
+    from fastapi import FastAPI, Query, Request
+
+    from legalir.errors import LegalirError, http_status, user_message
+    from legalir.serve import app as app_mod
+
+    app, seen = FastAPI(), []
+
+    @app.exception_handler(LegalirError)
+    async def refused(request, e):
+        return app_mod.json_response({"error": user_message(e)}, http_status(e))
+
+    async def search(request: Request, args: dict = app_mod._arguments("search")):
+        seen.append(args)
+        return app_mod.json_response(args)
+
+    async def doc(request: Request, args: dict = app_mod._arguments("search"), q: str | None = Query(None)):
+        return app_mod.json_response(args)
+    # this file's annotations are strings (from __future__), and Request is not among its globals: the objects
+    for fn in (search, doc):
+        fn.__annotations__.update(request=Request, args=dict)
+    doc.__annotations__["q"] = str | None
+    app.add_api_route("/search", search, methods=["GET"])
+    app.add_api_route("/doc", doc, methods=["GET"])
+
+    route = next(r for r in app.router.routes if getattr(r, "path", "") == "/search")
+    before = route.app
+    app_mod._direct(app, "/search", "GET", search)
+    assert route.app is not before
+    with pytest.raises(RuntimeError, match="more than the request"):
+        app_mod._direct(app, "/doc", "GET", doc)
+
+    def get(query: str) -> tuple[int, dict]:  # one request through the app's whole ASGI stack
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+                 "path": "/search", "raw_path": b"/search", "query_string": query.encode(), "root_path": "",
+                 "headers": [(b"host", b"localhost")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+        asyncio.run(app(scope, receive, send))
+        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    assert get("q=lease&k=3") == (200, {"query": "lease", "k": 3}) and seen == [{"query": "lease", "k": 3}]
+    status, body = get("q=lease&colour=red")
+    assert status == 400 and "colour" in body["error"] and len(seen) == 1

@@ -23,6 +23,7 @@ import errno
 import ipaddress
 import json
 import logging
+import math
 import socket
 import sys
 from contextlib import asynccontextmanager
@@ -44,6 +45,12 @@ from legalir.serve.config import ConfigError
 from legalir.serve.engine import MAX_BATCH, MAX_K, MAX_QUERY_CHARS, METHODS, Engine, ServeError
 from legalir.serve.workers import DEFAULT_REQUEST_TIMEOUT, DEFAULT_WORKERS, OverBudget, Refused, Workers  # noqa: F401
 from legalir.version import __version__
+
+try:  # the serve extra's JSON writer; json_bytes falls back to json without it
+    import orjson
+    _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+except ImportError:  # pragma: no cover - an install without the serve extra's orjson
+    orjson = None
 
 _log = logging.getLogger(__name__)
 
@@ -88,13 +95,54 @@ def _jsonable(o: Any) -> Any:
     return jsonable_encoder(o)
 
 
+def json_bytes(obj: Any) -> bytes:
+    """``obj`` as JSON bytes: UTF-8, compact, no NaN or infinity (``ValueError``, as ``json.dumps(allow_nan=False)``
+    raises), what ``json`` cannot write itself through FastAPI's ``jsonable_encoder``.
+
+    Written by orjson (Rust, the ``serve`` extra) where it is installed: a page of hits in about a tenth of the C
+    ``json`` encoder's time (docs/serving.md, the profile). orjson writes NaN and infinity as ``null`` without a
+    word, so a body holding ``null`` is written by orjson only when :func:`_plain_and_finite` proves that ``obj``
+    holds no such number; else (a NaN, a type orjson or the check does not know, an integer over 64 bits) by
+    ``json.dumps(allow_nan=False)``, which refuses NaN: a number a user reads is never turned into a missing
+    value. Without orjson, ``json.dumps`` writes every body. Both write the same JSON values."""
+    if orjson is not None:
+        try:
+            body = orjson.dumps(obj, default=_jsonable, option=_ORJSON)
+        except (orjson.JSONEncodeError, TypeError):
+            body = None
+        if body is not None and (b"null" not in body or _plain_and_finite(obj)):
+            return body
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                      default=_jsonable).encode("utf-8")
+
+
+def _plain_and_finite(obj: Any) -> bool:
+    """Whether ``obj`` is made of dicts, lists, tuples, strings, integers, booleans, None and finite floats only (a
+    loop over its values, no recursion): False for a NaN or an infinity, and for any other type (a numpy number,
+    an object FastAPI's encoder writes), which :func:`json_bytes` leaves to ``json``."""
+    isfinite, todo = math.isfinite, [obj]
+    while todo:
+        o = todo.pop()
+        t = type(o)
+        if t is str or t is int or o is None or t is bool:
+            continue
+        if t is float:
+            if not isfinite(o):
+                return False
+        elif t is dict:
+            todo.extend(o.values())
+        elif t is list or t is tuple:
+            todo.extend(o)
+        else:
+            return False
+    return True
+
+
 def json_response(obj: Any, status: int = 200) -> Response:
-    """``obj`` as a JSON response, written by ``json.dumps`` in one pass (C), as ``JSONResponse`` writes it
-    (UTF-8, no NaN, compact). A route that returns a plain dict goes through FastAPI's ``jsonable_encoder``
-    first, a Python walk over every value: for a page of hits it cost more than the encoding itself
-    (docs/serving.md, the profile)."""
-    body = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable)
-    return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
+    """``obj`` as a JSON response (:func:`json_bytes`), as ``JSONResponse`` writes it (UTF-8, no NaN, compact). A
+    route that returns a plain dict goes through FastAPI's ``jsonable_encoder`` first, a Python walk over every
+    value: for a page of hits it cost more than the encoding itself (docs/serving.md, the profile)."""
+    return Response(json_bytes(obj), status_code=status, media_type="application/json")
 
 
 def _arguments(operation: str, path: dict[str, str] | None = None, body: bool = False) -> Any:
@@ -357,6 +405,8 @@ def _search_routes(app: FastAPI, engine: Engine, pool: Workers) -> None:
         request.state.hits = len(res["hits"])
         return json_response(res)
 
+    _direct(app, "/search", "GET", search)
+
     @app.post("/search/batch", summary="Search many queries at once")
     async def search_batch(request: Request, args: dict = _arguments("search_batch", body=True),
                            req: BatchRequest = Body(...)):
@@ -424,6 +474,29 @@ def _run_routes(app: FastAPI, engine: Engine, pool: Workers) -> None:
         return await pool.call(engine.evaluate, args.get("run"), args.get("run_text"), qrels=args.get("qrels"),
                                measures=args.get("measures"), judged_only=args.get("judged_only"),
                                per_topic=args.get("per_topic", False))
+
+
+def _direct(app: FastAPI, path: str, method: str, endpoint: Any) -> None:
+    """Call the route's ``endpoint(request, args)`` with its one argument check (:func:`_arguments`) and nothing
+    else of FastAPI's per-request machinery: the route as declared stays (its matching, its /docs entry,
+    :func:`_check_routes`, FastAPI's exception handlers), but its handler no longer goes through
+    ``solve_dependencies`` and ``run_endpoint_function``, whose Python cost on the hottest route was larger than
+    the check itself (docs/serving.md, the profile). Only for a route whose endpoint takes ``request`` and the
+    checked ``args`` alone, and answers a :class:`Response` (nothing for FastAPI to serialise)."""
+    from fastapi.routing import APIRoute, request_response
+
+    route = next(r for r in app.router.routes if isinstance(r, APIRoute) and r.path == path and method in r.methods)
+    (dep,) = route.dependant.dependencies
+    check = dep.call
+    names = [p.name for p in route.dependant.query_params + route.dependant.body_params + route.dependant.path_params]
+    if (names or route.dependant.request_param_name != "request" or not hasattr(check, "operation")
+            or getattr(route, "max_body_size", None) is not None):
+        raise RuntimeError(f"route {method} {path} takes more than the request and its checked arguments: {names}")
+
+    async def handler(request: Request) -> Response:
+        return await endpoint(request, await check(request))
+
+    route.app = request_response(handler)
 
 
 def _query_docs(**params: tuple[str, bool, str]) -> dict:

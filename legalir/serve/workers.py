@@ -76,13 +76,18 @@ class Workers:
             item = self._queue.get()
             if item is None:
                 break
-            fut, fn, args, kwargs = item
+            fut, fn, args, kwargs, wake = item
             if not fut.set_running_or_notify_cancel():
                 continue
             try:
                 fut.set_result(fn(*args, **kwargs))
             except BaseException as e:  # handed to the awaiting request
                 fut.set_exception(e)
+            if wake is not None:
+                try:
+                    wake()
+                except RuntimeError:  # the awaiting loop closed (the server stopped) while this work ran
+                    pass
         if "jnius" in sys.modules:
             try:
                 sys.modules["jnius"].detach()
@@ -91,7 +96,7 @@ class Workers:
 
     def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn, args, kwargs))
+        self._queue.put((fut, fn, args, kwargs, None))
         return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -110,16 +115,28 @@ class Workers:
             raise Refused(user_message(e), status) from e
 
     async def _call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
-        if self.budget is None:
-            return await asyncio.wrap_future(self.submit(fn, *args, **kwargs))
-        if self.abandoned >= self.n:
+        """One loop future, set by the worker thread through ``call_soon_threadsafe`` when ``fn`` is done, and one
+        timer (``asyncio.timeout``): per request, a few microseconds of the event loop's time, where
+        ``wait_for(shield(wrap_future(...)))`` took a task, three futures and their callbacks (docs/serving.md,
+        the profile)."""
+        if self.budget is not None and self.abandoned >= self.n:
             raise OverBudget(f"server busy: all {self.n} worker threads are finishing requests that ran past the "
                              f"{self.budget:g} s time budget; retry shortly")
-        fut = self.submit(fn, *args, **kwargs)
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+
+        def settle() -> None:  # on the loop: a request given up (timed out, cancelled) no longer waits
+            if not done.done():
+                done.set_result(None)
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((fut, fn, args, kwargs, lambda: loop.call_soon_threadsafe(settle)))
         t0 = time.monotonic()
         try:
-            # shield: a timeout must not cancel the concurrent future through the asyncio one (it is decided below)
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), self.budget)
+            if self.budget is None:
+                await done
+            else:
+                async with asyncio.timeout(self.budget):
+                    await done
         except TimeoutError:
             self.over_budget += 1
             if not fut.cancel():  # running: Java (or a long Python loop) cannot be interrupted, so it is let finish
@@ -129,6 +146,10 @@ class Workers:
                 fut.add_done_callback(lambda f: self._finished(name, t0))
             raise OverBudget(f"the request ran past its time budget of {self.budget:g} s (--request-timeout) and was "
                              f"given up; ask for less (a smaller k, fewer queries) or retry later") from None
+        except asyncio.CancelledError:
+            fut.cancel()  # a request cancelled (its client gone) while its call waits in the queue: never run
+            raise
+        return fut.result()
 
     def _finished(self, name: str, t0: float) -> None:
         with self._lock:
