@@ -436,3 +436,40 @@ def test_no_ray_cluster_is_a_clear_error(minilm_path, statutes, tmp_path):
                        timeout=WAIT_S)
     assert r.returncode == 2 and "could not connect to the Ray cluster '127.0.0.1:9'" in r.stderr, r.stderr
     assert not (tmp_path / "e").exists()
+
+
+def test_sigterm_while_blocked_in_ray_ends_the_command_as_legalir_does():
+    """Ray runs signal handlers inside its blocking calls and ends a driver whose handler raised SystemExit there
+    with status 1, silently (ray/_raylet.pyx `check_signals`: SystemExit -> "unexpected system exit";
+    KeyboardInterrupt -> handed back). Seen as a flaky exit 1 of `encode --ray auto` under SIGTERM. Emulated
+    here without a cluster: inside `_signals_through_ray` the handler raises KeyboardInterrupt (what Ray hands
+    back), and legalir's handler then ends the process with 143 and its message; outside it, the emulated Ray
+    would have ended it with 1."""
+    script = """
+import os, signal, sys, time
+from legalir.cli import stop_on_signals
+from legalir.indexing.distributed import _signals_through_ray
+
+def ray_get():  # Ray's check_signals around a blocking wait
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+    except KeyboardInterrupt:
+        raise
+    except SystemExit:
+        os._exit(1)
+
+stop_on_signals()
+try:
+    if sys.argv[1] == "guarded":
+        with _signals_through_ray():
+            ray_get()
+    else:
+        ray_get()
+except SystemExit as e:
+    print("unwound", e.code)
+    raise
+"""
+    for how, code, said in (("guarded", 143, "unwound 143"), ("bare", 1, "")):
+        done = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=60)
+        assert done.returncode == code and done.stdout.strip() == said, (how, done.stdout, done.stderr)

@@ -25,8 +25,11 @@ output folder needs to be on the driver's machine only).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -41,6 +44,41 @@ logger = logging.getLogger(__name__)
 
 class DistributedError(EncoderError):
     """Ray missing or unreachable, or a shard that failed on every try."""
+
+
+@contextlib.contextmanager
+def _signals_through_ray() -> Iterator[None]:
+    """While the block waits on Ray (``ray.get``, ``ray.wait``), a SIGTERM still ends the command as legalir's handler
+    ends it (exit status 143, its message, temporaries removed).
+
+    Ray runs the process's signal handlers inside its blocking calls, and a driver whose handler raises
+    ``SystemExit`` there (legalir's SIGTERM handler does) is ended by Ray with exit status 1, silently (Ray's
+    ``check_signals``: an "unexpected system exit"); a ``KeyboardInterrupt`` it hands back to Python. So here SIGTERM
+    raises ``KeyboardInterrupt``, and once out of Ray the handler in force before is called with it. Main thread,
+    and a Python handler in force, only; otherwise the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    if not callable(before):
+        yield
+        return
+    caught: list[int] = []
+
+    def through(signum, frame):
+        caught.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, through)
+    try:
+        yield
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, before)
+        if caught:
+            before(caught[0], None)  # legalir's handler raises its own exception, outside Ray
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _ray():
@@ -251,7 +289,8 @@ class RayEncoder:
         self.actors = [actor.remote(settings.to_dict(), where, threads) for _ in range(n)]
         self.n_actors = n
         try:
-            infos = ray.get([a.info.remote() for a in self.actors])
+            with _signals_through_ray():
+                infos = ray.get([a.info.remote() for a in self.actors])
         except ray.exceptions.RayError as e:
             self.close()
             raise DistributedError(f"the Ray workers could not load the encoder {settings.model}: "
@@ -287,7 +326,8 @@ class RayEncoder:
 
         def collect():
             try:
-                index, vecs, pid, restarted = self.pool.get_next_unordered()
+                with _signals_through_ray():
+                    index, vecs, pid, restarted = self.pool.get_next_unordered()
             except ray.exceptions.RayError as e:
                 raise DistributedError(f"a shard failed on the Ray workers (after up to {self.max_retries} "
                                        f"retries): {_reason(e)}. The shards finished are saved: run the same "
