@@ -285,28 +285,27 @@ def _stream_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         yield from _lines(path)
         return
 
+    def raw_lines() -> Iterator[tuple[int, bytes]]:  # numbered lines, the byte-order mark dropped
+        with open(p, "rb") as f:
+            for n, raw in enumerate(f, 1):
+                yield n, raw[3:] if n == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+
     bad: list[FormatError] = []
 
     def checked() -> Iterator[bytes]:  # each line, its UTF-8 checked; the first error kept for after the others
-        with open(p, "rb") as f:
-            for n, raw in enumerate(f, 1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                if not bad:
-                    try:
-                        _decode(raw, path, n)
-                    except FormatError as e:
-                        bad.append(e)
-                yield raw
+        for n, raw in raw_lines():
+            if not bad:
+                try:
+                    _decode(raw, path, n)
+                except FormatError as e:
+                    bad.append(e)
+            yield raw
 
     _check_text(checked(), p)  # NUL bytes and an empty file first, as read_bytes before any decoding
     if bad:
         raise bad[0]
-    with open(p, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            yield n, _decode(raw, path, n).rstrip("\n").rstrip("\r")
+    for n, raw in raw_lines():
+        yield n, _decode(raw, path, n).rstrip("\n").rstrip("\r")
 
 
 def json_lines(path: str | os.PathLike, data: bytes | None = None, stream: bool = False
