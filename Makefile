@@ -37,8 +37,12 @@ $(STAMP): pyproject.toml
 # (--dist loadfile: its module fixtures, servers and JVM are built once); xdist's own order (docs/testing.md: handing
 # out the longest files first measured slower). COVERAGE=1 measures line coverage of
 # legalir (CI: .ci/run) into .coverage and prints the total.
+# TEST_ENV: offline Hugging Face, and compiled modules cached (`PYTHONDONTWRITEBYTECODE` emptied where the
+# environment sets it: every worker and each of the suite's ~140 child processes would otherwise compile legalir
+# and pytest rewrite every test module again; measured in docs/testing.md)
 TEST_WORKERS ?= 2
-PYTEST        = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q \
+TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE=
+PYTEST        = $(TEST_ENV) $(BIN)/python -m pytest -q \
   $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) \
   $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
 #: the inner loop: the modules that need no JVM, server, browser, model or Ray (formats, scoring against its
@@ -60,7 +64,7 @@ lint: setup ## static checks: ruff (pyflakes, import order, pyupgrade, pycodesty
 
 test-deep: setup ## the scoring, file round-trip and index-update property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
 	LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
-	  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q --hypothesis-show-statistics \
+	  $(TEST_ENV) $(BIN)/python -m pytest -q --hypothesis-show-statistics \
 	  tests/test_eval_properties.py tests/test_roundtrip_properties.py tests/test_index_update.py $(PYTEST_ARGS)
 
 # ------------------------------------------------------------------ pipelines

@@ -152,9 +152,10 @@ class Workers:
         return fut.result()
 
     def _finished(self, name: str, t0: float) -> None:
+        # logged before the gauge falls: whoever sees ``legalir_abandoned_work`` back at 0 finds the line written
+        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
         with self._lock:
             self.abandoned -= 1
-        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
 
     def shutdown(self) -> None:
         for _ in self._threads:
