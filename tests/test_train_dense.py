@@ -187,7 +187,7 @@ def test_the_model_folder_encodes_with_its_document_text(two_codes, tmp_path):
 
 
 def test_killed_train_dense_resumes_to_the_same_model(two_codes, tiny_bert, tmp_path):
-    """Stopped by --stop-after, resumed and SIGKILLed mid-training, run again: the same weights, bit for bit, and
+    """Stopped by --stop-after-minutes, resumed and SIGKILLed mid-training, run again: the same weights, bit for bit, and
     the same losses and validation as an uninterrupted run (a tiny BERT: resuming is what is tested)."""
     a, _ = two_codes
     args = ["train-dense", "--from-links", a, "--base-model", tiny_bert, "--steps", 16, "--batch-size", 4, "--eval-every", 8,
@@ -201,7 +201,9 @@ def test_killed_train_dense_resumes_to_the_same_model(two_codes, tiny_bert, tmp_
     assert r.exit_code == 0, r.output
     killed = tmp_path / "killed"
     state = tmp_path / "killed.work" / "state.pt"
-    r = _cli(*args, "--out", killed, "--stop-after", 2)
+    # paused by the clock: at its first save (step 8) after 0 minutes (tests/test_finetune.py's kill test pauses
+    # train-ce by --stop-after); state kept, no model, and the model it ends with below is the uninterrupted one's
+    r = _cli(*args, "--out", killed, "--stop-after-minutes", 0)
     assert r.exit_code == 0 and "stopped at step 8" in r.output, r.output
     assert state.exists() and not killed.exists()
     saved = state.stat().st_ino
@@ -470,3 +472,22 @@ def test_train_ce_on_several_collections(two_codes, tiny_bert, tmp_path):
         finetune.train_collection(cfg, [a, a], tmp_path / "ce2", [vrun], ("train",), "valid", negative_runs=[neg])
     r = _cli("train-ce", "--help")
     assert r.exit_code == 0 and "--also" in r.output
+
+
+def test_a_pause_is_due_after_its_updates_or_at_its_deadline():
+    """`--stop-after` and `--stop-after-minutes` as one value: whichever comes first; neither, no pause."""
+    import time
+
+    from legalir.search.finetune import Pause, pause_of
+
+    assert Pause.after() is None and pause_of(None) is None and pause_of(3) == Pause(updates=3)
+    by_count = Pause.after(updates=3)
+    assert by_count is not None and not by_count.due(2) and by_count.due(3) and by_count.deadline is None
+    before = time.time()
+    later = Pause.after(minutes=60)
+    after = time.time()
+    assert later is not None and not later.due(10 ** 6) and later.deadline is not None
+    assert before + 3600 <= later.deadline <= after + 3600  # an hour from the call, bracketed by the clock read
+    past, future = before - 1, after + 3600
+    assert Pause(deadline=past).due(0) and Pause(updates=5, deadline=future).due(5)
+    assert Pause(updates=5, deadline=past).due(1) and not Pause(updates=5, deadline=future).due(4)

@@ -73,10 +73,13 @@ from legalir.commands.options import (
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT_DIR.work].")
 @click.option("--stop-after", type=click.IntRange(min=1), default=None,
               help="Stop at the first save after this many updates (state kept); run again to resume.")
+@click.option("--stop-after-minutes", type=click.FloatRange(min=0), default=None,
+              help="Stop at the first save after this many minutes of the command (state kept); run again to "
+                   "resume: a long training in bounded sittings, with the model it would end with anyway.")
 def train_ce(collection, out_dir, valid_runs, also, train_sets, valid_set, base_model, learning_rates, checkpoints, seeds,
              batch_size, max_length, weight_decay, warmup_ratio, attention_dropout, precision, head_lr_multiplier,
              valid_depth, judged_only, negative_runs, negatives_depth, measure, doc_text, threads, jobs, save_every,
-             work_dir, stop_after):
+             work_dir, stop_after, stop_after_minutes):
     """Fine-tune a cross-encoder on COLLECTION's training qrels (ACORD recipe); save the best to OUT_DIR.
 
     Relevance levels are oversampled to equal frequency, targets are rel/max_rel,
@@ -96,7 +99,8 @@ def train_ce(collection, out_dir, valid_runs, also, train_sets, valid_set, base_
                                judged_only=judged_only, negatives_depth=negatives_depth,
                                threads=threads, jobs=jobs, save_every=save_every)
     finetune.train_collection(cfg, [collection, *also], out_dir, valid_runs, train_sets, valid_set, work_dir,
-                              stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]),
+                              stop_after=finetune.Pause.after(stop_after, stop_after_minutes),
+                              command=" ".join(["legalir", *sys.argv[1:]]),
                               negative_runs=negative_runs, doc_text=unescape(doc_text))
 
 
@@ -152,10 +156,13 @@ def train_ce(collection, out_dir, valid_runs, also, train_sets, valid_set, base_
 @click.option("--work-dir", type=click.Path(file_okay=False), help="Resumable state [default: OUT.work].")
 @click.option("--stop-after", type=click.IntRange(min=1), default=None,
               help="Stop at the first save after this many steps (state kept); run again to resume.")
+@click.option("--stop-after-minutes", type=click.FloatRange(min=0), default=None,
+              help="Stop at the first save after this many minutes of the command (state kept); run again to "
+                   "resume: a long training in bounded sittings, with the model it would end with anyway.")
 def train_dense(collections_, out_dir, indexes, run_folders, base_model, wordings, learning_rate, steps, batch_size,
                 hard_negatives, negatives_depth, scale, weight_decay, warmup_ratio, query_max_length, doc_max_length,
                 doc_text, seed, eval_every, valid_topics, valid_depth, select_on, precision, threads, save_every,
-                work_dir, stop_after):
+                work_dir, stop_after, stop_after_minutes):
     """Train a dense retriever on statute codes' own cross-references; save the selected model to --out.
 
     Pairs are (paragraph, the section it links), as written and with the citation masked; negatives are the
@@ -163,6 +170,7 @@ def train_dense(collections_, out_dir, indexes, run_folders, base_model, wording
     --eval-every steps; the best step is kept, with a model card (data, protocol, hyperparameters, time,
     device). Killed or stopped, the same command resumes from the last save and gives the same model.
     """
+    from legalir.search import finetune
     from legalir.search import train_dense as td
 
     def pairs_of(items, what, hint):
@@ -183,7 +191,8 @@ def train_dense(collections_, out_dir, indexes, run_folders, base_model, wording
                          valid_depth=valid_depth, select_on=select_on, save_every=save_every, threads=threads,
                          precision=precision, doc_text=unescape(doc_text), wordings=tuple(wordings))
     card = td.train(collections_, out_dir, cfg, indexes=pairs, runs=folders, work_dir=work_dir,
-                    stop_after=stop_after, command=" ".join(["legalir", *sys.argv[1:]]))
+                    stop_after=finetune.Pause.after(stop_after, stop_after_minutes),
+                    command=" ".join(["legalir", *sys.argv[1:]]))
     if card.get("stopped"):
         click.echo(f"train-dense: stopped at step {card['step']}; run the same command again to resume", err=True)
     else:

@@ -417,6 +417,43 @@ def _set_rng_states(st: Mapping) -> None:
         torch.cuda.set_rng_state_all(st["cuda"])
 
 
+@dataclass(frozen=True)
+class Pause:
+    """When a training call pauses: at its first save after ``updates`` updates in this call, or at its first save
+    at or past ``deadline`` (seconds since the epoch), whichever comes first. Its state is kept; the same call
+    again resumes it, and the model it ends with does not depend on where it paused. Time decides only where a
+    run pauses, never what it learns (``train-ce`` and ``train-dense``: ``--stop-after``,
+    ``--stop-after-minutes``).
+
+    Parameters
+    ----------
+    updates : int, optional
+        Updates (steps) of this call.
+    deadline : float, optional
+        A ``time.time()`` value; :meth:`after` sets it from minutes.
+    """
+
+    updates: int | None = None
+    deadline: float | None = None
+
+    @classmethod
+    def after(cls, updates: int | None = None, minutes: float | None = None) -> Pause | None:
+        """A pause after ``updates`` updates or ``minutes`` from now (``None`` when both are ``None``)."""
+        if updates is None and minutes is None:
+            return None
+        return cls(updates, None if minutes is None else time.time() + 60.0 * minutes)
+
+    def due(self, ran: int) -> bool:
+        """Whether a save point, ``ran`` updates into this call, is where to pause."""
+        return ((self.updates is not None and ran >= self.updates)
+                or (self.deadline is not None and time.time() >= self.deadline))
+
+
+def pause_of(stop_after: int | Pause | None) -> Pause | None:
+    """``stop_after`` as the API takes it (a number of updates, or a :class:`Pause`) as a :class:`Pause`."""
+    return Pause(updates=stop_after) if isinstance(stop_after, int) else stop_after
+
+
 @dataclass
 class _Cell:
     """What one grid cell needs; picklable, so a worker process can run it."""
@@ -431,7 +468,7 @@ class _Cell:
     device: str
     precision: str
     progress: bool
-    stop_after: int | None
+    stop_after: Pause | None
 
 
 def _run_cell(c: _Cell) -> dict:
@@ -538,7 +575,7 @@ def _train_cell(c: _Cell) -> dict:
                 seconds += time.time() - t0
                 t0 = time.time()
                 save_state()
-                if c.stop_after is not None and ran >= c.stop_after and step < total:
+                if c.stop_after is not None and c.stop_after.due(ran) and step < total:
                     log(f"train-ce: {tag}: stopped after {ran} updates; state saved in {work}: run again to resume")
                     return {"records": records, "losses": losses, "seconds": round(seconds, 1), "ran": ran,
                             "stopped": True}
@@ -569,13 +606,14 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
           texts: Mapping[str, str], valid: Validation, out_dir: str | os.PathLike,
           work_dir: str | os.PathLike | None = None, *, progress: bool = True, command: str | None = None,
           extra: Mapping | None = None, log: Callable[[str], None] | None = None,
-          stop_after: int | None = None, negatives: Sequence[Run] = ()) -> dict:
+          stop_after: int | Pause | None = None, negatives: Sequence[Run] = ()) -> dict:
     """Run the grid, keep the selected (learning rate, updates, seed); returns the summary.
 
     ``work_dir`` (default ``<out_dir>.work``) holds resumable state; it is
     removed after a successful run. ``stop_after``: each cell returns at the
-    first save point after this many updates in this call (state saved), and
-    ``train`` returns ``{"stopped": True, ...}``: call again to resume.
+    first save point after this many updates in this call, or where the
+    :class:`Pause` given says (state saved), and ``train`` returns
+    ``{"stopped": True, ...}``: call again to resume.
     """
 
     cfg.validate()
@@ -619,7 +657,7 @@ def train(cfg: TrainConfig, train_topics: Mapping[str, Topic] | Sequence[Mapping
 
     t_all = time.time()
     cells = [_Cell(cfg, lr, seed, pairs, valid, vkeys, str(work / _cell_tag(lr, seed)), device, precision,
-                   progress and cfg.jobs == 1, stop_after) for lr, seed in cfg.cells()]
+                   progress and cfg.jobs == 1, pause_of(stop_after)) for lr, seed in cfg.cells()]
     if cfg.jobs == 1 or len(cells) == 1:
         results = []
         for c in cells:
@@ -676,7 +714,7 @@ def train_collection(cfg: TrainConfig, collection: str | os.PathLike | Sequence[
                      out_dir: str | os.PathLike,
                      valid_runs: Sequence[str | os.PathLike], train_sets: Sequence[str] = ("train",),
                      valid_set: str = "valid", work_dir: str | os.PathLike | None = None, *,
-                     stop_after: int | None = None, command: str | None = None,
+                     stop_after: int | Pause | None = None, command: str | None = None,
                      negative_runs: Sequence[str | os.PathLike] = (), doc_text: str = "{contents}") -> dict:
     """:func:`train` on a collection's topic sets: ``train_sets`` (query wordings of the training topics,
     e.g. ``train train.medium train.long``) and ``valid_set``; validation reranks ``valid_runs``;

@@ -59,7 +59,7 @@ from legalir.errors import LegalirError
 from legalir.scoring import evaluate
 
 # the one AdamW set-up (weight decay off for biases and norms) and the one update step, train-ce's
-from legalir.search.finetune import _optimizer, optimizer_step
+from legalir.search.finetune import Pause, _optimizer, optimizer_step, pause_of
 from legalir.version import __version__
 
 _log = _logging.get(__name__)
@@ -534,7 +534,7 @@ def _load(i: int, root: str, cfg: DenseConfig, given: Mapping, from_runs: Mappin
 
 def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike, cfg: DenseConfig | None = None, *,
           indexes: Mapping[str, str | os.PathLike] | None = None, work_dir: str | os.PathLike | None = None,
-          stop_after: int | None = None, progress: bool = True, command: str | None = None,
+          stop_after: int | Pause | None = None, progress: bool = True, command: str | None = None,
           runs: Mapping[str, str | os.PathLike] | None = None) -> dict:
     """Train on the cross-references of ``collections_`` and write the selected model to ``out_dir``.
 
@@ -557,8 +557,9 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         of an index: where no Lucene runs (a GPU machine). Listed in the card's inputs with their digests.
     work_dir : path, optional
         Resumable state [default: ``<out_dir>.work``], removed once the model is written.
-    stop_after : int, optional
-        Return at the first save after this many steps in this call (state kept): run again to resume.
+    stop_after : int or Pause, optional
+        Return at the first save after this many steps in this call, or where the :class:`Pause` says (time
+        decides only where a run pauses), state kept: run again to resume.
     progress : bool
         A progress bar with the time left (where legalir draws bars), and a log line at each validation.
     command : str, optional
@@ -613,7 +614,7 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
     devices = [torch.cuda.current_device()] if device.startswith("cuda") else []
     with numeric.threads(cfg.threads, faiss=False), torch.random.fork_rng(devices=devices), \
             logging_redirect_tqdm(loggers=[logging.getLogger(_logging.ROOT)]):
-        result = _loop(cfg, sets, base_dir, work, state_path, device, precision, stop_after, progress)
+        result = _loop(cfg, sets, base_dir, work, state_path, device, precision, pause_of(stop_after), progress)
     if result.get("stopped"):
         return {"stopped": True, "work_dir": str(work), "step": result["step"]}
 
@@ -663,7 +664,7 @@ def train(collections_: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
 
 
 def _loop(cfg: DenseConfig, sets: list[LinkData], base_dir: Path, work: Path, state_path: Path, device: str,
-          precision: str, stop_after: int | None, progress: bool) -> dict:
+          precision: str, stop_after: Pause | None, progress: bool) -> dict:
     import torch
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -757,7 +758,7 @@ def _loop(cfg: DenseConfig, sets: list[LinkData], base_dir: Path, work: Path, st
                 t0 = time.time()
                 load["end"] = [round(x, 2) for x in os.getloadavg()]
                 save_state()
-                if stop_after is not None and ran >= stop_after and step < cfg.steps:
+                if stop_after is not None and stop_after.due(ran) and step < cfg.steps:
                     _log.info(f"train-dense: stopped after {ran} steps; state saved in {work}: run again to resume")
                     return {"stopped": True, "step": step}
     finally:
