@@ -108,11 +108,10 @@ def without_source(run: dict[str, dict[str, float]], topics: dict[str, trec.Topi
 
 
 def write_run(run: dict[str, dict[str, float]], path: Path, tag: str) -> None:
+    """``run`` by the one run writer (:func:`legalir.trec.write_run`: trec_eval's order, atomic, legalir's output
+    rule), into a folder made for it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for q in sorted(run):
-            for r, (d, s) in enumerate(sorted(run[q].items(), key=lambda x: (-x[1], x[0])), 1):
-                f.write(f"{q} Q0 {d} {r} {s:.6f} {tag}\n")
+    trec.write_run(path, run, tag=tag)
 
 
 def top(run: dict[str, float], k: int) -> list[str]:

@@ -83,21 +83,15 @@ class Workers:
                 fut.set_result(fn(*args, **kwargs))
             except BaseException as e:  # handed to the awaiting request
                 fut.set_exception(e)
-            if wake is not None:
-                try:
-                    wake()
-                except RuntimeError:  # the awaiting loop closed (the server stopped) while this work ran
-                    pass
+            try:
+                wake()
+            except RuntimeError:  # the awaiting loop closed (the server stopped) while this work ran
+                pass
         if "jnius" in sys.modules:
             try:
                 sys.modules["jnius"].detach()
             except Exception:  # pragma: no cover - a thread that never touched Java
                 pass
-
-    def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fut, fn, args, kwargs, None))
-        return fut
 
     async def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` on a worker thread, awaited within the budget (:class:`OverBudget` beyond); a
