@@ -491,3 +491,8 @@ def test_a_pause_is_due_after_its_updates_or_at_its_deadline():
     past, future = before - 1, after + 3600
     assert Pause(deadline=past).due(0) and Pause(updates=5, deadline=future).due(5)
     assert Pause(updates=5, deadline=past).due(1) and not Pause(updates=5, deadline=future).due(4)
+    from legalir.search.finetune import TrainingError
+    with pytest.raises(TrainingError, match="--stop-after-minutes nan: give a number of minutes"):
+        Pause.after(minutes=float("nan"))
+    r = _cli("train-dense", "--from-links", ".", "--out", "m", "--stop-after-minutes", "nan")
+    assert r.exit_code == 2 and "error: --stop-after-minutes nan: give a number of minutes" in r.output, r.output

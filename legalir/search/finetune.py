@@ -438,9 +438,13 @@ class Pause:
 
     @classmethod
     def after(cls, updates: int | None = None, minutes: float | None = None) -> Pause | None:
-        """A pause after ``updates`` updates or ``minutes`` from now (``None`` when both are ``None``)."""
+        """A pause after ``updates`` updates or ``minutes`` from now (``None`` when both are ``None``); a
+        ``minutes`` that is not a number of 0 or more (NaN, negative) is a :class:`TrainingError`, never a bound
+        that silently never comes."""
         if updates is None and minutes is None:
             return None
+        if minutes is not None and not minutes >= 0:
+            raise TrainingError(f"--stop-after-minutes {minutes}: give a number of minutes, 0 or more")
         return cls(updates, None if minutes is None else time.time() + 60.0 * minutes)
 
     def due(self, ran: int) -> bool:
