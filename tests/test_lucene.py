@@ -211,3 +211,37 @@ def test_hits_are_read_by_id_alone_and_equal_pyserinis(sample_collection, sample
         for q, t in zip(qids, texts):
             hits = ref.search(t, 50)
             assert got[q] == ([h.docid for h in hits], [float(h.score) for h in hits]), q
+
+
+def test_a_hits_id_is_its_stored_id_with_and_without_id_doc_values(sample_index, tmp_path):
+    """HitSearcher reads a hit's id from the id's doc values (Anserini writes them beside the stored id), and
+    from the stored document, up to its id, in an index without them (a foreign writer's): for every document
+    of both indexes, the one field it gives is the stored id. (Anserini's searches sort ties by those doc
+    values, so only legalir's own readers of hits meet an index without them; a search of the sample index
+    finds what Pyserini's LuceneSearcher, which reads whole stored documents, finds: ids, scores, order.)"""
+    from legalir.indexing.lucene import LuceneIndex, LuceneWriter
+
+    foreign = tmp_path / "foreign"
+    A = jvm.autoclass
+    store = A("org.apache.lucene.document.Field$Store")
+    words = ["rent dog", "rent cat dog", "cat", "rent rent dog", "dog cat rent bird", "bird"]
+    with LuceneWriter(foreign, merge=False) as w:
+        for i, text in enumerate(words):  # stored id, no doc values; words no analyzer changes
+            doc = A("org.apache.lucene.document.Document")()
+            doc.add(A("org.apache.lucene.document.StringField")("id", f"f{i}", store.YES))
+            doc.add(A("org.apache.lucene.document.TextField")("contents", text, store.NO))
+            w.writer.addDocument(doc)
+        w.commit()
+    for folder, kind in ((sample_index, "BINARY"), (foreign, "NONE")):
+        with LuceneIndex(folder) as idx:
+            assert {str(c.reader().getFieldInfos().fieldInfo("id").getDocValuesType().toString())
+                    for c in idx.reader.leaves()} == {kind}
+            hit_fields, stored = idx.index_searcher().storedFields(), idx.reader.storedFields()
+            for n in range(int(idx.reader.maxDoc())):
+                hit_doc = hit_fields.document(n)
+                assert [str(f.name()) for f in hit_doc.getFields().toArray()] == ["id"]
+                assert str(hit_doc.get("id")) == str(stored.document(n).get("id"))
+    with LuceneIndex(sample_index) as idx:
+        got = next(iter(idx.search_hits(["q"], ["notice of termination"], 40, k1=0.9, b=0.4, rm3=None, threads=1)))
+    hits = jvm.lucene_searcher(sample_index).search("notice of termination", 40)
+    assert len(hits) >= 5 and (got[1], list(got[2])) == ([h.docid for h in hits], [float(h.score) for h in hits])

@@ -2,9 +2,14 @@ package io.legalir;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
+import java.util.List;
 
+import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexReader;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.StoredFieldVisitor;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.IndexSearcher;
@@ -16,9 +21,11 @@ import org.apache.lucene.search.IndexSearcher;
  * {@link IndexSearcher#storedFields()}, only to read its {@code id}: a statute section's stored raw JSON and
  * contents are decoded into Java strings and dropped. Measured on North Carolina r81 (212 topics, 1,232
  * sections), a hit cost about 40 microseconds, most of a search of the top 1,000. Through this searcher a
- * stored document is read up to its {@code id} field (the first field Anserini writes) and no further. What
- * reads documents for their text (legalir's document display, RM3's fallback without term vectors) reads the
- * index reader's stored fields, which this class leaves alone.
+ * hit's document holds its {@code id} alone, read from the id's binary doc values, which Anserini writes beside
+ * the stored id (its searches sort ties by them), so no stored block is decompressed at all; in a segment
+ * without them, the stored document is read up to its {@code id} field (the first field Anserini writes) and
+ * no further. What reads documents for their text (legalir's document display, RM3's fallback without term
+ * vectors) reads the index reader's stored fields, which this class leaves alone.
  *
  * <p>Built by scripts/build_java.sh into legalir/resources/java/legalir.jar.
  */
@@ -33,19 +40,32 @@ public class HitSearcher extends IndexSearcher {
 
   @Override
   public StoredFields storedFields() throws IOException {
-    return new IdFields(super.storedFields());
+    return new IdFields(super.storedFields(), getIndexReader().leaves());
   }
 
-  /** Stored fields read through {@link IdOnly}. */
+  /** A document's id alone: from the id's doc values where its segment has them, else through {@link IdOnly}. */
   public static final class IdFields extends StoredFields {
     private final StoredFields all;
+    private final List<LeafReaderContext> leaves;
 
-    IdFields(StoredFields all) {
+    IdFields(StoredFields all, List<LeafReaderContext> leaves) {
       this.all = all;
+      this.leaves = leaves;
     }
 
     @Override
     public void document(int docID, StoredFieldVisitor visitor) throws IOException {
+      LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docID, leaves));
+      LeafReader reader = leaf.reader();
+      FieldInfo info = reader.getFieldInfos().fieldInfo(ID);
+      // a fresh iterator each time: hits come in score order, and doc values are read forwards only
+      BinaryDocValues ids = info == null ? null : reader.getBinaryDocValues(ID);
+      if (info != null && ids != null && ids.advanceExact(docID - leaf.docBase)) {
+        if (visitor.needsField(info) == StoredFieldVisitor.Status.YES) {
+          visitor.stringField(info, ids.binaryValue().utf8ToString());
+        }
+        return;
+      }
       all.document(docID, new IdOnly(visitor));
     }
   }
