@@ -5,19 +5,37 @@ profile; tests/serve_helpers.py starts and stops `legalir serve`):
   started once for the session);
 - :func:`request`: one HTTP request to a test server, its status, headers and decoded body;
 - :func:`wait_for`: poll a condition until it holds, with the suite's one hang ceiling (``WAIT_S``), never a
-  bare sleep-and-hope.
+  bare sleep-and-hope;
+- :func:`parsed` / :func:`walked`: a source file's syntax tree and a node's subtree, made once per process for
+  the structural checks (tests/test_architecture.py and others read the same files many times).
 """
 from __future__ import annotations
 
+import ast
+import functools
 import http.client
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from conftest import WAIT_S
 
 T = TypeVar("T")
+
+
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of the source file ``path``, parsed once per process: shared, so never change it."""
+    return ast.parse(Path(path).read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def walked(node: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(node)`` as a tuple, made once per node (nodes hash by identity): for the trees of
+    :func:`parsed`, which the structural checks walk again and again."""
+    return tuple(ast.walk(node))
 
 
 def invoke(*args, input: str | None = None):

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import parsed, walked
 
 PKG = Path(__file__).resolve().parent.parent / "legalir"
 
@@ -60,7 +61,7 @@ def graph() -> dict[str, set[str]]:
         if path.suffix != ".py":
             continue
         package = m if path.name == "__init__.py" else m.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walked(parsed(path)):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -170,10 +171,10 @@ def _imports(only_top: bool):
         if path.suffix != ".py":
             continue
         package = m if path.name == "__init__.py" else m.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-        inside = {id(x) for f in funcs for x in ast.walk(f) if x is not f}
-        for node in ast.walk(tree):
+        tree = parsed(path)
+        funcs = [n for n in walked(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        inside = {id(x) for f in funcs for x in walked(f) if x is not f}
+        for node in walked(tree):
             if not isinstance(node, (ast.Import, ast.ImportFrom)) or (id(node) in inside) == only_top:
                 continue
             if isinstance(node, ast.Import):
@@ -228,11 +229,11 @@ def test_the_checks_have_teeth():
 
 # ------------------------------------------------------------------ one of each (issue 38): read from the AST
 def _trees() -> dict[str, ast.Module]:
-    return {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in modules().items() if p.suffix == ".py"}
+    return {m: parsed(p) for m, p in modules().items() if p.suffix == ".py"}
 
 
 def _functions(tree: ast.AST):
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [n for n in walked(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _called(node: ast.Call) -> str:
@@ -242,8 +243,8 @@ def _called(node: ast.Call) -> str:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-        {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    return {n.id for n in walked(node) if isinstance(n, ast.Name)} | \
+        {n.attr for n in walked(node) if isinstance(n, ast.Attribute)}
 
 
 def routers(trees: dict[str, ast.Module]) -> list[str]:
@@ -251,7 +252,7 @@ def routers(trees: dict[str, ast.Module]) -> list[str]:
     keys topics by :func:`legalir.legal.filters.partition_key` into groups (``setdefault``)."""
     found = []
     for m, tree in trees.items():
-        for n in ast.walk(tree):
+        for n in walked(tree):
             if isinstance(n, ast.ClassDef) and ("Partitioned" in n.name or "Router" in n.name):
                 found.append(f"{m}.{n.name}")
             elif isinstance(n, ast.For) and "partition_key" in _names(n) and "setdefault" in _names(n):
@@ -262,7 +263,7 @@ def routers(trees: dict[str, ast.Module]) -> list[str]:
 def rrf_sums(trees: dict[str, ast.Module]) -> list[str]:
     """Where a reciprocal rank is computed: ``x / (k + rank)`` (a division by a sum of a rank and a constant
     that is a name, not a literal: ``p * m / (rank + 1)`` is Benjamini-Hochberg's step, not RRF)."""
-    return [f"{m}:{n.lineno}" for m, tree in trees.items() for n in ast.walk(tree)
+    return [f"{m}:{n.lineno}" for m, tree in trees.items() for n in walked(tree)
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and isinstance(n.right, ast.BinOp)
             and isinstance(n.right.op, ast.Add) and any("rank" in x for x in _names(n.right))
             and not any(isinstance(side, ast.Constant) for side in (n.right.left, n.right.right))]
@@ -274,7 +275,7 @@ def hybrid_rules(trees: dict[str, ast.Module]) -> list[str]:
     of its own as default (RRF's k and a leg depth come from :mod:`legalir.search.fusion`)."""
     found = []
     for m, tree in trees.items():
-        for n in ast.walk(tree):
+        for n in walked(tree):
             if isinstance(n, ast.Call) and _called(n) in ("hybrid_depth",) or (
                     isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "hybrid"
                     and isinstance(n.func.value, ast.Name) and n.func.value.id == "fusion"):
@@ -301,8 +302,8 @@ def depth_checks(trees: dict[str, ast.Module]) -> list[str]:
     found = []
     for m, tree in trees.items():
         # the one check's own body; a function of another name that only calls it is a use, not a copy
-        inside = {id(x) for f in _functions(tree) if f.name == "check_k" for x in ast.walk(f)}
-        for n in ast.walk(tree):
+        inside = {id(x) for f in _functions(tree) if f.name == "check_k" for x in walked(f)}
+        for n in walked(tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("check_k", "_check_k", "check_depth") \
                     and m != "legalir.trec.runs" and (n.name == "check_k" or "check_k" not in _names(n)):
                 found.append(f"{m}.{n.name}")
@@ -313,7 +314,7 @@ def depth_checks(trees: dict[str, ast.Module]) -> list[str]:
                 found.append(f"{m}:{n.lineno} {_called(n)}(..., k)")
             elif isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Lt) \
                     and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 1 \
-                    and "k" in {x.id for x in ast.walk(n.left) if isinstance(x, ast.Name)}:
+                    and "k" in {x.id for x in walked(n.left) if isinstance(x, ast.Name)}:
                 found.append(f"{m}:{n.lineno} k < 1")
     return found
 
@@ -328,7 +329,7 @@ def bm25_defaults(trees: dict[str, ast.Module]) -> list[str]:
 
     found = []
     for m, tree in trees.items():
-        for n in ast.walk(tree):
+        for n in walked(tree):
             pairs: list[tuple[str, ast.AST]] = []
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 pos = n.args.posonlyargs + n.args.args
@@ -353,7 +354,7 @@ def partition_key_homes(trees: dict[str, ast.Module]) -> list[str]:
     """Where ``partition_key`` is defined, or reached through a module other than :mod:`legalir.legal.filters`."""
     found = []
     for m, tree in trees.items():
-        for n in ast.walk(tree):
+        for n in walked(tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "partition_key":
                 found.append(f"{m}.partition_key")
             elif isinstance(n, ast.ImportFrom) and any(a.name == "partition_key" for a in n.names) \
@@ -437,7 +438,7 @@ def test_no_import_alias_takes_another_modules_name():
     for m, path in modules().items():
         if path.suffix != ".py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in walked(parsed(path)):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and (getattr(node, "module", None) or "legalir").startswith("legalir"):
                 for a in node.names:
                     if a.asname and a.asname != a.name.rpartition(".")[2] and a.asname in names:
@@ -499,7 +500,7 @@ def too_long(lengths: dict[str, int], bound: int, allowed: dict[str, int | None]
 
 
 def test_no_function_longer_than_its_bound():
-    trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in modules().items() if p.suffix == ".py"}
+    trees = {m: parsed(p) for m, p in modules().items() if p.suffix == ".py"}
     wrong = too_long(function_lengths(trees), FUNCTION_LINES, LONG_FUNCTIONS)
     assert not wrong, f"functions longer than {FUNCTION_LINES} lines (split them by job):\n" + "\n".join(wrong)
 

@@ -17,6 +17,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from helpers import parsed, walked
 
 ROOT = Path(__file__).resolve().parents[1]
 LEGALIR = ROOT / "legalir"
@@ -24,11 +25,11 @@ SCORING = LEGALIR / "scoring"
 
 
 def _modules(folder: Path) -> list[tuple[str, ast.Module]]:
-    return [(str(p.relative_to(ROOT)), ast.parse(p.read_text(), str(p))) for p in sorted(folder.rglob("*.py"))]
+    return [(str(p.relative_to(ROOT)), parsed(p)) for p in sorted(folder.rglob("*.py"))]
 
 
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
-    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {child: node for node in walked(tree) for child in ast.iter_child_nodes(node)}
 
 
 # ---------------------------------------------------------------- the judged-only rule
@@ -48,7 +49,7 @@ def _grade_lookup(node: ast.AST) -> bool:
 def judged_rules(tree: ast.AST) -> list[int]:
     """Lines that decide judged-ness: a grade lookup compared with 0 (``>= 0``, ``< 0``) or -1 (``> -1``)."""
     lines = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and _grade_lookup(node.left):
             op, right = node.ops[0], node.comparators[0]
             zero = isinstance(right, ast.Constant) and right.value == 0 and isinstance(op, (ast.GtE, ast.Lt))
@@ -82,7 +83,7 @@ def flag_uses(tree: ast.AST) -> list[str]:
     """Reads of -J/-M flags that do more than pass them on as a call argument."""
     parents = _parents(tree)
     out = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Name) and node.id in FLAGS and isinstance(node.ctx, ast.Load):
             parent = parents[node]
             if isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args):
@@ -92,7 +93,7 @@ def flag_uses(tree: ast.AST) -> list[str]:
 
 
 def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+    return [n for n in walked(tree) if isinstance(n, ast.Call) and (
         isinstance(n.func, ast.Name) and n.func.id == name
         or isinstance(n.func, ast.Attribute) and n.func.attr == name)]
 
@@ -104,7 +105,7 @@ def run_orderings(tree: ast.AST) -> list[int]:
         reverse = any(k.arg == "reverse" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
                       for k in call.keywords)
         negated = any(k.arg == "key" and any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)
-                                             for n in ast.walk(k.value)) for k in call.keywords)
+                                             for n in walked(k.value)) for k in call.keywords)
         if reverse or negated:
             lines.append(call.lineno)
     return lines
@@ -140,7 +141,7 @@ def test_judged_only_max_docs_and_ranking_are_applied_in_one_place():
 
 def _imports(tree: ast.AST) -> set[str]:
     out = set()
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Import):
             out.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -164,13 +165,13 @@ def test_one_evaluate_path():
     """legalir.evaluate -> core.score -> evaluate_batches (a run file: files.evaluate_files first) -> its
     _Scorer.score -> _values, the one caller of pytrec_eval and of the families' compute."""
     mods = dict(_modules(LEGALIR))
-    api = next(n for n in ast.walk(mods["legalir/api.py"]) if isinstance(n, ast.FunctionDef) and n.name == "evaluate")
+    api = next(n for n in walked(mods["legalir/api.py"]) if isinstance(n, ast.FunctionDef) and n.name == "evaluate")
     assert [ast.unparse(c.func) for c in _calls(api, "score")] == ["core.score"]
     core = mods["legalir/scoring/core.py"]
     assert not [n for n in core.body if isinstance(n, ast.FunctionDef) and n.name == "evaluate"], \
         "a second evaluate wrapper in scoring/core.py"
     score = next(n for n in core.body if isinstance(n, ast.FunctionDef) and n.name == "score")
-    assert {ast.unparse(c.func) for c in ast.walk(score) if isinstance(c, ast.Call)} >= {"evaluate_batches",
+    assert {ast.unparse(c.func) for c in walked(score) if isinstance(c, ast.Call)} >= {"evaluate_batches",
                                                                                      "evaluate_files"}
     # every function and method of the package (a method as Class.name) that calls _values
     functions = [(path, f"{cls.name}." if cls else "", fn) for path, tree in mods.items()
@@ -178,12 +179,12 @@ def test_one_evaluate_path():
                  for cls, fn in ([(None, node)] if isinstance(node, ast.FunctionDef) else
                                  [(node, m) for m in node.body if isinstance(m, ast.FunctionDef)]
                                  if isinstance(node, ast.ClassDef) else [])]
-    values_callers = [f"{path}:{owner}{fn.name}" for path, owner, fn in functions for c in ast.walk(fn)
+    values_callers = [f"{path}:{owner}{fn.name}" for path, owner, fn in functions for c in walked(fn)
                       if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "_values"]
     assert values_callers == ["legalir/scoring/evaluator.py:_Scorer.score"], values_callers
     batches = next(fn for path, owner, fn in functions
                    if path == "legalir/scoring/evaluator.py" and not owner and fn.name == "evaluate_batches")
-    assert "_Scorer" in {ast.unparse(c.func) for c in ast.walk(batches) if isinstance(c, ast.Call)}
+    assert "_Scorer" in {ast.unparse(c.func) for c in walked(batches) if isinstance(c, ast.Call)}
     init = mods["legalir/scoring/__init__.py"]
     assert not [n for n in init.body if isinstance(n, ast.FunctionDef)], "functions defined in scoring/__init__.py"
 
@@ -194,10 +195,10 @@ def name_chains(tree: ast.AST) -> list[str]:
     """``m.name == "relstring"``, ``fam.name in ("rbp", ...)``, ``m.name.startswith("unj")``: code that
     picks what to do by a family's name."""
     out = []
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "name":
             if any(isinstance(n, ast.Constant) and isinstance(n.value, str) for c in node.comparators
-                   for n in ast.walk(c)):
+                   for n in walked(c)):
                 out.append(f"{node.lineno}: {ast.unparse(node)[:80]}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "startswith", "endswith") and isinstance(node.func.value, ast.Attribute) \

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, WAIT_S
+from helpers import parsed, walked
 
 TESTS = REPO / "tests"
 #: the one module that defines the shared helpers (tests/conftest.py holds fixtures, the skip rule, the profile)
@@ -23,11 +24,11 @@ def _trees(folder: Path):
     for path in sorted(folder.rglob("*.py")):
         if "fixtures" in path.parts:
             continue
-        yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+        yield path, parsed(path)
 
 
 def _calls(tree, attr: str):
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Call):
             f = node.func
             if (isinstance(f, ast.Attribute) and f.attr == attr) or (isinstance(f, ast.Name) and f.id == attr):
@@ -42,7 +43,7 @@ def test_no_skip_that_ci_would_pass_quietly():
         for call in _calls(tree, "importorskip"):
             found.append(f"{path.name}:{call.lineno}: importorskip")
         for call in _calls(tree, "skipif"):
-            names = {n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)} if call.args else set()
+            names = {n.id for n in walked(call.args[0]) if isinstance(n, ast.Name)} if call.args else set()
             if names != {"DEEP"}:  # `skipif(not DEEP, ...)`: a test of the deep profile only, listed by -rs
                 found.append(f"{path.name}:{call.lineno}: skipif")
     assert not found, found
@@ -54,7 +55,7 @@ def test_one_hypothesis_profile():
              for attr in ("register_profile", "load_profile", "get_profile") for call in _calls(tree, attr)]
     assert not found, found
     reads = [f"{path.name}:{node.lineno}" for path, tree in _trees(TESTS) if path.name not in ("conftest.py", Path(__file__).name)
-             for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             for node in walked(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
              and node.value.startswith("LEGALIR_HYPOTHESIS_")]  # the environment is read by conftest only
     assert not reads, reads
 
@@ -62,7 +63,7 @@ def test_one_hypothesis_profile():
 def test_shared_helpers_are_written_once():
     """``cli``, ``request`` and ``wait_for`` are defined in tests/helpers.py and nowhere else in the tests."""
     found = [f"{path.name}:{node.lineno}: def {node.name}" for path, tree in _trees(TESTS) if path.name != "helpers.py"
-             for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+             for node in walked(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
              and node.name in HELPERS]
     assert not found, found
 
@@ -77,9 +78,9 @@ def test_no_wall_clock_ceiling():
     wrong. Waits are bounded by WAIT_S (a hang) and work by counts; timings belong in scripts/."""
     found = []
     for path, tree in _trees(TESTS):
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if isinstance(node, ast.Assert):
-                for sub in ast.walk(node.test):
+                for sub in walked(node.test):
                     if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _is_clock(sub.left):
                         found.append(f"{path.name}:{node.lineno}")
     assert not found, found
