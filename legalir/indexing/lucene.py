@@ -460,8 +460,8 @@ class LuceneIndex:
         return found
 
     def index_searcher(self, reader=None):
-        """An ``IndexSearcher`` of ``reader`` (default: the index's) that reads a hit's stored document up to
-        its id only (``io.legalir.HitSearcher``: Anserini reads every hit's whole document just for its id) and
+        """An ``IndexSearcher`` of ``reader`` (default: the index's) that reads a hit's id alone, from the id's
+        doc values (``io.legalir.HitSearcher``: Anserini decompresses every hit's stored document just for its id) and
         whose BM25 statistics count its live documents only (``LiveStatsSearcher``, where it holds deleted
         documents: :meth:`deleted_stats`)."""
         reader = self.reader if reader is None else reader
