@@ -60,7 +60,7 @@ public class HitSearcher extends IndexSearcher {
       FieldInfo info = reader.getFieldInfos().fieldInfo(ID);
       // a fresh iterator each time: hits come in score order, and doc values are read forwards only
       BinaryDocValues ids = info == null ? null : reader.getBinaryDocValues(ID);
-      if (info != null && ids != null && ids.advanceExact(docID - leaf.docBase)) {
+      if (ids != null && ids.advanceExact(docID - leaf.docBase)) {
         if (visitor.needsField(info) == StoredFieldVisitor.Status.YES) {
           visitor.stringField(info, ids.binaryValue().utf8ToString());
         }
