@@ -64,6 +64,12 @@ def env() -> dict:
 
 def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bool = True, workers: int = 2) -> dict:
     """`legalir serve ARGS` (with the test keys unless ``keys=False``) on a free loopback port; waits for /health."""
+    return await_server(launch_server(root, args, extra, keys=keys, workers=workers))
+
+
+def launch_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bool = True, workers: int = 2) -> dict:
+    """:func:`start_server` without the wait: the server starts (seconds: a JVM, perhaps a model) while the
+    caller builds what else it needs; :func:`await_server` then waits for /health."""
     key_args = []
     if keys:
         (root / "keys.txt").write_text(KEYS)
@@ -74,8 +80,14 @@ def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bo
     proc = subprocess.Popen([sys.executable, "-m", "legalir.cli", "serve", *args, "--port", str(port),
                              *key_args, "--workers", str(workers), *extra],
                             stdout=log, stderr=subprocess.STDOUT, env=env())
-    server = {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log,
-              "root": root}
+    return {"proc": proc, "port": port, "base": f"http://127.0.0.1:{port}", "log": log_path, "logfile": log,
+            "root": root}
+
+
+def await_server(server: dict) -> dict:
+    """``server`` (from :func:`launch_server`) once it answers /health; stopped, and the failure raised, when it
+    exits or never answers."""
+    proc, port, log_path = server["proc"], server["port"], server["log"]
 
     def healthy():
         if proc.poll() is not None:
@@ -91,8 +103,8 @@ def start_server(root: Path, args: list[str], extra: list[str] = (), *, keys: bo
             return False
 
     try:
-        wait_for(healthy, "legalir serve to answer /health", interval=0.3)
-    except AssertionError:
+        wait_for(healthy, "legalir serve to answer /health")
+    except BaseException:
         stop_server(server)
         raise
     return server

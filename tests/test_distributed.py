@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -116,16 +117,20 @@ class _Watch:
 
 
 def _stop_ours(token: str = TOKEN) -> None:
-    """End this session's cluster processes only; never `ray stop` (that ends every Ray on the machine)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in _ours(token=token):
+    """End this session's cluster processes only; never `ray stop` (that ends every Ray on the machine).
+
+    SIGKILL at once: a test cluster holds nothing to save, and its GCS server, raylet and runtime-env agent
+    outlast a SIGTERM (measured: all three still alive 5 s after it), so a graceful stop only waited."""
+    def left():
+        pids = _ours(token=token)
+        for pid in pids:
             try:
-                os.kill(pid, sig)
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        deadline = time.time() + 3
-        while _ours(token=token) and time.time() < deadline:
-            time.sleep(0.2)
+        return pids
+
+    wait_for(lambda: not left(), "this session's Ray processes to end after SIGKILL", interval=0.05)
 
 
 def _raylet_failure() -> str:
@@ -290,8 +295,67 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     _same_folder(out, single)
 
 
-def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(minilm_path, statutes, single,
-                                                                              tmp_path):
+AUTO_TEST = "test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process"
+
+
+def _auto_runs(statutes: Path, minilm_path: str, out: Path, token: str, ray_tmp: str) -> dict:
+    """The two `legalir encode --ray auto` runs of :data:`AUTO_TEST`, as the facts it checks: the first
+    (``--ray-workers 1``) sent SIGTERM once a shard is written, then, once none of its Ray processes is left,
+    the second to the end, until none is left again."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_ENV, RAY_TMPDIR=ray_tmp, LEGALIR_TEST_RAY=token)
+
+    def encode(*ray):
+        return subprocess.Popen([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder",
+                                 minilm_path, "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8",
+                                 "--quiet", *ray], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+    def none_left(what):
+        wait_for(lambda: not _ours(token=token), f"no Ray process left {what}", interval=0.1)
+
+    facts: dict = {}
+    proc = encode("--ray", "auto", "--ray-workers", "1")  # one actor: it is stopped after its first shard
+    deadline = time.time() + WAIT_S
+    while time.time() < deadline and proc.poll() is None:
+        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
+            proc.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.02)
+    output, _ = proc.communicate(timeout=WAIT_S)
+    facts["stopped"] = (proc.returncode, output)
+    if facts["stopped"][0] != 128 + signal.SIGTERM:
+        return facts
+    facts["done_before"] = len(json.loads((out / encoders.MANIFEST).read_text())["shards"])
+    none_left("after SIGTERM")
+    proc = encode("--ray", "auto")
+    output, _ = proc.communicate(timeout=WAIT_S)
+    facts["resumed"] = (proc.returncode, output)
+    none_left("after the command ended")
+    facts["cluster_file"] = (Path(ray_tmp) / "ray" / "ray_current_cluster").exists()
+    return facts
+
+
+@pytest.fixture(scope="module", autouse=True)
+def auto_runs(request, minilm_path, statutes, tmp_path_factory):
+    """:func:`_auto_runs` in a thread of its own from the module's start, when :data:`AUTO_TEST` is to run: its
+    local Ray instance starts, loads the model and shuts down (seconds of waiting each) while the cluster test
+    runs. The two use different Ray instances and tokens: neither test's watcher sees the other's processes."""
+    if not any(item.name == AUTO_TEST for item in request.session.items):
+        yield None
+        return
+    token = f"legalir-test-{uuid.uuid4().hex}"  # the local instance's processes only (the module's cluster has its own)
+    ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
+    out = tmp_path_factory.mktemp("auto") / "ray"
+    pool = ThreadPoolExecutor(1, thread_name_prefix="ray-auto")
+    try:
+        yield {"facts": pool.submit(_auto_runs, statutes, minilm_path, out, token, ray_tmp), "out": out}
+    finally:
+        _stop_ours(token)  # its drivers carry the token too: a run still going ends, and the thread with it
+        pool.shutdown(wait=True)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(auto_runs, single):
     """A new user's path: `legalir encode --ray auto` on a machine with no cluster (no RAY_ADDRESS, a private
     empty RAY_TMPDIR so no cluster file; a GCS of another Ray on the machine is not looked for) starts a local
     Ray instance and encodes on it. Stopped by SIGTERM once a shard is written, it exits 143 (legalir's
@@ -300,52 +364,28 @@ def test_ray_auto_without_a_cluster_starts_a_local_one_equal_to_single_process(m
     module's single-process folder: `legalir encode` with the same options writes those bytes, measured).
     The first run starts one actor (`--ray-workers 1`: it is stopped after a shard), the second as many as the
     instance has CPUs, a new user's default. (Started from a helper thread, the local instance died with that
-    thread, and the command a minute later: "Failed to connect to GCS within 60 seconds".)"""
-    token = f"legalir-test-{uuid.uuid4().hex}"  # this test's local instance only (the module's cluster has its own)
-    ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    env.update(RAY_ENV, RAY_TMPDIR=ray_tmp, LEGALIR_TEST_RAY=token)
-
-    def encode(out, *ray):
-        return subprocess.Popen([sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder",
-                                 minilm_path, "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8",
-                                 "--quiet", *ray], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-
-    def none_left(what):
-        wait_for(lambda: not _ours(token=token), f"no Ray process left {what}", interval=0.1)
-
-    ref, out = single, tmp_path / "ray"
-    try:
-        proc = encode(out, "--ray", "auto", "--ray-workers", "1")  # one actor: it is stopped after its first shard
-        deadline = time.time() + WAIT_S
-        while time.time() < deadline and proc.poll() is None:
-            if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
-                proc.send_signal(signal.SIGTERM)
-                break
-            time.sleep(0.02)
-        output, _ = proc.communicate(timeout=WAIT_S)
-        assert proc.returncode == 128 + signal.SIGTERM and "error: stopped by SIGTERM" in output, output
-        assert "started a local Ray instance" in output, output
-        done_before = len(json.loads((out / encoders.MANIFEST).read_text())["shards"])
-        assert 1 <= done_before < 16
-        none_left("after SIGTERM")
-
-        output = _finish(encode(out, "--ray", "auto"))
-        assert "started a local Ray instance" in output and "Failed to connect to GCS" not in output, output
-        assert f"Ray: {16 - done_before} shard(s) encoded by " in output, output
-        none_left("after the command ended")
-        assert not (Path(ray_tmp) / "ray" / "ray_current_cluster").exists()  # a local instance, not `ray start`
-        names = sorted(p.name for p in ref.iterdir())
-        assert sorted(p.name for p in out.iterdir()) == names
-        assert {encoders.DOCIDS, encoders.MANIFEST, *(f"shard-{i:05d}.npy" for i in range(16))} <= set(names)
-        for name in names:
-            if name == ".legalir-output.json":  # the folder registry records when each file was written
-                assert marker_without_mtimes(out) == marker_without_mtimes(ref)
-                continue
-            assert (out / name).read_bytes() == (ref / name).read_bytes(), name
-    finally:
-        _stop_ours(token)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+    thread, and the command a minute later: "Failed to connect to GCS within 60 seconds".) The runs are made by
+    the module's :func:`auto_runs`, alongside the cluster test."""
+    facts = auto_runs["facts"].result(timeout=4 * WAIT_S)
+    code, output = facts["stopped"]
+    assert code == 128 + signal.SIGTERM and "error: stopped by SIGTERM" in output, output
+    assert "started a local Ray instance" in output, output
+    done_before = facts["done_before"]
+    assert 1 <= done_before < 16
+    code, output = facts["resumed"]
+    assert code == 0, output
+    assert "started a local Ray instance" in output and "Failed to connect to GCS" not in output, output
+    assert f"Ray: {16 - done_before} shard(s) encoded by " in output, output
+    assert not facts["cluster_file"]  # a local instance, not `ray start`
+    ref, out = single, auto_runs["out"]
+    names = sorted(p.name for p in ref.iterdir())
+    assert sorted(p.name for p in out.iterdir()) == names
+    assert {encoders.DOCIDS, encoders.MANIFEST, *(f"shard-{i:05d}.npy" for i in range(16))} <= set(names)
+    for name in names:
+        if name == ".legalir-output.json":  # the folder registry records when each file was written
+            assert marker_without_mtimes(out) == marker_without_mtimes(ref)
+            continue
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), name
 
 
 def test_ray_auto_checks_the_address_of_a_stale_cluster_file(minilm_path, statutes, tmp_path):

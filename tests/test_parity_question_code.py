@@ -31,7 +31,7 @@ from conftest import WAIT_S
 from helpers import cli_ok
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serve_helpers import post_json, start_server, stop_server
+from serve_helpers import await_server, launch_server, post_json, start_server, stop_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = int(os.environ.get("LEGALIR_PARITY_EXAMPLES", "12"))
@@ -69,9 +69,14 @@ def world(cq, tmp_path_factory):
     ga = _convert(root, "ga", "86")
     sparse.build(ga, root / "ga", threads=1, quiet=True)
     indexes = [f"ga={root / 'ga'}", f"pooled={cq / 'pooled'}"]
-    server = start_server(root, [a for i in indexes for a in ("--index", i)], keys=False, workers=1)
-    engine = engine_mod.build(config.gather(indexes=indexes), quiet=True)
-    searchers = {"ga": legalir.Searcher(root / "ga"), "pooled": legalir.Searcher(cq / "pooled")}
+    server = launch_server(root, [a for i in indexes for a in ("--index", i)], keys=False, workers=1)
+    try:  # the in-process faces are built while the server starts
+        engine = engine_mod.build(config.gather(indexes=indexes), quiet=True)
+        searchers = {"ga": legalir.Searcher(root / "ga"), "pooled": legalir.Searcher(cq / "pooled")}
+    except BaseException:
+        stop_server(server)
+        raise
+    await_server(server)
     # the sections a question may cite: Georgia's (section as printed), each pooled state's (the number its
     # citation ends in: "NV Rev Stat § 118A.290 (2021)" -> 118A.290)
     sections = {"ga": sorted({d["section"] for d in collections.iter_documents(ga)})}

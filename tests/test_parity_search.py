@@ -36,7 +36,7 @@ import pytest
 from conftest import WAIT_S, requires
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_helpers import post_json, start_server, stop_server
+from serve_helpers import await_server, launch_server, post_json, stop_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = int(os.environ.get("LEGALIR_PARITY_EXAMPLES", "12"))
@@ -66,10 +66,15 @@ def world(sample_collection, sample_index, tmp_path_factory):
     sparse.build(root / "housing", root / "pooled", threads=1, quiet=True, pooled=True)
     indexes = [f"acord={sample_index}", f"acord={root / 'dense'}", f"states={root / 'states'}",
                f"pooled={root / 'pooled'}"]
-    server = start_server(root, [a for i in indexes for a in ("--index", i)] + ["--device", "cpu"], keys=False)
-    engine = engine_mod.build(config.gather(indexes=indexes), device="cpu", quiet=True)
-    searchers = {"acord": legalir.Searcher([sample_index, root / "dense"]), "states": legalir.Searcher(root / "states"),
-                 "pooled": legalir.Searcher(root / "pooled")}
+    server = launch_server(root, [a for i in indexes for a in ("--index", i)] + ["--device", "cpu"], keys=False)
+    try:  # the in-process faces are built while the server starts
+        engine = engine_mod.build(config.gather(indexes=indexes), device="cpu", quiet=True)
+        searchers = {"acord": legalir.Searcher([sample_index, root / "dense"]),
+                     "states": legalir.Searcher(root / "states"), "pooled": legalir.Searcher(root / "pooled")}
+    except BaseException:
+        stop_server(server)
+        raise
+    await_server(server)
     import faiss
 
     dense_dir = root / "dense"  # the index's current version, read with FAISS alone

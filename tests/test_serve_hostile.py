@@ -385,7 +385,7 @@ def test_a_request_over_its_budget_is_answered_503_and_frees_its_slot(budget_ser
     assert result.is_error and ("time budget" in text or "worker threads are finishing" in text), text
 
     # the abandoned work runs to its end, then lets its thread go
-    wait_for(lambda: _metric(s, "legalir_abandoned_work") == 0, "the abandoned work to end", interval=0.2)
+    wait_for(lambda: _metric(s, "legalir_abandoned_work") == 0, "the abandoned work to end")
     status, _, body = request(s, "GET", "/search?q=governing+law&k=2", FULL_KEY)
     assert status == 200 and len(body["hits"]) == 2
     assert "work abandoned over the time budget (Engine.search_many) ended after" in s["log"].read_text()
