@@ -234,11 +234,11 @@ def _same_folder(a: Path, b: Path) -> None:
     assert np.abs(va - vb).max() < 1e-5
 
 
-def _encode(statutes, out, minilm_path, cluster, workers: int = 2):
-    """`legalir encode --ray ADDRESS --ray-workers N` as a child process."""
+def _encode(statutes, out, minilm_path, cluster):
+    """`legalir encode --ray ADDRESS --ray-workers 1` as a child process."""
     cmd = [sys.executable, "-m", "legalir.cli", "encode", str(statutes), str(out), "--encoder", minilm_path,
            "--device", "cpu", "--shard-size", str(SHARD), "--batch-size", "8", "--quiet", "--ray", cluster,
-           "--ray-workers", str(workers)]
+           "--ray-workers", "1"]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, **RAY_ENV})
 
@@ -250,12 +250,12 @@ def _finish(proc) -> str:
 
 
 def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_path, statutes, single, tmp_path):
-    """A driver killed (SIGKILL) mid-job; the next run writes only the missing shards, and survives one of its
-    workers killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again. The
+    """A driver killed (SIGKILL) mid-job; the next run writes only the missing shards, and survives its one
+    worker killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again. The
     folder it leaves is the single-process folder. (One test, not an uninterrupted run and then this one:
     every Ray worker imports torch and loads the model, minutes on a slow 2-core machine.)"""
     out = tmp_path / "emb"
-    proc = _encode(statutes, out, minilm_path, cluster, workers=1)  # one worker: it is killed with its driver
+    proc = _encode(statutes, out, minilm_path, cluster)  # its one worker is killed with its driver
     deadline = time.time() + WAIT_S
     while time.time() < deadline and proc.poll() is None:
         if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
@@ -290,8 +290,9 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
         stop.set()
         watcher.join()
     assert killed, "no worker was caught mid-shard"
-    # the shards missing, and only those, were written; the killed actor came back as a third process
-    assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 2 actor(s), 1 restarted" in output, output
+    # the shards missing, and only those, were written; the killed actor came back as a new process (one actor:
+    # two loading the model at once on a 2-core machine took 10 s longer, and restarting one is what is tested)
+    assert f"Ray: {16 - done_before} shard(s) encoded by " in output and "on 1 actor(s), 1 restarted" in output, output
     _same_folder(out, single)
 
 
