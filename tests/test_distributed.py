@@ -39,8 +39,10 @@ from legalir.indexing import encoders
 requires("ray")
 
 SHARD = 6
-#: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine)
-RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+#: a loopback cluster of this test only: no token (~/.ray/auth_token is shared by every Ray on the machine); its
+#: workers at the suite's own priority: the raylet renices them to 15 by default, and beside the other pytest
+#: worker they then got a fifth of a core (a kill test of 25 s alone took 71 s next to two busy loops)
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "RAY_worker_niceness": "0"}
 TOKEN = f"legalir-test-{uuid.uuid4().hex}"
 WORDS = ("landlord tenant deposit notice repair premises lease rent court damages statute day written "
          "return dwelling habitation entry emergency fee overdue eviction quit served animal detector").split()
@@ -65,14 +67,16 @@ class Statutes(Dataset):
 
 def _ours(prefix: str = "", token: str = TOKEN) -> list[int]:
     """Live processes of this session's Ray cluster whose title starts with ``prefix``: those carrying
-    the token, and those of the same Ray node (its agents get an environment without the token)."""
+    the token, those of the same Ray node, and their descendants (the raylet's agents get an environment
+    without the token, and some without the node)."""
     procs = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open(f"/proc/{d}/stat", "rb") as f:
-                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                state, ppid = f.read().rsplit(b")", 1)[1].split()[:2]
+                if state == b"Z":
                     continue
             with open(f"/proc/{d}/environ", "rb") as f:
                 env = f.read().split(b"\0")
@@ -81,10 +85,15 @@ def _ours(prefix: str = "", token: str = TOKEN) -> list[int]:
         except OSError:
             continue
         node = next((e for e in env if e.startswith(b"RAY_NODE_ID=")), None)
-        procs[int(d)] = (f"LEGALIR_TEST_RAY={token}".encode() in env, node, title)
-    nodes = {node for mine, node, _ in procs.values() if mine and node}
-    return [pid for pid, (mine, node, title) in procs.items()
-            if (mine or (node is not None and node in nodes)) and title.startswith(prefix)]
+        procs[int(d)] = (f"LEGALIR_TEST_RAY={token}".encode() in env, node, title, int(ppid))
+    nodes = {node for mine, node, _, _ in procs.values() if mine and node}
+    found = {pid for pid, (mine, node, _, _) in procs.items() if mine or (node is not None and node in nodes)}
+    while True:  # and their descendants
+        more = {pid for pid, (_, _, _, ppid) in procs.items() if ppid in found and pid not in found}
+        if not more:
+            break
+        found |= more
+    return sorted(pid for pid in found if procs[pid][2].startswith(prefix))
 
 
 class _Watch:
@@ -119,9 +128,11 @@ class _Watch:
 def _stop_ours(token: str = TOKEN) -> None:
     """End this session's cluster processes only; never `ray stop` (that ends every Ray on the machine).
 
-    SIGKILL at once: a test cluster holds nothing to save, and its GCS server, raylet and runtime-env agent
-    outlast a SIGTERM (measured: all three still alive 5 s after it), so a graceful stop only waited."""
-    def left():
+    SIGKILL at once, to every process of the cluster as found before any is killed (a raylet killed first
+    leaves its agents to init, where nothing ties them to the cluster any more), until none is left: a test
+    cluster holds nothing to save, and its GCS server, raylet and runtime-env agent outlast a SIGTERM
+    (measured: all three alive 5 s after it), so a graceful stop only waited."""
+    def kill_left() -> list[int]:
         pids = _ours(token=token)
         for pid in pids:
             try:
@@ -130,7 +141,7 @@ def _stop_ours(token: str = TOKEN) -> None:
                 pass
         return pids
 
-    wait_for(lambda: not left(), "this session's Ray processes to end after SIGKILL", interval=0.05)
+    wait_for(lambda: not kill_left(), "this session's Ray processes to end after SIGKILL")
 
 
 def _raylet_failure() -> str:
