@@ -39,9 +39,11 @@ $(STAMP): pyproject.toml
 # legalir (CI: .ci/run) into .coverage and prints the total.
 # TEST_ENV: offline Hugging Face, and compiled modules cached (`PYTHONDONTWRITEBYTECODE` emptied where the
 # environment sets it: every worker and each of the suite's ~140 child processes would otherwise compile legalir
-# and pytest rewrite every test module again; measured in docs/testing.md)
+# and pytest rewrite every test module again); one OpenMP thread a process (`OMP_NUM_THREADS=1`: the workers
+# fill the cores already, and each torch or FAISS process's second thread only spun waiting for a core, 40 CPU-s
+# a run; tests that vary torch's thread count set it themselves). Both measured in docs/testing.md
 TEST_WORKERS ?= 2
-TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE=
+TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1
 PYTEST        = $(TEST_ENV) $(BIN)/python -m pytest -q \
   $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) \
   $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
