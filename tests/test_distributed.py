@@ -260,6 +260,17 @@ def _finish(proc) -> str:
     return out
 
 
+def _signal_after_a_shard(proc, out: Path, sig: int) -> None:
+    """Send ``sig`` to the encode ``proc`` once its folder ``out`` records a finished shard (unless it ended
+    first, or the hang ceiling passed)."""
+    deadline = time.time() + WAIT_S
+    while time.time() < deadline and proc.poll() is None:
+        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
+            proc.send_signal(sig)
+            return
+        time.sleep(0.02)
+
+
 def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_path, statutes, single, tmp_path):
     """A driver killed (SIGKILL) mid-job; the next run writes only the missing shards, and survives its one
     worker killed (SIGKILL) in the middle of a shard: Ray restarts it and the shard is encoded again. The
@@ -267,12 +278,7 @@ def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_p
     every Ray worker imports torch and loads the model, minutes on a slow 2-core machine.)"""
     out = tmp_path / "emb"
     proc = _encode(statutes, out, minilm_path, cluster)  # its one worker is killed with its driver
-    deadline = time.time() + WAIT_S
-    while time.time() < deadline and proc.poll() is None:
-        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.02)
+    _signal_after_a_shard(proc, out, signal.SIGKILL)
     output, _ = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == -signal.SIGKILL, output
     manifest = json.loads((out / encoders.MANIFEST).read_text())
@@ -327,12 +333,7 @@ def _auto_runs(statutes: Path, minilm_path: str, out: Path, token: str, ray_tmp:
 
     facts: dict = {}
     proc = encode("--ray", "auto", "--ray-workers", "1")  # one actor: it is stopped after its first shard
-    deadline = time.time() + WAIT_S
-    while time.time() < deadline and proc.poll() is None:
-        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
-            proc.send_signal(signal.SIGTERM)
-            break
-        time.sleep(0.02)
+    _signal_after_a_shard(proc, out, signal.SIGTERM)
     output, _ = proc.communicate(timeout=WAIT_S)
     facts["stopped"] = (proc.returncode, output)
     if facts["stopped"][0] != 128 + signal.SIGTERM:
