@@ -115,7 +115,9 @@ def write_run(run: dict[str, dict[str, float]], path: Path, tag: str) -> None:
 
 
 def top(run: dict[str, float], k: int) -> list[str]:
-    return [d for d, _ in sorted(run.items(), key=lambda x: (-x[1], x[0]))[:k]]
+    """The first ``k`` documents of a topic's run in trec_eval's order (the one ranking rule: ties by docid
+    descending), so that a hit@1 counted here is trec_eval's success@1."""
+    return [d for d, _ in trec.ranking(run, k)]
 
 
 def information(docs: list[dict], topics: dict[str, trec.Topic], qrels: dict, index: str | None) -> dict:

@@ -16,6 +16,7 @@ exactly: ``Searcher.search``, ``Searcher.batch_search`` (a mapping and a DataFra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -70,30 +71,27 @@ def world(cq, tmp_path_factory):
     sparse.build(ga, root / "ga", threads=1, quiet=True)
     indexes = [f"ga={root / 'ga'}", f"pooled={cq / 'pooled'}"]
     server = launch_server(root, [a for i in indexes for a in ("--index", i)], keys=False, workers=1)
-    try:  # the in-process faces are built while the server starts
+    with contextlib.ExitStack() as started:  # stopped and closed, last first, however the module ends or this fails
+        started.callback(stop_server, server)
+        # the in-process faces are built while the server starts
         engine = engine_mod.build(config.gather(indexes=indexes), quiet=True)
+        started.callback(engine.close)
         searchers = {"ga": legalir.Searcher(root / "ga"), "pooled": legalir.Searcher(cq / "pooled")}
-    except BaseException:
-        stop_server(server)
-        raise
-    await_server(server)
-    # the sections a question may cite: Georgia's (section as printed), each pooled state's (the number its
-    # citation ends in: "NV Rev Stat § 118A.290 (2021)" -> 118A.290)
-    sections = {"ga": sorted({d["section"] for d in collections.iter_documents(ga)})}
-    for d in collections.iter_documents(cq / "coll"):
-        m = re.search(r"§ (\S+)", d.get("citation") or "")
-        if m:
-            sections.setdefault(d["state"], set()).add(m.group(1))
-    sections = {s: sorted(v) for s, v in sections.items()}
-    words = sorted({w.lower() for d in collections.iter_documents(ga) for w in re.findall(r"[A-Za-z]{5,}", d["contents"])})
-    try:
+        for s in searchers.values():
+            started.callback(s.close)
+        await_server(server)
+        # the sections a question may cite: Georgia's (section as printed), each pooled state's (the number its
+        # citation ends in: "NV Rev Stat § 118A.290 (2021)" -> 118A.290)
+        sections = {"ga": sorted({d["section"] for d in collections.iter_documents(ga)})}
+        for d in collections.iter_documents(cq / "coll"):
+            m = re.search(r"§ (\S+)", d.get("citation") or "")
+            if m:
+                sections.setdefault(d["state"], set()).add(m.group(1))
+        sections = {s: sorted(v) for s, v in sections.items()}
+        words = sorted({w.lower() for d in collections.iter_documents(ga)
+                        for w in re.findall(r"[A-Za-z]{5,}", d["contents"])})
         yield {"root": root, "ga_coll": ga, "server": server, "base": server["base"], "engine": engine,
                "searchers": searchers, "sections": sections, "words": words, "cq": cq}
-    finally:
-        stop_server(server)
-        engine.close()
-        for s in searchers.values():
-            s.close()
 
 
 # ------------------------------------------------------------------ the reference, computed here

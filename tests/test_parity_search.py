@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections as pycollections
+import contextlib
 import json
 import os
 import random
@@ -67,37 +68,37 @@ def world(sample_collection, sample_index, tmp_path_factory):
     indexes = [f"acord={sample_index}", f"acord={root / 'dense'}", f"states={root / 'states'}",
                f"pooled={root / 'pooled'}"]
     server = launch_server(root, [a for i in indexes for a in ("--index", i)] + ["--device", "cpu"], keys=False)
-    try:  # the in-process faces are built while the server starts
+    with contextlib.ExitStack() as started:  # stopped and closed, last first, however the module ends or this fails
+        started.callback(stop_server, server)
+        # the in-process faces are built while the server starts
         engine = engine_mod.build(config.gather(indexes=indexes), device="cpu", quiet=True)
+        started.callback(engine.close)
         searchers = {"acord": legalir.Searcher([sample_index, root / "dense"]),
                      "states": legalir.Searcher(root / "states"), "pooled": legalir.Searcher(root / "pooled")}
-    except BaseException:
-        stop_server(server)
-        raise
-    await_server(server)
-    import faiss
+        for s in searchers.values():
+            started.callback(s.close)
+        started.callback(_close_reference_searchers)
+        await_server(server)
+        import faiss
 
-    dense_dir = root / "dense"  # the index's current version, read with FAISS alone
-    docids = (dense_dir / "docids.txt").read_text(encoding="utf-8").splitlines()
-    model_dir = os.path.join(os.path.dirname(gt.__file__), "model")
-    words = pycollections.Counter()
-    for corpus in (sample_collection / "corpus", root / "housing" / "corpus"):
-        for part in sorted(corpus.rglob("*.jsonl")):
-            for rec in map(json.loads, part.read_text(encoding="utf-8").splitlines()):
-                words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,}", rec["contents"]))
-    try:
+        dense_dir = root / "dense"  # the index's current version, read with FAISS alone
+        docids = (dense_dir / "docids.txt").read_text(encoding="utf-8").splitlines()
+        model_dir = os.path.join(os.path.dirname(gt.__file__), "model")
+        words = pycollections.Counter()
+        for corpus in (sample_collection / "corpus", root / "housing" / "corpus"):
+            for part in sorted(corpus.rglob("*.jsonl")):
+                for rec in map(json.loads, part.read_text(encoding="utf-8").splitlines()):
+                    words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,}", rec["contents"]))
         yield {"root": root, "server": server, "base": server["base"], "engine": engine, "searchers": searchers,
                "encoder": enc, "sample_index": sample_index, "vocab": sorted(w for w, n in words.items() if n >= 2),
                "faiss": (faiss.read_index(str(dense_dir / "index.faiss")), docids),
                "reference_encoder": ReferenceEncoder(model_dir)}
-    finally:
-        stop_server(server)
-        engine.close()
-        for s in searchers.values():
-            s.close()
-        for reference_searcher in _PYSERINI.values():
-            reference_searcher.close()
-        _PYSERINI.clear()
+
+
+def _close_reference_searchers() -> None:
+    for reference_searcher in _PYSERINI.values():
+        reference_searcher.close()
+    _PYSERINI.clear()
 
 
 # ------------------------------------------------------------------ the reference, computed here

@@ -283,3 +283,19 @@ def test_the_helper_decides_alone():
     t.start()
     t.join()
     assert got == [False]
+
+
+def test_a_message_while_another_thread_imports_tqdm_is_written(monkeypatch, capsys):
+    """The command line's handler writes a message while tqdm is half imported by another thread (the module in
+    ``sys.modules`` without its ``tqdm`` class yet): the message is written, no AttributeError (`legalir serve` lost
+    a worker thread's bookkeeping to one)."""
+    import logging
+    import types
+
+    from legalir.base import log
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))   # what a thread sees mid-import
+    handler = log._CurrentStderr()
+    handler.setFormatter(log._Formatter())
+    handler.emit(logging.LogRecord("legalir.serve", logging.WARNING, __file__, 1, "work ended", None, None))
+    assert capsys.readouterr().err == "warning: work ended\n"

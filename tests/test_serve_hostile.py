@@ -426,6 +426,44 @@ def test_workers_budget_in_process():
         pool.shutdown()
 
 
+def test_abandoned_work_frees_its_slot_when_its_log_line_fails():
+    """The line that says abandoned work ended is written before the gauge falls, and the gauge falls even when
+    writing it raises: a handler that raised (the command line's, while another thread imported tqdm) once left
+    ``legalir_abandoned_work`` at 1 and the thread counted as busy for good."""
+    import asyncio
+    import logging
+    import threading
+
+    from legalir.serve import workers as workers_mod
+    from legalir.serve.workers import OverBudget, Workers
+
+    class Raising(logging.Handler):
+        def emit(self, record):
+            raise AttributeError("partially initialized module 'tqdm' has no attribute 'tqdm'")
+
+    handler, logger = Raising(), workers_mod._log
+    logger.addHandler(handler)
+    pool = Workers(1, budget=0.05)
+    release = threading.Event()
+
+    async def main():
+        with pytest.raises(OverBudget):
+            await pool.call(release.wait, WAIT_S)
+        assert pool.abandoned == 1
+        release.set()
+        deadline = time.monotonic() + WAIT_S
+        while pool.abandoned:
+            assert time.monotonic() < deadline, "the gauge never fell"
+            await asyncio.sleep(0.01)
+        assert await pool.call(lambda: "ok") == "ok"
+    try:
+        asyncio.run(main())
+    finally:
+        release.set()
+        logger.removeHandler(handler)
+        pool.shutdown()
+
+
 # ------------------------------------------------------------------ snippets: the faster one answers as before
 def _snippet_reference(text, terms, width):
     """legalir.serve.engine.snippet as it was: every word's offsets and fold, then the same window."""

@@ -44,10 +44,12 @@ class _CurrentStderr(logging.StreamHandler):
         pass
 
     def emit(self, record: logging.LogRecord) -> None:
-        tqdm = sys.modules.get("tqdm")
-        if tqdm is not None and getattr(tqdm.tqdm, "_instances", None):
+        # tqdm's class as far as it is imported: another thread may be importing tqdm right now, and a module
+        # half initialised has no ``tqdm`` yet (then no bar of it is on the terminal either)
+        bar = getattr(sys.modules.get("tqdm"), "tqdm", None)
+        if bar is not None and getattr(bar, "_instances", None):
             # a progress bar is on the terminal: clear it, write the message, draw it again below
-            with tqdm.tqdm.external_write_mode(file=sys.stderr):
+            with bar.external_write_mode(file=sys.stderr):
                 super().emit(record)
         else:
             super().emit(record)

@@ -146,10 +146,14 @@ class Workers:
         return fut.result()
 
     def _finished(self, name: str, t0: float) -> None:
-        # logged before the gauge falls: whoever sees ``legalir_abandoned_work`` back at 0 finds the line written
-        _log.warning(f"serve: work abandoned over the time budget ({name}) ended after {time.monotonic() - t0:.1f} s")
-        with self._lock:
-            self.abandoned -= 1
+        # logged before the gauge falls: whoever sees ``legalir_abandoned_work`` back at 0 finds the line written;
+        # the gauge falls however the logging ends (a handler that raised once left the thread counted for good)
+        try:
+            _log.warning(f"serve: work abandoned over the time budget ({name}) ended after "
+                         f"{time.monotonic() - t0:.1f} s")
+        finally:
+            with self._lock:
+                self.abandoned -= 1
 
     def shutdown(self) -> None:
         for _ in self._threads:
