@@ -202,7 +202,12 @@ def test_missing_or_wrong_columns_name_the_file_and_line(tmp_path):
         datasets.get("housing_qa", tmp_path).questions()
 
 
-def test_missing_files_say_what_to_place_where(tmp_path):
+def test_missing_files_say_what_to_place_where(tmp_path, monkeypatch):
+    """Missing published files: exit 2 naming the file and the download; the default output's folder
+    (./collections), made for the write, is not left behind empty."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LEGALIR_COLLECTIONS", raising=False)
     result = CliRunner().invoke(main, ["convert", "housing_qa", "--data-dir", str(tmp_path), "--quiet"])
     assert result.exit_code == 2
     assert "data/statutes.tsv.zip" in result.output and "legalir download housing_qa" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -141,6 +141,26 @@ def test_links_and_files_are_not_output_folders(tmp_path):
     assert (tmp_path / "file").read_text() == "x" and sorted(os.listdir(tmp_path / "real")) == []
 
 
+def test_a_failed_write_removes_only_the_empty_folders_it_made(tmp_path):
+    """A write that fails removes the folders it made for its output while they are empty; a folder that was
+    there before, or that holds anything by then, is kept."""
+    class Stop(Exception):
+        pass
+
+    with pytest.raises(Stop), atomic.atomic_dir(tmp_path / "a" / "b" / "out", "test") as d:
+        assert d.is_dir() and (tmp_path / "a" / "b").is_dir()
+        raise Stop
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "a").mkdir()
+    with pytest.raises(Stop), atomic.atomic_dir(tmp_path / "a" / "b" / "out", "test"):
+        (tmp_path / "a" / "b" / "notes.txt").write_text("a user's")   # written there meanwhile: b is kept
+        raise Stop
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["a", "a/b", "a/b/notes.txt"]
+    with atomic.atomic_dir(tmp_path / "c" / "out", "test") as d:   # a write that succeeds keeps what it made
+        (d / "f").write_text("x")
+    assert (tmp_path / "c" / "out" / "f").read_text() == "x"
+
+
 def test_a_second_writer_stops_at_once(tmp_path):
     out = tmp_path / "c"
     with atomic.lock(out):

@@ -216,9 +216,46 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
         yield tmp
 
 
+def _made_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` where it is missing, with its missing parents; those this call created, deepest first
+    (a folder another process made meanwhile is not counted)."""
+    missing: list[Path] = []
+    p = folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    made = []
+    for p in reversed(missing):
+        try:
+            p.mkdir()
+        except FileExistsError:
+            continue
+        made.append(p)
+    return made[::-1]
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while each is empty: a folder with anything in it is kept."""
+    for f in folders:
+        try:
+            f.rmdir()
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def _atomic_dir(target: Path, kind: str, overwrite: bool, legacy, versioned: bool, marker) -> Iterator[Path]:
-    target.parent.mkdir(parents=True, exist_ok=True)
+    made = _made_parents(target.parent)
+    try:
+        with _atomic_dir_in(target, kind, overwrite, legacy, versioned, marker) as tmp:
+            yield tmp
+    except BaseException:
+        _remove_if_empty(made)  # a write that failed leaves no empty folder of its own making (collections/)
+        raise
+
+
+@contextlib.contextmanager
+def _atomic_dir_in(target: Path, kind: str, overwrite: bool, legacy, versioned: bool, marker) -> Iterator[Path]:
     with lock(target), _sigterm_raises():
         check_target(target, kind, overwrite=overwrite, legacy=legacy)
         clean_stale(target)
