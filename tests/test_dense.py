@@ -522,6 +522,20 @@ def odd_counts():
         faiss.omp_set_num_threads(saved[1])
 
 
+def test_numeric_current_reads_only_what_is_imported(monkeypatch):
+    """``numeric.current`` while another thread imports torch (the module in ``sys.modules`` without its
+    functions yet): that library is left out, not an AttributeError."""
+    import sys
+    import types
+
+    from legalir.base import numeric
+
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    import faiss
+
+    assert numeric.current() == {"faiss": faiss.omp_get_max_threads()}
+
+
 def test_numeric_threads_sets_for_the_block_and_restores_whatever_ends_it(odd_counts):
     from legalir.base import numeric
 

@@ -33,12 +33,13 @@ _LOCK = threading.RLock()
 def current() -> dict[str, int]:
     """The process's thread counts now: ``torch`` (intra-op) and ``faiss`` (OpenMP), where loaded."""
     out = {}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        out["torch"] = int(torch.get_num_threads())
-    faiss = sys.modules.get("faiss")
-    if faiss is not None and hasattr(faiss, "omp_get_max_threads"):
-        out["faiss"] = int(faiss.omp_get_max_threads())
+    # each function as far as its module is imported: another thread may be importing it right now
+    torch_threads = getattr(sys.modules.get("torch"), "get_num_threads", None)
+    if torch_threads is not None:
+        out["torch"] = int(torch_threads())
+    faiss_threads = getattr(sys.modules.get("faiss"), "omp_get_max_threads", None)
+    if faiss_threads is not None:
+        out["faiss"] = int(faiss_threads())
     return out
 
 
