@@ -142,8 +142,8 @@ def test_links_and_files_are_not_output_folders(tmp_path):
 
 
 def test_a_failed_write_removes_only_the_empty_folders_it_made(tmp_path):
-    """A write that fails removes the folders it made for its output while they are empty; a folder that was
-    there before, or that holds anything by then, is kept."""
+    """A write that fails (a folder or a file) removes the folders it made for its output while they are empty; a
+    folder that was there before, or that holds anything by then, is kept."""
     class Stop(Exception):
         pass
 
@@ -159,6 +159,12 @@ def test_a_failed_write_removes_only_the_empty_folders_it_made(tmp_path):
     with atomic.atomic_dir(tmp_path / "c" / "out", "test") as d:   # a write that succeeds keeps what it made
         (d / "f").write_text("x")
     assert (tmp_path / "c" / "out" / "f").read_text() == "x"
+    with pytest.raises(Stop), atomic.open_file(tmp_path / "d" / "e" / "run.trec", output=True) as f:   # a file
+        f.write("q1 Q0 d1 1 1.0 t\n")
+        raise Stop
+    assert not (tmp_path / "d").exists()
+    atomic.write_text(tmp_path / "d" / "e" / "run.trec", "q1 Q0 d1 1 1.0 t\n", output=True)
+    assert (tmp_path / "d" / "e" / "run.trec").is_file()
 
 
 def test_a_second_writer_stops_at_once(tmp_path):

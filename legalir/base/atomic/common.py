@@ -53,6 +53,33 @@ def _remove(p: Path) -> None:
             p.unlink()
 
 
+def _made_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` where it is missing, with its missing parents; those this call created, deepest first
+    (a folder another process made meanwhile is not counted)."""
+    missing: list[Path] = []
+    p = folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    made = []
+    for p in reversed(missing):
+        try:
+            p.mkdir()
+        except FileExistsError:
+            continue
+        made.append(p)
+    return made[::-1]
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while each is empty: a folder with anything in it is kept."""
+    for f in folders:
+        try:
+            f.rmdir()
+        except OSError:
+            return
+
+
 def clean_stale(target: str | os.PathLike) -> list[Path]:
     """Remove ``TARGET.tmp-PID`` leftovers beside ``target`` whose process is gone; returns them."""
     target = Path(target)

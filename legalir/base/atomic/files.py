@@ -14,6 +14,8 @@ from legalir.base.atomic.common import (
     _digest,
     _fsync_dir,
     _located,
+    _made_parents,
+    _remove_if_empty,
     _sigterm_raises,
     _tmp_name,
     _tracked,
@@ -69,7 +71,7 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
     # a file legalir writes into a folder it published (embedding shards, their manifest): recorded in the
     # folder's marker, so that the folder stays provably legalir's (legalir.base.atomic.ownership.audit)
     marked = None if output else marked_folder(p)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    made = _made_parents(p.parent)
     clean_stale(p)
     tmp = _tmp_name(p)
     with _sigterm_raises(), _tracked(tmp):
@@ -94,6 +96,7 @@ def _open_file(path, mode, *, encoding, newline, output, inputs, force, legacy) 
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+            _remove_if_empty(made)  # a write that failed leaves no empty folder of its own making (runs/x/)
             raise
     _fsync_dir(p.parent)
     if output:

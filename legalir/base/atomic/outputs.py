@@ -20,7 +20,9 @@ from legalir.base.atomic.common import (
     _fsync_dir,
     _fsync_tree,
     _located,
+    _made_parents,
     _remove,
+    _remove_if_empty,
     _sigterm_raises,
     _tracked,
     _write_marker,
@@ -214,33 +216,6 @@ def atomic_dir(target: str | os.PathLike, kind: str = "output", *, overwrite: bo
     with _located(target, "nothing was published (the folder there before, if any, is as it was)"), \
             _atomic_dir(target, kind, overwrite, legacy, versioned, marker) as tmp:
         yield tmp
-
-
-def _made_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` where it is missing, with its missing parents; those this call created, deepest first
-    (a folder another process made meanwhile is not counted)."""
-    missing: list[Path] = []
-    p = folder
-    while not p.exists() and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    made = []
-    for p in reversed(missing):
-        try:
-            p.mkdir()
-        except FileExistsError:
-            continue
-        made.append(p)
-    return made[::-1]
-
-
-def _remove_if_empty(folders: list[Path]) -> None:
-    """Remove ``folders`` (deepest first) while each is empty: a folder with anything in it is kept."""
-    for f in folders:
-        try:
-            f.rmdir()
-        except OSError:
-            return
 
 
 @contextlib.contextmanager
