@@ -262,13 +262,13 @@ def _finish(proc) -> str:
 
 def _signal_after_a_shard(proc, out: Path, sig: int) -> None:
     """Send ``sig`` to the encode ``proc`` once its folder ``out`` records a finished shard (unless it ended
-    first, or the hang ceiling passed)."""
-    deadline = time.time() + WAIT_S
-    while time.time() < deadline and proc.poll() is None:
-        if (out / encoders.MANIFEST).exists() and json.loads((out / encoders.MANIFEST).read_text())["shards"]:
-            proc.send_signal(sig)
-            return
-        time.sleep(0.02)
+    first)."""
+    def shard_or_end() -> bool:
+        manifest = out / encoders.MANIFEST
+        return proc.poll() is not None or (manifest.exists() and bool(json.loads(manifest.read_text())["shards"]))
+
+    wait_for(shard_or_end, "the encode to record a shard or end", interval=0.02)
+    proc.send_signal(sig)  # Popen's send_signal does nothing once the process has ended
 
 
 def test_ray_encoding_survives_kills_and_equals_single_process(cluster, minilm_path, statutes, single, tmp_path):
