@@ -97,11 +97,13 @@ def _ours(prefix: str = "", token: str = TOKEN) -> list[int]:
 
 
 class _Watch:
-    """:func:`_ours` for a tight polling loop: each process's environment is read once, when it first appears,
-    and then only the titles of this session's processes. (A full :func:`_ours` reads every process's
-    environment: milliseconds a call, more on a busy machine, which a 5 ms loop turns into a core's worth of
-    CPU taken from the Ray workers it watches.) A process whose environment lacks the token (Ray's agents) is
-    not seen; Ray's workers carry it."""
+    """:func:`_ours` for a tight polling loop: the titles of every process are read, and the environment only of a
+    process whose title matches, once. (A full :func:`_ours` reads every process's environment: milliseconds a
+    call, more on a busy machine, which a 5 ms loop turns into a core's worth of CPU taken from the Ray workers it
+    watches.) A process is judged by its environment once it carries the title, when it runs Ray's code: judged
+    at its birth, between fork and exec, it may not show its own environment yet, and was missed for good (one
+    run in ten on 2026-11-29 never caught the worker). A process whose environment lacks the token (Ray's agents)
+    is not seen; Ray's workers carry it."""
 
     def __init__(self, token: str = TOKEN):
         self.mark = f"LEGALIR_TEST_RAY={token}".encode()
@@ -113,13 +115,14 @@ class _Watch:
             if not d.isdigit():
                 continue
             try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if not f.read().split(b"\0")[0].decode(errors="replace").startswith(prefix):
+                        continue
                 if d not in self.mine:
                     with open(f"/proc/{d}/environ", "rb") as f:
                         self.mine[d] = self.mark in f.read().split(b"\0")
                 if self.mine[d]:
-                    with open(f"/proc/{d}/cmdline", "rb") as f:
-                        if f.read().split(b"\0")[0].decode(errors="replace").startswith(prefix):
-                            pids.append(int(d))
+                    pids.append(int(d))
             except OSError:
                 continue
         return pids
