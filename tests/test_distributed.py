@@ -172,8 +172,12 @@ def cluster():
 
     Ray's raylet aborts when its dashboard agent has not written its port within a hard-coded 15 s
     (ray-project/ray#65983), which a slow or busy machine misses on a cold start; `ray start` is then tried
-    again, at most 3 times within ``WAIT_S``, each failure's cause kept for the message."""
-    env = {**os.environ, **RAY_ENV, "LEGALIR_TEST_RAY": TOKEN}
+    again, at most 3 times within ``WAIT_S``, each failure's cause kept for the message.
+
+    Its files (sessions, logs, the cluster file that `--ray auto` reads) live in a private ``RAY_TMPDIR``, removed
+    with the cluster: the machine's /tmp/ray is left as it was (each run left a session folder there)."""
+    ray_tmp = tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp")  # short: Ray's socket paths are made under it
+    env = {**os.environ, **RAY_ENV, "LEGALIR_TEST_RAY": TOKEN, "RAY_TMPDIR": ray_tmp}
     ray_cli = str(Path(sys.executable).parent / "ray")
     failures: list[str] = []
     deadline = time.time() + WAIT_S
@@ -196,20 +200,7 @@ def cluster():
         yield f"127.0.0.1:{port}"
     finally:
         _stop_ours()
-        _forget_cluster_file(port)
-
-
-def _forget_cluster_file(port: int) -> None:
-    """Remove the cluster file `ray start` wrote (/tmp/ray/ray_current_cluster) when it still names this test's
-    cluster, now stopped: left behind, it would send every later `--ray auto` to a dead address."""
-    from ray._common.utils import get_ray_address_file
-
-    path = Path(get_ray_address_file(None))
-    try:  # Ray writes the node's address there, not the loopback one given: the port tells it is ours
-        if path.read_text().strip().rpartition(":")[2] == str(port):
-            path.unlink()
-    except FileNotFoundError:
-        pass
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
