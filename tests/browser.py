@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -141,7 +142,7 @@ class Chromium:
         # TMPDIR inside the profile: Chromium's singleton-socket folder (org.chromium.Chromium.*) goes with it
         self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, "TMPDIR": self.profile})
+                                     env={**os.environ, "TMPDIR": self.profile}, start_new_session=True)
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + self.timeout
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -164,9 +165,14 @@ class Chromium:
 
     def __exit__(self, *exc) -> None:
         # killed, not terminated: its profile is thrown away, and a terminated headless Chromium often took its
-        # full 10 s grace, as the close handshake of a page's socket did (20 s a browser, twice per test run)
+        # full 10 s grace, as the close handshake of a page's socket did (20 s a browser, twice per test run). Its
+        # whole process group: a helper left alive wrote its network state into the profile after it was removed,
+        # and left the folder in /tmp (one a run)
         if self.proc is not None:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.proc.wait()
         for p in self.pages:
             try:
