@@ -117,9 +117,11 @@ class Page:
         p.write_bytes(base64.b64decode(data))
         return p
 
-    def close(self) -> None:
+    def drop(self) -> None:
+        """Close the socket without the closing handshake (the browser is gone: it would wait ``close_timeout``)."""
         try:
-            self._loop.run_until_complete(self._ws.close())
+            self._ws.transport.abort()
+            self._loop.run_until_complete(asyncio.sleep(0))  # the loop runs the abort's callbacks
         finally:
             self._loop.close()
 
@@ -176,7 +178,7 @@ class Chromium:
             self.proc.wait()
         for p in self.pages:
             try:
-                p.close()
+                p.drop()
             except Exception:
                 pass
         shutil.rmtree(self.profile, ignore_errors=True)
