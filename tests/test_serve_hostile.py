@@ -451,10 +451,10 @@ def test_abandoned_work_frees_its_slot_when_its_log_line_fails():
             await pool.call(release.wait, WAIT_S)
         assert pool.abandoned == 1
         release.set()
-        deadline = time.monotonic() + WAIT_S
-        while pool.abandoned:
-            assert time.monotonic() < deadline, "the gauge never fell"
-            await asyncio.sleep(0.01)
+        # the gauge falls in the worker thread (the future's callback runs there): nothing on this loop is awaited
+        wait_for(lambda: pool.abandoned == 0, "the abandoned-work gauge to fall", interval=0.01)
+        # the slot is free: the next call is answered (a budget a loaded machine meets: 0.05 s was missed once)
+        pool.budget = WAIT_S
         assert await pool.call(lambda: "ok") == "ok"
     try:
         asyncio.run(main())
