@@ -42,9 +42,16 @@ $(STAMP): pyproject.toml
 # and pytest rewrite every test module again); one OpenMP thread a process (`OMP_NUM_THREADS=1`: the workers
 # fill the cores already, and each torch or FAISS process's second thread only spun waiting for a core, 40 CPU-s
 # a run; tests that vary torch's thread count set it themselves). Both measured in docs/testing.md
+# TEST_TMP: the tests' temporary files (TMPDIR: pytest's tmp_path, tempfile) in memory, /dev/shm, where it is a
+# writable folder with 8 GB free (a run writes 4-8 GB, model checkpoints most, each file synced: on this machine's
+# virtual disk 36-48 core-s of I/O wait a run, 18 in memory; docs/testing.md); else the system's. `TEST_TMP=` keeps it
+TEST_TMP     ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
+  [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -ge 8000000 ] 2>/dev/null && echo $$d/legalir-tests-$$(id -u))
 TEST_WORKERS ?= 2
-TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1
-PYTEST        = $(TEST_ENV) $(BIN)/python -m pytest -q \
+TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 \
+  $(if $(TEST_TMP),TMPDIR=$(TEST_TMP))
+TEST_PREP     = $(if $(TEST_TMP),mkdir -p $(TEST_TMP) &&)
+PYTEST        = $(TEST_PREP) $(TEST_ENV) $(BIN)/python -m pytest -q \
   $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) \
   $(if $(COVERAGE),--cov=legalir --cov-report=term:skip-covered --cov-report=json:coverage.json)
 #: the inner loop: the modules that need no JVM, server, browser, model or Ray (formats, scoring against its
@@ -65,7 +72,7 @@ lint: setup ## static checks: ruff (pyflakes, import order, pyupgrade, pycodesty
 	$(BIN)/mypy
 
 test-deep: setup ## the scoring, file round-trip and index-update property tests with thousands of generated examples (HYPOTHESIS_EXAMPLES=4000)
-	LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
+	$(TEST_PREP) LEGALIR_HYPOTHESIS_PROFILE=deep LEGALIR_HYPOTHESIS_EXAMPLES=$(or $(HYPOTHESIS_EXAMPLES),4000) \
 	  $(TEST_ENV) $(BIN)/python -m pytest -q --hypothesis-show-statistics \
 	  tests/test_eval_properties.py tests/test_roundtrip_properties.py tests/test_index_update.py $(PYTEST_ARGS)
 
