@@ -14,7 +14,9 @@ each tree (it imports the legalir beside it). The work folder is ``scripts/bench
 ``--over-http``: the same app served by uvicorn with the guarded h11 protocol (as ``legalir serve`` runs it, access
 log on) in a process of its own, and ``GET /search`` sent from this one over a keep-alive loopback connection: per
 request, the p50 wall time, the server's CPU (``/proc``) and this client's CPU, per round. Everything of a request but
-the engine.
+the engine. ``--over-http --bare``: the same client against the floor of any answer, a raw ASGI function answering
+``{"hits": []}`` under plain uvicorn (h11, no guard, keys, limit or log), measured the same way (docs/serving.md: how
+far this machine lets issue 39's targets go).
 """
 from __future__ import annotations
 
@@ -41,15 +43,19 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=7, help="rounds of 200 GET and 10 batch requests [7]")
     ap.add_argument("--over-http", action="store_true", help="serve the app with uvicorn in a process of its own "
                                                                   "and time GET /search over loopback")
+    ap.add_argument("--bare", action="store_true", help="with --over-http: a raw ASGI function under plain uvicorn "
+                                                           "instead of legalir's app (the floor of any answer)")
     ap.add_argument("--serve-port", type=int, default=None, help=argparse.SUPPRESS)  # the --over-http server itself
     args = ap.parse_args(argv)
+    if args.bare and not args.over_http and args.serve_port is None:
+        ap.error("--bare goes with --over-http")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args.work.mkdir(parents=True, exist_ok=True)
     if args.serve_port is not None:
-        serve(args.work, args.serve_port)
+        serve(args.work, args.serve_port, args.bare)
         return
     if args.over_http:
-        over_http(args.work, args.rounds)
+        over_http(args.work, args.rounds, args.bare)
         os._exit(0)
     app, qs = stored_app(args.work)
     stack = app.build_middleware_stack()  # the guard around FastAPI's own stack, as uvicorn calls it
@@ -135,14 +141,32 @@ def stored_app(work: Path):
     return app_mod.create_app(Stored(), app_mod.Workers(4, budget=30), policy=policy, mcp=False), qs
 
 
-def serve(work: Path, port: int) -> None:
-    """The stored-answer app as `legalir serve` runs it: uvicorn, the guarded h11 protocol, the JSON access log."""
+BARE_BODY = b'{"hits": []}'
+
+
+async def bare_app(scope, receive, send) -> None:
+    """The floor of any answer: an ASGI function that answers every request with the same few bytes."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(BARE_BODY))]})
+    await send({"type": "http.response.body", "body": BARE_BODY})
+
+
+def serve(work: Path, port: int, bare: bool = False) -> None:
+    """The stored-answer app as `legalir serve` runs it: uvicorn, the guarded h11 protocol, the JSON access log
+    (``bare``: :func:`bare_app` under plain uvicorn and h11, no log)."""
     import logging
 
     import uvicorn
 
     from legalir.serve import app as app_mod
     from legalir.serve import protocol
+
+    if bare:
+        uvicorn.Server(uvicorn.Config(bare_app, log_level="warning", access_log=False, http="h11")).run(
+            sockets=[app_mod.bind("127.0.0.1", port)])
+        return
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")  # the access log, as the CLI
     app, _ = stored_app(work)
@@ -152,8 +176,9 @@ def serve(work: Path, port: int) -> None:
     uvicorn.Server(config).run(sockets=[app_mod.bind("127.0.0.1", port)])
 
 
-def over_http(work: Path, rounds: int) -> None:
-    """``--over-http``: the server in its own process, GET /search from here over one keep-alive connection."""
+def over_http(work: Path, rounds: int, bare: bool = False) -> None:
+    """``--over-http``: the server in its own process, GET /search from here over one keep-alive connection
+    (``bare``: against :func:`bare_app`)."""
     import http.client
     import socket
     import subprocess
@@ -166,8 +191,8 @@ def over_http(work: Path, rounds: int) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = open(work / "http-layer-server.log", "w")
-    proc = subprocess.Popen([sys.executable, __file__, "--work", str(work), "--serve-port", str(port)], cwd=REPO,
-                            stdout=log, stderr=log)
+    proc = subprocess.Popen([sys.executable, __file__, "--work", str(work), "--serve-port", str(port),
+                             *(["--bare"] if bare else [])], cwd=REPO, stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 300
         while True:
@@ -199,7 +224,8 @@ def over_http(work: Path, rounds: int) -> None:
                 raise SystemExit(f"GET {path}: {resp.status}")
         for path in paths * 4:  # warm-up
             get(path)
-        print(f"# {REPO}; load average {os.getloadavg()[0]:.2f}; GET /search over loopback, stored answers, "
+        what = "a raw ASGI function under plain uvicorn (--bare)" if bare else "stored answers"
+        print(f"# {REPO}; load average {os.getloadavg()[0]:.2f}; GET /search over loopback, {what}, "
               f"µs a request (p50 wall, server CPU, client CPU), {len(paths) * 6} requests a round")
         for _ in range(rounds):
             lat, c0, p0 = [], server_cpu(), time.process_time()
