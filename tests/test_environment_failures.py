@@ -131,6 +131,28 @@ def test_a_jvm_crash_reports_into_the_cache_and_says_so(tmp_path):
     assert len(said) == 1 and str(reports[0]) in said[0], r.stderr
 
 
+def test_a_killed_jvm_leaves_nothing_in_tmp():
+    """legalir's JVM opens no attach socket: under -Xrs Java opened /tmp/.java_pid<pid> at start-up and removed it
+    only on a shutdown of its own, so every legalir process killed (SIGKILL, the OOM killer) or ended from Python
+    left one in /tmp (about 60 a test run)."""
+    import os
+    from pathlib import Path
+
+    code = "from legalir.base import jvm\njvm.start()\nprint('up', flush=True)\nimport sys\nsys.stdin.read()\n"
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "LEGALIR_JVM_OPTIONS"})
+    sock = Path(f"/tmp/.java_pid{p.pid}")
+    try:
+        assert p.stdout.readline() == "up\n"
+        while_alive = sock.exists()
+    finally:
+        p.kill()
+        p.wait()
+    left = sock.exists()
+    sock.unlink(missing_ok=True)  # what a failed run left
+    assert not while_alive and not left
+
+
 def test_a_full_standard_output_is_a_located_error(tmp_path):
     """`legalir eval ... > file` on a full disk: /dev/full, a stream whose every write fails with ENOSPC."""
     (tmp_path / "q.txt").write_text("q1 0 a 1\n")

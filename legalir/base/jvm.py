@@ -141,8 +141,13 @@ def options() -> list[str]:
     """
     heap = os.environ.get("LEGALIR_JVM_HEAP")
     # -Xrs: the JVM leaves SIGINT/SIGTERM to Python, so an interrupted build cleans up
-    # its temporary output (legalir.base.atomic) instead of exiting from inside Java
-    opts = ["-Xss4m", "-Xrs", "-Djava.awt.headless=true", "--sun-misc-unsafe-memory-access=allow",
+    # its temporary output (legalir.base.atomic) instead of exiting from inside Java.
+    # -XX:+DisableAttachMechanism: under -Xrs the JVM opens its attach socket (/tmp/.java_pid<pid>) at start-up and
+    # removes it only when Java itself shuts down, which a Python process's exit, a kill or a crash never does: each
+    # left one behind in /tmp. (jcmd and jstack cannot attach then; LEGALIR_JVM_OPTIONS=-XX:-DisableAttachMechanism
+    # brings it back for a debugging session.)
+    opts = ["-Xss4m", "-Xrs", "-XX:+DisableAttachMechanism", "-Djava.awt.headless=true",
+            "--sun-misc-unsafe-memory-access=allow",
             # no Java noise on stderr: SLF4J's "Connected with provider" line, Lucene's MMapDirectory notice
             # (legalir/resources/java-logging.properties); real warnings and errors still print
             "-Dslf4j.internal.verbosity=WARN",
