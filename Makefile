@@ -44,7 +44,7 @@ $(STAMP): pyproject.toml
 # a run; tests that vary torch's thread count set it themselves). Both measured in docs/testing.md
 # TEST_TMP: the tests' temporary files (TMPDIR: pytest's tmp_path, tempfile) in memory, /dev/shm, where it is a
 # writable folder with 8 GB free (a run writes 4-8 GB, model checkpoints most, each file synced: on this machine's
-# virtual disk 36-48 core-s of I/O wait a run, 18 in memory; docs/testing.md); else the system's. `TEST_TMP=` keeps it
+# virtual disk 36-48 core-s of I/O wait a run, 18-24 in memory; docs/testing.md); else the system's. `TEST_TMP=` keeps it
 TEST_TMP     ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
   [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -ge 8000000 ] 2>/dev/null && echo $$d/legalir-tests-$$(id -u))
 TEST_WORKERS ?= 2
