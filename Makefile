@@ -43,10 +43,14 @@ $(STAMP): pyproject.toml
 # fill the cores already, and each torch or FAISS process's second thread only spun waiting for a core, 40 CPU-s
 # a run; tests that vary torch's thread count set it themselves). Both measured in docs/testing.md
 # TEST_TMP: the tests' temporary files (TMPDIR: pytest's tmp_path, tempfile) in memory, /dev/shm, where it is a
-# writable folder with 8 GB free (a run writes 4-8 GB, model checkpoints most, each file synced: on this machine's
-# virtual disk 36-48 core-s of I/O wait a run, 18-24 in memory; docs/testing.md); else the system's. `TEST_TMP=` keeps it
-TEST_TMP     ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
-  [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -ge 8000000 ] 2>/dev/null && echo $$d/legalir-tests-$$(id -u))
+# writable folder with 8 GB free whose files may run (a test builds trec_eval there and runs it; Docker mounts
+# /dev/shm noexec) (a run writes 4-8 GB, model checkpoints most, each file synced: on this machine's virtual disk
+# 36-48 core-s of I/O wait a run, 18-24 in memory; docs/testing.md); else the system's. `TEST_TMP=` keeps it
+# (looked at once, and only by the targets that use it: the first use sets it for the rest)
+TEST_TMP     ?= $(eval TEST_TMP := $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
+  [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -ge 8000000 ] 2>/dev/null && \
+  f=$$(mktemp $$d/legalir-exec-XXXXXX) && { printf '\043!/bin/sh\n' > $$f && chmod +x $$f && $$f 2>/dev/null; r=$$?; \
+  rm -f $$f; [ $$r = 0 ]; } && echo $$d/legalir-tests-$$(id -u)))$(TEST_TMP)
 TEST_WORKERS ?= 2
 TEST_ENV      = HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 \
   $(if $(TEST_TMP),TMPDIR=$(TEST_TMP))
