@@ -85,6 +85,16 @@ def pytest_configure(config):
                                        "failure in CI (tests/conftest.py: needs)")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """The run is over: each pytest process (the controller, every xdist worker) exits without the collector's
+    passes over what the suite loaded, as the `legalir` program does (legalir.cli._exit_light). A worker's
+    teardown with torch, transformers and the rest loaded took 1 to 2 s, and the run's end waits for it."""
+    import gc
+
+    gc.freeze()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     for mark in item.iter_markers("needs"):

