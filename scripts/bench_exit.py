@@ -1,12 +1,15 @@
-"""What the `legalir` program's light exit (legalir.cli._exit_light: the collector frozen once the command has ended)
-saves a short command: the same command run as the program and run without the freeze, alternated, ROUNDS times.
+"""What the `legalir` program's garbage-collector settings save a short command: its thresholds for the command
+(legalir.cli._collect_less) and its light exit (_exit_light: the collector frozen once the command has ended). The
+same command run as the program, as the program with Python's thresholds ("exit only") and without either,
+alternated, ROUNDS times.
 
     python scripts/bench_exit.py [--rounds 5]
 
 The commands, on the embedded sample dataset in a temporary folder: `legalir encode` with the bundled MiniLM (torch
 and transformers loaded), `legalir search` (the JVM, no torch) and `legalir eval` (neither). "without" runs the same
 module with another program name (``runpy``, ``sys.argv[0]`` not ``legalir``), which legalir treats as a caller of
-its command line, not as the program: no freeze (and no signal handlers, a thread and two handlers). Prints wall
+its command line, not as the program: Python's thresholds, no freeze (and no signal handlers, a thread and two
+handlers). Prints wall
 and CPU seconds (user + system) per run, the median of each, their ratio, and the peak resident memory.
 """
 from __future__ import annotations
@@ -24,6 +27,9 @@ from pathlib import Path
 
 NOT_THE_PROGRAM = ("import runpy, sys; sys.argv = ['legalir-bench', *sys.argv[1:]]; "
                    "runpy.run_module('legalir.cli', run_name='__main__')")
+#: the program with Python's thresholds: what the light exit alone saves
+EXIT_ONLY = ("import sys; import legalir.cli as c; c._collect_less = lambda: None; "
+             "sys.argv = ['legalir', *sys.argv[1:]]; c.main()")
 
 
 def run(cmd: list[str], env: dict) -> tuple[float, float, int]:
@@ -48,6 +54,7 @@ def main() -> int:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     program = [sys.executable, "-m", "legalir.cli", "-q"]
     without = [sys.executable, "-c", NOT_THE_PROGRAM, "-q"]
+    exit_only = [sys.executable, "-c", EXIT_ONLY, "-q"]
     with tempfile.TemporaryDirectory(prefix="legalir-bench-exit-") as tmp:
         t = Path(tmp)
         subprocess.run([*program, "convert", "sample", "--data-dir", str(t / "none"), "--out", str(t / "c")], check=True,
@@ -62,10 +69,10 @@ def main() -> int:
         }
         print(f"{'command':8} {'how':8} {'wall s (median)':>16} {'CPU s (median)':>15}   runs (wall/CPU)")
         for name, args in commands.items():
-            got: dict[str, list[tuple[float, float]]] = {"program": [], "without": []}
+            got: dict[str, list[tuple[float, float]]] = {"program": [], "exit only": [], "without": []}
             peak = {}
             for _ in range(a.rounds):
-                for how, head in (("program", program), ("without", without)):
+                for how, head in (("program", program), ("exit only", exit_only), ("without", without)):
                     if name == "encode":
                         shutil.rmtree(t / "emb", ignore_errors=True)
                     wall, cpu, rss = run([*head, *args], env)
@@ -75,9 +82,10 @@ def main() -> int:
             for how, v in got.items():
                 runs = " ".join(f"{w:.2f}/{c:.2f}" for w, c in v)
                 print(f"{name:8} {how:8} {med[how][0]:16.3f} {med[how][1]:15.3f}   {runs}")
-            print(f"{name:8} {'ratio':8} {med['program'][0] / med['without'][0]:16.3f} "
-                  f"{med['program'][1] / med['without'][1]:15.3f}   (program / without; peak RSS of the children "
-                  f"so far {max(peak.values()) / 1024:.0f} MiB)")
+            for how in ("program", "exit only"):
+                print(f"{name:8} {'ratio':8} {med[how][0] / med['without'][0]:16.3f} "
+                      f"{med[how][1] / med['without'][1]:15.3f}   ({how} / without)")
+            print(f"{'':8} peak RSS of the children so far: {max(peak.values()) / 1024:.0f} MiB")
     return 0
 
 

@@ -83,6 +83,12 @@ def needs(present: bool, what: str):
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs(present, what): runs only where `present`; else a skip locally, a "
                                        "failure in CI (tests/conftest.py: needs)")
+    # the suite's processes collect garbage as the `legalir` program does (legalir.cli.PROGRAM_GC_THRESHOLDS)
+    import gc
+
+    from legalir.cli import PROGRAM_GC_THRESHOLDS
+
+    gc.set_threshold(*PROGRAM_GC_THRESHOLDS)
 
 
 @pytest.hookimpl(trylast=True)
