@@ -420,6 +420,36 @@ def test_approximate_faiss_indexes_drop_deleted_and_find_added(base, tmp_path, m
 
 
 # ------------------------------------------------------------------ the Python API, documents, rebuilds
+def test_a_searcher_dropped_without_close_lets_its_version_go_at_once(plain):
+    """A Searcher is in no reference cycle (its display and its batching getters reach it weakly): dropped
+    unclosed, it is freed at once and its pin with it, so the next publish removes the version it held, whatever
+    the garbage collector does meanwhile (here: nothing, it is off). Its cycles once kept a version until the
+    collector's next pass: `make test` with the program's thresholds (fewer passes) showed it."""
+    import gc
+
+    import legalir
+    from legalir.base import atomic
+
+    v1 = plain.parent / "idx.v1"
+
+    def use_and_drop() -> tuple:
+        s = legalir.Searcher(plain)  # its batching getter and its display made (a hit holds its searcher)
+        found = [h.docid for h in s.search("ohio")], s.doc("d1")["id"]
+        for d in ("d4", "d5"):  # two versions published meanwhile: the held one stays
+            legalir.update(plain, delete=[d])
+        return found, atomic.pinned(v1), v1.is_dir()
+
+    gc.collect()
+    gc.disable()
+    try:
+        assert use_and_drop() == ((["d4"], "d1"), True, True)
+        assert not atomic.pinned(v1)
+        legalir.update(plain, delete=["d3"])  # the first publish after it is let go removes it
+        assert not v1.exists()
+    finally:
+        gc.enable()
+
+
 def test_python_api_updates_and_a_new_searcher_shows_the_changed_documents(plain):
     import legalir
 

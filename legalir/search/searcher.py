@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,11 @@ class Searcher:
         self._kept = _releases.Kept({"sparse": self.sparse, "dense": self.dense}, held)
         self._docs.release = self._kept.release  # the records shown name their version's release
         self._router = Router(self.pair, self.partition_field, self.pooled)
-        self._display = Display(self._docs, self.pair, self._stored)
+        # the display reaches the searcher's Lucene indexes through a weak reference: no cycle, so a searcher
+        # dropped without close() is freed at once, and its pins (the index versions it holds) with it, not at
+        # the garbage collector's next pass (a publish meanwhile would keep a version nobody reads)
+        stored = weakref.WeakMethod(self._stored)
+        self._display = Display(self._docs, self.pair, lambda docid, key: stored()(docid, key))  # type: ignore[misc]
         self._rm3 = rm3
         self._threads = threads
         self._encoder, self._device = encoder, device
@@ -328,9 +333,14 @@ class Searcher:
         with self._lock:
             getter = self._getters.get(key)
             if getter is None:
+                me = weakref.ref(self)  # no cycle (see __init__'s display): dropped, the searcher goes at once
+
                 def getter(key=key):
-                    self._check_open()
-                    return self._open_bm25(key)
+                    searcher = me()
+                    if searcher is None:  # pragma: no cover - a getter is called only by a search of its searcher
+                        raise SearcherError("this searcher is gone")
+                    searcher._check_open()
+                    return searcher._open_bm25(key)
                 self._getters[key] = getter
         return getter
 
