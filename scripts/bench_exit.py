@@ -16,32 +16,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_jvm_start import run
 
 NOT_THE_PROGRAM = ("import runpy, sys; sys.argv = ['legalir-bench', *sys.argv[1:]]; "
                    "runpy.run_module('legalir.cli', run_name='__main__')")
 #: the program with Python's thresholds: what the light exit alone saves
 EXIT_ONLY = ("import sys; import legalir.cli as c; c._collect_less = lambda: None; "
              "sys.argv = ['legalir', *sys.argv[1:]]; c.main()")
-
-
-def run(cmd: list[str], env: dict) -> tuple[float, float, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode:
-        sys.exit(f"{' '.join(cmd)}: exit status {done.returncode}\n{done.stderr}")
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss
 
 
 def main() -> int:

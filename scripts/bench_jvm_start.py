@@ -20,9 +20,13 @@ from pathlib import Path
 
 
 def run(cmd: list[str], env: dict) -> tuple[float, float, int]:
+    """Run ``cmd`` (its output dropped; its stderr shown if it fails, then exit): wall seconds, CPU seconds (user +
+    system), and the peak resident memory (KiB) of this process's children so far. (scripts/bench_exit.py too.)"""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit status {done.returncode}\n{done.stderr}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
