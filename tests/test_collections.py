@@ -202,3 +202,26 @@ def test_records_made_in_worker_processes_are_the_ones_made_here(tmp_path, monke
                 marker_without_mtimes(tmp_path / "workers" / rel.parent)
             continue
         assert filecmp.cmp(tmp_path / "here" / rel, tmp_path / "workers" / rel, shallow=False), rel
+
+
+def test_a_corpus_file_handle_freed_in_the_interpreters_teardown_closes_quietly(tmp_path, monkeypatch):
+    """A corpus file handle freed while the interpreter tears its modules down (their globals set to None, ``os``
+    among them) still closes its descriptor and says nothing: it once printed "Exception ignored in _Handle.__del__
+    ... 'NoneType' object has no attribute 'close'" at the exit of a program that died holding a corpus."""
+    import os
+    import sys
+
+    from legalir import collections as c
+
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"id": "a", "contents": "x"}\n')
+    handle = c._Handle(str(path))
+    fd = handle.fd
+    unraisable: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    monkeypatch.setattr(c, "os", None)  # what the teardown does to the module's globals
+    del handle
+    monkeypatch.undo()
+    assert unraisable == []
+    with pytest.raises(OSError):
+        os.fstat(fd)

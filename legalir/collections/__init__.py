@@ -842,9 +842,9 @@ class _Handle:
         self.fd = fd
         self.identity = Corpus._identity_of(os.fstat(fd))
 
-    def __del__(self):
+    def __del__(self, _close=os.close):  # bound at definition: freed in the interpreter's teardown, os may be gone
         if self.fd >= 0:
-            os.close(self.fd)
+            _close(self.fd)
             self.fd = -1
 
 
