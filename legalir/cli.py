@@ -103,7 +103,8 @@ def _is_the_program() -> bool:
 
 #: the program's garbage-collector thresholds (Python's: 700, 10, 10): a young collection every 50,000 new objects,
 #: not every 700. Importing torch and transformers allocates about a million; at Python's thresholds the collections
-#: this set off cost a tiny `legalir encode` 0.5-1 s of its 5 s of CPU (docs/figures.md). Cyclic garbage waits a
+#: this set off cost a tiny `legalir encode` 0.2 s of its 5 s of CPU side by side (docs/figures.md; 0.7-1.2 s of
+#: the imports' CPU goes to collections at Python's thresholds, measured with the collector off). Cyclic garbage waits a
 #: little longer to be freed: at most what 50,000 objects hold.
 PROGRAM_GC_THRESHOLDS = (50_000, 20, 20)
 
