@@ -101,34 +101,23 @@ def _is_the_program() -> bool:
     return os.path.basename(argv0) == "legalir" or os.path.realpath(argv0) == os.path.realpath(__file__)
 
 
-#: the program's garbage-collector thresholds (Python's: 700, 10, 10): a young collection every 50,000 new objects,
-#: not every 700. Importing torch and transformers allocates about a million; at Python's thresholds the collections
-#: this set off cost a tiny `legalir encode` 0.2 s of its 5 s of CPU side by side (docs/figures.md; 0.7-1.2 s of
-#: the imports' CPU goes to collections at Python's thresholds, measured with the collector off). Cyclic garbage waits a
-#: little longer to be freed: at most what 50,000 objects hold.
-PROGRAM_GC_THRESHOLDS = (50_000, 20, 20)
-
-
 def _collect_less() -> None:
-    """The program's collector thresholds (:data:`PROGRAM_GC_THRESHOLDS`), set when its command starts; a Python
-    program calling the command line in-process keeps its own (the collector is its process's, not legalir's)."""
-    import gc
+    """The program's collector thresholds (:data:`legalir.base.collector.PROGRAM_GC_THRESHOLDS`), set when its
+    command starts; a Python program calling the command line in-process keeps its own (the collector is its
+    process's, not legalir's)."""
+    from legalir.base import collector
 
-    gc.set_threshold(*PROGRAM_GC_THRESHOLDS)
+    collector.collect_less()
 
 
 def _exit_light() -> None:
     """Spare the program's exit the garbage collector's passes over every object it loaded: the command has
-    ended (its outputs are closed and published, or removed), and what is left is the interpreter's teardown.
+    ended, and what is left is the interpreter's teardown (:func:`legalir.base.collector.settle`). With torch and
+    transformers loaded, that teardown's collections cost a second of CPU, more than many a command's own work
+    (`legalir encode` of a tiny collection: measured in docs/figures.md)."""
+    from legalir.base import collector
 
-    With torch and transformers loaded, that teardown's collections cost a second of CPU, more than many a
-    command's own work (`legalir encode` of a tiny collection: measured in docs/figures.md).
-    :func:`gc.freeze` moves every object into the permanent generation, which no collection visits; the exit
-    is otherwise the same: threads joined, ``atexit`` handlers run, standard streams flushed, each module's
-    objects released as they were, files among them closed."""
-    import gc
-
-    gc.freeze()
+    collector.settle()
 
 
 def _terminate(signum, frame):

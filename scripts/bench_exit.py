@@ -5,6 +5,10 @@ alternated, ROUNDS times.
 
     python scripts/bench_exit.py [--rounds 5]
 
+Then an encoding actor's process (legalir.indexing.distributed.ShardEncoder, built without Ray in a process of its
+own, as Ray gives each actor one: MiniLM loaded, 16 shards of 6 documents encoded, exit), with the collector
+settings of legalir.base.collector and without them (the same process, the two functions replaced by no-ops).
+
 The commands, on the embedded sample dataset in a temporary folder: `legalir encode` with the bundled MiniLM (torch
 and transformers loaded), `legalir search` (the JVM, no torch) and `legalir eval` (neither). "without" runs the same
 module with another program name (``runpy``, ``sys.argv[0]`` not ``legalir``), which legalir treats as a caller of
@@ -26,6 +30,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jvm_start import run
 
+#: an encoding actor's process: argv[1] "with" or "without" legalir.base.collector, argv[2] the model folder
+ACTOR = """
+import sys
+from legalir.base import collector
+if sys.argv[1] == "without":
+    collector.collect_less = collector.settle = lambda: None
+from legalir.indexing.distributed import ShardEncoder
+from legalir.indexing.encoders import resolve_settings
+actor = ShardEncoder(resolve_settings(sys.argv[2], device="cpu")[0].to_dict(), "cpu", 1)
+texts = [f"landlord tenant deposit notice {i} repair premises lease rent court damages statute " * 3 for i in range(6)]
+for shard in range(16):
+    actor.encoder.encode_documents(texts, batch_size=8)
+"""
 NOT_THE_PROGRAM = ("import runpy, sys; sys.argv = ['legalir-bench', *sys.argv[1:]]; "
                    "runpy.run_module('legalir.cli', run_name='__main__')")
 #: the program with Python's thresholds: what the light exit alone saves
@@ -75,6 +92,17 @@ def main() -> int:
                 print(f"{name:8} {'ratio':8} {med[how][0] / med['without'][0]:16.3f} "
                       f"{med[how][1] / med['without'][1]:15.3f}   ({how} / without)")
             print(f"{'':8} peak RSS of the children so far: {max(peak.values()) / 1024:.0f} MiB")
+    actor: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
+    for _ in range(a.rounds):
+        for how in actor:
+            wall, cpu, _ = run([sys.executable, "-c", ACTOR, how, model], {**env, "OMP_NUM_THREADS": "1"})
+            actor[how].append((wall, cpu))
+    med = {how: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for how, v in actor.items()}
+    for how, v in actor.items():
+        runs = " ".join(f"{w:.2f}/{c:.2f}" for w, c in v)
+        print(f"{'actor':8} {how:8} {med[how][0]:16.3f} {med[how][1]:15.3f}   {runs}")
+    print(f"{'actor':8} {'ratio':8} {med['with'][0] / med['without'][0]:16.3f} "
+          f"{med['with'][1] / med['without'][1]:15.3f}   (with / without legalir.base.collector)")
     return 0
 
 

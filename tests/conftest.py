@@ -83,22 +83,20 @@ def needs(present: bool, what: str):
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs(present, what): runs only where `present`; else a skip locally, a "
                                        "failure in CI (tests/conftest.py: needs)")
-    # the suite's processes collect garbage as the `legalir` program does (legalir.cli.PROGRAM_GC_THRESHOLDS)
-    import gc
+    # the suite's processes collect garbage as legalir's own processes do (legalir.base.collector)
+    from legalir.base import collector
 
-    from legalir.cli import PROGRAM_GC_THRESHOLDS
-
-    gc.set_threshold(*PROGRAM_GC_THRESHOLDS)
+    collector.collect_less()
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     """The run is over: each pytest process (the controller, every xdist worker) exits without the collector's
-    passes over what the suite loaded, as the `legalir` program does (legalir.cli._exit_light). A worker's
+    passes over what the suite loaded, as the `legalir` program does (legalir.base.collector.settle). A worker's
     teardown with torch, transformers and the rest loaded took 1 to 2 s, and the run's end waits for it."""
-    import gc
+    from legalir.base import collector
 
-    gc.freeze()
+    collector.settle()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -520,3 +520,26 @@ except SystemExit as e:
     for how, code, said in (("guarded", 143, "unwound 143"), ("bare", 1, "")):
         done = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=60)
         assert done.returncode == code and done.stdout.strip() == said, (how, done.stdout, done.stderr)
+
+
+def test_an_encoding_actor_loads_with_the_programs_collector_and_settles_what_it_loaded(minilm_path, single):
+    """The actor's process is its own (Ray ends it with the actor): the actor sets the `legalir` program's collector
+    thresholds before torch, transformers and the model load, then settles all of it into the collector's
+    permanent generation (legalir.base.collector). Side by side without Ray (an actor's process importing, loading
+    MiniLM and encoding 16 shards): 5.05 against 6.30 CPU-s (docs/figures.md). Built here in the test's own
+    process (``single`` has loaded torch already), its collector put back afterwards."""
+    import gc
+
+    from legalir.base.collector import PROGRAM_GC_THRESHOLDS
+    from legalir.indexing import distributed
+
+    suites, frozen = gc.get_threshold(), gc.get_freeze_count()
+    gc.set_threshold(700, 10, 10)  # Python's own: a Ray worker's before the actor starts
+    try:
+        settings, _ = encoders.resolve_settings(minilm_path, device="cpu")
+        actor = distributed.ShardEncoder(settings.to_dict(), "cpu", None)
+        assert gc.get_threshold() == PROGRAM_GC_THRESHOLDS and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*suites)
+    assert actor.info() == {"dim": 384, "pid": os.getpid()}

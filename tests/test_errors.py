@@ -255,7 +255,7 @@ def test_the_program_collects_less_and_exits_without_the_collectors_passes_and_l
     leaves the caller's collector as it was."""
     import gc
 
-    from legalir.cli import PROGRAM_GC_THRESHOLDS
+    from legalir.base.collector import PROGRAM_GC_THRESHOLDS
 
     (tmp_path / "q.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
     (tmp_path / "r.trec").write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n")

@@ -238,15 +238,24 @@ def _reachable(address: str, timeout: float = 10.0, where: str = "") -> None:
 
 
 class ShardEncoder:
-    """The Ray actor: one loaded encoder, encoding whole shards."""
+    """The Ray actor: one loaded encoder, encoding whole shards.
+
+    Its process is the actor's alone (Ray gives each actor a worker process of its own, ended with it), so it
+    collects garbage as the `legalir` program does (:mod:`legalir.base.collector`): the program's thresholds
+    while torch, transformers and the model load, then everything loaded settled into the collector's
+    permanent generation, which neither the shards' collections nor the process's end traverse again."""
 
     def __init__(self, settings: dict, device: str, threads: int | None):
+        from legalir.base import collector
+
+        collector.collect_less()
         if threads:
             import torch
 
             torch.set_num_threads(int(threads))
 
         self.encoder = Encoder.from_settings(settings, device=device)
+        collector.settle()
 
     def info(self) -> dict:
         return {"dim": int(self.encoder.dim), "pid": os.getpid()}
