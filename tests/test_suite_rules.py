@@ -127,3 +127,11 @@ def test_a_missing_need_skips_locally_and_fails_in_ci(tmp_path, require):
     else:
         assert r.returncode == 0 and "1 passed, 2 skipped" in out, out
         assert "SKIPPED [1]" in out and "a thing that is not here" in out and "no_such_module_here" in out, out
+
+
+def test_the_files_handed_out_first_exist():
+    """conftest's HANDED_OUT_FIRST names test files that exist: a renamed file would quietly go back to the end."""
+    from conftest import HANDED_OUT_FIRST, REPO
+
+    missing = [name for name in HANDED_OUT_FIRST if not (REPO / name).is_file()]
+    assert HANDED_OUT_FIRST and not missing, missing
