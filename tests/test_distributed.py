@@ -526,8 +526,8 @@ def test_an_encoding_actor_loads_with_the_programs_collector_and_settles_what_it
     """The actor's process is its own (Ray ends it with the actor): the actor sets the `legalir` program's collector
     thresholds before torch, transformers and the model load, then settles all of it into the collector's
     permanent generation (legalir.base.collector). Side by side without Ray (an actor's process importing, loading
-    MiniLM and encoding 16 shards): 5.05 against 6.30 CPU-s (docs/figures.md). Built here in the test's own
-    process (``single`` has loaded torch already), its collector put back afterwards."""
+    MiniLM and encoding 16 shards; scripts/bench_exit.py): 4.92 against 6.97 CPU-s (docs/figures.md). Built here in
+    the test's own process (``single`` has loaded torch already), its collector put back afterwards."""
     import gc
 
     from legalir.base.collector import PROGRAM_GC_THRESHOLDS
