@@ -6,7 +6,9 @@ A child process runs what legalir's JVMs usually run, on the embedded sample dat
 (convert, index, BM25 search with and without RM3, an index update, a search of the update), with the JVM
 writing the names of the classes it loads (-XX:DumpLoadedClassList); `java -Xshare:dump` then writes those
 classes, parsed and verified, into `legalir.base.jvm.class_archive()`. Every later JVM legalir starts maps them
-from there. Nothing is done when the archive of this Java and these jars exists already (--force: build anew).
+from there. Nothing is built when the archive of this Java and these jars exists already (--force: build anew).
+Either way, the archives that no JVM can use again (those legalir recorded as made from a Java or jars that are
+gone or changed since: legalir.base.jvm.prune_class_archives) are removed.
 The archive changes nothing a JVM computes, only how fast it starts (docs/figures.md).
 """
 from __future__ import annotations
@@ -54,8 +56,11 @@ def main() -> int:
 
     target = jvm.class_archive()
     if target.is_file() and not a.force:
+        removed = jvm.prune_class_archives(keep=target)
         if not a.quiet:
             print(f"{target}: the class archive of this Java and these jars is there already")
+            for old in removed:
+                print(f"{old}: removed (its Java or jars are gone or changed)")
         return 0
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="legalir-jvm-archive-") as tmp:

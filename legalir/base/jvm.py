@@ -29,13 +29,17 @@ from __future__ import annotations
 import contextlib
 import glob
 import hashlib
+import logging
 import os
 import shlex
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from legalir.errors import LegalirError
+
+logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _started = False
@@ -169,13 +173,62 @@ def class_archive() -> Path:
     the jars, as without an archive.
     """
     home = os.path.realpath(java_home())
+    return crash_dir() / f"classes-{_archive_key(home, [anserini_jar(), legalir_jar()])}.jsa"
+
+
+def _archive_key(home: str, jars: Sequence[str]) -> str:
+    """The KEY of :func:`class_archive` for the Java home ``home`` and ``jars`` as they are on disk now (``OSError``
+    where a jar is gone)."""
     release = Path(home) / "release"
     parts = [home, release.read_text(errors="replace") if release.is_file() else ""]
-    for jar in (anserini_jar(), legalir_jar()):
+    for jar in jars:
         st = os.stat(jar)
         parts += [os.path.realpath(jar), str(st.st_size), str(st.st_mtime_ns)]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-    return crash_dir() / f"classes-{key}.jsa"
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+def _record_of(archive: Path) -> Path:
+    """The record :func:`build_class_archive` writes beside ``archive``: the Java home and the jars it was dumped
+    from, which proves the archive legalir's own (:func:`prune_class_archives`)."""
+    return archive.with_suffix(".json")
+
+
+def prune_class_archives(keep: Path | None = None) -> list[Path]:
+    """Remove, from the archives' folder, the class archives that no JVM can use again: those whose record
+    (:func:`_record_of`) names a Java home or a jar that is gone, or that has changed since (its KEY is no longer
+    the archive's). Each new Java, Anserini or ``legalir.jar`` (a new clone, an upgrade, a reinstall) keys an
+    archive of its own, 40 MB each. An archive without a record (written by an earlier legalir, or not by legalir)
+    is left as it is, and so is ``keep`` and any archive whose jars are as they were (another installation's).
+    :func:`build_class_archive` calls it.
+
+    Returns
+    -------
+    list of Path
+        The archives removed, each with its record.
+    """
+    import json
+
+    removed = []
+    for record in sorted(crash_dir().glob("classes-*.json")):
+        archive = record.with_suffix(".jsa")
+        if keep is not None and archive == keep:
+            continue
+        try:
+            made = json.loads(record.read_text(encoding="utf-8"))
+            home, jars = made["java_home"], made["jars"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a record of ours as written: left alone
+        try:
+            current = _archive_key(home, jars) if os.path.isdir(home) else None
+        except OSError:
+            current = None
+        if current == archive.stem.removeprefix("classes-"):
+            continue
+        archive.unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
+        removed.append(archive)
+        logger.info("%s: removed, its Java or jars are gone or changed (%s)", archive, ", ".join([home, *jars]))
+    return removed
 
 
 def _archive_options() -> list[str]:
@@ -223,6 +276,9 @@ def build_class_archive(class_list: str | os.PathLike) -> Path:
             raise JVMError(f"{class_list}: dumping the class archive failed (exit {done.returncode}: {said}); "
                            f"legalir runs without it")
         atomic.write_bytes(target, dumped.read_bytes())
+    atomic.write_json(_record_of(target), {"java_home": os.path.realpath(java_home()),
+                                           "jars": [os.path.realpath(j) for j in (anserini_jar(), legalir_jar())]})
+    prune_class_archives(keep=target)
     return target
 
 
