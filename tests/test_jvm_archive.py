@@ -100,10 +100,13 @@ def test_archives_no_jvm_can_use_again_are_removed_and_only_those(tmp_path, monk
     broken = folder / "classes-fedcba9876543210fedc.jsa"
     broken.write_bytes(b"a record that is not one")
     broken.with_suffix(".json").write_text("{not json")
+    shapeless = folder / "classes-00000000000000000000.jsa"  # JSON, but not a record's shape: no proof either
+    shapeless.write_bytes(b"a record of another shape")
+    shapeless.with_suffix(".json").write_text(json.dumps({"java_home": 5, "jars": "not a list"}))
 
     assert sorted(jvm.prune_class_archives(keep=kept)) == sorted([changed, gone])
     assert not changed.exists() and not changed.with_suffix(".json").exists() and not gone.exists()
     assert other.read_bytes() == b"other.jar" and other.with_suffix(".json").is_file()
     assert kept.read_bytes() == b"kept.jar" and unrecorded.read_bytes() == b"an earlier legalir's"
-    assert broken.read_bytes() == b"a record that is not one"
+    assert broken.read_bytes() == b"a record that is not one" and shapeless.read_bytes() == b"a record of another shape"
     assert jvm.prune_class_archives(keep=kept) == []  # nothing more to remove

@@ -172,8 +172,13 @@ def class_archive() -> Path:
     size changed, a classpath that is not the one dumped, a truncated file) and then loads every class from
     the jars, as without an archive.
     """
-    home = os.path.realpath(java_home())
-    return crash_dir() / f"classes-{_archive_key(home, [anserini_jar(), legalir_jar()])}.jsa"
+    return crash_dir() / f"classes-{_archive_key(*_archive_inputs())}.jsa"
+
+
+def _archive_inputs() -> tuple[str, list[str]]:
+    """What :func:`class_archive` is keyed by and its record names: the real path of the Java home, and of the
+    jars on the classpath, in order."""
+    return os.path.realpath(java_home()), [os.path.realpath(j) for j in (anserini_jar(), legalir_jar())]
 
 
 def _archive_key(home: str, jars: Sequence[str]) -> str:
@@ -218,6 +223,8 @@ def prune_class_archives(keep: Path | None = None) -> list[Path]:
             home, jars = made["java_home"], made["jars"]
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a record of ours as written: left alone
+        if not (isinstance(home, str) and isinstance(jars, list) and jars and all(isinstance(j, str) for j in jars)):
+            continue  # JSON, but not the shape build_class_archive writes: no proof, left alone
         try:
             current = _archive_key(home, jars) if os.path.isdir(home) else None
         except OSError:
@@ -276,8 +283,8 @@ def build_class_archive(class_list: str | os.PathLike) -> Path:
             raise JVMError(f"{class_list}: dumping the class archive failed (exit {done.returncode}: {said}); "
                            f"legalir runs without it")
         atomic.write_bytes(target, dumped.read_bytes())
-    atomic.write_json(_record_of(target), {"java_home": os.path.realpath(java_home()),
-                                           "jars": [os.path.realpath(j) for j in (anserini_jar(), legalir_jar())]})
+    home, jars = _archive_inputs()
+    atomic.write_json(_record_of(target), {"java_home": home, "jars": jars})
     prune_class_archives(keep=target)
     return target
 
