@@ -18,6 +18,7 @@ import time
 import click
 
 from legalir import commands
+from legalir.base import collector
 from legalir.errors import DEBUG_ENV, debug_enabled, user_message
 from legalir.version import __version__
 
@@ -38,9 +39,12 @@ class LegalirGroup(click.Group):
         return self.commands.get(cmd_name) or commands.load(cmd_name)
 
     def invoke(self, ctx: click.Context):
+        # the program's collector (legalir.base.collector): its thresholds for the command, and once the command has
+        # ended no collector pass over everything it loaded (with torch and transformers, a second of the exit's
+        # CPU). A Python program calling the command line in process keeps its own: the collector is its process's
         program = _is_the_program()
         if program:
-            _collect_less()
+            collector.collect_less()
             name = next((a for a in sys.argv[1:] if not a.startswith("-")), None)  # the group takes no values
             if name is not None and name not in _OWN_SIGNALS:
                 stop_on_signals()
@@ -48,7 +52,7 @@ class LegalirGroup(click.Group):
             return self._invoke(ctx)
         finally:
             if program:
-                _exit_light()
+                collector.settle()
 
     def _invoke(self, ctx: click.Context):
         try:
@@ -99,25 +103,6 @@ def _is_the_program() -> bool:
     legalir's to handle."""
     argv0 = sys.argv[0] if sys.argv else ""
     return os.path.basename(argv0) == "legalir" or os.path.realpath(argv0) == os.path.realpath(__file__)
-
-
-def _collect_less() -> None:
-    """The program's collector thresholds (:data:`legalir.base.collector.PROGRAM_GC_THRESHOLDS`), set when its
-    command starts; a Python program calling the command line in-process keeps its own (the collector is its
-    process's, not legalir's)."""
-    from legalir.base import collector
-
-    collector.collect_less()
-
-
-def _exit_light() -> None:
-    """Spare the program's exit the garbage collector's passes over every object it loaded: the command has
-    ended, and what is left is the interpreter's teardown (:func:`legalir.base.collector.settle`). With torch and
-    transformers loaded, that teardown's collections cost a second of CPU, more than many a command's own work
-    (`legalir encode` of a tiny collection: measured in docs/figures.md)."""
-    from legalir.base import collector
-
-    collector.settle()
 
 
 def _terminate(signum, frame):

@@ -1,5 +1,5 @@
 """What the `legalir` program's garbage-collector settings save a short command: its thresholds for the command
-(legalir.cli._collect_less) and its light exit (_exit_light: the collector frozen once the command has ended). The
+(legalir.base.collector.collect_less) and its light exit (collector.settle: the collector frozen once the command has ended). The
 same command run as the program, as the program with Python's thresholds ("exit only") and without either,
 alternated, ROUNDS times.
 
@@ -46,7 +46,7 @@ for shard in range(16):
 NOT_THE_PROGRAM = ("import runpy, sys; sys.argv = ['legalir-bench', *sys.argv[1:]]; "
                    "runpy.run_module('legalir.cli', run_name='__main__')")
 #: the program with Python's thresholds: what the light exit alone saves
-EXIT_ONLY = ("import sys; import legalir.cli as c; c._collect_less = lambda: None; "
+EXIT_ONLY = ("import sys; import legalir.cli as c; c.collector.collect_less = lambda: None; "
              "sys.argv = ['legalir', *sys.argv[1:]]; c.main()")
 
 

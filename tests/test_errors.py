@@ -248,9 +248,9 @@ def test_a_cut_collection_shows_no_java_and_javas_report_goes_to_a_log(sample_co
 
 
 def test_the_program_collects_less_and_exits_without_the_collectors_passes_and_loses_nothing(tmp_path):
-    """The `legalir` program raises the garbage collector's thresholds for its command (legalir.cli._collect_less:
+    """The `legalir` program raises the garbage collector's thresholds for its command (legalir.base.collector.collect_less:
     importing torch set off collections worth up to 1 s of CPU) and freezes the collector once its command has ended
-    (_exit_light: with torch loaded, the interpreter's teardown collections cost a second). Its output, error
+    (collector.settle: with torch loaded, the interpreter's teardown collections cost a second). Its output, error
     lines and exit status are what they were, on success and on an error; a command run in process (CliRunner)
     leaves the caller's collector as it was."""
     import gc
