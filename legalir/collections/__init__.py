@@ -88,7 +88,7 @@ def _where(dataset: Dataset, item: Any) -> str:
 
 
 def _check_id(dataset: Dataset, value: Any, what: str, item: Any = None, topic: bool = False) -> None:
-    problem = trec.topic_id_message(value) if topic else id_problem(value)
+    problem = trec.topic_id_message(value) if topic else trec.id_message(value)
     if problem:
         raise CollectionError(f"{_where(dataset, item)}: {dataset.name}: {what} id {value!r} {problem}; fix the "
                               f"published file, or map the ids in the dataset module (legalir writes only ids it "
@@ -423,9 +423,16 @@ def _read_judgements(dataset: Dataset, set_name: str,
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], Judgement] = {}
     repeated: list[str] = []
+    # ids already checked: a qrels file names each topic and document many times (ACORD's: 128k judgements)
+    topics_ok: set[str] = set()
+    docs_ok: set[str] = set()
     for n, j in enumerate(judgements, 1):
-        _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
-        _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
+        if not (type(j.qid) is str and j.qid in topics_ok):
+            _check_id(dataset, j.qid, f"qrels {set_name!r}, judgement #{n}: topic", j, topic=True)
+            topics_ok.add(j.qid)
+        if not (type(j.docid) is str and j.docid in docs_ok):
+            _check_id(dataset, j.docid, f"qrels {set_name!r}, judgement #{n}: document", j)
+            docs_ok.add(j.docid)
         if isinstance(j.relevance, bool) or not isinstance(j.relevance, int):
             raise CollectionError(f"{_where(dataset, j)}: {dataset.name}: qrels {set_name!r}: grade of topic "
                                   f"{j.qid!r}, document {j.docid!r} is {trec.json_type(j.relevance)} "
