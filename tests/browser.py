@@ -6,12 +6,17 @@
         images = page.evaluate("[...document.images].map(i => [i.naturalWidth, i.naturalHeight])")
         page.screenshot("shot.png")
 
-Chromium is started with its own new profile folder and ``--remote-debugging-port=0``; the port is read
-from ``DevToolsActivePort`` in that folder; one page target is driven through ``websockets``.
+One Chromium process serves a whole test process (started at the first ``with Chromium()``, killed when the
+process ends or :func:`shutdown` is called: launching one took 1-1.5 CPU-s, six times a run). It runs with its
+own new profile folder and ``--remote-debugging-port=0``; the port is read from ``DevToolsActivePort`` in that
+folder. Each ``with Chromium()`` block is a browser context of its own (``Target.createBrowserContext``: its
+own cookies, storage and cache, as a fresh profile has), disposed at the block's end; each ``load`` opens a new
+page target in it, driven through ``websockets``.
 """
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import json
 import os
@@ -126,8 +131,69 @@ class Page:
             self._loop.close()
 
 
+class _Process:
+    """The headless Chromium process, with its own profile folder, that every :class:`Chromium` block of this
+    test process uses."""
+
+    def __init__(self, binary: str, timeout: float):
+        self.binary = binary
+        self.profile = tempfile.mkdtemp(prefix="legalir-chromium-")
+        # TMPDIR inside the profile: Chromium's singleton-socket folder (org.chromium.Chromium.*) goes with it
+        self.proc = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, "TMPDIR": self.profile}, start_new_session=True)
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + timeout
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if self.proc.poll() is not None:
+                self.close()
+                raise RuntimeError(f"{binary} exited with status {self.proc.returncode} at start")
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{binary} did not open its DevTools port in {timeout}s")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text().split()[0])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        # killed, not terminated: its profile is thrown away, and a terminated headless Chromium often took its
+        # full 10 s grace. Its whole process group: a helper left alive wrote its network state into the profile
+        # after it was removed, and left the folder in /tmp (one a run)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+_shared: _Process | None = None
+
+
+def _process(binary: str, timeout: float) -> _Process:
+    """The test process's Chromium, started (again, if it died or another binary is asked for) when needed."""
+    global _shared
+    if _shared is not None and (not _shared.alive() or _shared.binary != binary):
+        shutdown()
+    if _shared is None:
+        _shared = _Process(binary, timeout)
+    return _shared
+
+
+@atexit.register
+def shutdown() -> None:
+    """Kill the shared Chromium process, if one was started (at the latest when the test process ends)."""
+    global _shared
+    if _shared is not None:
+        process, _shared = _shared, None
+        process.close()
+
+
 class Chromium:
-    """A headless Chromium process with its own profile; ``load(url)`` gives a :class:`Page`."""
+    """A browser context of its own in the test process's headless Chromium; ``load(url)`` gives a
+    :class:`Page` (a new page target in that context)."""
 
     def __init__(self, binary: str | None = None, timeout: float = WAIT_S):
         self.binary = binary or find_chromium()
@@ -136,49 +202,41 @@ class Chromium:
 
             missing_reference("no chromium here (Debian: apt-get install chromium; or set LEGALIR_CHROMIUM)")
         self.timeout = timeout
-        self.proc: subprocess.Popen | None = None
         self.pages: list[Page] = []
 
     def __enter__(self) -> Chromium:
-        self.profile = tempfile.mkdtemp(prefix="legalir-chromium-")
-        # TMPDIR inside the profile: Chromium's singleton-socket folder (org.chromium.Chromium.*) goes with it
-        self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, "TMPDIR": self.profile}, start_new_session=True)
-        port_file = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + self.timeout
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.binary} exited with status {self.proc.returncode} at start")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.binary} did not open its DevTools port in {self.timeout}s")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text().split()[0])
+        process = _process(self.binary, self.timeout)
+        self.port = process.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/version", timeout=self.timeout) as r:
+            endpoint = json.loads(r.read())["webSocketDebuggerUrl"]
+        self._browser = Page(endpoint, self.timeout)  # the browser's own target: contexts and targets
+        try:
+            self.context = self._browser.call("Target.createBrowserContext", {})["browserContextId"]
+        except BaseException:
+            self._browser.drop()
+            raise
         return self
 
     def load(self, url: str) -> Page:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=self.timeout) as r:
-            targets = json.loads(r.read())
-        page_target = next(t for t in targets if t.get("type") == "page")
-        page = Page(page_target["webSocketDebuggerUrl"], self.timeout)
+        target = self._browser.call("Target.createTarget", {"url": "about:blank",
+                                                             "browserContextId": self.context})["targetId"]
+        page = Page(f"ws://127.0.0.1:{self.port}/devtools/page/{target}", self.timeout)
         self.pages.append(page)
         page.navigate(url)
         return page
 
     def __exit__(self, *exc) -> None:
-        # killed, not terminated: its profile is thrown away, and a terminated headless Chromium often took its
-        # full 10 s grace, as the close handshake of a page's socket did (20 s a browser, twice per test run). Its
-        # whole process group: a helper left alive wrote its network state into the profile after it was removed,
-        # and left the folder in /tmp (one a run)
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
         for p in self.pages:
             try:
                 p.drop()
             except Exception:
                 pass
-        shutil.rmtree(self.profile, ignore_errors=True)
+        try:  # its pages close with it
+            self._browser.call("Target.disposeBrowserContext", {"browserContextId": self.context})
+        except Exception:  # the browser died: the next block starts another
+            shutdown()
+        finally:
+            try:
+                self._browser.drop()
+            except Exception:
+                pass
