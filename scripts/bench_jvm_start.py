@@ -1,5 +1,7 @@
-"""What the JVM's class archive (scripts/jvm_archive.py, `make setup`) saves a short command: `legalir search` of the
-embedded sample's test topics, run with the archive and without it (`-Xshare:off`), alternated, ROUNDS times each.
+"""What the JVM's class archive (scripts/jvm_archive.py, `make setup`) and log4j's simple logger (``jvm.SEARCH_ONLY``,
+which `legalir search` asks for) save a short command: `legalir search` of the embedded sample's test topics, run as
+it is, without the archive (`-Xshare:off`) and with log4j-core instead of the simple logger, alternated, ROUNDS
+times each.
 
     python scripts/bench_jvm_start.py [--rounds 5] [--tiered-stop 1]
 
@@ -54,10 +56,12 @@ def main() -> int:
         subprocess.run([*cli, "index", str(t / "c"), str(t / "i"), "--threads", "1"], check=True)
         search = [*cli, "search", str(t / "i"), str(t / "c" / "topics" / "test.jsonl"), str(t / "run.trec"), "-k", "100",
                   "--force"]
-        got: dict[str, list[tuple[float, float]]] = {"archive": [], "no archive": []}
+        core = " -Dlog4j2.loggerContextFactory=org.apache.logging.log4j.core.impl.Log4jContextFactory"
+        variants = (("archive", ""), ("no archive", " -Xshare:off"), ("archive, log4j-core", core))
+        got: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
         peak = {}
         for _ in range(a.rounds):
-            for name, opt in (("archive", ""), ("no archive", " -Xshare:off")):
+            for name, opt in variants:
                 env = {**os.environ, "LEGALIR_JVM_OPTIONS": f"{user}{extra}{opt}".strip()}
                 wall, cpu, rss = run(search, env)
                 got[name].append((wall, cpu))
@@ -70,8 +74,9 @@ def main() -> int:
     for name, runs in got.items():
         med[name] = (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
         print(f"| {name} | {med[name][0]:.2f} | {med[name][1]:.2f} |")
-    print(f"| archive / no archive | {med['archive'][0] / med['no archive'][0]:.2f}x | "
-          f"{med['archive'][1] / med['no archive'][1]:.2f}x |")
+    for other in ("no archive", "archive, log4j-core"):
+        print(f"| archive / {other} | {med['archive'][0] / med[other][0]:.2f}x | "
+              f"{med['archive'][1] / med[other][1]:.2f}x |")
     print(f"peak resident memory of a child (max over runs): {max(peak.values()) / 1024:.0f} MB")
     return 0
 

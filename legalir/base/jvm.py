@@ -113,6 +113,18 @@ def _crash_options() -> list[str]:
 #: options a command asked for its process's JVM before it started (:func:`prefer`)
 _preferred: list[str] = []
 
+#: what a process that searches and never builds an index asks for (`legalir search`, `serve`, `mcp`; :func:`prefer`):
+#: log4j's simple logger instead of log4j-core, whose start-up (its configuration, plugins and lookups, made when
+#: the first Anserini class loads) took about a fifth of a short search's CPU (``scripts/bench_jvm_start.py``).
+#: Java's warnings and errors go to stderr, where legalir's own messages go, and never to stdout, which carries a
+#: run or the MCP protocol; Anserini's informational lines are not shown. Anserini's indexer needs log4j-core (it
+#: sets the root level through core's ``Configurator``): a process that may index keeps legalir's log4j2.xml.
+#: ``LEGALIR_JVM_OPTIONS=-Dlog4j2.loggerContextFactory=org.apache.logging.log4j.core.impl.Log4jContextFactory``
+#: brings log4j-core back.
+SEARCH_ONLY = ("-Dlog4j2.loggerContextFactory=org.apache.logging.log4j.simple.SimpleLoggerContextFactory",
+               "-Dorg.apache.logging.log4j.simplelog.level=WARN",
+               "-Dorg.apache.logging.log4j.simplelog.logFile=system.err")
+
 
 def prefer(*opts: str) -> bool:
     """Ask for JVM options for this process's JVM, if it has not started yet: a command that knows its job (``legalir
