@@ -48,6 +48,10 @@ class LegalirGroup(click.Group):
             name = next((a for a in sys.argv[1:] if not a.startswith("-")), None)  # the group takes no values
             if name is not None and name not in _OWN_SIGNALS:
                 stop_on_signals()
+            if name in _SEARCH_ONLY:
+                from legalir.base import jvm
+
+                jvm.prefer(*jvm.SEARCH_ONLY)
         try:
             return self._invoke(ctx)
         finally:
@@ -94,6 +98,10 @@ class LegalirGroup(click.Group):
 GRACE_S = 3.0
 #: commands that stop on signals their own way (uvicorn's graceful shutdown)
 _OWN_SIGNALS = ("serve", "mcp")
+#: commands that never build an index: the program running one starts its JVM with log4j's simple logger
+#: (:data:`legalir.base.jvm.SEARCH_ONLY`). Only the program: a Python program calling them in process may index
+#: next, in the same JVM, which needs log4j-core
+_SEARCH_ONLY = ("search", "serve", "mcp")
 _stopper: list = []
 
 

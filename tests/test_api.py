@@ -222,31 +222,44 @@ def test_basic_config_sees_legalir_records(searcher):
     assert p.stdout.strip() == "['NullHandler']"  # importing the library attaches no handler of its own
 
 
-#: `legalir ARGS` as the console script runs it, then the log4j context factory its JVM ended with, on stdout
+#: `legalir ARGS` run as the program (``python -m legalir.cli``: argv[0] is legalir/cli.py) or, with ``in-process``
+#: first, by a Python program through click's runner; then the log4j context factory its JVM ended with, on stdout
 FACTORY_PROBE = """
 import sys
+import legalir.cli
 from legalir.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit as e:
-    if e.code:
-        raise
+if sys.argv[1] == "in-process":
+    from click.testing import CliRunner
+    r = CliRunner().invoke(main, sys.argv[2:])
+    assert r.exit_code == 0, r.output
+else:
+    sys.argv = [legalir.cli.__file__, *sys.argv[2:]]
+    try:
+        main()
+    except SystemExit as e:
+        if e.code:
+            raise
 import jnius
 print("factory", jnius.autoclass("org.apache.logging.log4j.LogManager").getFactory().getClass().getName())
 """
 
 
 def test_no_java_noise_on_stderr(searcher, acord, tmp_path):
-    """SLF4J's provider line and Lucene's MMapDirectory notice are silenced; the command's own lines remain. A
-    search process runs log4j's simple logger (jvm.SEARCH_ONLY: log4j-core's start-up was a fifth of a short
-    search's CPU), and nothing of Java's reaches stdout."""
-    cmd = [sys.executable, "-c", FACTORY_PROBE, "search", str(searcher.sparse),
-           str(acord.path / "topics" / "test.jsonl"), str(tmp_path / "run.trec")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S)
+    """SLF4J's provider line and Lucene's MMapDirectory notice are silenced; the command's own lines remain. The
+    program running `legalir search` runs log4j's simple logger (jvm.SEARCH_ONLY: log4j-core's start-up was a fifth
+    of a short search's CPU), and nothing of Java's reaches stdout. A Python program running the same command in
+    process keeps log4j-core: it may index next in the same JVM, which the simple logger breaks."""
+    args = ["search", str(searcher.sparse), str(acord.path / "topics" / "test.jsonl"), str(tmp_path / "run.trec")]
+    p = subprocess.run([sys.executable, "-c", FACTORY_PROBE, "program", *args], capture_output=True, text=True,
+                       timeout=WAIT_S)
     assert p.returncode == 0, p.stderr
     assert "SLF4J" not in p.stderr and "MMapDirectory" not in p.stderr and "WARNING:" not in p.stderr, p.stderr
     assert "BM25 k1=1 b=0.5 (acord's tuned parameters)" in p.stderr and "46350 lines for 57 topics" in p.stderr
     assert p.stdout == "factory org.apache.logging.log4j.simple.SimpleLoggerContextFactory\n", p.stdout
+    p = subprocess.run([sys.executable, "-c", FACTORY_PROBE, "in-process", *args[:-1], str(tmp_path / "run2.trec")],
+                       capture_output=True, text=True, timeout=WAIT_S)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "factory org.apache.logging.log4j.core.impl.Log4jContextFactory\n", p.stdout
 
 
 def test_report_takes_the_datasets_converted_qrels(run, acord, tmp_path):

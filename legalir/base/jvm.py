@@ -113,7 +113,8 @@ def _crash_options() -> list[str]:
 #: options a command asked for its process's JVM before it started (:func:`prefer`)
 _preferred: list[str] = []
 
-#: what a process that searches and never builds an index asks for (`legalir search`, `serve`, `mcp`; :func:`prefer`):
+#: what the `legalir` program asks for when its command never builds an index (`search`, `serve`, `mcp`: ``legalir.cli``;
+#: :func:`prefer`):
 #: log4j's simple logger instead of log4j-core, whose start-up (its configuration, plugins and lookups, made when
 #: the first Anserini class loads) took about a fifth of a short search's CPU (``scripts/bench_jvm_start.py``).
 #: Java's warnings and errors go to stderr, where legalir's own messages go, and never to stdout, which carries a

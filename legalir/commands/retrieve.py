@@ -59,12 +59,10 @@ def search(index_dir, topics, run, k, k1, b, rm3, fb_terms, fb_docs, original_qu
            threads, filter_specs, filter_by, citations, as_of, tag):
     """BM25 search of TOPICS (.tsv or .jsonl; - reads standard input) over INDEX_DIR, written to RUN in TREC format."""
     from legalir.api import Searcher
-    from legalir.base import jvm
     from legalir.legal import filters
     from legalir.search import bm25
     from legalir.search.runner import search_to_run
 
-    jvm.prefer(*jvm.SEARCH_ONLY)  # this process never indexes
     rm3_cfg = bm25.RM3(fb_terms, fb_docs, original_query_weight) if rm3 else None
     flt = filters.parse(list(filter_specs), "--filter")
     search_to_run(lambda: Searcher(index_dir, k1=k1, b=b, rm3=rm3_cfg, threads=threads, partition_field=partition_field,

@@ -96,10 +96,8 @@ def serve(indexes, collections_, runs, qrels, config_file, k1, b, measures, judg
       legalir serve --index acord=indexes/acord/bm25 --run bm25=runs/acord/bm25.test.trec \\
                     --qrels bm25=collections/acord/qrels/test.txt
     """
-    from legalir.base import jvm
     from legalir.serve import app
 
-    jvm.prefer(*jvm.SEARCH_ONLY)  # a server never indexes
     app.serve(indexes, collections_, runs, qrels, config_file, host=host, port=port, workers=workers,
               log_level=log_level, api_keys=api_keys, insecure_no_auth=insecure_no_auth, allowed=allowed,
               rate_limit=rate_limit, max_body=max_body, max_queue=max_queue, mcp=mcp, lucene_threads=workers,
@@ -126,10 +124,8 @@ def mcp(indexes, collections_, runs, qrels, config_file, k1, b, measures, judged
       legalir mcp --index acord=indexes/acord/bm25 --run bm25=runs/acord/bm25.test.trec \\
                   --qrels collections/acord/qrels/test.txt
     """
-    from legalir.base import jvm
     from legalir.serve import mcpserver
 
-    jvm.prefer(*jvm.SEARCH_ONLY)  # a server never indexes
     mcpserver.run_stdio(indexes, collections_, runs, qrels, config_file, workers=workers, lucene_threads=workers,
                         request_timeout=request_timeout,
                         k1=k1, b=b, measures=list(measures) or None, judged_only=judged_only, device=device,
